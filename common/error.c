@@ -1,0 +1,27 @@
+#include "common/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+const char *nd_strerror(int code) {
+  if (code == 0) return "success";
+  switch (code) {
+#define ND__ERRNO_CASE(name, value, text) \
+  case value:                             \
+    return text;
+    ND_ERRNO_MAP(ND__ERRNO_CASE)
+#undef ND__ERRNO_CASE
+  }
+  return "unknown error";
+}
+
+int nd__fail(nd_error *err, int code, const char *fmt, ...) {
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    err->code = code;
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}

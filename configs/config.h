@@ -1,0 +1,90 @@
+/* The validated configuration as the rest of ndgraph reads it.
+ * Internal: the public API (include/ndgraph/ndgraph.h) keeps it opaque. */
+#ifndef ND_CONFIGS_CONFIG_H
+#define ND_CONFIGS_CONFIG_H
+
+#include <stdint.h>
+#include "ndgraph/ndgraph.h"
+
+#define ND_MAX_STAGES 64
+#define ND_MAX_TRACE_STEPS 64
+#define ND_MAX_PLUGINS 16
+#define ND_PATH_MAX 1024
+#define ND_NAME_MAX 64
+
+enum nd_data_format { ND_FORMAT_TEXT, ND_FORMAT_TOKENS_U16 };
+enum nd_placement { ND_PLACEMENT_AFFINITY, ND_PLACEMENT_STRICT, ND_PLACEMENT_FREE };
+
+/* Where a key was given (1-based), so that cross-key errors can point at it.
+ * line == 0: the key kept its default. */
+typedef struct nd_loc {
+  int line, col;
+} nd_loc;
+
+struct nd_config {
+  char source[ND_PATH_MAX]; /* file the values came from, for messages */
+
+  struct {
+    int64_t vocab_size, n_layer, n_head, n_embd, seq_len;
+    char activation[ND_NAME_MAX]; /* "gelu" unless a plugin adds one */
+  } model;
+
+  struct {
+    int64_t data_parallel_size, tensor_parallel_size, pipeline_parallel_size;
+    int64_t micro_batches;    /* per step, per data-parallel replica */
+    int64_t activation_slots; /* in-flight micro-batches per pipeline stage */
+    int stage_layers_auto;    /* stage_layers: auto */
+    int64_t n_stage_layers;   /* 0: split evenly */
+    int64_t stage_layers[ND_MAX_STAGES];
+  } parallelism;
+
+  struct {
+    int64_t steps, micro_batch_size;
+    double lr;
+    int64_t warmup_steps;
+    double weight_decay, grad_clip; /* grad_clip 0: no clipping */
+    uint64_t seed;
+    int64_t eval_every, eval_batches; /* eval_every 0: never */
+    int64_t save_every;               /* 0: only at the end */
+    char save_dir[ND_PATH_MAX];       /* empty: no checkpoints */
+  } train;
+
+  struct {
+    char train[ND_PATH_MAX], val[ND_PATH_MAX]; /* paths or builtin:NAME */
+    enum nd_data_format format;
+  } data;
+
+  struct {
+    int64_t workers; /* 0: all cores, capped by StarPU */
+    char scheduler[ND_NAME_MAX];
+    int deterministic;
+    enum nd_placement placement;
+    char topology[ND_PATH_MAX]; /* hwloc XML, empty: this machine */
+    int64_t opencl_devices;
+  } runtime;
+
+  struct {
+    char path[ND_PATH_MAX]; /* empty: no trace */
+    int64_t n_steps;
+    int64_t steps[ND_MAX_TRACE_STEPS];
+    int flows;
+    char svg[ND_PATH_MAX];
+  } trace;
+
+  struct {
+    char metrics[ND_PATH_MAX]; /* JSON Lines; empty: none */
+    int64_t every;
+  } log;
+
+  struct {
+    int64_t n_plugins;
+    char plugins[ND_MAX_PLUGINS][ND_PATH_MAX];
+  } kernels;
+
+  nd_loc loc[128]; /* indexed by the key table of configs/keys.c */
+};
+
+/* The location of "section.key" in the source, or {0,0} when defaulted. */
+nd_loc nd__config_loc(const nd_config *cfg, const char *key);
+
+#endif

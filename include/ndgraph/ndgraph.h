@@ -1,0 +1,76 @@
+/* ndgraph: training steps of GPT-style models as dataflow task graphs on StarPU.
+ *
+ * The public API. Every function that can fail returns 0 or a negative ND_E*
+ * code; when it is given an nd_error it also leaves there one line that names
+ * the file (or key, or step) and the problem, ready to print. */
+#ifndef NDGRAPH_NDGRAPH_H
+#define NDGRAPH_NDGRAPH_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NDGRAPH_VERSION "0.1.0"
+
+/* Error codes: 0 is success, every failure is negative. */
+#define ND_ERRNO_MAP(X)                                                    \
+  X(ENOMEM, -1, "out of memory")                                           \
+  X(EINVAL, -2, "invalid argument")                                        \
+  X(ECONFIG, -3, "invalid configuration")                                  \
+  X(EIO, -4, "input/output error")                                         \
+  X(EDATA, -5, "invalid data file")                                        \
+  X(ECHECKPOINT, -6, "invalid checkpoint")                                 \
+  X(ERUNTIME, -7, "runtime (StarPU) failure")                              \
+  X(ENOTIMPL, -8, "not implemented yet")                                   \
+  X(ENUMERIC, -9, "non-finite value")                                      \
+  X(EPLUGIN, -10, "invalid plugin")                                        \
+  X(ENODEV, -11, "no such device")
+
+enum {
+#define ND__ERRNO_ENUM(name, value, text) ND_##name = value,
+  ND_ERRNO_MAP(ND__ERRNO_ENUM)
+#undef ND__ERRNO_ENUM
+};
+
+/* A static message for an error code ("unknown error" for codes not in the table). */
+const char *nd_strerror(int code);
+
+/* Where a failure's one-line explanation is left. */
+#define ND_ERROR_MAX 1024
+typedef struct nd_error {
+  int code;
+  char msg[ND_ERROR_MAX];
+} nd_error;
+
+/* ---------------------------------------------------------------- config */
+
+typedef struct nd_config nd_config;
+
+/* A configuration holding every default (the embedded quick-start model). */
+int nd_config_new(nd_config **out);
+void nd_config_free(nd_config *cfg);
+
+/* Reads a YAML file over the current values. Errors read
+ * "FILE:LINE:COL: error: MESSAGE". The result is not validated across keys:
+ * call nd_config_validate before use. */
+int nd_config_load_file(nd_config *cfg, const char *path, nd_error *err);
+/* Same, from a buffer; name is used in messages in place of a file name. */
+int nd_config_load_string(nd_config *cfg, const char *name, const char *yaml, size_t len,
+                          nd_error *err);
+/* Sets one key from text, as --set does: "section.key" and "value". */
+int nd_config_set(nd_config *cfg, const char *key, const char *value, nd_error *err);
+/* Parses one "section.key=value" assignment, as given on the command line. */
+int nd_config_set_assignment(nd_config *cfg, const char *assignment, nd_error *err);
+/* Checks ranges and the rules that tie keys together. */
+int nd_config_validate(const nd_config *cfg, nd_error *err);
+/* Writes the value of a key as text into buf; ND_EINVAL for an unknown key. */
+int nd_config_get(const nd_config *cfg, const char *key, char *buf, size_t size);
+/* Writes the whole configuration as YAML (every key, defaults included). */
+int nd_config_dump(const nd_config *cfg, char **yaml_out, size_t *len_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1 @@
+# scheduler: files of this folder, included by the top-level Makefile.am.

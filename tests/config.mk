@@ -1,0 +1,1 @@
+# tests of config, included by tests/local.mk.

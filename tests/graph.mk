@@ -1,0 +1,1 @@
+# tests of graph, included by tests/local.mk.

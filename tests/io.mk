@@ -1,0 +1,1 @@
+# tests of io, included by tests/local.mk.

@@ -1,0 +1,1 @@
+# tests of kernels, included by tests/local.mk.

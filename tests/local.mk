@@ -1,0 +1,6 @@
+# tests: files of this folder, included by the top-level Makefile.am.
+include tests/config.mk
+include tests/kernels.mk
+include tests/io.mk
+include tests/graph.mk
+include tests/runtime.mk

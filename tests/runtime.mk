@@ -1,0 +1,1 @@
+# tests of runtime, included by tests/local.mk.

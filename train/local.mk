@@ -1,0 +1,1 @@
+# train: files of this folder, included by the top-level Makefile.am.
