@@ -1,1 +1,3 @@
-# graph: files of this folder, included by the top-level Makefile.am.
+# graph: the task-graph IR of one training step (no StarPU here).
+libndgraph_la_SOURCES += graph/ir.c graph/ir.h graph/builder.h graph/cost.c graph/gpt.c \
+	graph/plan.c graph/plan.h

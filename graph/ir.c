@@ -1,0 +1,208 @@
+/* Storage of the IR: tensors, tasks and accesses in growable arrays, and the
+ * dependencies that StarPU's sequential consistency derives from them. */
+#include "graph/ir.h"
+#include "graph/builder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+static const char *const kind_names[] = {
+#define ND__KIND_NAME(k, s) s,
+    ND_TASK_KINDS(ND__KIND_NAME)
+#undef ND__KIND_NAME
+};
+
+const char *nd_task_kind_name(enum nd_task_kind kind) {
+  return (unsigned)kind < ND_TASK_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+int nd_task_kind_from_name(const char *name) {
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++)
+    if (strcmp(kind_names[k], name) == 0) return k;
+  return -1;
+}
+
+const char *nd_phase_name(enum nd_phase phase) {
+  static const char *const names[] = {"F", "B", "W", "collective", "optimizer"};
+  return (unsigned)phase < ND_PHASE_COUNT ? names[phase] : "unknown";
+}
+
+const char *nd_tensor_kind_name(enum nd_tensor_kind kind) {
+  static const char *const names[] = {"parameter", "gradient", "optimizer_state",
+                                      "activation", "input", "statistic"};
+  return (unsigned)kind < ND_TENSOR_KIND_COUNT ? names[kind] : "unknown";
+}
+
+int nd_rank_index(const nd_graph *g, nd_rank r) { return (r.dp * g->pp + r.pp) * g->tp + r.tp; }
+
+int32_t nd_graph_find(const nd_graph *g, const char *name) {
+  for (int32_t i = 0; i < g->n_tensors; i++)
+    if (strcmp(g->tensors[i].name, name) == 0) return i;
+  return -1;
+}
+
+/* Doubles *cap until it holds need elements of size elem. */
+static int grow(void **arr, int32_t *cap, int64_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  int64_t ncap = *cap ? *cap : 256;
+  while (ncap < need) ncap *= 2;
+  if (ncap > INT32_MAX) return ND_ENOMEM;
+  void *p = realloc(*arr, (size_t)ncap * elem);
+  if (!p) return ND_ENOMEM;
+  *arr = p;
+  *cap = (int32_t)ncap;
+  return 0;
+}
+
+int32_t nd__graph_add_tensor(nd_graph *g, const nd_tensor *t) {
+  if (grow((void **)&g->tensors, &g->cap_tensors, (int64_t)g->n_tensors + 1, sizeof *t)) return -1;
+  g->tensors[g->n_tensors] = *t;
+  return g->n_tensors++;
+}
+
+int32_t nd__graph_add_task(nd_graph *g, const nd_task *t, const nd_access *acc, int n) {
+  if (grow((void **)&g->tasks, &g->cap_tasks, (int64_t)g->n_tasks + 1, sizeof *t) ||
+      grow((void **)&g->access, &g->cap_access, (int64_t)g->n_access + n, sizeof *acc))
+    return -1;
+  nd_task *dst = &g->tasks[g->n_tasks];
+  *dst = *t;
+  dst->first_access = g->n_access;
+  dst->n_access = n;
+  dst->bytes = 0;
+  for (int i = 0; i < n; i++) {
+    g->access[g->n_access++] = acc[i];
+    dst->bytes += g->tensors[acc[i].tensor].bytes;
+  }
+  return g->n_tasks++;
+}
+
+void nd_graph_free(nd_graph *g) {
+  if (!g) return;
+  free(g->tensors);
+  free(g->tasks);
+  free(g->access);
+  free(g);
+}
+
+/* ---------------------------------------------------------------- edges */
+
+/* Per tensor: the last writer and the readers since it. */
+typedef struct {
+  int32_t writer;
+  int32_t *readers;
+  int32_t n_readers, cap_readers;
+} tensor_state;
+
+typedef struct {
+  int32_t *v;
+  int64_t n, cap;
+} vec32;
+
+static int vec_push(vec32 *v, int32_t x) {
+  if (v->n == v->cap) {
+    int64_t ncap = v->cap ? v->cap * 2 : 1024;
+    int32_t *p = realloc(v->v, (size_t)ncap * sizeof *p);
+    if (!p) return ND_ENOMEM;
+    v->v = p;
+    v->cap = ncap;
+  }
+  v->v[v->n++] = x;
+  return 0;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+int nd_graph_edges(const nd_graph *g, nd_edges *out) {
+  int rc = ND_ENOMEM;
+  memset(out, 0, sizeof *out);
+  tensor_state *ts = calloc((size_t)g->n_tensors, sizeof *ts);
+  vec32 pred = {0}, local = {0};
+  int32_t *pred_off = calloc((size_t)g->n_tasks + 1, sizeof *pred_off);
+  int32_t *succ_off = NULL, *succ = NULL, *fill = NULL;
+  if (!ts || !pred_off) goto cleanup;
+  for (int32_t i = 0; i < g->n_tensors; i++) ts[i].writer = -1;
+
+  for (int32_t t = 0; t < g->n_tasks; t++) {
+    const nd_task *task = &g->tasks[t];
+    const nd_access *acc = nd_task_access(g, task);
+    local.n = 0;
+    for (int a = 0; a < task->n_access; a++) {
+      tensor_state *s = &ts[acc[a].tensor];
+      if (s->writer >= 0 && vec_push(&local, s->writer)) goto cleanup;
+      if (acc[a].mode & ND_ACCESS_W)
+        for (int32_t r = 0; r < s->n_readers; r++)
+          if (s->readers[r] != t && vec_push(&local, s->readers[r])) goto cleanup;
+    }
+    /* dedupe this task's predecessors */
+    qsort(local.v, (size_t)local.n, sizeof *local.v, cmp_i32);
+    pred_off[t] = (int32_t)pred.n;
+    for (int64_t k = 0; k < local.n; k++)
+      if ((k == 0 || local.v[k] != local.v[k - 1]) && local.v[k] != t && vec_push(&pred, local.v[k]))
+        goto cleanup;
+    /* then update the tensors' states */
+    for (int a = 0; a < task->n_access; a++) {
+      tensor_state *s = &ts[acc[a].tensor];
+      if (acc[a].mode & ND_ACCESS_W) {
+        s->writer = t;
+        s->n_readers = 0;
+      } else {
+        if (s->n_readers == s->cap_readers) {
+          int32_t ncap = s->cap_readers ? s->cap_readers * 2 : 8;
+          int32_t *p = realloc(s->readers, (size_t)ncap * sizeof *p);
+          if (!p) goto cleanup;
+          s->readers = p;
+          s->cap_readers = ncap;
+        }
+        s->readers[s->n_readers++] = t;
+      }
+    }
+  }
+  pred_off[g->n_tasks] = (int32_t)pred.n;
+
+  /* successors: the transpose */
+  succ_off = calloc((size_t)g->n_tasks + 1, sizeof *succ_off);
+  succ = malloc((size_t)(pred.n ? pred.n : 1) * sizeof *succ);
+  fill = calloc((size_t)g->n_tasks + 1, sizeof *fill);
+  if (!succ_off || !succ || !fill) goto cleanup;
+  for (int64_t e = 0; e < pred.n; e++) succ_off[pred.v[e] + 1]++;
+  for (int32_t t = 0; t < g->n_tasks; t++) succ_off[t + 1] += succ_off[t];
+  for (int32_t t = 0; t < g->n_tasks; t++)
+    for (int32_t e = pred_off[t]; e < pred_off[t + 1]; e++) {
+      int32_t p = pred.v[e];
+      succ[succ_off[p] + fill[p]++] = t;
+    }
+
+  out->pred_off = pred_off;
+  out->pred = pred.v ? pred.v : malloc(sizeof(int32_t));
+  out->succ_off = succ_off;
+  out->succ = succ;
+  out->n_edges = pred.n;
+  pred_off = succ_off = succ = NULL;
+  pred.v = NULL;
+  rc = out->pred ? 0 : ND_ENOMEM;
+
+cleanup:
+  if (ts)
+    for (int32_t i = 0; i < g->n_tensors; i++) free(ts[i].readers);
+  free(ts);
+  free(local.v);
+  free(pred.v);
+  free(pred_off);
+  free(succ_off);
+  free(succ);
+  free(fill);
+  return rc;
+}
+
+void nd_edges_free(nd_edges *e) {
+  free(e->pred_off);
+  free(e->pred);
+  free(e->succ_off);
+  free(e->succ);
+  memset(e, 0, sizeof *e);
+}

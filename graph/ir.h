@@ -1,0 +1,206 @@
+/* The task-graph IR of one training step: tensors and the tasks that read and
+ * write them. It knows nothing of StarPU, so it can be printed, checked and
+ * simulated. Dependencies are not stored: they follow from the tasks' accesses
+ * taken in array order (the order is a sequential program, as StarPU reads a
+ * submission), see nd_graph_edges. */
+#ifndef ND_GRAPH_IR_H
+#define ND_GRAPH_IR_H
+
+#include <stdint.h>
+
+#include "configs/config.h"
+
+/* A position in the device mesh: data-parallel replica, pipeline stage, tensor-parallel shard. */
+typedef struct nd_rank {
+  int dp, pp, tp;
+} nd_rank;
+
+enum nd_tensor_kind {
+  ND_TENSOR_PARAM,
+  ND_TENSOR_GRAD,
+  ND_TENSOR_OPTSTATE,
+  ND_TENSOR_ACTIVATION,
+  ND_TENSOR_INPUT, /* token ids of a micro-batch */
+  ND_TENSOR_STAT,  /* step statistics: loss, gradient norm */
+  ND_TENSOR_KIND_COUNT
+};
+
+enum nd_dtype { ND_F32, ND_I32, ND_F64 };
+
+/* How a parameter shard sits in the full (Hugging Face layout) tensor. */
+enum nd_shard {
+  ND_SHARD_FULL,     /* the whole tensor */
+  ND_SHARD_COLS,     /* columns block tp of the last dimension */
+  ND_SHARD_QKV_COLS, /* the last dimension is [q | k | v]; block tp of each */
+  ND_SHARD_ROWS,     /* rows block tp of the first dimension */
+  ND_SHARD_VOCAB     /* rows [v0, v0 + Vs) of the vocabulary, uneven blocks */
+};
+
+#define ND_TENSOR_NAME_MAX 80
+
+typedef struct nd_tensor {
+  char name[ND_TENSOR_NAME_MAX]; /* unique, e.g. "d0p1t0.h.3.attn.c_attn.weight" */
+  enum nd_tensor_kind kind;
+  enum nd_dtype dtype;
+  int ndim;
+  int64_t shape[4];
+  int64_t bytes;
+  nd_rank home;
+  int layer; /* transformer block, -1 for none */
+  int slot;  /* activation slot, -1 for state that lives across micro-batches */
+  /* Parameters, their gradients and optimizer states: */
+  char hf_name[48]; /* "h.3.attn.c_attn.weight" */
+  enum nd_shard shard;
+  int64_t full_shape[2]; /* shape of the whole Hugging Face tensor (ndim 1 or 2, like shape) */
+  int64_t shard_begin;   /* ND_SHARD_VOCAB: first row */
+  int primary;    /* 1 on the one copy that counts (gathers, gradient norm); replicas hold the same values */
+  int decay;      /* AdamW applies weight decay (matrices and embeddings) */
+  int32_t param;  /* gradients and optimizer states: index of their parameter, else -1 */
+} nd_tensor;
+
+enum nd_access_mode { ND_ACCESS_R = 1, ND_ACCESS_W = 2, ND_ACCESS_RW = 3 };
+
+typedef struct nd_access {
+  int32_t tensor;
+  uint8_t mode;
+} nd_access;
+
+enum nd_phase {
+  ND_PHASE_F,          /* forward */
+  ND_PHASE_B,          /* input gradient */
+  ND_PHASE_W,          /* weight gradient */
+  ND_PHASE_COLLECTIVE, /* communication between ranks */
+  ND_PHASE_OPTIMIZER,
+  ND_PHASE_COUNT
+};
+
+/* X-macro: kind, name, phase when fixed (collectives and per-phase kinds). */
+#define ND_TASK_KINDS(X)                         \
+  X(LOAD_BATCH, "load_batch")                    \
+  X(EMBED_FWD, "embedding_fwd")                  \
+  X(EMBED_BWD, "embedding_bwd")                  \
+  X(LN_FWD, "layernorm_fwd")                     \
+  X(LN_BWD_IN, "layernorm_bwd_input")            \
+  X(LN_BWD_W, "layernorm_bwd_weight")            \
+  X(MATMUL_FWD, "matmul_fwd")                    \
+  X(MATMUL_BWD_IN, "matmul_bwd_input")           \
+  X(MATMUL_BWD_W, "matmul_bwd_weight")           \
+  X(ATTN_FWD, "attention_fwd")                   \
+  X(ATTN_BWD, "attention_bwd")                   \
+  X(ACT_FWD, "activation_fwd")                   \
+  X(ACT_BWD, "activation_bwd")                   \
+  X(RESIDUAL_FWD, "residual_fwd")                \
+  X(CE_STATS, "crossentropy_stats")              \
+  X(CE_COMBINE, "crossentropy_combine")          \
+  X(CE_BWD, "crossentropy_bwd")                  \
+  X(ALLREDUCE, "allreduce")                      \
+  X(SENDRECV, "sendrecv")                        \
+  X(GRAD_SUMSQ, "grad_sumsq")                    \
+  X(ADAMW, "adamw")
+
+enum nd_task_kind {
+#define ND__KIND_ENUM(k, s) ND_TASK_##k,
+  ND_TASK_KINDS(ND__KIND_ENUM)
+#undef ND__KIND_ENUM
+  ND_TASK_KIND_COUNT
+};
+
+/* The ranks a collective spans. */
+enum nd_group {
+  ND_GROUP_NONE,     /* not a collective */
+  ND_GROUP_TP,       /* (d, s, *) */
+  ND_GROUP_DP,       /* (*, s, t) */
+  ND_GROUP_PP_NEXT,  /* (d, s, t) -> (d, s + 1, t) */
+  ND_GROUP_PP_PREV,  /* (d, s, t) -> (d, s - 1, t) */
+  ND_GROUP_TIED,     /* (d, 0, t) and (d, last, t): the tied embedding */
+  ND_GROUP_ALL,      /* every (0, s, t): the gradient norm */
+};
+
+/* Per-kind sizes; which member is used follows from the kind. */
+struct nd_mm_args { int M, K, N, trans_w, has_bias; float beta; };   /* linear layers */
+struct nd_ln_args { int N, C, has_skip; float beta; };
+struct nd_attn_args { int B, T, NH, hs; };
+struct nd_ew_args { int64_t n; };                                    /* elementwise */
+struct nd_emb_args { int B, T, C, v0, Vs, wpe; float beta; };        /* wpe: the position table (bwd: only it) */
+struct nd_ce_args { int N, Vs, v0, nshards; };
+struct nd_coll_args { int64_t n; int nparts; enum nd_dtype dtype; };
+struct nd_adamw_args { int64_t n; int decay; };
+struct nd_load_args { int B, T, seq0, tokens, targets; };           /* seq0: first sequence in the global batch */
+struct nd_sumsq_args { int nparts; int64_t n; };                     /* n: gradient elements summed */
+
+/* Per-kind sizes; which member is used follows from the kind. */
+typedef union nd_task_args {
+  struct nd_mm_args mm;
+  struct nd_ln_args ln;
+  struct nd_attn_args attn;
+  struct nd_ew_args ew;
+  struct nd_emb_args emb;
+  struct nd_ce_args ce;
+  struct nd_coll_args coll;
+  struct nd_adamw_args adamw;
+  struct nd_load_args load;
+  struct nd_sumsq_args sumsq;
+} nd_task_args;
+
+typedef struct nd_task {
+  enum nd_task_kind kind;
+  enum nd_phase phase;
+  enum nd_group group;
+  nd_rank rank;    /* where it runs (a collective: its first participant) */
+  int micro_batch; /* -1 for per-step tasks */
+  int layer;       /* -1 for none; n_layer for the head */
+  int replica;     /* repeats the computation of another task (tensor-parallel LayerNorm, data-parallel updates) */
+  int64_t flops;
+  int64_t bytes;   /* bytes accessed */
+  int64_t comm_bytes; /* bytes that cross between ranks (collectives) */
+  int32_t first_access, n_access; /* into nd_graph.access */
+  nd_task_args a;
+} nd_task;
+
+typedef struct nd_graph {
+  /* the layout */
+  int dp, tp, pp, micro_batches, slots;
+  int B, T, C, NH, L, V;
+  int stage_first[ND_MAX_STAGES], stage_layers[ND_MAX_STAGES];
+  int forward_only;
+
+  nd_tensor *tensors;
+  int32_t n_tensors, cap_tensors;
+  nd_task *tasks;
+  int32_t n_tasks, cap_tasks;
+  nd_access *access;
+  int32_t n_access, cap_access;
+
+  /* well-known statistics tensors */
+  int32_t loss;    /* (1) f64: mean loss of the step, accumulated on (0, last, 0) */
+} nd_graph;
+
+/* Builds the graph of one training step (or of one evaluation pass when
+ * forward_only) from a validated configuration. */
+int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_error *err);
+void nd_graph_free(nd_graph *g);
+
+const char *nd_task_kind_name(enum nd_task_kind kind);
+const char *nd_phase_name(enum nd_phase phase);   /* "F", "B", "W", "collective", "optimizer" */
+const char *nd_tensor_kind_name(enum nd_tensor_kind kind);
+int nd_task_kind_from_name(const char *name); /* -1 when unknown */
+
+static inline const nd_access *nd_task_access(const nd_graph *g, const nd_task *t) {
+  return g->access + t->first_access;
+}
+/* Index of a tensor by name, or -1. Linear: for tools and tests. */
+int32_t nd_graph_find(const nd_graph *g, const char *name);
+int nd_rank_index(const nd_graph *g, nd_rank r); /* (dp, pp, tp) -> 0 .. dp*pp*tp - 1 */
+
+/* Dependencies as StarPU derives them from the accesses in array order
+ * (read after write, write after read, write after write), as CSR arrays:
+ * the predecessors of task i are pred[pred_off[i] .. pred_off[i + 1]). */
+typedef struct nd_edges {
+  int32_t *pred_off, *pred;
+  int32_t *succ_off, *succ;
+  int64_t n_edges;
+} nd_edges;
+int nd_graph_edges(const nd_graph *g, nd_edges *out);
+void nd_edges_free(nd_edges *e);
+
+#endif

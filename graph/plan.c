@@ -1,0 +1,166 @@
+#include "graph/plan.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+int nd_plan_compute(const nd_graph *g, nd_plan *p) {
+  memset(p, 0, sizeof *p);
+  nd_edges e;
+  int rc = nd_graph_edges(g, &e);
+  if (rc) return rc;
+  int64_t *dist = malloc(((size_t)g->n_tasks + 1) * sizeof *dist);
+  int32_t *len = malloc(((size_t)g->n_tasks + 1) * sizeof *len);
+  p->n_ranks = g->dp * g->pp * g->tp;
+  p->memory = calloc((size_t)p->n_ranks, sizeof *p->memory);
+  if (!dist || !len || !p->memory) {
+    rc = ND_ENOMEM;
+    goto cleanup;
+  }
+  p->n_tasks = g->n_tasks;
+  p->n_tensors = g->n_tensors;
+  p->n_edges = e.n_edges;
+  /* predecessors always come earlier in the array: one pass is a topological sweep */
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    p->per_kind[t->kind]++;
+    p->per_phase[t->phase]++;
+    p->flops += t->flops;
+    if (t->phase != ND_PHASE_COLLECTIVE && t->group == ND_GROUP_NONE && !t->replica) p->model_flops += t->flops;
+    p->comm_bytes += t->comm_bytes;
+    int64_t best = 0;
+    int32_t best_len = 0;
+    for (int32_t k = e.pred_off[i]; k < e.pred_off[i + 1]; k++)
+      if (dist[e.pred[k]] > best || (dist[e.pred[k]] == best && len[e.pred[k]] > best_len)) {
+        best = dist[e.pred[k]];
+        best_len = len[e.pred[k]];
+      }
+    dist[i] = best + t->flops;
+    len[i] = best_len + 1;
+    if (dist[i] > p->critical_flops || (dist[i] == p->critical_flops && len[i] > p->critical_tasks)) {
+      p->critical_flops = dist[i];
+      p->critical_tasks = len[i];
+    }
+  }
+  for (int d = 0; d < g->dp; d++)
+    for (int s = 0; s < g->pp; s++)
+      for (int t = 0; t < g->tp; t++) p->memory[nd_rank_index(g, (nd_rank){d, s, t})].rank = (nd_rank){d, s, t};
+  for (int32_t i = 0; i < g->n_tensors; i++) {
+    const nd_tensor *t = &g->tensors[i];
+    p->memory[nd_rank_index(g, t->home)].bytes[t->kind] += t->bytes;
+  }
+cleanup:
+  free(dist);
+  free(len);
+  nd_edges_free(&e);
+  if (rc) nd_plan_free(p);
+  return rc;
+}
+
+void nd_plan_free(nd_plan *p) {
+  free(p->memory);
+  p->memory = NULL;
+}
+
+static double mib(int64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
+void nd_plan_print(FILE *f, const nd_graph *g, const nd_plan *p) {
+  fprintf(f, "layout: data %d x tensor %d x pipeline %d, %d micro-batches of %d x %d tokens, %d activation slots\n",
+          g->dp, g->tp, g->pp, g->micro_batches, g->B, g->T, g->slots);
+  fprintf(f, "stages:");
+  for (int s = 0; s < g->pp; s++)
+    fprintf(f, " [%d: layers %d-%d]", s, g->stage_first[s], g->stage_first[s] + g->stage_layers[s] - 1);
+  fprintf(f, "\n%s graph: %lld tasks, %lld tensors, %lld dependencies\n",
+          g->forward_only ? "evaluation" : "training-step", (long long)p->n_tasks, (long long)p->n_tensors,
+          (long long)p->n_edges);
+  fprintf(f, "\ntasks per phase:");
+  for (int ph = 0; ph < ND_PHASE_COUNT; ph++)
+    fprintf(f, " %s=%lld", nd_phase_name((enum nd_phase)ph), (long long)p->per_phase[ph]);
+  fprintf(f, "\ntasks per kind:\n");
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++)
+    if (p->per_kind[k]) fprintf(f, "  %-22s %8lld\n", nd_task_kind_name((enum nd_task_kind)k), (long long)p->per_kind[k]);
+  fprintf(f, "\nFLOPs: %.4g total, %.4g of model arithmetic (without repeated work and collectives)\n",
+          (double)p->flops, (double)p->model_flops);
+  fprintf(f, "critical path: %.4g FLOPs over %lld tasks (%.1f%% of the total)\n", (double)p->critical_flops,
+          (long long)p->critical_tasks, p->flops ? 100.0 * (double)p->critical_flops / (double)p->flops : 0.0);
+  fprintf(f, "bytes crossing between ranks: %.3f MiB per step\n", mib(p->comm_bytes));
+  fprintf(f, "\nmemory per rank (MiB)   params    grads  optimizer  activations  inputs\n");
+  for (int i = 0; i < p->n_ranks; i++) {
+    const nd_rank_memory *m = &p->memory[i];
+    fprintf(f, "  dp %d pp %d tp %d     %9.3f %8.3f %10.3f %12.3f %7.3f\n", m->rank.dp, m->rank.pp, m->rank.tp,
+            mib(m->bytes[ND_TENSOR_PARAM]), mib(m->bytes[ND_TENSOR_GRAD]), mib(m->bytes[ND_TENSOR_OPTSTATE]),
+            mib(m->bytes[ND_TENSOR_ACTIVATION]), mib(m->bytes[ND_TENSOR_INPUT]));
+  }
+}
+
+char *nd_plan_json(const nd_graph *g, const nd_plan *p) {
+  cJSON *root = cJSON_CreateObject();
+  cJSON *layout = cJSON_AddObjectToObject(root, "layout");
+  cJSON_AddNumberToObject(layout, "data_parallel_size", g->dp);
+  cJSON_AddNumberToObject(layout, "tensor_parallel_size", g->tp);
+  cJSON_AddNumberToObject(layout, "pipeline_parallel_size", g->pp);
+  cJSON_AddNumberToObject(layout, "micro_batches", g->micro_batches);
+  cJSON_AddNumberToObject(layout, "activation_slots", g->slots);
+  cJSON *stages = cJSON_AddArrayToObject(layout, "stage_layers");
+  for (int s = 0; s < g->pp; s++) cJSON_AddItemToArray(stages, cJSON_CreateNumber(g->stage_layers[s]));
+  cJSON_AddNumberToObject(root, "tasks", (double)p->n_tasks);
+  cJSON_AddNumberToObject(root, "tensors", (double)p->n_tensors);
+  cJSON_AddNumberToObject(root, "dependencies", (double)p->n_edges);
+  cJSON *phase = cJSON_AddObjectToObject(root, "tasks_per_phase");
+  for (int ph = 0; ph < ND_PHASE_COUNT; ph++)
+    cJSON_AddNumberToObject(phase, nd_phase_name((enum nd_phase)ph), (double)p->per_phase[ph]);
+  cJSON *kind = cJSON_AddObjectToObject(root, "tasks_per_kind");
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++)
+    if (p->per_kind[k]) cJSON_AddNumberToObject(kind, nd_task_kind_name((enum nd_task_kind)k), (double)p->per_kind[k]);
+  cJSON_AddNumberToObject(root, "flops", (double)p->flops);
+  cJSON_AddNumberToObject(root, "model_flops", (double)p->model_flops);
+  cJSON_AddNumberToObject(root, "critical_path_flops", (double)p->critical_flops);
+  cJSON_AddNumberToObject(root, "critical_path_tasks", (double)p->critical_tasks);
+  cJSON_AddNumberToObject(root, "comm_bytes", (double)p->comm_bytes);
+  cJSON *ranks = cJSON_AddArrayToObject(root, "ranks");
+  for (int i = 0; i < p->n_ranks; i++) {
+    const nd_rank_memory *m = &p->memory[i];
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddNumberToObject(r, "dp", m->rank.dp);
+    cJSON_AddNumberToObject(r, "pp", m->rank.pp);
+    cJSON_AddNumberToObject(r, "tp", m->rank.tp);
+    cJSON_AddNumberToObject(r, "param_bytes", (double)m->bytes[ND_TENSOR_PARAM]);
+    cJSON_AddNumberToObject(r, "grad_bytes", (double)m->bytes[ND_TENSOR_GRAD]);
+    cJSON_AddNumberToObject(r, "optimizer_bytes", (double)m->bytes[ND_TENSOR_OPTSTATE]);
+    cJSON_AddNumberToObject(r, "activation_bytes", (double)m->bytes[ND_TENSOR_ACTIVATION]);
+    cJSON_AddNumberToObject(r, "input_bytes", (double)m->bytes[ND_TENSOR_INPUT]);
+    cJSON_AddItemToArray(ranks, r);
+  }
+  char *s = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  return s;
+}
+
+int nd_graph_write_dot(const nd_graph *g, const char *path, nd_error *err) {
+  static const char *const colors[ND_PHASE_COUNT] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#9c755f"};
+  nd_edges e;
+  int rc = nd_graph_edges(g, &e);
+  if (rc) return nd__fail(err, rc, "%s: out of memory", path);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    nd_edges_free(&e);
+    return nd__fail(err, ND_EIO, "%s: %s", path, strerror(errno));
+  }
+  fprintf(f, "digraph step {\n  node [shape=box, style=filled, fontcolor=white, fontsize=10];\n");
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    fprintf(f, "  t%d [label=\"%s\\n(%d,%d,%d)", i, nd_task_kind_name(t->kind), t->rank.dp, t->rank.pp, t->rank.tp);
+    if (t->micro_batch >= 0) fprintf(f, " mb %d", t->micro_batch);
+    if (t->layer >= 0) fprintf(f, " L%d", t->layer);
+    fprintf(f, "\", fillcolor=\"%s\"];\n", colors[t->phase]);
+  }
+  for (int32_t i = 0; i < g->n_tasks; i++)
+    for (int32_t k = e.succ_off[i]; k < e.succ_off[i + 1]; k++) fprintf(f, "  t%d -> t%d;\n", i, e.succ[k]);
+  fprintf(f, "}\n");
+  nd_edges_free(&e);
+  if (fclose(f) != 0) return nd__fail(err, ND_EIO, "%s: %s", path, strerror(errno));
+  return 0;
+}
