@@ -1,0 +1,57 @@
+/* Cross-entropy over a vocabulary split in shards, in three steps:
+ * per-shard stats, one combine in shard order, per-shard backward. */
+#include "kernels/cpu/kernels.h"
+
+#include <math.h>
+#include <stddef.h>
+
+void nd_crossentropy_stats(float *stats, const float *logits, const int32_t *targets,
+                           int N, int Vs, int v0) {
+  // stats (N, 3) = {max, sum exp(logit - max), target logit or 0}; logits (N, Vs); targets (N)
+  for (int i = 0; i < N; i++) {
+    const float *row = logits + (size_t)i * Vs;
+    float mx = -INFINITY;
+    for (int j = 0; j < Vs; j++) mx = row[j] > mx ? row[j] : mx;
+    double sum = 0.0;
+    for (int j = 0; j < Vs; j++) sum += expf(row[j] - mx);
+    int64_t r = (int64_t)targets[i] - v0;
+    stats[3 * i + 0] = mx;
+    stats[3 * i + 1] = (float)sum;
+    stats[3 * i + 2] = (r >= 0 && r < Vs) ? row[r] : 0.0f;
+  }
+}
+
+double nd_crossentropy_combine(float *lse, const float *const *shard_stats, int nshards, int N) {
+  // lse (N); shard_stats[s] (N, 3) for s in 0..nshards-1
+  double loss = 0.0;
+  for (int i = 0; i < N; i++) {
+    double mx = -INFINITY;
+    for (int s = 0; s < nshards; s++) {
+      double m = shard_stats[s][3 * i];
+      mx = m > mx ? m : mx;
+    }
+    double sum = 0.0, target = 0.0;
+    for (int s = 0; s < nshards; s++) {
+      const float *st = shard_stats[s] + 3 * i;
+      if (st[1] > 0.0f) sum += (double)st[1] * exp((double)st[0] - mx);
+      target += st[2];
+    }
+    double l = mx + log(sum);
+    lse[i] = (float)l;
+    loss += l - target;
+  }
+  return loss;
+}
+
+void nd_crossentropy_backward(float *dlogits, const float *logits, const float *lse,
+                              const int32_t *targets, int N, int Vs, int v0, float scale) {
+  // dlogits (N, Vs), may be logits; logits (N, Vs); lse (N); targets (N)
+  for (int i = 0; i < N; i++) {
+    const float *row = logits + (size_t)i * Vs;
+    float *drow = dlogits + (size_t)i * Vs;
+    float l = lse[i];
+    for (int j = 0; j < Vs; j++) drow[j] = scale * expf(row[j] - l);
+    int64_t r = (int64_t)targets[i] - v0;
+    if (r >= 0 && r < Vs) drow[r] -= scale;
+  }
+}

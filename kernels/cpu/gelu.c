@@ -1,0 +1,29 @@
+/* GeLU, tanh approximation (GPT-2's gelu_new). */
+#include "kernels/cpu/kernels.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#define ND_GELU_S 0.7978845608028654f  // sqrt(2 / pi)
+#define ND_GELU_A 0.044715f
+
+void nd_gelu_forward(float *out, const float *inp, int64_t n) {
+  // out (n), inp (n)
+  for (int64_t i = 0; i < n; i++) {
+    float x = inp[i];
+    float u = ND_GELU_S * (x + ND_GELU_A * x * x * x);
+    out[i] = 0.5f * x * (1.0f + tanhf(u));
+  }
+}
+
+void nd_gelu_backward(float *dinp, const float *inp, const float *dout, int64_t n) {
+  // dinp (n), inp (n), dout (n)
+  for (int64_t i = 0; i < n; i++) {
+    float x = inp[i];
+    float u = ND_GELU_S * (x + ND_GELU_A * x * x * x);
+    float th = tanhf(u);
+    float du = ND_GELU_S * (1.0f + 3.0f * ND_GELU_A * x * x);
+    float g = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
+    dinp[i] = g * dout[i];
+  }
+}

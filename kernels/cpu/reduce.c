@@ -1,0 +1,30 @@
+/* Reductions: squared norm, clipping factor, fixed-order sum of parts. */
+#include "kernels/cpu/kernels.h"
+
+#include <string.h>
+
+double nd_sumsq(const float *x, int64_t n) {
+  // x (n)
+  double s = 0.0;
+  for (int64_t i = 0; i < n; i++) s += (double)x[i] * x[i];
+  return s;
+}
+
+float nd_clip_scale(double norm, double max_norm) {
+  if (max_norm > 0.0 && norm > max_norm) return (float)(max_norm / norm);
+  return 1.0f;
+}
+
+void nd_sum_ordered(float *out, const float *const *parts, int nparts, int64_t n) {
+  // out (n), may be parts[0]; parts[i] (n)
+  if (nparts <= 0) {
+    memset(out, 0, (size_t)n * sizeof(float));
+    return;
+  }
+  if (out != parts[0]) memcpy(out, parts[0], (size_t)n * sizeof(float));
+  // out[j] = ((parts[0][j] + parts[1][j]) + parts[2][j]) + ...
+  for (int p = 1; p < nparts; p++) {
+    const float *x = parts[p];
+    for (int64_t j = 0; j < n; j++) out[j] += x[j];
+  }
+}

@@ -1,0 +1,637 @@
+/* CPU kernels against the double-precision references of tests/ref:
+ *  - forward: float kernel vs double reference, ||a - b|| / ||b|| < TOL_FWD;
+ *  - backward: float kernel vs central finite differences of the DOUBLE
+ *    reference forward of L = sum(dout * f(x)), relative error < TOL_BWD;
+ *  - beta (overwrite / accumulate) and aliasing semantics;
+ *  - AdamW over steps t = 1..3, and the reductions. */
+#include "kernels/cpu/kernels.h"
+#include "tests/ref/ref.h"
+#include "tests/tap.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define TOL_FWD 1e-5   /* float kernel vs double reference, forward */
+#define TOL_BWD 1e-4   /* float backward vs double finite differences */
+#define TOL_ACC 1e-6   /* beta = 1 result vs (previous + beta = 0 result) */
+#define FD_H 1e-5      /* central difference step, on inputs of magnitude ~1 */
+
+/* ---- allocation: everything a case allocates is freed by free_all() */
+
+static void *allocs[256];
+static int nallocs;
+
+static void *xalloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  if (!p || nallocs == (int)(sizeof allocs / sizeof allocs[0])) {
+    fprintf(stderr, "out of memory\n");
+    exit(99);
+  }
+  allocs[nallocs++] = p;
+  return p;
+}
+static float *falloc(int64_t n) { return xalloc((size_t)n * sizeof(float)); }
+static double *dalloc(int64_t n) { return xalloc((size_t)n * sizeof(double)); }
+static double *dcopy(const float *x, int64_t n) {
+  double *y = dalloc(n);
+  nd_ref_to_double(y, x, n);
+  return y;
+}
+static void free_all(void) {
+  while (nallocs > 0) free(allocs[--nallocs]);
+}
+
+static void fill_nan(float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) x[i] = NAN;
+}
+
+/* b (n) = a (n) + c (n), in double */
+static double *dsum(const float *a, const float *c, int64_t n) {
+  double *y = dalloc(n);
+  for (int64_t i = 0; i < n; i++) y[i] = (double)a[i] + c[i];
+  return y;
+}
+
+static double dot(const double *a, const double *b, int64_t n) {
+  double s = 0.0;
+  for (int64_t i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+/* ---- finite differences: g (n) = dL/dx by central differences, where f(ctx)
+ * evaluates L and reads x (n) through ctx. */
+typedef double (*objective_fn)(void *ctx);
+
+static void fd_grad(double *g, double *x, int64_t n, objective_fn f, void *ctx) {
+  for (int64_t i = 0; i < n; i++) {
+    double x0 = x[i];
+    x[i] = x0 + FD_H;
+    double lp = f(ctx);
+    x[i] = x0 - FD_H;
+    double lm = f(ctx);
+    x[i] = x0;
+    g[i] = (lp - lm) / (2.0 * FD_H);
+  }
+}
+
+static nd_ref_rng rng;
+
+/* ================================================================ matmul */
+
+typedef struct {
+  double *inp, *w, *bias, *dout, *out;
+  int M, K, N, trans;
+} matmul_ctx;
+
+static double matmul_obj(void *p) {
+  matmul_ctx *c = p;
+  nd_ref_matmul(c->out, c->inp, c->w, c->bias, c->M, c->K, c->N, c->trans);
+  return dot(c->dout, c->out, (int64_t)c->M * c->N);
+}
+
+static void test_matmul(int M, int K, int N, int trans, int with_bias) {
+  const char *tag = trans ? "trans_w" : "plain";
+  int64_t nin = (int64_t)M * K, nw = (int64_t)K * N, nout = (int64_t)M * N;
+  float *inp = falloc(nin), *w = falloc(nw), *bias = falloc(N), *dout = falloc(nout);
+  float *out = falloc(nout);
+  nd_ref_fill(inp, nin, &rng, -1, 1);
+  nd_ref_fill(w, nw, &rng, -1, 1);
+  nd_ref_fill(bias, N, &rng, -1, 1);
+  nd_ref_fill(dout, nout, &rng, -1, 1);
+  float *b = with_bias ? bias : NULL;
+
+  matmul_ctx c = {dcopy(inp, nin), dcopy(w, nw), with_bias ? dcopy(bias, N) : NULL,
+                  dcopy(dout, nout), dalloc(nout), M, K, N, trans};
+  nd_matmul_forward(out, inp, w, b, M, K, N, trans);
+  matmul_obj(&c);
+  double e = nd_ref_rel_err(out, c.out, nout);
+  ok(e < TOL_FWD, "matmul forward %s M=%d K=%d N=%d bias=%d: rel err %.2e", tag, M, K, N,
+     with_bias, e);
+
+  // backward, beta = 0 over NaN: must overwrite
+  float *dinp = falloc(nin), *dw = falloc(nw), *db = falloc(N);
+  fill_nan(dinp, nin);
+  fill_nan(dw, nw);
+  fill_nan(db, N);
+  nd_matmul_backward_input(dinp, dout, w, M, K, N, trans, 0.0f);
+  nd_matmul_backward_weight(dw, with_bias ? db : NULL, dout, inp, M, K, N, trans, 0.0f);
+
+  double *g = dalloc(nin > nw ? nin : nw);
+  fd_grad(g, c.inp, nin, matmul_obj, &c);
+  e = nd_ref_rel_err(dinp, g, nin);
+  ok(e < TOL_BWD, "matmul dinp %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag, M,
+     K, N, e);
+  fd_grad(g, c.w, nw, matmul_obj, &c);
+  e = nd_ref_rel_err(dw, g, nw);
+  ok(e < TOL_BWD, "matmul dweight %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag,
+     M, K, N, e);
+  if (with_bias) {
+    fd_grad(g, c.bias, N, matmul_obj, &c);
+    e = nd_ref_rel_err(db, g, N);
+    ok(e < TOL_BWD, "matmul dbias %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag,
+       M, K, N, e);
+  }
+
+  // beta = 1 accumulates onto what is there
+  float *dinp1 = falloc(nin), *dw1 = falloc(nw), *db1 = falloc(N);
+  nd_ref_fill(dinp1, nin, &rng, -1, 1);
+  nd_ref_fill(dw1, nw, &rng, -1, 1);
+  nd_ref_fill(db1, N, &rng, -1, 1);
+  double *want_in = dsum(dinp1, dinp, nin), *want_w = dsum(dw1, dw, nw), *want_b = dsum(db1, db, N);
+  nd_matmul_backward_input(dinp1, dout, w, M, K, N, trans, 1.0f);
+  nd_matmul_backward_weight(dw1, with_bias ? db1 : NULL, dout, inp, M, K, N, trans, 1.0f);
+  e = nd_ref_rel_err(dinp1, want_in, nin);
+  double e2 = nd_ref_rel_err(dw1, want_w, nw);
+  double e3 = with_bias ? nd_ref_rel_err(db1, want_b, N) : 0.0;
+  ok(e < TOL_ACC && e2 < TOL_ACC && e3 < TOL_ACC,
+     "matmul beta=1 accumulation %s M=%d K=%d N=%d: rel err dinp %.2e dweight %.2e dbias %.2e",
+     tag, M, K, N, e, e2, e3);
+  free_all();
+}
+
+/* ============================================================= layernorm */
+
+typedef struct {
+  double *inp, *w, *b, *dout, *out;
+  int N, C;
+} ln_ctx;
+
+static double ln_obj(void *p) {
+  ln_ctx *c = p;
+  nd_ref_layernorm(c->out, NULL, NULL, c->inp, c->w, c->b, c->N, c->C);
+  return dot(c->dout, c->out, (int64_t)c->N * c->C);
+}
+
+static void test_layernorm(int N, int C) {
+  int64_t n = (int64_t)N * C;
+  float *inp = falloc(n), *w = falloc(C), *b = falloc(C), *dout = falloc(n), *out = falloc(n);
+  float *mean = falloc(N), *rstd = falloc(N);
+  nd_ref_fill(inp, n, &rng, -2, 2);
+  nd_ref_fill(w, C, &rng, 0.5, 1.5);
+  nd_ref_fill(b, C, &rng, -0.5, 0.5);
+  nd_ref_fill(dout, n, &rng, -1, 1);
+  ln_ctx c = {dcopy(inp, n), dcopy(w, C), dcopy(b, C), dcopy(dout, n), dalloc(n), N, C};
+  double *rmean = dalloc(N), *rrstd = dalloc(N);
+
+  nd_layernorm_forward(out, mean, rstd, inp, w, b, N, C);
+  nd_ref_layernorm(c.out, rmean, rrstd, c.inp, c.w, c.b, N, C);
+  double e = nd_ref_rel_err(out, c.out, n);
+  double em = nd_ref_rel_err(mean, rmean, N), er = nd_ref_rel_err(rstd, rrstd, N);
+  ok(e < TOL_FWD && em < TOL_FWD && er < TOL_FWD,
+     "layernorm forward N=%d C=%d: rel err out %.2e mean %.2e rstd %.2e", N, C, e, em, er);
+
+  float *dinp = falloc(n), *dw = falloc(C), *db = falloc(C);
+  fill_nan(dinp, n);
+  fill_nan(dw, C);
+  fill_nan(db, C);
+  nd_layernorm_backward_input(dinp, NULL, dout, inp, w, mean, rstd, N, C);
+  nd_layernorm_backward_weight(dw, db, dout, inp, mean, rstd, N, C, 0.0f);
+  double *g = dalloc(n > C ? n : C);
+  fd_grad(g, c.inp, n, ln_obj, &c);
+  e = nd_ref_rel_err(dinp, g, n);
+  ok(e < TOL_BWD, "layernorm dinp N=%d C=%d vs finite differences: rel err %.2e", N, C, e);
+  fd_grad(g, c.w, C, ln_obj, &c);
+  e = nd_ref_rel_err(dw, g, C);
+  ok(e < TOL_BWD, "layernorm dweight N=%d C=%d vs finite differences: rel err %.2e", N, C, e);
+  fd_grad(g, c.b, C, ln_obj, &c);
+  e = nd_ref_rel_err(db, g, C);
+  ok(e < TOL_BWD, "layernorm dbias N=%d C=%d vs finite differences: rel err %.2e", N, C, e);
+
+  // dskip: dinp = dskip + gradient, separately and with dinp aliasing dskip
+  float *dskip = falloc(n), *dinp2 = falloc(n), *alias = falloc(n);
+  nd_ref_fill(dskip, n, &rng, -1, 1);
+  memcpy(alias, dskip, (size_t)n * sizeof(float));
+  double *want = dsum(dskip, dinp, n);
+  nd_layernorm_backward_input(dinp2, dskip, dout, inp, w, mean, rstd, N, C);
+  nd_layernorm_backward_input(alias, alias, dout, inp, w, mean, rstd, N, C);
+  e = nd_ref_rel_err(dinp2, want, n);
+  ok(e < TOL_ACC, "layernorm dinp with dskip N=%d C=%d: rel err %.2e", N, C, e);
+  ok(memcmp(alias, dinp2, (size_t)n * sizeof(float)) == 0,
+     "layernorm dinp aliasing dskip N=%d C=%d: same bits as separate buffers", N, C);
+
+  // beta = 1 on dweight, dbias
+  float *dw1 = falloc(C), *db1 = falloc(C);
+  nd_ref_fill(dw1, C, &rng, -1, 1);
+  nd_ref_fill(db1, C, &rng, -1, 1);
+  double *ww = dsum(dw1, dw, C), *wb = dsum(db1, db, C);
+  nd_layernorm_backward_weight(dw1, db1, dout, inp, mean, rstd, N, C, 1.0f);
+  e = nd_ref_rel_err(dw1, ww, C);
+  double e2 = nd_ref_rel_err(db1, wb, C);
+  ok(e < TOL_ACC && e2 < TOL_ACC,
+     "layernorm beta=1 accumulation N=%d C=%d: rel err dweight %.2e dbias %.2e", N, C, e, e2);
+  free_all();
+}
+
+/* ============================================================= attention */
+
+typedef struct {
+  double *qkv, *dout, *out;
+  int B, T, NH, hs;
+} att_ctx;
+
+static double att_obj(void *p) {
+  att_ctx *c = p;
+  nd_ref_attention(c->out, NULL, c->qkv, c->B, c->T, c->NH, c->hs);
+  return dot(c->dout, c->out, (int64_t)c->B * c->T * c->NH * c->hs);
+}
+
+static void test_attention(int B, int T, int NH, int hs, int check_backward) {
+  int C = NH * hs;
+  int64_t nqkv = (int64_t)B * T * 3 * C, nout = (int64_t)B * T * C, natt = (int64_t)B * NH * T * T;
+  float *qkv = falloc(nqkv), *dout = falloc(nout), *out = falloc(nout), *att = falloc(natt);
+  nd_ref_fill(qkv, nqkv, &rng, -1.5, 1.5);
+  nd_ref_fill(dout, nout, &rng, -1, 1);
+  fill_nan(att, natt);
+  att_ctx c = {dcopy(qkv, nqkv), dcopy(dout, nout), dalloc(nout), B, T, NH, hs};
+  double *ratt = dalloc(natt);
+
+  nd_attention_forward(out, att, qkv, B, T, NH, hs);
+  nd_ref_attention(c.out, ratt, c.qkv, B, T, NH, hs);
+  double e = nd_ref_rel_err(out, c.out, nout), ea = nd_ref_rel_err(att, ratt, natt);
+  int upper_zero = 1;
+  for (int64_t bh = 0; bh < (int64_t)B * NH; bh++)
+    for (int t = 0; t < T; t++)
+      for (int u = t + 1; u < T; u++) upper_zero &= att[(bh * T + t) * T + u] == 0.0f;
+  ok(e < TOL_FWD && ea < TOL_FWD && upper_zero,
+     "attention forward B=%d T=%d NH=%d hs=%d: rel err out %.2e att %.2e, upper triangle %s", B,
+     T, NH, hs, e, ea, upper_zero ? "0" : "NOT 0");
+  if (!check_backward) {
+    free_all();
+    return;
+  }
+
+  float *dqkv = falloc(nqkv), *datt = falloc(natt);
+  fill_nan(dqkv, nqkv);  // overwritten
+  fill_nan(datt, natt);  // scratch
+  nd_attention_backward(dqkv, datt, dout, qkv, att, B, T, NH, hs);
+  double *g = dalloc(nqkv);
+  fd_grad(g, c.qkv, nqkv, att_obj, &c);
+  e = nd_ref_rel_err(dqkv, g, nqkv);
+  ok(e < TOL_BWD, "attention dqkv B=%d T=%d NH=%d hs=%d vs finite differences: rel err %.2e", B,
+     T, NH, hs, e);
+  free_all();
+}
+
+/* ================================================================== gelu */
+
+typedef struct {
+  double *inp, *dout, *out;
+  int64_t n;
+} gelu_ctx;
+
+static double gelu_obj(void *p) {
+  gelu_ctx *c = p;
+  nd_ref_gelu(c->out, c->inp, c->n);
+  return dot(c->dout, c->out, c->n);
+}
+
+static void test_gelu(int64_t n) {
+  float *inp = falloc(n), *dout = falloc(n), *out = falloc(n), *dinp = falloc(n);
+  nd_ref_fill(inp, n, &rng, -4, 4);
+  nd_ref_fill(dout, n, &rng, -1, 1);
+  gelu_ctx c = {dcopy(inp, n), dcopy(dout, n), dalloc(n), n};
+  nd_gelu_forward(out, inp, n);
+  gelu_obj(&c);
+  double e = nd_ref_rel_err(out, c.out, n);
+  ok(e < TOL_FWD, "gelu forward n=%lld: rel err %.2e", (long long)n, e);
+  fill_nan(dinp, n);
+  nd_gelu_backward(dinp, inp, dout, n);
+  double *g = dalloc(n);
+  fd_grad(g, c.inp, n, gelu_obj, &c);
+  e = nd_ref_rel_err(dinp, g, n);
+  ok(e < TOL_BWD, "gelu dinp n=%lld vs finite differences: rel err %.2e", (long long)n, e);
+  free_all();
+}
+
+/* ============================================================== residual */
+
+static void test_residual(int64_t n) {
+  float *a = falloc(n), *b = falloc(n), *out = falloc(n);
+  nd_ref_fill(a, n, &rng, -1, 1);
+  nd_ref_fill(b, n, &rng, -1, 1);
+  double *want = dalloc(n);
+  nd_ref_residual(want, dcopy(a, n), dcopy(b, n), n);
+  nd_residual_forward(out, a, b, n);
+  double e = nd_ref_rel_err(out, want, n);
+  nd_residual_forward(a, a, b, n);  // in place
+  int same = memcmp(a, out, (size_t)n * sizeof(float)) == 0;
+  ok(e < TOL_FWD && same, "residual forward n=%lld: rel err %.2e, in place %s", (long long)n, e,
+     same ? "same" : "DIFFERENT");
+  free_all();
+}
+
+/* ============================================================= embedding */
+
+typedef struct {
+  double *wte, *wpe, *dout, *out;
+  const int32_t *tokens;
+  int B, T, C, v0, Vs;
+} emb_ctx;
+
+static double emb_obj(void *p) {
+  emb_ctx *c = p;
+  nd_ref_embedding(c->out, c->tokens, c->wte, c->wpe, c->B, c->T, c->C, c->v0, c->Vs);
+  return dot(c->dout, c->out, (int64_t)c->B * c->T * c->C);
+}
+
+/* The vocabulary V split in nshards shards of the given sizes. */
+static void test_embedding(int B, int T, int C, int V, int nshards, const int *sizes) {
+  int64_t nbt = (int64_t)B * T, nout = nbt * C;
+  int32_t *tokens = xalloc((size_t)nbt * sizeof(int32_t));
+  for (int64_t i = 0; i < nbt; i++) tokens[i] = (int32_t)nd_ref_uniform(&rng, 0, V);
+  float *wte = falloc((int64_t)V * C), *wpe = falloc((int64_t)T * C), *dout = falloc(nout);
+  nd_ref_fill(wte, (int64_t)V * C, &rng, -1, 1);
+  nd_ref_fill(wpe, (int64_t)T * C, &rng, -1, 1);
+  nd_ref_fill(dout, nout, &rng, -1, 1);
+  double *full = dalloc(nout);
+  nd_ref_embedding(full, tokens, dcopy(wte, (int64_t)V * C), dcopy(wpe, (int64_t)T * C), B, T,
+                   C, 0, V);
+
+  // forward: each shard alone matches the reference; their sum is the full embedding
+  float *out = falloc(nout), *sum = falloc(nout);
+  memset(sum, 0, (size_t)nout * sizeof(float));
+  double worst = 0.0, worst_bwd = 0.0, worst_acc = 0.0;
+  int v0 = 0;
+  for (int s = 0; s < nshards; s++) {
+    int Vs = sizes[s];
+    const float *wpe_s = s == 0 ? wpe : NULL;  // positions are added by one shard only
+    const float *wte_s = wte + (int64_t)v0 * C;
+    emb_ctx c = {dcopy(wte_s, (int64_t)Vs * C), wpe_s ? dcopy(wpe, (int64_t)T * C) : NULL,
+                 dcopy(dout, nout), dalloc(nout), tokens, B, T, C, v0, Vs};
+    nd_embedding_forward(out, tokens, wte_s, wpe_s, B, T, C, v0, Vs);
+    emb_obj(&c);
+    double e = nd_ref_rel_err(out, c.out, nout);
+    worst = e > worst ? e : worst;
+    for (int64_t i = 0; i < nout; i++) sum[i] += out[i];
+
+    // backward vs finite differences, beta = 0 over NaN
+    float *dwte = falloc((int64_t)Vs * C), *dwpe = falloc((int64_t)T * C);
+    fill_nan(dwte, (int64_t)Vs * C);
+    fill_nan(dwpe, (int64_t)T * C);
+    nd_embedding_backward(dwte, wpe_s ? dwpe : NULL, dout, tokens, B, T, C, v0, Vs, 0.0f);
+    double *g = dalloc((int64_t)(Vs > T ? Vs : T) * C);
+    fd_grad(g, c.wte, (int64_t)Vs * C, emb_obj, &c);
+    e = nd_ref_rel_err(dwte, g, (int64_t)Vs * C);
+    worst_bwd = e > worst_bwd ? e : worst_bwd;
+    if (wpe_s) {
+      fd_grad(g, c.wpe, (int64_t)T * C, emb_obj, &c);
+      e = nd_ref_rel_err(dwpe, g, (int64_t)T * C);
+      worst_bwd = e > worst_bwd ? e : worst_bwd;
+    }
+    // beta = 1
+    float *dwte1 = falloc((int64_t)Vs * C), *dwpe1 = falloc((int64_t)T * C);
+    nd_ref_fill(dwte1, (int64_t)Vs * C, &rng, -1, 1);
+    nd_ref_fill(dwpe1, (int64_t)T * C, &rng, -1, 1);
+    double *w1 = dsum(dwte1, dwte, (int64_t)Vs * C), *w2 = dsum(dwpe1, dwpe, (int64_t)T * C);
+    nd_embedding_backward(dwte1, wpe_s ? dwpe1 : NULL, dout, tokens, B, T, C, v0, Vs, 1.0f);
+    e = nd_ref_rel_err(dwte1, w1, (int64_t)Vs * C);
+    worst_acc = e > worst_acc ? e : worst_acc;
+    if (wpe_s) {
+      e = nd_ref_rel_err(dwpe1, w2, (int64_t)T * C);
+      worst_acc = e > worst_acc ? e : worst_acc;
+    }
+    v0 += Vs;
+  }
+  double e = nd_ref_rel_err(sum, full, nout);
+  ok(worst < TOL_FWD && e < TOL_FWD,
+     "embedding forward B=%d T=%d C=%d V=%d in %d shards: rel err per shard %.2e, sum of "
+     "shards %.2e",
+     B, T, C, V, nshards, worst, e);
+  ok(worst_bwd < TOL_BWD,
+     "embedding dwte/dwpe B=%d T=%d C=%d V=%d in %d shards vs finite differences: rel err %.2e",
+     B, T, C, V, nshards, worst_bwd);
+  ok(worst_acc < TOL_ACC,
+     "embedding beta=1 accumulation B=%d T=%d C=%d V=%d in %d shards: rel err %.2e", B, T, C, V,
+     nshards, worst_acc);
+  free_all();
+}
+
+/* ========================================================== cross-entropy */
+
+typedef struct {
+  double *logits;
+  const int32_t *targets;
+  int N, V;
+  double scale;
+} ce_ctx;
+
+static double ce_obj(void *p) {
+  ce_ctx *c = p;
+  return c->scale * nd_ref_crossentropy(NULL, c->logits, c->targets, c->N, c->V);
+}
+
+/* logits (N, V) split in nshards column shards of the given sizes. */
+static void test_crossentropy(int N, int V, int nshards, const int *sizes, int check_backward) {
+  int64_t n = (int64_t)N * V;
+  float *logits = falloc(n);
+  nd_ref_fill(logits, n, &rng, -4, 4);
+  int32_t *targets = xalloc((size_t)N * sizeof(int32_t));
+  for (int i = 0; i < N; i++) targets[i] = (int32_t)nd_ref_uniform(&rng, 0, V);
+  targets[0] = V - 1;  // in the last shard
+  if (N > 1) targets[1] = 0;
+  float scale = 1.0f / (float)N;
+  ce_ctx c = {dcopy(logits, n), targets, N, V, scale};
+  double want = nd_ref_crossentropy(NULL, c.logits, targets, N, V);
+
+  // step 1 per shard, on each shard's own (N, Vs) copy of its columns
+  float *shard[8], *stats[8];
+  int v0s[8];
+  int v0 = 0;
+  for (int s = 0; s < nshards; s++) {
+    int Vs = sizes[s];
+    shard[s] = falloc((int64_t)N * Vs);
+    stats[s] = falloc((int64_t)N * 3);
+    for (int i = 0; i < N; i++)
+      memcpy(shard[s] + (int64_t)i * Vs, logits + (int64_t)i * V + v0, (size_t)Vs * sizeof(float));
+    nd_crossentropy_stats(stats[s], shard[s], targets, N, Vs, v0);
+    v0s[s] = v0;
+    v0 += Vs;
+  }
+  // step 2
+  float *lse = falloc(N);
+  double loss = nd_crossentropy_combine(lse, (const float *const *)stats, nshards, N);
+  double e = fabs(loss - want) / fabs(want);
+  char split[64];
+  int len = 0;
+  for (int s = 0; s < nshards; s++)
+    len += snprintf(split + len, sizeof split - (size_t)len, "%s%d", s ? "+" : "", sizes[s]);
+  ok(e < TOL_FWD, "crossentropy loss N=%d V=%d shards %s: rel err %.2e", N, V, split, e);
+  if (!check_backward) {
+    free_all();
+    return;
+  }
+
+  // step 3 per shard, in place, gathered back to (N, V)
+  float *dlogits = falloc(n);
+  int same = 1;
+  for (int s = 0; s < nshards; s++) {
+    int Vs = sizes[s];
+    float *sep = falloc((int64_t)N * Vs);
+    nd_crossentropy_backward(sep, shard[s], lse, targets, N, Vs, v0s[s], scale);
+    nd_crossentropy_backward(shard[s], shard[s], lse, targets, N, Vs, v0s[s], scale);
+    same &= memcmp(sep, shard[s], (size_t)N * Vs * sizeof(float)) == 0;
+    for (int i = 0; i < N; i++)
+      memcpy(dlogits + (int64_t)i * V + v0s[s], shard[s] + (int64_t)i * Vs,
+             (size_t)Vs * sizeof(float));
+  }
+  double *g = dalloc(n);
+  fd_grad(g, c.logits, n, ce_obj, &c);
+  e = nd_ref_rel_err(dlogits, g, n);
+  ok(e < TOL_BWD && same,
+     "crossentropy dlogits N=%d V=%d shards %s vs finite differences: rel err %.2e, in place %s",
+     N, V, split, e, same ? "same" : "DIFFERENT");
+  free_all();
+}
+
+/* ================================================================= adamw */
+
+/* The parameter itself moves little per step, so the update p - p0 is
+ * checked too, against TOL_UPD: float rounding of p (~6e-8 |p|) over an
+ * update of ~lr limits its precision. */
+#define TOL_UPD 1e-3
+static void test_adamw(int64_t n, float lr, float wd, float grad_scale) {
+  const float b1 = 0.9f, b2 = 0.95f, eps = 1e-8f;
+  float *p = falloc(n), *m = falloc(n), *v = falloc(n), *grad = falloc(n);
+  nd_ref_fill(p, n, &rng, -1, 1);
+  memset(m, 0, (size_t)n * sizeof(float));
+  memset(v, 0, (size_t)n * sizeof(float));
+  double *rp = dcopy(p, n), *rm = dcopy(m, n), *rv = dcopy(v, n), *rg = dalloc(n);
+  double *p0 = dcopy(p, n), *upd = dalloc(n), *rupd = dalloc(n);
+  for (int t = 1; t <= 3; t++) {
+    nd_ref_fill(grad, n, &rng, -1, 1);
+    nd_ref_to_double(rg, grad, n);
+    nd_adamw(p, m, v, grad, n, lr, b1, b2, eps, wd, grad_scale, t);
+    nd_ref_adamw(rp, rm, rv, rg, n, lr, b1, b2, eps, wd, grad_scale, t);
+    for (int64_t i = 0; i < n; i++) {
+      upd[i] = (double)p[i] - p0[i];
+      rupd[i] = rp[i] - p0[i];
+    }
+    double ep = nd_ref_rel_err(p, rp, n), em = nd_ref_rel_err(m, rm, n),
+           ev = nd_ref_rel_err(v, rv, n), eu = nd_ref_rel_err_d(upd, rupd, n);
+    ok(ep < TOL_FWD && em < TOL_FWD && ev < TOL_FWD && eu < TOL_UPD,
+       "adamw n=%lld lr=%g wd=%g grad_scale=%g step t=%d: rel err param %.2e m %.2e v %.2e "
+       "update %.2e",
+       (long long)n, lr, wd, grad_scale, t, ep, em, ev, eu);
+  }
+  free_all();
+}
+
+/* ============================================================ reductions */
+
+static void test_sum_ordered(int nparts, int64_t n) {
+  float *parts[8];
+  for (int i = 0; i < nparts; i++) {
+    parts[i] = falloc(n);
+    nd_ref_fill(parts[i], n, &rng, -1, 1);
+  }
+  float *out = falloc(n), *byhand = falloc(n);
+  double *want = dalloc(n);
+  for (int64_t j = 0; j < n; j++) {
+    float acc = parts[0][j];
+    double d = parts[0][j];
+    for (int i = 1; i < nparts; i++) {
+      acc += parts[i][j];
+      d += parts[i][j];
+    }
+    byhand[j] = acc;
+    want[j] = d;
+  }
+  nd_sum_ordered(out, (const float *const *)parts, nparts, n);
+  double e = nd_ref_rel_err(out, want, n);
+  int exact = memcmp(out, byhand, (size_t)n * sizeof(float)) == 0;
+  nd_sum_ordered(parts[0], (const float *const *)parts, nparts, n);  // out aliases parts[0]
+  int alias = memcmp(out, parts[0], (size_t)n * sizeof(float)) == 0;
+  ok(e < TOL_FWD && exact && alias,
+     "sum_ordered nparts=%d n=%lld: rel err %.2e, index order %s, out=parts[0] %s", nparts,
+     (long long)n, e, exact ? "exact" : "WRONG", alias ? "same" : "DIFFERENT");
+  free_all();
+}
+
+static void test_sumsq(int64_t n) {
+  float *x = falloc(n);
+  nd_ref_fill(x, n, &rng, -2, 2);
+  double want = 0.0;
+  for (int64_t i = 0; i < n; i++) want += (double)x[i] * (double)x[i];
+  double got = nd_sumsq(x, n);
+  double e = fabs(got - want) / want;
+  ok(e < 1e-12, "sumsq n=%lld: rel err %.2e", (long long)n, e);
+  free_all();
+}
+
+static void test_clip_scale(void) {
+  struct { double norm, max_norm, want; } cases[] = {
+      {2.0, 1.0, 0.5}, {0.5, 1.0, 1.0}, {1.0, 1.0, 1.0}, {5.0, 0.0, 1.0}, {5.0, -1.0, 1.0},
+      {0.0, 1.0, 1.0}, {1e6, 1.0, 1e-6},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    float got = nd_clip_scale(cases[i].norm, cases[i].max_norm);
+    double e = fabs(got - cases[i].want) / cases[i].want;
+    ok(e < 1e-7, "clip_scale norm=%g max_norm=%g: %g (want %g)", cases[i].norm,
+       cases[i].max_norm, (double)got, cases[i].want);
+  }
+}
+
+int main(void) {
+#ifdef OPENBLAS_VERSION
+  openblas_set_num_threads(1);
+#endif
+  nd_ref_rng_seed(&rng, 1234);
+  diag("tolerances: forward %.0e, backward vs finite differences %.0e (h=%.0e), beta=1 %.0e",
+       TOL_FWD, TOL_BWD, FD_H, TOL_ACC);
+
+  test_matmul(7, 5, 3, 0, 1);
+  test_matmul(7, 5, 3, 1, 1);
+  test_matmul(1, 1, 1, 0, 1);
+  test_matmul(4, 6, 9, 0, 0);
+  test_matmul(5, 8, 11, 1, 0);
+  test_matmul(33, 17, 24, 0, 1);
+  test_matmul(16, 24, 40, 1, 0);
+
+  test_layernorm(1, 1);
+  test_layernorm(3, 5);
+  test_layernorm(7, 16);
+  test_layernorm(5, 64);
+
+  test_attention(1, 1, 1, 1, 1);
+  test_attention(2, 1, 2, 3, 1);
+  test_attention(1, 5, 2, 3, 1);
+  test_attention(2, 7, 3, 4, 1);
+  test_attention(1, 16, 2, 8, 1);
+  test_attention(2, 64, 4, 16, 0);
+
+  test_gelu(1);
+  test_gelu(7);
+  test_gelu(1000);
+
+  test_residual(1);
+  test_residual(1001);
+
+  test_embedding(2, 5, 3, 7, 1, (int[]){7});
+  test_embedding(3, 4, 5, 9, 2, (int[]){5, 4});
+  test_embedding(2, 6, 4, 10, 3, (int[]){2, 7, 1});
+  test_embedding(1, 1, 8, 3, 2, (int[]){1, 2});
+
+  test_crossentropy(4, 11, 1, (int[]){11}, 1);
+  test_crossentropy(5, 11, 2, (int[]){6, 5}, 1);
+  test_crossentropy(5, 11, 3, (int[]){3, 7, 1}, 1);
+  test_crossentropy(1, 5, 2, (int[]){1, 4}, 1);
+  test_crossentropy(4, 257, 3, (int[]){100, 100, 57}, 1);
+  test_crossentropy(16, 5000, 3, (int[]){1700, 1700, 1600}, 0);
+
+  test_adamw(7, 1e-3f, 0.0f, 1.0f);
+  test_adamw(1000, 1e-3f, 0.1f, 0.5f);
+  test_adamw(1000, 0.05f, 0.1f, 0.25f);
+
+  test_sum_ordered(1, 7);
+  test_sum_ordered(2, 1000);
+  test_sum_ordered(3, 1);
+  test_sum_ordered(5, 513);
+  test_sumsq(1);
+  test_sumsq(10007);
+  test_clip_scale();
+
+  free_all();
+  return done_testing();
+}
