@@ -70,6 +70,50 @@ int nd_config_get(const nd_config *cfg, const char *key, char *buf, size_t size)
 /* Writes the whole configuration as YAML (every key, defaults included). */
 int nd_config_dump(const nd_config *cfg, char **yaml_out, size_t *len_out);
 
+/* --------------------------------------------------------------- training */
+
+typedef struct nd_trainer nd_trainer;
+
+/* The figures of one training step. */
+typedef struct nd_step_result {
+  long long step; /* 1-based number of the step just done */
+  double loss, lr, grad_norm;
+  double step_ms, tokens_per_s, gflops;
+} nd_step_result;
+
+/* Opens the datasets, builds the step's graph, starts StarPU and initializes
+ * the parameters from train.seed (the same values whatever the layout). One
+ * trainer per process at a time. */
+int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err);
+void nd_trainer_close(nd_trainer *tr);
+/* Loads a checkpoint directory (step-N/): the model, and with_state the
+ * optimizer and the step count too. Shapes must match the configuration. */
+int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *err);
+/* Runs one training step. A non-finite loss is an error (ND_ENUMERIC). */
+int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err);
+/* Mean cross-entropy over `batches` batches of micro_batch_size sequences read
+ * llm.c-style from the start of data (NULL: data.val). */
+int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,
+                    nd_error *err);
+/* Writes save_dir/step-N (N: steps done) atomically. */
+int nd_trainer_save(nd_trainer *tr, nd_error *err);
+long long nd_trainer_steps_done(const nd_trainer *tr);
+
+/* What nd_trainer_gather copies. */
+enum nd_gather { ND_GATHER_PARAM, ND_GATHER_GRAD, ND_GATHER_ADAM_M, ND_GATHER_ADAM_V };
+/* Copies a tensor, given by its Hugging Face name, into the single-rank
+ * layout (n: its element count). Gradients are those of the last step. */
+int nd_trainer_gather(nd_trainer *tr, const char *hf_name, enum nd_gather what, float *out, long long n);
+/* Hugging Face names of the model's tensors, in checkpoint order; NULL past the end. */
+const char *nd_trainer_tensor_name(const nd_trainer *tr, int i, long long *numel);
+
+/* `ndgraph run`: trains train.steps steps with logging, evaluation and checkpoints. */
+typedef struct nd_run_options {
+  const char *metrics; /* JSON Lines file, overrides log.metrics; NULL: the config's */
+  const char *resume;  /* checkpoint directory (step-N, or a save_dir: its newest) */
+} nd_run_options;
+int nd_run(const nd_config *cfg, const nd_run_options *opts, nd_error *err);
+
 #ifdef __cplusplus
 }
 #endif

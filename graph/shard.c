@@ -1,0 +1,41 @@
+#include "graph/shard.h"
+
+#include <string.h>
+
+int64_t nd_shard_full_numel(const nd_tensor *t) {
+  return t->ndim == 1 ? t->full_shape[0] : t->full_shape[0] * t->full_shape[1];
+}
+
+void nd_shard_copy(const nd_tensor *t, float *full, float *shard, int to_full) {
+  /* a vector is one row */
+  int64_t rows = t->ndim == 1 ? 1 : t->shape[0];
+  int64_t cols = t->shape[t->ndim - 1];
+  int64_t full_cols = t->full_shape[t->ndim - 1];
+  int64_t row0 = 0;
+  /* column segments: (first full column, first shard column, length) */
+  int64_t seg[3][3] = {{0, 0, cols}};
+  int nseg = 1;
+  int tp = t->home.tp;
+  switch (t->shard) {
+  case ND_SHARD_FULL: break;
+  case ND_SHARD_COLS: seg[0][0] = tp * cols; break;
+  case ND_SHARD_QKV_COLS:
+    nseg = 3;
+    for (int g = 0; g < 3; g++) {
+      seg[g][0] = g * (full_cols / 3) + tp * (cols / 3);
+      seg[g][1] = g * (cols / 3);
+      seg[g][2] = cols / 3;
+    }
+    break;
+  case ND_SHARD_ROWS: row0 = t->ndim == 1 ? 0 : tp * rows; break;
+  case ND_SHARD_VOCAB: row0 = t->shard_begin; break;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    for (int s = 0; s < nseg; s++) {
+      float *f = full + (row0 + r) * full_cols + seg[s][0];
+      float *p = shard + r * cols + seg[s][1];
+      size_t bytes = (size_t)seg[s][2] * sizeof(float);
+      if (to_full) memcpy(f, p, bytes);
+      else memcpy(p, f, bytes);
+    }
+}

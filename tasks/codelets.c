@@ -1,0 +1,19 @@
+/* The table from IR task kinds to codelets. */
+#include "tasks/codelets.h"
+
+#define ND__DECLARE(name) extern struct starpu_codelet nd__cl_##name;
+#define ND__CODELETS(X)                                                                  \
+  X(load_batch) X(embedding_fwd) X(embedding_bwd) X(layernorm_fwd) X(layernorm_bwd_in)  \
+  X(layernorm_bwd_w) X(matmul_fwd) X(matmul_bwd_in) X(matmul_bwd_w) X(attention_fwd)    \
+  X(attention_bwd) X(activation_fwd) X(activation_bwd) X(residual_fwd)                  \
+  X(crossentropy_stats) X(crossentropy_combine) X(crossentropy_bwd) X(allreduce)        \
+  X(sendrecv) X(grad_sumsq) X(adamw)
+ND__CODELETS(ND__DECLARE)
+
+struct starpu_codelet *nd__codelet(enum nd_task_kind kind) {
+  /* in the order of ND_TASK_KINDS */
+#define ND__ADDRESS(name) &nd__cl_##name,
+  static struct starpu_codelet *const table[ND_TASK_KIND_COUNT] = {ND__CODELETS(ND__ADDRESS)};
+#undef ND__ADDRESS
+  return (unsigned)kind < ND_TASK_KIND_COUNT ? table[kind] : NULL;
+}

@@ -1,0 +1,31 @@
+/* Collectives as tasks. The CPU algorithm of the all-reduce is a sum in rank
+ * order into the first part followed by copies: deterministic, whatever the
+ * schedule. The interface is the IR's (a group and its buffers), so a GPU
+ * backend can map the same task onto NCCL, one task per rank. */
+#include <string.h>
+
+#include "kernels/cpu/kernels.h"
+#include "tasks/codelets.h"
+
+/* buffers: the n parts, each read and written */
+static void allreduce_cpu(void *buffers[], void *arg) {
+  const struct nd_coll_args *a = &ND_CTX(arg)->task->a.coll;
+  if (a->dtype == ND_F64) {
+    double *out = ND_F64(0);
+    for (int p = 1; p < a->nparts; p++)
+      for (int64_t i = 0; i < a->n; i++) out[i] += ND_F64(p)[i];
+  } else {
+    const float *parts[1024];
+    for (int p = 0; p < a->nparts && p < 1024; p++) parts[p] = ND_F32(p);
+    nd_sum_ordered(ND_F32(0), parts, a->nparts, a->n);
+  }
+  size_t bytes = (size_t)a->n * (a->dtype == ND_F64 ? 8 : 4);
+  for (int p = 1; p < a->nparts; p++) memcpy(STARPU_VECTOR_GET_PTR(buffers[p]), STARPU_VECTOR_GET_PTR(buffers[0]), bytes);
+}
+ND_CODELET(allreduce, allreduce_cpu);
+
+/* buffers: source, destination (the next or previous pipeline stage) */
+static void sendrecv_cpu(void *buffers[], void *arg) {
+  memcpy(ND_F32(1), ND_F32(0), (size_t)ND_CTX(arg)->task->a.ew.n * sizeof(float));
+}
+ND_CODELET(sendrecv, sendrecv_cpu);

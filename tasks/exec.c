@@ -1,0 +1,198 @@
+/* Registration of the IR's tensors and submission of its tasks. */
+#include "tasks/exec.h"
+
+#include <starpu.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "tasks/codelets.h"
+
+#define ND_ALIGN 64
+#define ND_MAX_GRAPHS 4
+
+typedef struct bound_graph {
+  const nd_graph *g;
+  int32_t *tensor;     /* [g->n_tensors]: index of the owner's tensor */
+  nd__task_ctx *ctx;   /* [g->n_tasks] */
+} bound_graph;
+
+struct nd_exec {
+  const nd_graph *owner;
+  starpu_data_handle_t *handles; /* [owner->n_tensors] */
+  void **ptr;                    /* [owner->n_tensors] */
+  void **blocks;                 /* [ranks * kinds] (+1 for rank-less statistics) */
+  int n_blocks;
+  int32_t *by_name;              /* owner tensors sorted by name */
+  nd_step step;                  /* the values of the submission in flight */
+  bound_graph graphs[ND_MAX_GRAPHS];
+  int n_graphs;
+};
+
+static int64_t round_up(int64_t x) { return (x + ND_ALIGN - 1) / ND_ALIGN * ND_ALIGN; }
+
+static const nd_graph *sort_graph;
+static int cmp_name(const void *a, const void *b) {
+  return strcmp(sort_graph->tensors[*(const int32_t *)a].name, sort_graph->tensors[*(const int32_t *)b].name);
+}
+
+static int32_t find_owner(const nd_exec *ex, const char *name) {
+  int32_t lo = 0, hi = ex->owner->n_tensors - 1;
+  while (lo <= hi) {
+    int32_t mid = (lo + hi) / 2;
+    int c = strcmp(ex->owner->tensors[ex->by_name[mid]].name, name);
+    if (c == 0) return ex->by_name[mid];
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/* One block per (rank, tensor kind): parameters, gradients, optimizer states
+ * and activations of a rank are each one allocation. */
+static int allocate(nd_exec *ex) {
+  const nd_graph *g = ex->owner;
+  int nranks = g->dp * g->pp * g->tp;
+  ex->n_blocks = nranks * ND_TENSOR_KIND_COUNT;
+  int64_t *size = calloc((size_t)ex->n_blocks, sizeof *size);
+  ex->blocks = calloc((size_t)ex->n_blocks, sizeof *ex->blocks);
+  if (!size || !ex->blocks) {
+    free(size);
+    return ND_ENOMEM;
+  }
+  int64_t *offset = malloc((size_t)g->n_tensors * sizeof *offset);
+  if (!offset) {
+    free(size);
+    return ND_ENOMEM;
+  }
+  for (int32_t i = 0; i < g->n_tensors; i++) {
+    const nd_tensor *t = &g->tensors[i];
+    int b = nd_rank_index(g, t->home) * ND_TENSOR_KIND_COUNT + t->kind;
+    offset[i] = size[b];
+    size[b] += round_up(t->bytes);
+  }
+  int rc = 0;
+  for (int b = 0; b < ex->n_blocks && !rc; b++)
+    if (size[b] && posix_memalign(&ex->blocks[b], ND_ALIGN, (size_t)size[b])) rc = ND_ENOMEM;
+    else if (size[b]) memset(ex->blocks[b], 0, (size_t)size[b]);
+  for (int32_t i = 0; i < g->n_tensors && !rc; i++) {
+    const nd_tensor *t = &g->tensors[i];
+    int b = nd_rank_index(g, t->home) * ND_TENSOR_KIND_COUNT + t->kind;
+    ex->ptr[i] = (char *)ex->blocks[b] + offset[i];
+  }
+  free(size);
+  free(offset);
+  return rc;
+}
+
+int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
+  nd_exec *ex = calloc(1, sizeof *ex);
+  if (!ex) return nd__fail(err, ND_ENOMEM, "executor: out of memory");
+  ex->owner = owner;
+  ex->handles = calloc((size_t)owner->n_tensors, sizeof *ex->handles);
+  ex->ptr = calloc((size_t)owner->n_tensors, sizeof *ex->ptr);
+  ex->by_name = malloc((size_t)owner->n_tensors * sizeof *ex->by_name);
+  if (!ex->handles || !ex->ptr || !ex->by_name || allocate(ex)) {
+    nd_exec_free(ex);
+    return nd__fail(err, ND_ENOMEM, "executor: out of memory for the tensors");
+  }
+  for (int32_t i = 0; i < owner->n_tensors; i++) {
+    const nd_tensor *t = &owner->tensors[i];
+    size_t elem = t->dtype == ND_F64 ? 8 : 4;
+    starpu_vector_data_register(&ex->handles[i], STARPU_MAIN_RAM, (uintptr_t)ex->ptr[i],
+                                (uint32_t)(t->bytes / (int64_t)elem), elem);
+    starpu_data_set_name(ex->handles[i], t->name);
+    ex->by_name[i] = i;
+  }
+  sort_graph = owner;
+  qsort(ex->by_name, (size_t)owner->n_tensors, sizeof *ex->by_name, cmp_name);
+  int rc = nd_exec_add_graph(ex, owner, err);
+  if (rc) {
+    nd_exec_free(ex);
+    return rc;
+  }
+  *out = ex;
+  return 0;
+}
+
+int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
+  if (ex->n_graphs == ND_MAX_GRAPHS) return nd__fail(err, ND_EINVAL, "executor: too many graphs");
+  bound_graph *bg = &ex->graphs[ex->n_graphs];
+  bg->g = g;
+  bg->tensor = malloc((size_t)g->n_tensors * sizeof *bg->tensor);
+  bg->ctx = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *bg->ctx);
+  if (!bg->tensor || !bg->ctx) {
+    free(bg->tensor);
+    free(bg->ctx);
+    return nd__fail(err, ND_ENOMEM, "executor: out of memory");
+  }
+  for (int32_t i = 0; i < g->n_tensors; i++) {
+    bg->tensor[i] = g == ex->owner ? i : find_owner(ex, g->tensors[i].name);
+    if (bg->tensor[i] < 0 || ex->owner->tensors[bg->tensor[i]].bytes != g->tensors[i].bytes) {
+      free(bg->tensor);
+      free(bg->ctx);
+      return nd__fail(err, ND_EINVAL, "executor: tensor %s has no match in the training graph", g->tensors[i].name);
+    }
+  }
+  for (int32_t i = 0; i < g->n_tasks; i++) bg->ctx[i] = (nd__task_ctx){&g->tasks[i], g, &ex->step};
+  return ex->n_graphs++;
+}
+
+int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
+  const bound_graph *bg = &ex->graphs[which];
+  const nd_graph *g = bg->g;
+  ex->step = *step;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    const nd_access *acc = nd_task_access(g, t);
+    struct starpu_task *task = starpu_task_create();
+    task->cl = nd__codelet(t->kind);
+    task->cl_arg = &bg->ctx[i];
+    task->nbuffers = t->n_access;
+    starpu_data_handle_t *handles = task->handles;
+    enum starpu_data_access_mode *modes = task->modes;
+    if (t->n_access > STARPU_NMAXBUFS) {
+      /* StarPU frees the dynamic arrays with the task */
+      task->dyn_handles = malloc((size_t)t->n_access * sizeof *task->dyn_handles);
+      task->dyn_modes = malloc((size_t)t->n_access * sizeof *task->dyn_modes);
+      handles = task->dyn_handles;
+      modes = task->dyn_modes;
+    }
+    for (int a = 0; a < t->n_access; a++) {
+      handles[a] = ex->handles[bg->tensor[acc[a].tensor]];
+      modes[a] = acc[a].mode == ND_ACCESS_R ? STARPU_R : acc[a].mode == ND_ACCESS_W ? STARPU_W : STARPU_RW;
+    }
+    int rc = starpu_task_submit(task);
+    if (rc) {
+      starpu_task_wait_for_all();
+      return nd__fail(err, ND_ERUNTIME, "StarPU refused task %d (%s): error %d", i, nd_task_kind_name(t->kind), rc);
+    }
+  }
+  starpu_task_wait_for_all();
+  return 0;
+}
+
+void *nd_exec_acquire(nd_exec *ex, int32_t tensor, int write) {
+  starpu_data_acquire(ex->handles[tensor], write ? STARPU_RW : STARPU_R);
+  return ex->ptr[tensor];
+}
+
+void nd_exec_release(nd_exec *ex, int32_t tensor) { starpu_data_release(ex->handles[tensor]); }
+
+void nd_exec_free(nd_exec *ex) {
+  if (!ex) return;
+  if (ex->handles)
+    for (int32_t i = 0; i < ex->owner->n_tensors; i++)
+      if (ex->handles[i]) starpu_data_unregister(ex->handles[i]);
+  for (int i = 0; i < ex->n_graphs; i++) {
+    free(ex->graphs[i].tensor);
+    free(ex->graphs[i].ctx);
+  }
+  if (ex->blocks)
+    for (int b = 0; b < ex->n_blocks; b++) free(ex->blocks[b]);
+  free(ex->blocks);
+  free(ex->handles);
+  free(ex->ptr);
+  free(ex->by_name);
+  free(ex);
+}

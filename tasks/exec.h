@@ -1,0 +1,44 @@
+/* Runs IR graphs on StarPU: every tensor registered once as a data handle and
+ * reused every step, each IR task submitted with its access modes, so that
+ * StarPU's dependencies are exactly the IR's. */
+#ifndef ND_TASKS_EXEC_H
+#define ND_TASKS_EXEC_H
+
+#include <stdint.h>
+
+#include "configs/config.h"
+#include "data/dataset.h"
+#include "graph/ir.h"
+
+/* The values of one submission that the graph does not hold. */
+typedef struct nd_step {
+  const nd_dataset *data; /* where load_batch reads */
+  int64_t seq_base;       /* first global sequence of this batch */
+  int64_t seq_limit;      /* sequences from here on count for nothing (evaluation tail) */
+  float loss_scale;       /* 1 / tokens of the global batch */
+  float lr, beta1, beta2, eps, weight_decay, grad_clip;
+  int adam_t; /* AdamW step number, from 1 */
+} nd_step;
+
+/* StarPU for this process: workers and policy from the configuration. */
+int nd_runtime_start(const nd_config *cfg, nd_error *err);
+void nd_runtime_stop(void);
+/* CPU workers StarPU actually started. */
+int nd_runtime_workers(void);
+
+typedef struct nd_exec nd_exec;
+
+/* Allocates and registers the tensors of `owner` (one block per rank and
+ * tensor kind, so parameters and gradients are one allocation each). */
+int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err);
+void nd_exec_free(nd_exec *ex);
+/* Makes another graph runnable on the same tensors (matched by name), e.g.
+ * the evaluation graph; returns its index for nd_exec_submit. */
+int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err);
+/* Submits every task of graph `which` (0 is the owner) and waits for them. */
+int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err);
+/* Host memory of an owner tensor, valid between acquire and release. */
+void *nd_exec_acquire(nd_exec *ex, int32_t tensor, int write);
+void nd_exec_release(nd_exec *ex, int32_t tensor);
+
+#endif

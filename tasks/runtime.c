@@ -1,0 +1,53 @@
+/* Starting StarPU with the configuration's workers and policy. */
+#include <cblas.h>
+#include <starpu.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "tasks/exec.h"
+
+/* StarPU's own policies that ndgraph can select by name. */
+static const char *const starpu_policies[] = {"eager", "prio", "ws", "lws", "dmda", "dmdas", NULL};
+
+int nd_runtime_start(const nd_config *cfg, nd_error *err) {
+  const char *policy = cfg->runtime.scheduler;
+  int known = 0;
+  for (int i = 0; starpu_policies[i]; i++) known |= strcmp(policy, starpu_policies[i]) == 0;
+  if (!known)
+    return nd__fail(err, ND_ENOTIMPL, "%s: runtime.scheduler '%s' is not implemented yet (available: eager, prio, ws, lws, dmda, dmdas)",
+                    cfg->source, policy);
+  if (cfg->runtime.opencl_devices > 0)
+    return nd__fail(err, ND_ENODEV, "%s: runtime.opencl_devices %lld: this build has no OpenCL backend yet",
+                    cfg->source, (long long)cfg->runtime.opencl_devices);
+
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int workers = cfg->runtime.workers > 0 ? (int)cfg->runtime.workers : (int)(cores > 0 ? cores : 1);
+  if (workers > STARPU_MAXCPUS) {
+    if (cfg->runtime.workers > 0)
+      fprintf(stderr, "ndgraph: note: runtime.workers %d capped at %d, the most this StarPU build starts\n", workers,
+              STARPU_MAXCPUS);
+    workers = STARPU_MAXCPUS;
+  }
+  /* the configuration decides the policy; quiet unless the user asked otherwise */
+  unsetenv("STARPU_SCHED");
+  setenv("STARPU_SILENT", "1", 0);
+
+  struct starpu_conf conf;
+  starpu_conf_init(&conf);
+  conf.ncpus = workers;
+  conf.ncuda = 0;
+  conf.nopencl = 0;
+  conf.sched_policy_name = policy;
+  /* one BLAS thread per StarPU worker: the workers are the parallelism */
+  openblas_set_num_threads(1);
+  int rc = starpu_init(&conf);
+  if (rc != 0) return nd__fail(err, ND_ERUNTIME, "StarPU failed to start (starpu_init returned %d)", rc);
+  return 0;
+}
+
+void nd_runtime_stop(void) { starpu_shutdown(); }
+
+int nd_runtime_workers(void) { return (int)starpu_cpu_worker_get_count(); }
