@@ -25,6 +25,9 @@
 #define MAX_DIMS 16 /* kept for tensors we skip; nd_safetensors_get serves up to 4 */
 /* Offsets and sizes must be exact in a double (cJSON's number type). */
 #define MAX_EXACT 9007199254740992.0 /* 2^53 */
+/* As the reference implementation: a header beyond this is not a real one,
+ * and parsing gigabytes of JSON from a corrupt length would only waste time. */
+#define MAX_HEADER (100u << 20)
 
 /* ------------------------------------------------------------------ write */
 
@@ -367,6 +370,11 @@ int nd_safetensors_open(nd_safetensors **out, const char *path, nd_error *err) {
     rc = nd__fail(err, ND_ECHECKPOINT,
                   "%s: header length %" PRIu64 " does not fit in the file (%zu bytes)", path, hlen,
                   size);
+    goto fail;
+  }
+  if (hlen > MAX_HEADER) {
+    rc = nd__fail(err, ND_ECHECKPOINT, "%s: header length %" PRIu64 " exceeds the %u MiB limit",
+                  path, hlen, MAX_HEADER >> 20);
     goto fail;
   }
   st->data = p + 8 + hlen;

@@ -240,6 +240,14 @@ static void test_corrupt(void) {
   p = craft("long.st", "{}      ", 9, 0);
   expect_corrupt("header length one past the end", p,
                  "header length 9 does not fit in the file (16 bytes)");
+  /* A sparse file, so that the length fits in the file but not the limit. */
+  p = craft("big.st", "{}      ", 200u << 20, 0);
+  if (truncate(p, 300 << 20) == 0)
+    expect_corrupt("header length over 100 MiB", p,
+                   "header length 209715200 exceeds the 100 MiB limit");
+  else
+    ok(0, "could not make a sparse file");
+  unlink(p);
   p = craft("zero.st", "", 0, 0);
   expect_corrupt("header length 0", p, "header length 0 does not fit in the file (8 bytes)");
 
