@@ -1,0 +1,159 @@
+#include "checkpoint/atomic.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+
+int nd__fsync_dir(const char *dir, nd_error *err) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return nd__fail(err, ND_EIO, "%s: cannot open directory: %s", dir, strerror(errno));
+  int rc = 0;
+  /* Some file systems cannot fsync a directory (EINVAL): nothing more to do there. */
+  if (fsync(fd) != 0 && errno != EINVAL && errno != ENOTSUP)
+    rc = nd__fail(err, ND_EIO, "%s: cannot fsync directory: %s", dir, strerror(errno));
+  close(fd);
+  return rc;
+}
+
+int nd__fsync_parent(const char *path, nd_error *err) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return nd__fsync_dir(".", err);
+  if (slash == path) return nd__fsync_dir("/", err);
+  char *dir = strndup(path, (size_t)(slash - path));
+  if (!dir) return nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+  int rc = nd__fsync_dir(dir, err);
+  free(dir);
+  return rc;
+}
+
+int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
+  f->fd = -1;
+  f->tmp = NULL;
+  f->path = strdup(path);
+  if (!f->path || asprintf(&f->tmp, "%s.tmp.%ld", path, (long)getpid()) < 0) {
+    f->tmp = NULL;
+    nd__atomic_abort(f);
+    return nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+  }
+  f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (f->fd < 0) {
+    int rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", f->tmp, strerror(errno));
+    nd__atomic_abort(f);
+    return rc;
+  }
+  return 0;
+}
+
+int nd__atomic_write(nd__atomic_file *f, const void *data, size_t len, nd_error *err) {
+  const char *p = data;
+  while (len > 0) {
+    /* Large writes may be split by the kernel; write() is limited to ~2 GiB. */
+    size_t chunk = len > (1u << 30) ? (1u << 30) : len;
+    ssize_t w = write(f->fd, p, chunk);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return nd__fail(err, ND_EIO, "%s: write failed: %s", f->tmp, strerror(errno));
+    }
+    p += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+static void atomic_free(nd__atomic_file *f) {
+  free(f->path);
+  free(f->tmp);
+  f->path = f->tmp = NULL;
+  f->fd = -1;
+}
+
+void nd__atomic_abort(nd__atomic_file *f) {
+  if (f->fd >= 0) close(f->fd);
+  if (f->tmp) unlink(f->tmp);
+  atomic_free(f);
+}
+
+int nd__atomic_commit(nd__atomic_file *f, nd_error *err) {
+  int rc = 0;
+  if (fsync(f->fd) != 0) {
+    rc = nd__fail(err, ND_EIO, "%s: fsync failed: %s", f->tmp, strerror(errno));
+    goto fail;
+  }
+  /* close() can report a delayed write error (NFS): check it. */
+  int fd = f->fd;
+  f->fd = -1;
+  if (close(fd) != 0) {
+    rc = nd__fail(err, ND_EIO, "%s: close failed: %s", f->tmp, strerror(errno));
+    goto fail;
+  }
+  if (rename(f->tmp, f->path) != 0) {
+    rc = nd__fail(err, ND_EIO, "%s: cannot rename to %s: %s", f->tmp, f->path, strerror(errno));
+    goto fail;
+  }
+  rc = nd__fsync_parent(f->path, err);
+  atomic_free(f);
+  return rc;
+fail:
+  nd__atomic_abort(f);
+  return rc;
+}
+
+int nd_write_file_atomic(const char *path, const void *data, size_t len, nd_error *err) {
+  nd__atomic_file f;
+  int rc = nd__atomic_open(&f, path, err);
+  if (rc) return rc;
+  rc = nd__atomic_write(&f, data, len, err);
+  if (rc) {
+    nd__atomic_abort(&f);
+    return rc;
+  }
+  return nd__atomic_commit(&f, err);
+}
+
+int nd__mkdir_p(const char *dir, nd_error *err) {
+  int rc = 0;
+  if (!dir || !*dir) return nd__fail(err, ND_EINVAL, "mkdir: empty directory name");
+  char *p = strdup(dir);
+  if (!p) return nd__fail(err, ND_ENOMEM, "%s: out of memory", dir);
+  /* Create each prefix in turn; EEXIST is fine as long as it is a directory. */
+  for (char *s = p + 1;; s++) {
+    if (*s != '/' && *s != '\0') continue;
+    char c = *s;
+    *s = '\0';
+    struct stat st;
+    if (mkdir(p, 0777) != 0 && (errno != EEXIST || stat(p, &st) != 0 || !S_ISDIR(st.st_mode))) {
+      rc = nd__fail(err, ND_EIO, "%s: cannot create directory: %s", p,
+                    errno == EEXIST ? "exists and is not a directory" : strerror(errno));
+      goto out;
+    }
+    *s = c;
+    if (c == '\0') break;
+  }
+out:
+  free(p);
+  return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb;
+  (void)flag;
+  (void)ftw;
+  return remove(path) == 0 ? 0 : -1;
+}
+
+int nd__remove_tree(const char *path, nd_error *err) {
+  struct stat st;
+  if (lstat(path, &st) != 0 && errno == ENOENT) return 0;
+  /* Depth first, and never following symbolic links out of the tree. */
+  if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+    return nd__fail(err, ND_EIO, "%s: cannot remove: %s", path, strerror(errno));
+  return 0;
+}

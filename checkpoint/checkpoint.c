@@ -1,0 +1,203 @@
+#include "checkpoint/checkpoint.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint/atomic.h"
+#include "common/error.h"
+
+static const char *const ckpt_files[] = {"model.safetensors", "optimizer.safetensors",
+                                         "config.json", "state.json"};
+#define N_CKPT_FILES (sizeof ckpt_files / sizeof ckpt_files[0])
+
+/* A JSON text the caller hands us is checked before it lands on disk, so
+ * that a resume never meets an unreadable state.json. */
+static int check_json(const char *what, const char *text, nd_error *err) {
+  if (!text) return nd__fail(err, ND_EINVAL, "%s: no content given", what);
+  cJSON *j = cJSON_Parse(text);
+  if (!j) return nd__fail(err, ND_EINVAL, "%s: content is not valid JSON", what);
+  cJSON_Delete(j);
+  return 0;
+}
+
+/* Writes a file inside the temporary directory. The directory rename is
+ * what publishes it; the atomic writer is reused for its fsync. */
+static int write_text(const char *dir, const char *name, const char *text, nd_error *err) {
+  char *path = NULL;
+  if (asprintf(&path, "%s/%s", dir, name) < 0) return nd__fail(err, ND_ENOMEM, "out of memory");
+  int rc = nd_write_file_atomic(path, text, strlen(text), err);
+  free(path);
+  return rc;
+}
+
+static int write_st(const char *dir, const char *name, const nd_st_tensor *t, int n,
+                    nd_error *err) {
+  char *path = NULL;
+  if (asprintf(&path, "%s/%s", dir, name) < 0) return nd__fail(err, ND_ENOMEM, "out of memory");
+  int rc = nd_safetensors_write(path, t, n, err);
+  free(path);
+  return rc;
+}
+
+int nd_checkpoint_write(const char *save_dir, int64_t step, const nd_checkpoint_files *files,
+                        nd_error *err) {
+  int rc = 0;
+  char *tmp = NULL, *final = NULL, *old = NULL;
+  int have_tmp = 0, have_old = 0;
+
+  if (!save_dir || !*save_dir) return nd__fail(err, ND_EINVAL, "checkpoint: empty save_dir");
+  if (step < 0) return nd__fail(err, ND_EINVAL, "%s: negative step %" PRId64, save_dir, step);
+  if (!files) return nd__fail(err, ND_EINVAL, "%s: no checkpoint files given", save_dir);
+  if ((rc = check_json("config.json", files->config_json, err)) ||
+      (rc = check_json("state.json", files->state_json, err)))
+    return rc;
+
+  long pid = (long)getpid();
+  if (asprintf(&tmp, "%s/.step-%" PRId64 ".tmp-%ld", save_dir, step, pid) < 0) tmp = NULL;
+  if (asprintf(&final, "%s/step-%" PRId64, save_dir, step) < 0) final = NULL;
+  if (asprintf(&old, "%s/.step-%" PRId64 ".old-%ld", save_dir, step, pid) < 0) old = NULL;
+  if (!tmp || !final || !old) {
+    rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", save_dir);
+    goto out;
+  }
+
+  if ((rc = nd__mkdir_p(save_dir, err))) goto out;
+  /* A leftover from an earlier crash of a process with our pid. */
+  if ((rc = nd__remove_tree(tmp, err)) || (rc = nd__remove_tree(old, err))) goto out;
+  if (mkdir(tmp, 0777) != 0) {
+    rc = nd__fail(err, ND_EIO, "%s: cannot create directory: %s", tmp, strerror(errno));
+    goto out;
+  }
+  have_tmp = 1;
+  if ((rc = write_st(tmp, "model.safetensors", files->model, files->n_model, err)) ||
+      (rc = write_st(tmp, "optimizer.safetensors", files->optimizer, files->n_optimizer, err)) ||
+      (rc = write_text(tmp, "config.json", files->config_json, err)) ||
+      (rc = write_text(tmp, "state.json", files->state_json, err)))
+    goto out;
+  if ((rc = nd__fsync_dir(tmp, err))) goto out;
+
+  /* Publish. Between the two renames only the old copy exists, under its
+   * aside name; the window is two system calls wide. */
+  if (rename(final, old) == 0) {
+    have_old = 1;
+  } else if (errno != ENOENT) {
+    rc = nd__fail(err, ND_EIO, "%s: cannot move the previous checkpoint aside: %s", final,
+                  strerror(errno));
+    goto out;
+  }
+  if (rename(tmp, final) != 0) {
+    rc = nd__fail(err, ND_EIO, "%s: cannot rename to %s: %s", tmp, final, strerror(errno));
+    if (have_old && rename(old, final) == 0) have_old = 0; /* put the old one back */
+    goto out;
+  }
+  have_tmp = 0;
+  rc = nd__fsync_dir(save_dir, err);
+  /* The new checkpoint is in place: the old copy goes even if the fsync failed. */
+  if (have_old) {
+    int rc2 = nd__remove_tree(old, rc ? NULL : err);
+    if (!rc) rc = rc2;
+  }
+out:
+  /* On failure the half-built directory goes, and the error that caused the
+   * failure is the one reported. (An old copy that could not be put back
+   * stays under its hidden .old name, for a person to recover.) */
+  if (have_tmp) nd__remove_tree(tmp, NULL);
+  free(tmp);
+  free(final);
+  free(old);
+  return rc;
+}
+
+/* "step-N" with N a plain decimal number; its value in *step. */
+static int parse_step_name(const char *name, int64_t *step) {
+  if (strncmp(name, "step-", 5) != 0) return 0;
+  const char *p = name + 5;
+  if (!*p) return 0;
+  int64_t v = 0;
+  for (; *p; p++) {
+    if (*p < '0' || *p > '9') return 0;
+    if (v > (INT64_MAX - 9) / 10) return 0;
+    v = v * 10 + (*p - '0');
+  }
+  *step = v;
+  return 1;
+}
+
+static int is_complete(const char *dir) {
+  for (size_t i = 0; i < N_CKPT_FILES; i++) {
+    char path[4096];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/%s", dir, ckpt_files[i]) >= (int)sizeof path) return 0;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  }
+  return 1;
+}
+
+int nd_checkpoint_latest(const char *save_dir, char *path_out, size_t size, nd_error *err) {
+  int rc = 0;
+  int64_t best = -1;
+  DIR *d = opendir(save_dir);
+  if (!d) return nd__fail(err, ND_EIO, "%s: cannot open directory: %s", save_dir, strerror(errno));
+  for (struct dirent *de; (de = readdir(d));) {
+    int64_t step;
+    char dir[4096];
+    if (!parse_step_name(de->d_name, &step) || step <= best) continue;
+    if (snprintf(dir, sizeof dir, "%s/%s", save_dir, de->d_name) >= (int)sizeof dir) continue;
+    if (is_complete(dir)) best = step;
+  }
+  closedir(d);
+  if (best < 0)
+    return nd__fail(err, ND_ECHECKPOINT, "%s: no complete step-N checkpoint", save_dir);
+  int n = snprintf(path_out, size, "%s/step-%" PRId64, save_dir, best);
+  if (n < 0 || (size_t)n >= size)
+    rc = nd__fail(err, ND_EINVAL, "%s: path of step-%" PRId64 " does not fit in %zu bytes",
+                  save_dir, best, size);
+  return rc;
+}
+
+int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64_t n_embd,
+                      int64_t n_layer, int64_t n_head) {
+  *out = NULL;
+  if (vocab_size < 1 || n_positions < 1 || n_embd < 1 || n_layer < 1 || n_head < 1)
+    return ND_EINVAL;
+  int rc = ND_ENOMEM;
+  cJSON *c = cJSON_CreateObject();
+  cJSON *arch = cJSON_CreateStringArray((const char *const[]){"GPT2LMHeadModel"}, 1);
+  if (!c || !arch) {
+    cJSON_Delete(arch);
+    goto out;
+  }
+  cJSON_AddItemToObject(c, "architectures", arch);
+  /* The values transformers reads for GPT2Config; dropout is 0 because these
+   * weights were trained without it. */
+  if (!cJSON_AddStringToObject(c, "model_type", "gpt2") ||
+      !cJSON_AddNumberToObject(c, "vocab_size", (double)vocab_size) ||
+      !cJSON_AddNumberToObject(c, "n_positions", (double)n_positions) ||
+      !cJSON_AddNumberToObject(c, "n_ctx", (double)n_positions) ||
+      !cJSON_AddNumberToObject(c, "n_embd", (double)n_embd) ||
+      !cJSON_AddNumberToObject(c, "n_layer", (double)n_layer) ||
+      !cJSON_AddNumberToObject(c, "n_head", (double)n_head) ||
+      !cJSON_AddNullToObject(c, "n_inner") ||
+      !cJSON_AddStringToObject(c, "activation_function", "gelu_new") ||
+      !cJSON_AddNumberToObject(c, "layer_norm_epsilon", 1e-5) ||
+      !cJSON_AddNumberToObject(c, "initializer_range", 0.02) ||
+      !cJSON_AddNumberToObject(c, "resid_pdrop", 0.0) ||
+      !cJSON_AddNumberToObject(c, "embd_pdrop", 0.0) ||
+      !cJSON_AddNumberToObject(c, "attn_pdrop", 0.0) ||
+      !cJSON_AddTrueToObject(c, "tie_word_embeddings") ||
+      !cJSON_AddTrueToObject(c, "scale_attn_weights") ||
+      !cJSON_AddTrueToObject(c, "use_cache"))
+    goto out;
+  *out = cJSON_Print(c);
+  if (*out) rc = 0;
+out:
+  cJSON_Delete(c);
+  return rc;
+}

@@ -1,0 +1,165 @@
+#include "data/dataset.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "data/builtin.h"
+
+#define BUILTIN_PREFIX "builtin:"
+
+struct nd_dataset {
+  char *name;
+  enum nd_data_format format;
+  int seq_len;
+  int64_t n_tokens;
+  const uint8_t *bytes; /* the token stream, either mapped or owned */
+  size_t n_bytes;
+  void *map;           /* non-NULL: bytes is this mmap of map_len bytes */
+  size_t map_len;
+  uint8_t *owned;      /* non-NULL: bytes is this malloc'd buffer */
+};
+
+/* Token i of the stream. u16 ids are assembled from bytes so that the file
+ * reads as little-endian on any host, with no alignment assumption. */
+static inline int32_t token_at(const nd_dataset *ds, int64_t i) {
+  if (ds->format == ND_FORMAT_TEXT) return ds->bytes[i];
+  const uint8_t *p = ds->bytes + 2 * i;
+  return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8);
+}
+
+static const char *format_name(enum nd_data_format f) {
+  return f == ND_FORMAT_TEXT ? "text" : "tokens-u16";
+}
+
+/* Maps a whole regular file read-only. An empty file is not mapped (mmap
+ * refuses length 0); the size check that follows rejects it anyway. */
+static int map_file(nd_dataset *ds, const char *path, nd_error *err) {
+  int rc = 0;
+  struct stat st;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nd__fail(err, ND_EDATA, "%s: cannot open: %s", path, strerror(errno));
+  if (fstat(fd, &st) != 0) {
+    rc = nd__fail(err, ND_EDATA, "%s: cannot stat: %s", path, strerror(errno));
+    goto out;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    rc = nd__fail(err, ND_EDATA, "%s: not a regular file", path);
+    goto out;
+  }
+  ds->n_bytes = (size_t)st.st_size;
+  if (ds->n_bytes == 0) {
+    ds->bytes = (const uint8_t *)"";
+    goto out;
+  }
+  void *m = mmap(NULL, ds->n_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (m == MAP_FAILED) {
+    rc = nd__fail(err, ND_EDATA, "%s: cannot mmap %zu bytes: %s", path, ds->n_bytes,
+                  strerror(errno));
+    goto out;
+  }
+  /* One sequential scan at open, then random sequence reads. */
+  (void)madvise(m, ds->n_bytes, MADV_WILLNEED);
+  ds->map = m;
+  ds->map_len = ds->n_bytes;
+  ds->bytes = m;
+out:
+  close(fd);
+  return rc;
+}
+
+int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format format,
+                    int64_t vocab_size, int seq_len, nd_error *err) {
+  int rc = 0;
+  nd_dataset *ds = NULL;
+  *out = NULL;
+  if (!spec || !*spec) return nd__fail(err, ND_EINVAL, "dataset: empty path");
+  if (format != ND_FORMAT_TEXT && format != ND_FORMAT_TOKENS_U16)
+    return nd__fail(err, ND_EINVAL, "%s: unknown data format %d", spec, (int)format);
+  if (vocab_size < 1)
+    return nd__fail(err, ND_EINVAL, "%s: vocab_size %" PRId64 " must be >= 1", spec, vocab_size);
+  if (seq_len < 1)
+    return nd__fail(err, ND_EINVAL, "%s: seq_len %d must be >= 1", spec, seq_len);
+
+  ds = calloc(1, sizeof *ds);
+  if (!ds || !(ds->name = strdup(spec))) {
+    rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", spec);
+    goto fail;
+  }
+  ds->format = format;
+  ds->seq_len = seq_len;
+
+  if (strncmp(spec, BUILTIN_PREFIX, strlen(BUILTIN_PREFIX)) == 0) {
+    /* Built-in corpora are text: a byte stream with vocabulary 256. */
+    if (format != ND_FORMAT_TEXT) {
+      rc = nd__fail(err, ND_EDATA, "%s: built-in datasets are text; set data.format: text", spec);
+      goto fail;
+    }
+    rc = nd__builtin_generate(spec + strlen(BUILTIN_PREFIX), &ds->owned, &ds->n_bytes, err);
+    if (rc) goto fail;
+    ds->bytes = ds->owned;
+  } else {
+    rc = map_file(ds, spec, err);
+    if (rc) goto fail;
+  }
+
+  if (format == ND_FORMAT_TOKENS_U16 && ds->n_bytes % 2 != 0) {
+    rc = nd__fail(err, ND_EDATA, "%s: odd byte count %zu for tokens-u16 (2 bytes per token)", spec,
+                  ds->n_bytes);
+    goto fail;
+  }
+  ds->n_tokens = (int64_t)(format == ND_FORMAT_TEXT ? ds->n_bytes : ds->n_bytes / 2);
+  if (ds->n_tokens < (int64_t)seq_len + 1) {
+    rc = nd__fail(err, ND_EDATA, "%s: %" PRId64 " tokens (%s), need at least seq_len + 1 = %" PRId64,
+                  spec, ds->n_tokens, format_name(format), (int64_t)seq_len + 1);
+    goto fail;
+  }
+  /* Validate every id once here so that the training loop can index
+   * embeddings with them unchecked. */
+  for (int64_t i = 0; i < ds->n_tokens; i++) {
+    int32_t t = token_at(ds, i);
+    if (t >= vocab_size) {
+      int64_t offset = format == ND_FORMAT_TEXT ? i : 2 * i;
+      rc = nd__fail(err, ND_EDATA,
+                    "%s: token %" PRId32 " at offset %" PRId64 " is >= vocab_size %" PRId64, spec,
+                    t, offset, vocab_size);
+      goto fail;
+    }
+  }
+  *out = ds;
+  return 0;
+fail:
+  nd_dataset_close(ds);
+  return rc;
+}
+
+void nd_dataset_close(nd_dataset *ds) {
+  if (!ds) return;
+  if (ds->map) munmap(ds->map, ds->map_len);
+  free(ds->owned);
+  free(ds->name);
+  free(ds);
+}
+
+int64_t nd_dataset_tokens(const nd_dataset *ds) { return ds->n_tokens; }
+
+int64_t nd_dataset_sequences(const nd_dataset *ds) { return (ds->n_tokens - 1) / ds->seq_len; }
+
+void nd_dataset_sequence(const nd_dataset *ds, int64_t j, int32_t *inputs, int32_t *targets) {
+  int64_t n = nd_dataset_sequences(ds);
+  int64_t k = j % n;
+  if (k < 0) k += n; /* defensive: callers pass j >= 0, but never index before the start */
+  int64_t start = k * ds->seq_len;
+  for (int t = 0; t < ds->seq_len; t++) {
+    if (inputs) inputs[t] = token_at(ds, start + t);
+    if (targets) targets[t] = token_at(ds, start + t + 1);
+  }
+}
+
+const char *nd_dataset_name(const nd_dataset *ds) { return ds->name; }
