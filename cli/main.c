@@ -1,11 +1,42 @@
-/* ndgraph command line: a thin client of libndgraph. */
+/* ndgraph command line: a thin client of libndgraph.
+ *
+ *   ndgraph run  [CONFIG] [--set k=v]... [--metrics FILE] [--resume DIR]
+ *   ndgraph plan [CONFIG] [--set k=v]... [--dot FILE] [--json]
+ *   ndgraph eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set k=v]...
+ *
+ * Exit status: 0 success, 1 failure at run time, 2 bad input (usage, configuration). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "ndgraph/ndgraph.h"
+#include "cli/commands.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ndgraph COMMAND [CONFIG] [OPTIONS]\n"
+          "  run  [CONFIG] [--set section.key=value]... [--metrics FILE] [--resume DIR]\n"
+          "       train (CONFIG defaults to the embedded quick start)\n"
+          "  plan [CONFIG] [--set ...]... [--dot FILE] [--json]\n"
+          "       print what one training step becomes\n"
+          "  eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set ...]...\n"
+          "       mean cross-entropy of a checkpoint, as one JSON line\n"
+          "  version\n");
+}
 
 int main(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  printf("ndgraph %s\n", NDGRAPH_VERSION);
-  return 0;
+  if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "run") == 0) return nd_cli_run(argc - 2, argv + 2);
+  if (strcmp(cmd, "plan") == 0) return nd_cli_plan(argc - 2, argv + 2);
+  if (strcmp(cmd, "eval") == 0) return nd_cli_eval(argc - 2, argv + 2);
+  if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+    printf("ndgraph %s\n", NDGRAPH_VERSION);
+    return 0;
+  }
+  fprintf(stderr, "ndgraph: unknown command '%s'\n", cmd);
+  usage(stderr);
+  return 2;
 }

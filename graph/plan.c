@@ -164,3 +164,25 @@ int nd_graph_write_dot(const nd_graph *g, const char *path, nd_error *err) {
   if (fclose(f) != 0) return nd__fail(err, ND_EIO, "%s: %s", path, strerror(errno));
   return 0;
 }
+
+int nd_plan_report(const nd_config *cfg, FILE *out, int json, const char *dot_path, nd_error *err) {
+  nd_graph *g = NULL;
+  nd_plan p;
+  int rc = nd_graph_build(&g, cfg, 0, err);
+  if (rc) return rc;
+  if ((rc = nd_plan_compute(g, &p))) {
+    nd_graph_free(g);
+    return nd__fail(err, rc, "plan: out of memory");
+  }
+  if (json) {
+    char *s = nd_plan_json(g, &p);
+    fprintf(out, "%s\n", s ? s : "{}");
+    free(s);
+  } else {
+    nd_plan_print(out, g, &p);
+  }
+  if (dot_path) rc = nd_graph_write_dot(g, dot_path, err);
+  nd_plan_free(&p);
+  nd_graph_free(g);
+  return rc;
+}

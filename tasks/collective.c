@@ -20,7 +20,7 @@ static void allreduce_cpu(void *buffers[], void *arg) {
     nd_sum_ordered(ND_F32(0), parts, a->nparts, a->n);
   }
   size_t bytes = (size_t)a->n * (a->dtype == ND_F64 ? 8 : 4);
-  for (int p = 1; p < a->nparts; p++) memcpy(STARPU_VECTOR_GET_PTR(buffers[p]), STARPU_VECTOR_GET_PTR(buffers[0]), bytes);
+  for (int p = 1; p < a->nparts; p++) memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[p]), (void *)STARPU_VECTOR_GET_PTR(buffers[0]), bytes);
 }
 ND_CODELET(allreduce, allreduce_cpu);
 

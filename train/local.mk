@@ -1,1 +1,3 @@
-# train: files of this folder, included by the top-level Makefile.am.
+# train: the training loop on top of graph/ and tasks/: initialization, schedule,
+# evaluation, checkpoints, logging.
+libndgraph_la_SOURCES += train/trainer.c train/init.c train/init.h train/run.c

@@ -7,6 +7,7 @@
 #define NDGRAPH_NDGRAPH_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,6 +70,12 @@ int nd_config_validate(const nd_config *cfg, nd_error *err);
 int nd_config_get(const nd_config *cfg, const char *key, char *buf, size_t size);
 /* Writes the whole configuration as YAML (every key, defaults included). */
 int nd_config_dump(const nd_config *cfg, char **yaml_out, size_t *len_out);
+
+/* ------------------------------------------------------------------- plan */
+
+/* `ndgraph plan`: builds the step's graph and writes its summary to out (text,
+ * or one JSON object), and the graph for Graphviz to dot_path when given. */
+int nd_plan_report(const nd_config *cfg, FILE *out, int json, const char *dot_path, nd_error *err);
 
 /* --------------------------------------------------------------- training */
 

@@ -1,0 +1,23 @@
+/* The ndgraph subcommands, each given the arguments after its name. */
+#ifndef ND_CLI_COMMANDS_H
+#define ND_CLI_COMMANDS_H
+
+#include "ndgraph/ndgraph.h"
+
+int nd_cli_run(int argc, char **argv);
+int nd_cli_plan(int argc, char **argv);
+int nd_cli_eval(int argc, char **argv);
+
+/* Options a command takes besides CONFIG and --set: names, and where their values go. */
+typedef struct nd_cli_option {
+  const char *name;  /* "--metrics" */
+  int takes_value;   /* else a flag */
+  const char *value; /* filled in (a flag: "1") */
+} nd_cli_option;
+
+/* Loads CONFIG (or the embedded default), applies every --set in order,
+ * validates, and fills opts. Prints the one-line error itself; returns the
+ * exit status to use on failure (2), or 0. */
+int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_config **cfg);
+
+#endif

@@ -1,0 +1,44 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/commands.h"
+
+int nd_cli_eval(int argc, char **argv) {
+  nd_cli_option opts[] = {{"--checkpoint", 1, NULL}, {"--data", 1, NULL}, {"--batches", 1, NULL}};
+  nd_config *cfg;
+  int status = nd_cli_parse(argc, argv, opts, 3, &cfg);
+  if (status) return status;
+  nd_error err = {0};
+  nd_trainer *tr = NULL;
+  long long batches = 0;
+  char buf[32];
+  int rc = 0;
+  if (!opts[0].value) {
+    fprintf(stderr, "ndgraph: eval needs --checkpoint DIR\n");
+    nd_config_free(cfg);
+    return 2;
+  }
+  if (opts[2].value) {
+    char *end;
+    batches = strtoll(opts[2].value, &end, 10);
+    if (*end || batches < 1) {
+      fprintf(stderr, "ndgraph: --batches '%s': expected a positive integer\n", opts[2].value);
+      nd_config_free(cfg);
+      return 2;
+    }
+  } else if (nd_config_get(cfg, "train.eval_batches", buf, sizeof buf) == 0) {
+    batches = atoll(buf);
+  }
+  double loss = 0;
+  long long tokens = 0;
+  if (!(rc = nd_trainer_open(&tr, cfg, &err)) && !(rc = nd_trainer_load(tr, opts[0].value, 0, &err)))
+    rc = nd_trainer_eval(tr, opts[1].value, batches, &loss, &tokens, &err);
+  nd_trainer_close(tr);
+  nd_config_free(cfg);
+  if (rc) {
+    fprintf(stderr, "ndgraph: %s\n", err.msg[0] ? err.msg : nd_strerror(rc));
+    return rc == ND_ECONFIG ? 2 : 1;
+  }
+  printf("{\"loss\": %.9g, \"tokens\": %lld}\n", loss, tokens);
+  return 0;
+}

@@ -1,0 +1,62 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_config **out) {
+  nd_config *cfg = NULL;
+  nd_error err = {0};
+  const char *path = NULL;
+  /* the file first, whatever its place, so that --set applies on top of it */
+  for (int i = 0; i < argc; i++) {
+    if (argv[i][0] != '-') {
+      if (path) {
+        fprintf(stderr, "ndgraph: more than one configuration file ('%s' and '%s')\n", path, argv[i]);
+        return 2;
+      }
+      path = argv[i];
+      continue;
+    }
+    int known = strcmp(argv[i], "--set") == 0;
+    for (int k = 0; k < n_opts && !known; k++) known = strcmp(argv[i], opts[k].name) == 0 && opts[k].takes_value;
+    if (known) i++; /* skip its value */
+  }
+  if (nd_config_new(&cfg)) {
+    fprintf(stderr, "ndgraph: out of memory\n");
+    return 2;
+  }
+  if (path && nd_config_load_file(cfg, path, &err)) goto bad;
+  for (int i = 0; i < argc; i++) {
+    if (argv[i][0] != '-') continue;
+    if (strcmp(argv[i], "--set") == 0) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "ndgraph: --set needs section.key=value\n");
+        goto usage;
+      }
+      if (nd_config_set_assignment(cfg, argv[++i], &err)) goto bad;
+      continue;
+    }
+    int k = 0;
+    while (k < n_opts && strcmp(argv[i], opts[k].name) != 0) k++;
+    if (k == n_opts) {
+      fprintf(stderr, "ndgraph: unknown option '%s'\n", argv[i]);
+      goto usage;
+    }
+    if (!opts[k].takes_value) {
+      opts[k].value = "1";
+    } else if (i + 1 < argc) {
+      opts[k].value = argv[++i];
+    } else {
+      fprintf(stderr, "ndgraph: %s needs a value\n", argv[i]);
+      goto usage;
+    }
+  }
+  if (nd_config_validate(cfg, &err)) goto bad;
+  *out = cfg;
+  return 0;
+bad:
+  fprintf(stderr, "%s\n", err.msg);
+usage:
+  nd_config_free(cfg);
+  return 2;
+}

@@ -1,0 +1,18 @@
+#include <stdio.h>
+
+#include "cli/commands.h"
+
+int nd_cli_plan(int argc, char **argv) {
+  nd_cli_option opts[] = {{"--dot", 1, NULL}, {"--json", 0, NULL}};
+  nd_config *cfg;
+  int status = nd_cli_parse(argc, argv, opts, 2, &cfg);
+  if (status) return status;
+  nd_error err = {0};
+  int rc = nd_plan_report(cfg, stdout, opts[1].value != NULL, opts[0].value, &err);
+  nd_config_free(cfg);
+  if (rc) {
+    fprintf(stderr, "ndgraph: %s\n", err.msg[0] ? err.msg : nd_strerror(rc));
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,88 @@
+/* `ndgraph run`: the training loop with logging, evaluation and checkpoints. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "checkpoint/checkpoint.h"
+#include "common/error.h"
+#include "configs/config.h"
+#include "tasks/exec.h"
+
+static void log_json(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_json(FILE *f, const char *fmt, ...) {
+  if (!f) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fputc('\n', f);
+  fflush(f);
+}
+
+/* A step-N directory, or a save_dir whose newest step-N is meant. */
+static int resolve_resume(const char *dir, char *out, size_t size, nd_error *err) {
+  char probe[ND_PATH_MAX + 32];
+  struct stat st;
+  snprintf(probe, sizeof probe, "%s/model.safetensors", dir);
+  if (stat(probe, &st) == 0) {
+    snprintf(out, size, "%s", dir);
+    return 0;
+  }
+  return nd_checkpoint_latest(dir, out, size, err);
+}
+
+int nd_run(const nd_config *cfg, const nd_run_options *opts, nd_error *err) {
+  nd_trainer *tr = NULL;
+  FILE *metrics = NULL;
+  const char *metrics_path = opts && opts->metrics ? opts->metrics : cfg->log.metrics;
+  int rc = nd_trainer_open(&tr, cfg, err);
+  if (rc) return rc;
+  if (opts && opts->resume) {
+    char dir[ND_PATH_MAX + 64];
+    if ((rc = resolve_resume(opts->resume, dir, sizeof dir, err)) || (rc = nd_trainer_load(tr, dir, 1, err)))
+      goto done;
+    printf("resumed from %s at step %lld\n", dir, nd_trainer_steps_done(tr));
+  }
+  if (metrics_path && metrics_path[0] && !(metrics = fopen(metrics_path, opts && opts->resume ? "a" : "w"))) {
+    rc = nd__fail(err, ND_EIO, "%s: cannot open the metrics file", metrics_path);
+    goto done;
+  }
+  printf("ndgraph: GPT-2 %lld layers, %lld heads, n_embd %lld, seq_len %lld, vocab %lld | data %lld x tensor %lld x "
+         "pipeline %lld, %lld micro-batches of %lld | %d workers, scheduler %s\n",
+         (long long)cfg->model.n_layer, (long long)cfg->model.n_head, (long long)cfg->model.n_embd,
+         (long long)cfg->model.seq_len, (long long)cfg->model.vocab_size,
+         (long long)cfg->parallelism.data_parallel_size, (long long)cfg->parallelism.tensor_parallel_size,
+         (long long)cfg->parallelism.pipeline_parallel_size, (long long)cfg->parallelism.micro_batches,
+         (long long)cfg->train.micro_batch_size, nd_runtime_workers(), cfg->runtime.scheduler);
+  fflush(stdout);
+  long long last = cfg->train.steps;
+  while (nd_trainer_steps_done(tr) < last) {
+    nd_step_result r;
+    if ((rc = nd_trainer_step(tr, &r, err))) goto done;
+    if (r.step == 1 || r.step % cfg->log.every == 0 || r.step == last) {
+      printf("step %5lld | loss %.4f | lr %.3e | %8.1f ms | %8.0f tokens/s | %6.2f GFLOP/s\n", r.step, r.loss, r.lr,
+             r.step_ms, r.tokens_per_s, r.gflops);
+      fflush(stdout);
+      log_json(metrics, "{\"step\": %lld, \"loss\": %.17g, \"lr\": %.9g, \"grad_norm\": %.9g, \"step_ms\": %.3f, "
+               "\"tokens_per_s\": %.1f, \"gflops\": %.3f}",
+               r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops);
+    }
+    if (cfg->data.val[0] && cfg->train.eval_every && (r.step % cfg->train.eval_every == 0 || r.step == last)) {
+      double val;
+      long long tokens;
+      if ((rc = nd_trainer_eval(tr, NULL, cfg->train.eval_batches, &val, &tokens, err))) goto done;
+      printf("step %5lld | val_loss %.4f (%lld tokens)\n", r.step, val, tokens);
+      fflush(stdout);
+      log_json(metrics, "{\"step\": %lld, \"val_loss\": %.17g, \"tokens\": %lld}", r.step, val, tokens);
+    }
+    if (cfg->train.save_dir[0] && ((cfg->train.save_every && r.step % cfg->train.save_every == 0) || r.step == last)) {
+      if ((rc = nd_trainer_save(tr, err))) goto done;
+      printf("step %5lld | checkpoint %s/step-%lld\n", r.step, cfg->train.save_dir, r.step);
+    }
+  }
+done:
+  if (metrics) fclose(metrics);
+  nd_trainer_close(tr);
+  return rc;
+}
