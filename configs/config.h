@@ -11,15 +11,26 @@
 #define ND_MAX_PLUGINS 16
 #define ND_PATH_MAX 1024
 #define ND_NAME_MAX 64
+#define ND_MAX_OVERRIDES 16
+#define ND_MAX_SECTIONS 16
 
 enum nd_data_format { ND_FORMAT_TEXT, ND_FORMAT_TOKENS_U16 };
 enum nd_placement { ND_PLACEMENT_AFFINITY, ND_PLACEMENT_STRICT, ND_PLACEMENT_FREE };
 
 /* Where a key was given (1-based), so that cross-key errors can point at it.
- * line == 0: the key kept its default. */
+ * line == 0: the key kept its default. from_set: the key came from --set, so
+ * the position is a column of that assignment ("--set:1:COL"), not of the file
+ * named in nd_config.source. */
 typedef struct nd_loc {
   int line, col;
+  int from_set;
 } nd_loc;
+
+/* kernels.override: use the implementation NAME for kernels of KIND. */
+struct nd_kernel_override {
+  char kind[ND_NAME_MAX];
+  char name[ND_NAME_MAX];
+};
 
 struct nd_config {
   char source[ND_PATH_MAX]; /* file the values came from, for messages */
@@ -79,9 +90,12 @@ struct nd_config {
   struct {
     int64_t n_plugins;
     char plugins[ND_MAX_PLUGINS][ND_PATH_MAX];
+    int64_t n_overrides;
+    struct nd_kernel_override overrides[ND_MAX_OVERRIDES];
   } kernels;
 
   nd_loc loc[128]; /* indexed by the key table of configs/keys.c */
+  nd_loc section_loc[ND_MAX_SECTIONS]; /* where "model:" etc. were written */
 };
 
 /* The location of "section.key" in the source, or {0,0} when defaulted. */

@@ -1,1 +1,9 @@
 # configs: files of this folder, included by the top-level Makefile.am.
+libndgraph_la_SOURCES += \
+	configs/config.h configs/config.c \
+	configs/keys.h configs/keys.c \
+	configs/value.c \
+	configs/text.h configs/text.c \
+	configs/reader.h configs/reader.c \
+	configs/load.c configs/set.c configs/validate.c
+EXTRA_DIST += configs/quickstart.yaml

@@ -1,0 +1,181 @@
+/* The one description of every configuration key. Loading, --set, get, dump,
+ * range checks and suggestions are all driven from nd__keys; docs/config.md
+ * explains the same keys for people. */
+#include "configs/keys.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define OFF(field) offsetof(struct nd_config, field)
+#define SIZE(field) sizeof(((struct nd_config *)0)->field)
+#define ITEM(field) sizeof(((struct nd_config *)0)->field[0])
+#define COUNT(field) (sizeof(((struct nd_config *)0)->field) / ITEM(field))
+
+#define INT(sec, key, lo, hi, dflt)                                                          \
+  {.section = #sec, .name = #key, .type = ND__T_INT, .off = OFF(sec.key), .min = (lo),       \
+   .max = (hi), .def = dflt}
+#define FLOAT(sec, key, lo, open, hi, dflt)                                                  \
+  {.section = #sec, .name = #key, .type = ND__T_FLOAT, .off = OFF(sec.key), .fmin = (lo),    \
+   .fmin_open = (open), .fmax = (hi), .def = dflt}
+#define BOOL(sec, key, dflt) \
+  {.section = #sec, .name = #key, .type = ND__T_BOOL, .off = OFF(sec.key), .def = dflt}
+#define STR(sec, key, least, allowed, dflt)                                                  \
+  {.section = #sec, .name = #key, .type = ND__T_STR, .off = OFF(sec.key),                   \
+   .size = SIZE(sec.key), .min = (least), .names = (allowed), .def = dflt}
+#define ENUM(sec, key, allowed, dflt)                                                        \
+  {.section = #sec, .name = #key, .type = ND__T_ENUM, .off = OFF(sec.key),                  \
+   .names = (allowed), .def = dflt}
+#define LIST(sec, key, t, field, count, lo, hi)                                              \
+  {.section = #sec, .name = #key, .type = (t), .off = OFF(sec.field),                       \
+   .count_off = OFF(sec.count), .size = ITEM(sec.field), .max_items = COUNT(sec.field),     \
+   .min = (lo), .max = (hi)}
+
+#define BILLION INT64_C(1000000000)
+
+static const struct nd__name formats[] = {
+    {"text", ND_FORMAT_TEXT}, {"tokens-u16", ND_FORMAT_TOKENS_U16}, {NULL, 0}};
+static const struct nd__name placements[] = {{"strict", ND_PLACEMENT_STRICT},
+                                               {"affinity", ND_PLACEMENT_AFFINITY},
+                                               {"free", ND_PLACEMENT_FREE},
+                                               {NULL, 0}};
+static const struct nd__name schedulers[] = {
+    {"ndws", 0}, {"eager", 0}, {"prio", 0},  {"ws", 0},   {"lws", 0},
+    {"dmda", 0}, {"dmdas", 0}, {"gpipe", 0}, {"1f1b", 0}, {NULL, 0}};
+
+const char *const nd__sections[] = {"model", "parallelism", "train", "data",
+                                    "runtime", "trace", "log", "kernels"};
+const size_t nd__n_sections = sizeof nd__sections / sizeof nd__sections[0];
+
+/* Bounds keep every product the runtime forms (elements of a tensor, bytes of
+ * a buffer) inside int64_t; validate.c checks the products themselves. */
+const struct nd__key nd__keys[] = {
+    INT(model, vocab_size, 1, INT64_C(1) << 20, "256"),
+    INT(model, n_layer, 1, 1024, "4"),
+    INT(model, n_head, 1, 1024, "4"),
+    INT(model, n_embd, 1, INT64_C(1) << 16, "128"),
+    INT(model, seq_len, 1, INT64_C(1) << 16, "64"),
+    STR(model, activation, 1, NULL, "gelu"),
+
+    INT(parallelism, data_parallel_size, 1, 1024, "1"),
+    INT(parallelism, tensor_parallel_size, 1, 1024, "1"),
+    INT(parallelism, pipeline_parallel_size, 1, ND_MAX_STAGES, "2"),
+    INT(parallelism, micro_batches, 1, INT64_C(1) << 16, "4"),
+    INT(parallelism, activation_slots, 1, INT64_C(1) << 16, "2"),
+    {.section = "parallelism", .name = "stage_layers", .type = ND__T_INTS,
+     .off = OFF(parallelism.stage_layers), .count_off = OFF(parallelism.n_stage_layers),
+     .size = ITEM(parallelism.stage_layers), .max_items = COUNT(parallelism.stage_layers),
+     .min = 1, .max = 1024, .keyword = "auto", .keyword_off = OFF(parallelism.stage_layers_auto)},
+
+    INT(train, steps, 1, BILLION, "300"),
+    INT(train, micro_batch_size, 1, INT64_C(1) << 16, "4"),
+    FLOAT(train, lr, 0.0, 1, 10.0, "3e-3"),
+    INT(train, warmup_steps, 0, BILLION, "20"),
+    FLOAT(train, weight_decay, 0.0, 0, 10.0, "0.1"),
+    FLOAT(train, grad_clip, 0.0, 0, 1e6, "1.0"),
+    {.section = "train", .name = "seed", .type = ND__T_U64, .off = OFF(train.seed), .def = "1337"},
+    INT(train, eval_every, 0, BILLION, "50"),
+    INT(train, eval_batches, 1, INT64_C(1) << 16, "8"),
+    INT(train, save_every, 0, BILLION, "0"),
+    STR(train, save_dir, 0, NULL, "runs/quickstart"),
+
+    STR(data, train, 1, NULL, "builtin:tales"),
+    STR(data, val, 1, NULL, "builtin:tales-val"),
+    ENUM(data, format, formats, "text"),
+
+    INT(runtime, workers, 0, 4096, "0"),
+    STR(runtime, scheduler, 1, schedulers, "lws"),
+    BOOL(runtime, deterministic, "true"),
+    ENUM(runtime, placement, placements, "affinity"),
+    STR(runtime, topology, 0, NULL, ""),
+    INT(runtime, opencl_devices, 0, 64, "0"),
+
+    STR(trace, path, 0, NULL, ""),
+    LIST(trace, steps, ND__T_INTS, steps, n_steps, 1, BILLION),
+    BOOL(trace, flows, "true"),
+    STR(trace, svg, 0, NULL, ""),
+
+    STR(log, metrics, 0, NULL, ""),
+    INT(log, every, 1, BILLION, "10"),
+
+    LIST(kernels, plugins, ND__T_STRS, plugins, n_plugins, 1, 0),
+    LIST(kernels, override, ND__T_PAIRS, overrides, n_overrides, 0, 0),
+};
+const size_t nd__n_keys = sizeof nd__keys / sizeof nd__keys[0];
+
+_Static_assert(sizeof nd__keys / sizeof nd__keys[0] <= sizeof ((struct nd_config *)0)->loc /
+                                                           sizeof(nd_loc),
+               "nd_config.loc must have a slot per key");
+_Static_assert(sizeof nd__sections / sizeof nd__sections[0] <= ND_MAX_SECTIONS,
+               "nd_config.section_loc must have a slot per section");
+
+static int same(const char *a, size_t an, const char *b) {
+  return strlen(b) == an && memcmp(a, b, an) == 0;
+}
+
+int nd__section_find(const char *name, size_t len) {
+  for (size_t i = 0; i < nd__n_sections; i++)
+    if (same(name, len, nd__sections[i])) return (int)i;
+  return -1;
+}
+
+int nd__key_find(const char *section, size_t slen, const char *name, size_t nlen) {
+  for (size_t i = 0; i < nd__n_keys; i++)
+    if (same(section, slen, nd__keys[i].section) && same(name, nlen, nd__keys[i].name))
+      return (int)i;
+  return -1;
+}
+
+int nd__key_find_dotted(const char *dotted, size_t len) {
+  const char *dot = memchr(dotted, '.', len);
+  if (!dot) return -1;
+  size_t slen = (size_t)(dot - dotted);
+  return nd__key_find(dotted, slen, dot + 1, len - slen - 1);
+}
+
+int nd__key_is_composite(const struct nd__key *k) {
+  return k->type == ND__T_INTS || k->type == ND__T_STRS || k->type == ND__T_PAIRS;
+}
+
+/* Close enough to be a typo: a quarter of the word, at least one edit. */
+static size_t close_enough(size_t len) {
+  size_t d = 1 + len / 4;
+  return d > 3 ? 3 : d;
+}
+
+const char *nd__suggest_section(const char *name, size_t len) {
+  const char *best = NULL;
+  size_t best_d = close_enough(len) + 1;
+  for (size_t i = 0; i < nd__n_sections; i++) {
+    size_t d = nd__edit_distance(name, len, nd__sections[i], strlen(nd__sections[i]));
+    if (d < best_d) best = nd__sections[i], best_d = d;
+  }
+  return best;
+}
+
+void nd__suggest_key(const char *section, size_t slen, const char *name, size_t nlen, char *out,
+                     size_t size) {
+  const struct nd__key *best = NULL;
+  size_t best_d = close_enough(nlen) + 1;
+  /* A near miss in the section written wins; otherwise the exact name filed
+   * under another section ("model.steps" -> "train.steps"). */
+  for (size_t i = 0; i < nd__n_keys; i++) {
+    const struct nd__key *k = &nd__keys[i];
+    if (!same(section, slen, k->section)) continue;
+    size_t d = nd__edit_distance(name, nlen, k->name, strlen(k->name));
+    if (d < best_d) best = k, best_d = d;
+  }
+  if (!best) {
+    for (size_t i = 0; i < nd__n_keys && !best; i++)
+      if (same(name, nlen, nd__keys[i].name)) best = &nd__keys[i];
+  }
+  if (!best && nd__section_find(section, slen) < 0) {
+    const char *sec = nd__suggest_section(section, slen);
+    if (sec) {
+      int i = nd__key_find(sec, strlen(sec), name, nlen);
+      if (i >= 0) best = &nd__keys[i];
+    }
+  }
+  if (size) out[0] = '\0';
+  if (best) snprintf(out, size, "%s.%s", best->section, best->name);
+}

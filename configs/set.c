@@ -1,0 +1,89 @@
+/* --set: one key from command-line text. Positions are columns of the
+ * assignment ("--set:1:COL"), remembered so cross-key errors can point back. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "configs/reader.h"
+
+#define SET_FILE "--set"
+
+static int unknown_key(const char *key, size_t len, nd_error *err) {
+  char shown[200], best[160];
+  const char *dot = memchr(key, '.', len);
+  size_t slen = dot ? (size_t)(dot - key) : 0;
+  const char *name = dot ? dot + 1 : key;
+  size_t nlen = dot ? len - slen - 1 : len;
+  nd__show(shown, sizeof shown, key, len);
+  nd__suggest_key(key, slen, name, nlen, best, sizeof best);
+  if (best[0])
+    return nd__config_error(err, SET_FILE, 1, 1, "unknown key '%s'; did you mean '%s'?", shown, best);
+  return nd__config_error(err, SET_FILE, 1, 1, "unknown key '%s'", shown);
+}
+
+/* Lists and mappings are YAML flow text: "[2, 2]", "{matmul: blas}". */
+static int set_composite(nd_config *cfg, const struct nd__key *k, const char *value, int col,
+                         nd_error *err) {
+  struct nd__reader r;
+  int rc = nd__reader_open(&r, SET_FILE, value, strlen(value), col, err);
+  if (rc < 0) return rc;
+  if ((rc = nd__reader_next(&r)) < 0) goto cleanup; /* stream start */
+  if ((rc = nd__reader_next(&r)) < 0) goto cleanup;
+  if (r.ev.type == YAML_STREAM_END_EVENT) { /* nothing after '=': empty */
+    nd__key_clear(cfg, k);
+    goto cleanup;
+  }
+  if ((rc = nd__reader_next(&r)) < 0) goto cleanup; /* past the document start */
+  if ((rc = nd__reader_value(&r, cfg, k)) < 0) goto cleanup;
+  if ((rc = nd__reader_next(&r)) < 0) goto cleanup; /* document end */
+  if ((rc = nd__reader_next(&r)) < 0) goto cleanup;
+  if (r.ev.type != YAML_STREAM_END_EVENT)
+    rc = nd__reader_fail(&r, r.ev.start_mark, "expected a single value");
+cleanup:
+  nd__reader_close(&r);
+  return rc;
+}
+
+static int set_at(nd_config *cfg, const char *key, size_t klen, const char *value, int value_col,
+                  nd_error *err) {
+  char why[ND_ERROR_MAX];
+  nd_config *tmp = NULL;
+  int rc = 0;
+  int i = nd__key_find_dotted(key, klen);
+  if (i < 0) return unknown_key(key, klen, err);
+  const struct nd__key *k = &nd__keys[i];
+  /* A copy keeps cfg unchanged when the value is refused. */
+  tmp = malloc(sizeof *tmp);
+  if (!tmp) return nd__fail(err, ND_ENOMEM, SET_FILE ": error: out of memory");
+  memcpy(tmp, cfg, sizeof *tmp);
+  if (nd__key_is_composite(k)) {
+    if ((rc = set_composite(tmp, k, value, value_col, err)) < 0) goto cleanup;
+  } else if (nd__key_set_scalar(tmp, k, value, strlen(value), why, sizeof why) < 0) {
+    rc = nd__config_error(err, SET_FILE, 1, value_col, "%s", why);
+    goto cleanup;
+  }
+  tmp->loc[i] = (nd_loc){1, value_col, 1};
+  memcpy(cfg, tmp, sizeof *cfg);
+cleanup:
+  free(tmp);
+  return rc;
+}
+
+int nd_config_set(nd_config *cfg, const char *key, const char *value, nd_error *err) {
+  if (!cfg || !key || !value) return nd__fail(err, ND_EINVAL, SET_FILE ": error: no key or value");
+  /* Columns as if written "key=value". */
+  return set_at(cfg, key, strlen(key), value, (int)strlen(key) + 2, err);
+}
+
+int nd_config_set_assignment(nd_config *cfg, const char *assignment, nd_error *err) {
+  if (!cfg || !assignment) return nd__fail(err, ND_EINVAL, SET_FILE ": error: no assignment");
+  const char *eq = strchr(assignment, '=');
+  if (!eq) {
+    char shown[200];
+    nd__show(shown, sizeof shown, assignment, strlen(assignment));
+    return nd__config_error(err, SET_FILE, 1, 1, "expected section.key=value, got '%s'", shown);
+  }
+  size_t klen = (size_t)(eq - assignment);
+  return set_at(cfg, assignment, klen, eq + 1, (int)klen + 2, err);
+}

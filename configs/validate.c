@@ -1,0 +1,163 @@
+/* Checks a whole configuration: every key's own range (the struct may have
+ * been written directly), then the rules that tie keys together. The first
+ * failing rule is reported, at the first of its keys that was given. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "configs/keys.h"
+
+#define PRODUCT_LIMIT (INT64_C(1) << 40)
+
+/* Where to point for a rule over keys (NULL-ended): the first one given,
+ * else the section of the first one, else the top of the source. */
+static int fail_at(const nd_config *cfg, nd_error *err, const char *const *keys, const char *fmt,
+                   ...) __attribute__((format(printf, 4, 5)));
+static int fail_at(const nd_config *cfg, nd_error *err, const char *const *keys, const char *fmt,
+                   ...) {
+  char msg[ND_ERROR_MAX];
+  nd_loc loc = {1, 1, 0};
+  int found = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  for (const char *const *key = keys; *key && !found; key++) {
+    nd_loc l = nd__config_loc(cfg, *key);
+    if (l.line) loc = l, found = 1;
+  }
+  for (const char *const *key = keys; *key && !found; key++) {
+    const char *dot = strchr(*key, '.');
+    int s = nd__section_find(*key, dot ? (size_t)(dot - *key) : strlen(*key));
+    if (s >= 0 && cfg->section_loc[s].line) loc = cfg->section_loc[s], found = 1;
+  }
+  const char *file = loc.from_set ? "--set" : cfg->source[0] ? cfg->source : "<config>";
+  return nd__config_error(err, file, loc.line, loc.col, "%s", msg);
+}
+
+#define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static int check_ranges(const nd_config *cfg, nd_error *err) {
+  char why[ND_ERROR_MAX], name[160];
+  for (size_t i = 0; i < nd__n_keys; i++) {
+    if (nd__key_check(cfg, &nd__keys[i], why, sizeof why) == 0) continue;
+    snprintf(name, sizeof name, "%s.%s", nd__keys[i].section, nd__keys[i].name);
+    return fail_at(cfg, err, KEYS(name), "%s", why);
+  }
+  return 0;
+}
+
+static int check_shapes(const nd_config *cfg, nd_error *err) {
+  const int64_t embd = cfg->model.n_embd, head = cfg->model.n_head;
+  const int64_t tp = cfg->parallelism.tensor_parallel_size;
+  if (embd % head)
+    return fail_at(cfg, err, KEYS("model.n_embd", "model.n_head"),
+                   "model.n_embd (%" PRId64 ") must be divisible by model.n_head (%" PRId64 ")", embd,
+                   head);
+  /* Before the head rule, which implies it, so that its message can be seen
+   * when only the MLP split is wrong. */
+  if ((4 * embd) % tp)
+    return fail_at(cfg, err, KEYS("model.n_embd", "parallelism.tensor_parallel_size"),
+                   "the MLP width 4 * model.n_embd (%" PRId64
+                   ") must be divisible by parallelism.tensor_parallel_size (%" PRId64 ")",
+                   4 * embd, tp);
+  if (head % tp)
+    return fail_at(cfg, err, KEYS("model.n_head", "parallelism.tensor_parallel_size"),
+                   "model.n_head (%" PRId64
+                   ") must be divisible by parallelism.tensor_parallel_size (%" PRId64 ")",
+                   head, tp);
+  return 0;
+}
+
+static int check_stages(const nd_config *cfg, nd_error *err) {
+  const int64_t pp = cfg->parallelism.pipeline_parallel_size, layers = cfg->model.n_layer;
+  const int64_t n = cfg->parallelism.n_stage_layers;
+  if (n == 0 || cfg->parallelism.stage_layers_auto) {
+    if (layers < pp)
+      return fail_at(cfg, err, KEYS("model.n_layer", "parallelism.pipeline_parallel_size"),
+                     "model.n_layer (%" PRId64
+                     ") must be at least parallelism.pipeline_parallel_size (%" PRId64
+                     "): each stage needs a layer",
+                     layers, pp);
+    return 0;
+  }
+  if (n != pp)
+    return fail_at(cfg, err,
+                   KEYS("parallelism.stage_layers", "parallelism.pipeline_parallel_size"),
+                   "parallelism.stage_layers has %" PRId64
+                   " entries, expected parallelism.pipeline_parallel_size (%" PRId64 ")",
+                   n, pp);
+  int64_t sum = 0;
+  for (int64_t i = 0; i < n; i++) sum += cfg->parallelism.stage_layers[i];
+  if (sum != layers)
+    return fail_at(cfg, err, KEYS("parallelism.stage_layers", "model.n_layer"),
+                   "parallelism.stage_layers add up to %" PRId64 ", expected model.n_layer (%" PRId64
+                   ")",
+                   sum, layers);
+  return 0;
+}
+
+static int check_data(const nd_config *cfg, nd_error *err) {
+  const int64_t vocab = cfg->model.vocab_size;
+  if (cfg->data.format == ND_FORMAT_TEXT && vocab < 256)
+    return fail_at(cfg, err, KEYS("model.vocab_size", "data.format"),
+                   "model.vocab_size (%" PRId64 ") must be at least 256 for data.format text "
+                   "(one token per byte)",
+                   vocab);
+  if (cfg->data.format == ND_FORMAT_TOKENS_U16 && vocab > 65536)
+    return fail_at(cfg, err, KEYS("model.vocab_size", "data.format"),
+                   "model.vocab_size (%" PRId64 ") must be at most 65536 for data.format tokens-u16",
+                   vocab);
+  return 0;
+}
+
+static int check_trace(const nd_config *cfg, nd_error *err) {
+  for (int64_t i = 0; i < cfg->trace.n_steps; i++) {
+    if (cfg->trace.steps[i] > cfg->train.steps)
+      return fail_at(cfg, err, KEYS("trace.steps", "train.steps"),
+                     "trace.steps entry %" PRId64 " is outside 1..train.steps (%" PRId64 ")",
+                     cfg->trace.steps[i], cfg->train.steps);
+  }
+  return 0;
+}
+
+/* The ranges of single keys keep these products inside int64_t; the limit
+ * keeps the buffers the runtime sizes from them reasonable. */
+static int check_products(const nd_config *cfg, nd_error *err) {
+  const int64_t mbs = cfg->train.micro_batch_size, seq = cfg->model.seq_len;
+  const int64_t embd = cfg->model.n_embd, vocab = cfg->model.vocab_size;
+  const int64_t head = cfg->model.n_head, layers = cfg->model.n_layer;
+  const int64_t widest = 4 * embd > vocab ? 4 * embd : vocab;
+  if (mbs * seq * widest >= PRODUCT_LIMIT)
+    return fail_at(cfg, err, KEYS("train.micro_batch_size", "model.seq_len", "model.n_embd",
+                                  "model.vocab_size"),
+                   "train.micro_batch_size * model.seq_len * max(4 * model.n_embd, "
+                   "model.vocab_size) = %" PRId64 " must be below 2^40",
+                   mbs * seq * widest);
+  if (mbs * head * seq * seq >= PRODUCT_LIMIT)
+    return fail_at(cfg, err, KEYS("train.micro_batch_size", "model.n_head", "model.seq_len"),
+                   "train.micro_batch_size * model.n_head * model.seq_len^2 = %" PRId64
+                   " must be below 2^40",
+                   mbs * head * seq * seq);
+  const int64_t params = 12 * layers * embd * embd + vocab * embd;
+  if (params >= PRODUCT_LIMIT)
+    return fail_at(cfg, err, KEYS("model.n_layer", "model.n_embd", "model.vocab_size"),
+                   "the model size 12 * model.n_layer * model.n_embd^2 + model.vocab_size * "
+                   "model.n_embd = %" PRId64 " must be below 2^40",
+                   params);
+  return 0;
+}
+
+int nd_config_validate(const nd_config *cfg, nd_error *err) {
+  int rc;
+  if (!cfg) return nd__fail(err, ND_EINVAL, "error: no configuration");
+  if ((rc = check_ranges(cfg, err)) < 0) return rc;
+  if ((rc = check_shapes(cfg, err)) < 0) return rc;
+  if ((rc = check_stages(cfg, err)) < 0) return rc;
+  if ((rc = check_data(cfg, err)) < 0) return rc;
+  if ((rc = check_trace(cfg, err)) < 0) return rc;
+  if ((rc = check_products(cfg, err)) < 0) return rc;
+  return 0;
+}
