@@ -753,3 +753,14 @@ cleanup:
   free(b.written);
   return rc;
 }
+
+int64_t nd_gpt_param_order(const char *hf_name) {
+  if (strcmp(hf_name, "wte.weight") == 0) return 0;
+  if (strcmp(hf_name, "wpe.weight") == 0) return 1;
+  int layer, used = 0;
+  if (sscanf(hf_name, "h.%d.%n", &layer, &used) == 1 && used > 0)
+    for (int j = 0; j < L_NPARAMS; j++)
+      if (strcmp(hf_name + used, layer_param_names[j]) == 0) return 2 + (int64_t)layer * L_NPARAMS + j;
+  if (strcmp(hf_name, "ln_f.weight") == 0) return INT64_MAX - 1;
+  return INT64_MAX;
+}

@@ -190,7 +190,9 @@ static inline const nd_access *nd_task_access(const nd_graph *g, const nd_task *
 }
 /* Index of a tensor by name, or -1. Linear: for tools and tests. */
 int32_t nd_graph_find(const nd_graph *g, const char *name);
-int nd_rank_index(const nd_graph *g, nd_rank r); /* (dp, pp, tp) -> 0 .. dp*pp*tp - 1 */
+int nd_rank_index(const nd_graph *g, nd_rank r);
+/* The place of a GPT-2 tensor in checkpoint order: wte, wpe, h.0 ... h.L-1, ln_f. */
+int64_t nd_gpt_param_order(const char *hf_name); /* (dp, pp, tp) -> 0 .. dp*pp*tp - 1 */
 
 /* Dependencies as StarPU derives them from the accesses in array order
  * (read after write, write after read, write after write), as CSR arrays:

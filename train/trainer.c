@@ -64,8 +64,14 @@ static int collect_names(nd_trainer *tr) {
     int seen = 0;
     for (int k = 0; k < tr->n_hf && !seen; k++) seen = strcmp(tr->hf_names[k], t->hf_name) == 0;
     if (seen) continue;
-    tr->hf_names[tr->n_hf] = t->hf_name;
-    tr->hf_numel[tr->n_hf++] = nd_shard_full_numel(t);
+    /* insertion in checkpoint order, whatever the layout */
+    int at = tr->n_hf++;
+    for (; at > 0 && nd_gpt_param_order(tr->hf_names[at - 1]) > nd_gpt_param_order(t->hf_name); at--) {
+      tr->hf_names[at] = tr->hf_names[at - 1];
+      tr->hf_numel[at] = tr->hf_numel[at - 1];
+    }
+    tr->hf_names[at] = t->hf_name;
+    tr->hf_numel[at] = nd_shard_full_numel(t);
   }
   return 0;
 }

@@ -1,0 +1,101 @@
+/* Every data x tensor x pipeline layout reproduces the single-rank reference:
+ * the loss at each of 5 steps within 1e-4 relative, and the whole gradient of
+ * the first step, gathered into the single-rank layout, within 1e-5 relative. */
+#include <math.h>
+
+#include "tests/runtime/harness.h"
+#include "tests/tap.h"
+
+#define STEPS 5
+
+typedef struct run {
+  double loss[STEPS];
+  int n;            /* tensors */
+  float **grad;     /* [n] whole gradients after step 1 */
+  long long *numel; /* [n] */
+} run;
+
+static void run_free(run *r) {
+  for (int i = 0; i < r->n; i++) free(r->grad[i]);
+  free(r->grad);
+  free(r->numel);
+}
+
+static int train(const char *const *overrides, run *out) {
+  memset(out, 0, sizeof *out);
+  nd_config *cfg = tiny_config(overrides);
+  nd_trainer *tr = NULL;
+  nd_error err = {0};
+  int rc = -1;
+  if (!cfg || nd_trainer_open(&tr, cfg, &err)) {
+    fprintf(stderr, "# open: %s\n", err.msg);
+    goto done;
+  }
+  while (nd_trainer_tensor_name(tr, out->n, NULL)) out->n++;
+  out->grad = calloc((size_t)out->n, sizeof *out->grad);
+  out->numel = calloc((size_t)out->n, sizeof *out->numel);
+  if (train_losses(tr, 1, out->loss)) goto done;
+  for (int i = 0; i < out->n; i++) {
+    const char *name = nd_trainer_tensor_name(tr, i, &out->numel[i]);
+    out->grad[i] = malloc((size_t)out->numel[i] * sizeof(float));
+    if (nd_trainer_gather(tr, name, ND_GATHER_GRAD, out->grad[i], out->numel[i])) goto done;
+  }
+  rc = train_losses(tr, STEPS - 1, out->loss + 1);
+done:
+  nd_trainer_close(tr);
+  nd_config_free(cfg);
+  return rc;
+}
+
+/* ||g - g_ref|| / ||g_ref|| over the whole model */
+static double grad_rel_err(const run *a, const run *ref) {
+  double num = 0, den = 0;
+  for (int i = 0; i < ref->n; i++)
+    for (long long k = 0; k < ref->numel[i]; k++) {
+      double d = (double)a->grad[i][k] - ref->grad[i][k];
+      num += d * d;
+      den += (double)ref->grad[i][k] * ref->grad[i][k];
+    }
+  return sqrt(num / den);
+}
+
+int main(void) {
+  run ref;
+  const char *single[] = {"parallelism.data_parallel_size=1", "parallelism.tensor_parallel_size=1",
+                          "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
+                          "parallelism.activation_slots=1", "train.micro_batch_size=8", NULL};
+  if (!ok(train(single, &ref) == 0, "single-rank reference trains")) return done_testing();
+  ok(ref.loss[STEPS - 1] < ref.loss[0], "reference loss falls (%.4f -> %.4f)", ref.loss[0], ref.loss[STEPS - 1]);
+
+  char kv[8][64];
+  for (int dp = 1; dp <= 2; dp++)
+    for (int tp = 1; tp <= 2; tp++)
+      for (int pp = 1; pp <= 2; pp++)
+        for (int mb = 1; mb <= 4; mb *= 4)
+          for (int uneven = 0; uneven <= (pp == 2 && dp == 1 && tp == 1 && mb == 4); uneven++) {
+            snprintf(kv[0], sizeof kv[0], "parallelism.data_parallel_size=%d", dp);
+            snprintf(kv[1], sizeof kv[1], "parallelism.tensor_parallel_size=%d", tp);
+            snprintf(kv[2], sizeof kv[2], "parallelism.pipeline_parallel_size=%d", pp);
+            snprintf(kv[3], sizeof kv[3], "parallelism.micro_batches=%d", mb);
+            snprintf(kv[4], sizeof kv[4], "train.micro_batch_size=%d", 8 / (dp * mb));
+            snprintf(kv[5], sizeof kv[5], "parallelism.activation_slots=%d", mb > 1 ? 2 : 1);
+            snprintf(kv[6], sizeof kv[6], "parallelism.stage_layers=%s", uneven ? "[1,2]" : "[]");
+            const char *ov[] = {kv[0], kv[1], kv[2], kv[3], kv[4], kv[5], kv[6], NULL};
+            char name[96];
+            snprintf(name, sizeof name, "dp %d tp %d pp %d micro-batches %d%s", dp, tp, pp, mb,
+                     uneven ? " stage_layers [1,2]" : "");
+            run r;
+            if (!ok(train(ov, &r) == 0, "%s: trains", name)) {
+              run_free(&r);
+              continue;
+            }
+            double worst = 0;
+            for (int s = 0; s < STEPS; s++) worst = fmax(worst, fabs(r.loss[s] - ref.loss[s]) / ref.loss[s]);
+            ok(worst < 1e-4, "%s: losses of %d steps within %.2e relative (need 1e-4)", name, STEPS, worst);
+            double ge = grad_rel_err(&r, &ref);
+            ok(ge < 1e-5, "%s: first gradient within %.2e relative (need 1e-5)", name, ge);
+            run_free(&r);
+          }
+  run_free(&ref);
+  return done_testing();
+}
