@@ -14,6 +14,8 @@ typedef struct nd__task_ctx {
   const nd_task *task;
   const nd_graph *graph;
   const nd_step *step;
+  const nd_exec_observer *observer; /* the executor's, read in the task's callback */
+  int which;                        /* the graph's index in the executor */
 } nd__task_ctx;
 
 #define ND_CTX(arg) ((const nd__task_ctx *)(arg))

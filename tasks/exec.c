@@ -15,6 +15,8 @@ typedef struct bound_graph {
   const nd_graph *g;
   int32_t *tensor;     /* [g->n_tensors]: index of the owner's tensor */
   nd__task_ctx *ctx;   /* [g->n_tasks] */
+  int *priority;       /* [g->n_tasks] or NULL */
+  uint32_t *workers;   /* [g->n_tasks] or NULL */
 } bound_graph;
 
 struct nd_exec {
@@ -25,6 +27,7 @@ struct nd_exec {
   int n_blocks;
   int32_t *by_name;              /* owner tensors sorted by name */
   nd_step step;                  /* the values of the submission in flight */
+  nd_exec_observer observer;     /* observer.task_done NULL: none */
   bound_graph graphs[ND_MAX_GRAPHS];
   int n_graphs;
 };
@@ -134,8 +137,41 @@ int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
       return nd__fail(err, ND_EINVAL, "executor: tensor %s has no match in the training graph", g->tensors[i].name);
     }
   }
-  for (int32_t i = 0; i < g->n_tasks; i++) bg->ctx[i] = (nd__task_ctx){&g->tasks[i], g, &ex->step};
+  for (int32_t i = 0; i < g->n_tasks; i++)
+    bg->ctx[i] = (nd__task_ctx){&g->tasks[i], g, &ex->step, &ex->observer, ex->n_graphs};
+  bg->priority = NULL;
+  bg->workers = NULL;
   return ex->n_graphs++;
+}
+
+/* Runs on the worker after the task: copies what the observer needs, since
+ * StarPU frees the profiling information with the task. */
+static void task_done(void *arg) {
+  const nd__task_ctx *c = arg;
+  struct starpu_task *task = starpu_task_get_current();
+  const struct starpu_profiling_task_info *info = task ? task->profiling_info : NULL;
+  if (!info || !c->observer->task_done) return;
+  c->observer->task_done(c->observer->user, c->which, (int32_t)(c->task - c->graph->tasks),
+                         starpu_timing_timespec_to_us(&info->start_time),
+                         starpu_timing_timespec_to_us(&info->end_time), info->workerid);
+}
+
+void nd_exec_observe(nd_exec *ex, const nd_exec_observer *obs) {
+  ex->observer = obs ? *obs : (nd_exec_observer){0};
+  starpu_profiling_status_set(obs ? STARPU_PROFILING_ENABLE : STARPU_PROFILING_DISABLE);
+}
+
+int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_t *workers) {
+  bound_graph *bg = &ex->graphs[which];
+  size_t n = (size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1);
+  free(bg->priority);
+  free(bg->workers);
+  bg->priority = priority ? malloc(n * sizeof *bg->priority) : NULL;
+  bg->workers = workers ? malloc(n * sizeof *bg->workers) : NULL;
+  if ((priority && !bg->priority) || (workers && !bg->workers)) return ND_ENOMEM;
+  if (priority) memcpy(bg->priority, priority, (size_t)bg->g->n_tasks * sizeof *priority);
+  if (workers) memcpy(bg->workers, workers, (size_t)bg->g->n_tasks * sizeof *workers);
+  return 0;
 }
 
 int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
@@ -149,6 +185,17 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
     task->cl = nd__codelet(t->kind);
     task->cl_arg = &bg->ctx[i];
     task->nbuffers = t->n_access;
+    task->name = nd_task_kind_name(t->kind);
+    if (ex->observer.task_done) {
+      task->callback_func = task_done;
+      task->callback_arg = &bg->ctx[i];
+    }
+    if (bg->priority) task->priority = bg->priority[i];
+    if (bg->workers && bg->workers[i]) {
+      /* the bitmap stays the executor's: StarPU only reads it */
+      task->workerids_len = 1;
+      task->workerids = &bg->workers[i];
+    }
     starpu_data_handle_t *handles = task->handles;
     enum starpu_data_access_mode *modes = task->modes;
     if (t->n_access > STARPU_NMAXBUFS) {
@@ -187,6 +234,8 @@ void nd_exec_free(nd_exec *ex) {
   for (int i = 0; i < ex->n_graphs; i++) {
     free(ex->graphs[i].tensor);
     free(ex->graphs[i].ctx);
+    free(ex->graphs[i].priority);
+    free(ex->graphs[i].workers);
   }
   if (ex->blocks)
     for (int b = 0; b < ex->n_blocks; b++) free(ex->blocks[b]);

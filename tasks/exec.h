@@ -37,6 +37,20 @@ void nd_exec_free(nd_exec *ex);
 int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err);
 /* Submits every task of graph `which` (0 is the owner) and waits for them. */
 int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err);
+/* Told of every task of a run when it ends, from StarPU's profiling
+ * information (microseconds since StarPU started, and the worker). Profiling
+ * is on only while an observer is set, so runs without one pay nothing. */
+typedef struct nd_exec_observer {
+  void (*task_done)(void *user, int graph, int32_t task, double start_us, double end_us, int worker);
+  void *user;
+} nd_exec_observer;
+void nd_exec_observe(nd_exec *ex, const nd_exec_observer *obs); /* NULL: stop */
+
+/* Per-task scheduling hints for graph `which`, applied at submission:
+ * priorities (StarPU's range) and, when workers is not NULL, the workers each
+ * task may run on (a bitmap per task, bit w for worker w; 0: any). */
+int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_t *workers);
+
 /* Host memory of an owner tensor, valid between acquire and release. */
 void *nd_exec_acquire(nd_exec *ex, int32_t tensor, int write);
 void nd_exec_release(nd_exec *ex, int32_t tensor);
