@@ -149,7 +149,7 @@ int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
 static void task_done(void *arg) {
   const nd__task_ctx *c = arg;
   struct starpu_task *task = starpu_task_get_current();
-  const struct starpu_profiling_task_info *info = task ? task->profiling_info : NULL;
+  struct starpu_profiling_task_info *info = task ? task->profiling_info : NULL;
   if (!info || !c->observer->task_done) return;
   c->observer->task_done(c->observer->user, c->which, (int32_t)(c->task - c->graph->tasks),
                          starpu_timing_timespec_to_us(&info->start_time),
