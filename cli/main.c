@@ -28,10 +28,18 @@ int main(int argc, char **argv) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  /* one line per subcommand */
+  static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+  } commands[] = {
+      {"run", nd_cli_run},
+      {"plan", nd_cli_plan},
+      {"eval", nd_cli_eval},
+  };
   const char *cmd = argv[1];
-  if (strcmp(cmd, "run") == 0) return nd_cli_run(argc - 2, argv + 2);
-  if (strcmp(cmd, "plan") == 0) return nd_cli_plan(argc - 2, argv + 2);
-  if (strcmp(cmd, "eval") == 0) return nd_cli_eval(argc - 2, argv + 2);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 2, argv + 2);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("ndgraph %s\n", NDGRAPH_VERSION);
     return 0;

@@ -4,3 +4,6 @@ include tests/kernels.mk
 include tests/io.mk
 include tests/graph.mk
 include tests/runtime.mk
+include tests/trace.mk
+include tests/plugin.mk
+include tests/scheduler.mk

@@ -1,0 +1,1 @@
+# examples: files of this folder, included by the top-level Makefile.am.

@@ -1,0 +1,1 @@
+# tests of plugin, included by tests/local.mk.

@@ -1,0 +1,1 @@
+# tests of scheduler, included by tests/local.mk.

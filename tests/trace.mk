@@ -1,0 +1,1 @@
+# tests of trace, included by tests/local.mk.
