@@ -29,14 +29,14 @@ int64_t nd__task_flops(const nd_task *t) {
     return 12 * a->ew.n;
   case ND_TASK_RESIDUAL_FWD:
     return a->ew.n;
-  case ND_TASK_EMBED_FWD:
-  case ND_TASK_EMBED_BWD:
-    return (int64_t)a->emb.B * a->emb.T * a->emb.C * (t->kind == ND_TASK_EMBED_FWD && a->emb.wpe ? 2 : 1);
+  case ND_TASK_EMBED_FWD: /* a gather of token rows (no arithmetic), plus the position rows */
+  case ND_TASK_EMBED_BWD: /* the position gradient's sums; the token rows' scatter counts as data movement */
+    return a->emb.wpe ? (int64_t)a->emb.B * a->emb.T * a->emb.C : 0;
   case ND_TASK_CE_STATS:
   case ND_TASK_CE_BWD:
     return 3LL * a->ce.N * a->ce.Vs;
-  case ND_TASK_CE_COMBINE:
-    return 4LL * a->ce.N * a->ce.nshards;
+  case ND_TASK_CE_COMBINE: /* per row: the log-sum-exp and the loss term */
+    return 4LL * a->ce.N;
   case ND_TASK_ALLREDUCE:
     return (int64_t)(a->coll.nparts - 1) * a->coll.n;
   case ND_TASK_ADAMW:

@@ -408,7 +408,7 @@ static void layer_forward(builder *b, int d, int st, int mb, int l) {
   }
 }
 
-static void head_forward(builder *b, int d, int mb, float loss_beta) {
+static void head_forward(builder *b, int d, int mb) {
   nd_graph *g = b->g;
   int st = g->pp - 1, slot = mb % g->slots, BT = g->B * g->T, L = g->L;
   for (int t = 0; t < g->tp; t++) {
@@ -432,12 +432,12 @@ static void head_forward(builder *b, int d, int mb, float loss_beta) {
   s.t.a.ce = (struct nd_ce_args){BT, 0, 0, g->tp};
   for (int t = 0; t < g->tp; t++) acc(&s, A(b, R(d, st, t), slot, L, A_LSE), ND_ACCESS_W);
   for (int t = 0; t < g->tp; t++) acc(&s, A(b, R(d, st, t), slot, L, A_CE_STATS), ND_ACCESS_R);
-  acc(&s, g->loss, loss_beta > 0 ? ND_ACCESS_RW : ND_ACCESS_W);
+  gacc(b, &s, g->loss[d]); /* the first micro-batch overwrites the last step's loss */
   s.t.comm_bytes = g->tp > 1 ? 2LL * (g->tp - 1) * BT * 3 * 4 : 0;
   emit(b, &s);
 }
 
-static void forward(builder *b, int d, int st, int mb, int *loss_written) {
+static void forward(builder *b, int d, int st, int mb) {
   nd_graph *g = b->g;
   int slot = mb % g->slots, first = g->stage_first[st];
   if (st == 0) {
@@ -463,10 +463,7 @@ static void forward(builder *b, int d, int st, int mb, int *loss_written) {
   if (st == g->pp - 1 && g->pp > 1)
     for (int t = 0; t < g->tp; t++) load_batch(b, R(d, st, t), slot, mb, 0, 1);
   for (int l = first; l < first + g->stage_layers[st]; l++) layer_forward(b, d, st, mb, l);
-  if (st == g->pp - 1) {
-    head_forward(b, d, mb, *loss_written ? 1.0f : 0.0f);
-    *loss_written = 1;
-  }
+  if (st == g->pp - 1) head_forward(b, d, mb);
 }
 
 /* ------------------------------------------------------------ backward */
@@ -597,11 +594,13 @@ static void step_end(builder *b) {
         for (int d = 0; d < g->dp && n < 1024; d++) parts[n++] = G(b, R(d, st, t), p);
         allreduce(b, ND_GROUP_DP, parts, n, -1, g->tensors[parts[0]].layer);
       }
-  /* global gradient norm: each (0, s, t) sums the squares of its primary gradients */
+  /* global gradient norm: each rank sums the squares of its primary gradients
+   * (none on data-parallel replicas), then all ranks sum the partial sums */
   int n_norm = 0;
-  for (int st = 0; st < g->pp; st++)
+  for (int d = 0; d < g->dp; d++)
+    for (int st = 0; st < g->pp; st++)
     for (int t = 0; t < g->tp; t++) {
-      nd_rank r = R(0, st, t);
+      nd_rank r = R(d, st, t);
       task_spec s;
       spec_init(&s, ND_TASK_GRAD_SUMSQ, ND_PHASE_OPTIMIZER, r, -1, -1);
       int32_t out = b->normsq[nd_rank_index(g, r)];
@@ -633,7 +632,7 @@ static void step_end(builder *b) {
           acc(&s, *pslot(b, b->mom, r, p), ND_ACCESS_RW);
           acc(&s, *pslot(b, b->vel, r, p), ND_ACCESS_RW);
           acc(&s, G(b, r, p), ND_ACCESS_R);
-          acc(&s, b->normsq[nd_rank_index(g, R(0, st, t))], ND_ACCESS_R);
+          acc(&s, b->normsq[nd_rank_index(g, r)], ND_ACCESS_R);
           emit(b, &s);
         }
       }
@@ -702,25 +701,27 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
       for (int t = 0; t < g->tp; t++) add_rank_params(&b, R(d, s, t));
   nd_tensor stat = {.kind = ND_TENSOR_STAT, .dtype = ND_F64, .ndim = 1, .shape = {1}, .layer = -1,
                     .slot = -1, .param = -1};
-  snprintf(stat.name, sizeof stat.name, "loss");
-  stat.home = R(0, g->pp - 1, 0);
-  g->loss = add_tensor(&b, &stat);
-  for (int s = 0; s < g->pp; s++)
-    for (int t = 0; t < g->tp; t++) {
-      snprintf(stat.name, sizeof stat.name, "d0p%dt%d.grad_normsq", s, t);
-      stat.home = R(0, s, t);
-      b.normsq[nd_rank_index(g, stat.home)] = add_tensor(&b, &stat);
-    }
+  if (!(g->loss = malloc((size_t)g->dp * sizeof *g->loss))) goto cleanup;
+  for (int d = 0; d < g->dp; d++) {
+    snprintf(stat.name, sizeof stat.name, "d%d.loss", d);
+    stat.home = R(d, g->pp - 1, 0);
+    g->loss[d] = add_tensor(&b, &stat);
+    for (int s = 0; s < g->pp; s++)
+      for (int t = 0; t < g->tp; t++) {
+        snprintf(stat.name, sizeof stat.name, "d%dp%dt%d.grad_normsq", d, s, t);
+        stat.home = R(d, s, t);
+        b.normsq[nd_rank_index(g, stat.home)] = add_tensor(&b, &stat);
+      }
+  }
   if (b.oom) goto cleanup;
   /* every gradient and the loss exist now: track which were written */
   b.written = calloc((size_t)g->n_tensors, 1);
   if (!b.written) goto cleanup;
 
-  int loss_written = 0;
   if (forward_only) {
     for (int m = 0; m < g->micro_batches; m++)
       for (int d = 0; d < g->dp; d++)
-        for (int s = 0; s < g->pp; s++) forward(&b, d, s, m, &loss_written);
+        for (int s = 0; s < g->pp; s++) forward(&b, d, s, m);
   } else {
     /* A sequential program in which the backward that frees a slot comes before
      * the forward that reuses it: micro-batch m's backward follows the forward
@@ -728,7 +729,7 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
     for (int m = 0; m < g->micro_batches + g->slots - 1; m++) {
       if (m < g->micro_batches)
         for (int d = 0; d < g->dp; d++)
-          for (int s = 0; s < g->pp; s++) forward(&b, d, s, m, &loss_written);
+          for (int s = 0; s < g->pp; s++) forward(&b, d, s, m);
       int k = m - g->slots + 1;
       if (k >= 0 && k < g->micro_batches)
         for (int d = 0; d < g->dp; d++)

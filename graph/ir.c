@@ -80,6 +80,7 @@ int32_t nd__graph_add_task(nd_graph *g, const nd_task *t, const nd_access *acc, 
 
 void nd_graph_free(nd_graph *g) {
   if (!g) return;
+  free(g->loss);
   free(g->tensors);
   free(g->tasks);
   free(g->access);

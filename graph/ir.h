@@ -113,7 +113,7 @@ enum nd_group {
   ND_GROUP_PP_NEXT,  /* (d, s, t) -> (d, s + 1, t) */
   ND_GROUP_PP_PREV,  /* (d, s, t) -> (d, s - 1, t) */
   ND_GROUP_TIED,     /* (d, 0, t) and (d, last, t): the tied embedding */
-  ND_GROUP_ALL,      /* every (0, s, t): the gradient norm */
+  ND_GROUP_ALL,      /* every rank: the gradient norm */
 };
 
 /* Per-kind sizes; which member is used follows from the kind. */
@@ -171,8 +171,10 @@ typedef struct nd_graph {
   nd_access *access;
   int32_t n_access, cap_access;
 
-  /* well-known statistics tensors */
-  int32_t loss;    /* (1) f64: mean loss of the step, accumulated on (0, last, 0) */
+  /* statistics: loss[d] (1, f64) is replica d's share of the step's mean
+   * loss, on (d, last, 0); normsq (1, f64) on every rank ends as the squared
+   * global gradient norm */
+  int32_t *loss;   /* [dp] */
 } nd_graph;
 
 /* Builds the graph of one training step (or of one evaluation pass when

@@ -17,7 +17,7 @@ typedef struct nd_plan {
   int64_t per_kind[ND_TASK_KIND_COUNT];
   int64_t per_phase[ND_PHASE_COUNT];
   int64_t flops;          /* every task's work, repeated work included */
-  int64_t model_flops;    /* the model's arithmetic: no collectives, no replicas */
+  int64_t model_flops;    /* the model's arithmetic: no repeated work, no pure communication */
   int64_t comm_bytes;     /* bytes crossing between ranks */
   int64_t critical_flops; /* FLOPs along the longest dependency path */
   int64_t critical_tasks; /* tasks on it */

@@ -1,1 +1,5 @@
 # tests of graph, included by tests/local.mk.
+check_PROGRAMS += tests/test_graph
+TESTS += tests/test_graph
+tests_test_graph_SOURCES = tests/test_graph.c tests/tap.h
+tests_test_graph_LDADD = $(ND_TEST_LIBS)

@@ -195,6 +195,13 @@ static double read_f64(nd_trainer *tr, int32_t tensor) {
   return v;
 }
 
+/* The replicas' shares of the loss, summed in replica order. */
+static double total_loss(nd_trainer *tr, const nd_graph *g) {
+  double sum = 0.0;
+  for (int d = 0; d < g->dp; d++) sum += read_f64(tr, g->loss[d]);
+  return sum;
+}
+
 int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   nd_step s = base_step(tr);
   s.data = tr->train;
@@ -205,7 +212,7 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   int rc = nd_exec_run(tr->exec, 0, &s, err);
   if (rc) return rc;
   double ms = now_ms() - t0;
-  double loss = read_f64(tr, tr->step_graph->loss);
+  double loss = total_loss(tr, tr->step_graph);
   int32_t normsq = nd_graph_find(tr->step_graph, "d0p0t0.grad_normsq");
   tr->steps_done++;
   memset(res, 0, sizeof *res);
@@ -242,7 +249,7 @@ int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double 
   for (int64_t base = 0; base < seqs; base += tr->seqs_per_step) {
     s.seq_base = base;
     if ((rc = nd_exec_run(tr->exec, tr->eval_index, &s, err))) goto done;
-    total += read_f64(tr, tr->step_graph->loss);
+    total += total_loss(tr, tr->step_graph);
   }
   *loss = total;
   *tokens = seqs * c->model.seq_len;
