@@ -273,7 +273,8 @@ int nd__key_check_kind(const nd_config *cfg, const struct nd__key *k, const char
     if (strlen(o[i].kind) == n && memcmp(o[i].kind, s, n) == 0) {
       char shown[200];
       nd__show(shown, sizeof shown, s, n);
-      return why_f(why, wn, k, "duplicate kind '%s'", shown);
+      snprintf(why, wn, "duplicate key '%s.%s.%s'", k->section, k->name, shown);
+      return -1;
     }
   }
   if (count < 0 || (uint64_t)count >= k->max_items)
