@@ -307,7 +307,7 @@ static void test_set(void) {
       {"parallelism.stage_layers=[2, 0]",
        "--set:1:30: error: parallelism.stage_layers: 0 is out of range, expected 1..1024"},
       {"parallelism.stage_layers=[2,",
-       "--set:1:26: error: invalid YAML: did not find expected node content while parsing a flow node"},
+       "--set:1:29: error: invalid YAML: did not find expected node content while parsing a flow node"},
       {"parallelism.stage_layers=2",
        "--set:1:26: error: parallelism.stage_layers: expected a list of integers or 'auto', got '2'"},
       {"parallelism.stage_layers=*a", "--set:1:26: error: aliases are not supported"},
