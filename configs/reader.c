@@ -121,7 +121,9 @@ static int wrong(const struct nd__reader *r, const struct nd__key *k) {
   return nd__reader_fail(r, r->ev.start_mark, "%s", why);
 }
 
-static const char *scalar(const struct nd__reader *r) { return (const char *)r->ev.data.scalar.value; }
+static const char *scalar(const struct nd__reader *r) {
+  return (const char *)r->ev.data.scalar.value;
+}
 static size_t scalar_len(const struct nd__reader *r) { return r->ev.data.scalar.length; }
 
 static int read_list(struct nd__reader *r, nd_config *cfg, const struct nd__key *k) {

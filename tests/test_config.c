@@ -219,8 +219,9 @@ static void test_load_edges(void) {
      err.msg);
   const char *esc = "data:\n  train: \"a\\0b\"\n";
   ok(nd_config_load_string(cfg, "esc", esc, strlen(esc), &err) == ND_ECONFIG &&
-         strcmp(err.msg, "esc:2:10: error: data.train: must be UTF-8 text without control "
-                         "characters") == 0,
+         strcmp(err.msg,
+                "esc:2:10: error: data.train: must be UTF-8 text without control "
+                "characters") == 0,
      "escaped NUL refused: %s", err.msg);
 
   /* A key given in an earlier file loses its position (it would be printed
@@ -230,18 +231,18 @@ static void test_load_edges(void) {
   const char *c = "# c\ntrain:\n  steps: 5\n";
   ok(nd_config_load_string(cfg, "a", a, strlen(a), &err) == 0 &&
          nd_config_validate(cfg, &err) == ND_ECONFIG &&
-         strcmp(err.msg, "a:2:11: error: model.n_embd (130) must be divisible by model.n_head (4)") ==
-             0,
+         strcmp(err.msg,
+                "a:2:11: error: model.n_embd (130) must be divisible by model.n_head (4)") == 0,
      "cross-key rule at the first key: %s", err.msg);
   ok(nd_config_load_string(cfg, "b", b, strlen(b), &err) == 0 &&
          nd_config_validate(cfg, &err) == ND_ECONFIG &&
-         strcmp(err.msg, "b:2:1: error: model.n_embd (130) must be divisible by model.n_head (4)") ==
-             0,
+         strcmp(err.msg,
+                "b:2:1: error: model.n_embd (130) must be divisible by model.n_head (4)") == 0,
      "cross-key rule at the section: %s", err.msg);
   ok(nd_config_load_string(cfg, "c", c, strlen(c), &err) == 0 &&
          nd_config_validate(cfg, &err) == ND_ECONFIG &&
-         strcmp(err.msg, "c:1:1: error: model.n_embd (130) must be divisible by model.n_head (4)") ==
-             0,
+         strcmp(err.msg,
+                "c:1:1: error: model.n_embd (130) must be divisible by model.n_head (4)") == 0,
      "cross-key rule at 1:1: %s", err.msg);
   nd_config_free(cfg);
   nd_config_free(def);
@@ -286,36 +287,47 @@ static void test_set(void) {
      "nd_config_set");
 
   static const struct set_case bad[] = {
-      {"model.n_layers=4", "--set:1:1: error: unknown key 'model.n_layers'; did you mean 'model.n_layer'?"},
+      {"model.n_layers=4",
+       "--set:1:1: error: unknown key 'model.n_layers'; did you mean 'model.n_layer'?"},
       {"n_layer=4", "--set:1:1: error: unknown key 'n_layer'; did you mean 'model.n_layer'?"},
-      {"modle.n_layer=4", "--set:1:1: error: unknown key 'modle.n_layer'; did you mean 'model.n_layer'?"},
+      {"modle.n_layer=4",
+       "--set:1:1: error: unknown key 'modle.n_layer'; did you mean 'model.n_layer'?"},
       {"train.momentum=0.9", "--set:1:1: error: unknown key 'train.momentum'"},
       {"model", "--set:1:1: error: expected section.key=value, got 'model'"},
       {"model.n_layer=four", "--set:1:15: error: model.n_layer: expected an integer, got 'four'"},
-      {"model.n_layer=", "--set:1:15: error: model.n_layer: expected an integer, got an empty value"},
+      {"model.n_layer=",
+       "--set:1:15: error: model.n_layer: expected an integer, got an empty value"},
       {"model.n_layer= 4", "--set:1:15: error: model.n_layer: expected an integer, got ' 4'"},
       {"model.n_layer=0", "--set:1:15: error: model.n_layer: 0 is out of range, expected 1..1024"},
       {"model.seq_len=9223372036854775808",
        "--set:1:15: error: model.seq_len: 9223372036854775808 is out of range, expected 1..65536"},
-      {"train.lr=-1", "--set:1:10: error: train.lr: -1 is out of range, expected a number in (0, 10]"},
+      {"train.lr=-1",
+       "--set:1:10: error: train.lr: -1 is out of range, expected a number in (0, 10]"},
       {"train.lr=nan", "--set:1:10: error: train.lr: expected a number, got 'nan'"},
-      {"runtime.deterministic=1", "--set:1:23: error: runtime.deterministic: expected true or false, got '1'"},
+      {"runtime.deterministic=1",
+       "--set:1:23: error: runtime.deterministic: expected true or false, got '1'"},
       {"runtime.placement=tight",
-       "--set:1:19: error: runtime.placement: expected one of: strict, affinity, free; got 'tight'"},
+       "--set:1:19: error: runtime.placement: expected one of: strict, affinity, free; got "
+       "'tight'"},
       {"parallelism.stage_layers=[2,x]",
-       "--set:1:29: error: parallelism.stage_layers: expected a list of integers or 'auto', got 'x'"},
+       "--set:1:29: error: parallelism.stage_layers: expected a list of integers or 'auto', got "
+       "'x'"},
       {"parallelism.stage_layers=[2, 0]",
        "--set:1:30: error: parallelism.stage_layers: 0 is out of range, expected 1..1024"},
       {"parallelism.stage_layers=[2,",
-       "--set:1:29: error: invalid YAML: did not find expected node content while parsing a flow node"},
+       "--set:1:29: error: invalid YAML: did not find expected node content while parsing a flow "
+       "node"},
       {"parallelism.stage_layers=2",
-       "--set:1:26: error: parallelism.stage_layers: expected a list of integers or 'auto', got '2'"},
+       "--set:1:26: error: parallelism.stage_layers: expected a list of integers or 'auto', got "
+       "'2'"},
       {"parallelism.stage_layers=*a", "--set:1:26: error: aliases are not supported"},
-      {"trace.steps=[1] [2]", "--set:1:17: error: invalid YAML: did not find expected <document start>"},
+      {"trace.steps=[1] [2]",
+       "--set:1:17: error: invalid YAML: did not find expected <document start>"},
       {"kernels.override={a: b, a: c}", "--set:1:25: error: duplicate key 'kernels.override.a'"},
       {"kernels.override=[a]",
        "--set:1:18: error: kernels.override: expected a mapping of KIND: NAME, got a list"},
-      {"data.train=\x01", "--set:1:12: error: data.train: must be UTF-8 text without control characters"},
+      {"data.train=\x01",
+       "--set:1:12: error: data.train: must be UTF-8 text without control characters"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     nd_config *copy = fresh();
@@ -336,7 +348,8 @@ static void test_set(void) {
     const char *const sets[3];
     const char *expect;
   } cross[] = {
-      {{"model.n_head=5"}, "--set:1:14: error: model.n_embd (128) must be divisible by model.n_head (5)"},
+      {{"model.n_head=5"},
+       "--set:1:14: error: model.n_embd (128) must be divisible by model.n_head (5)"},
       {{"model.n_embd=96", "model.n_head=64"},
        "--set:1:14: error: model.n_embd (96) must be divisible by model.n_head (64)"},
       {{"parallelism.tensor_parallel_size=3"},
@@ -353,7 +366,8 @@ static void test_set(void) {
       {{"model.vocab_size=65"},
        "--set:1:18: error: model.vocab_size (65) must be at least 256 for data.format text (one "
        "token per byte)"},
-      {{"trace.steps=[301]"}, "--set:1:13: error: trace.steps entry 301 is outside 1..train.steps (300)"},
+      {{"trace.steps=[301]"},
+       "--set:1:13: error: trace.steps entry 301 is outside 1..train.steps (300)"},
   };
   for (size_t i = 0; i < sizeof cross / sizeof cross[0]; i++) {
     cfg = fresh();
@@ -372,7 +386,9 @@ static void test_set(void) {
   ok(nd_config_load_string(cfg, "f.yaml", yaml, strlen(yaml), &err) == 0 &&
          nd_config_set_assignment(cfg, "model.n_head=64", &err) == 0 &&
          nd_config_validate(cfg, &err) == ND_ECONFIG &&
-         strcmp(err.msg, "f.yaml:3:11: error: model.n_embd (96) must be divisible by model.n_head (64)") == 0,
+         strcmp(err.msg,
+                "f.yaml:3:11: error: model.n_embd (96) must be divisible by model.n_head (64)") ==
+             0,
      "file then --set: the file's key comes first: %s", err.msg);
   ok(nd_config_load_string(cfg, "g.yaml", yaml, strlen(yaml), &err) == 0 &&
          nd__config_loc(cfg, "model.n_head").from_set,
@@ -433,7 +449,8 @@ static void test_validate_struct(void) {
   nd_error err = {0};
   cfg->model.n_layer = 0;
   ok(nd_config_validate(cfg, &err) == ND_ECONFIG &&
-         strcmp(err.msg, "<config>:1:1: error: model.n_layer: 0 is out of range, expected 1..1024") == 0,
+         strcmp(err.msg,
+                "<config>:1:1: error: model.n_layer: 0 is out of range, expected 1..1024") == 0,
      "range rechecked: %s", err.msg);
   cfg->model.n_layer = 4;
   cfg->runtime.placement = (enum nd_placement)7;

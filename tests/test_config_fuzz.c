@@ -93,46 +93,46 @@ cleanup:
 }
 
 static const char *const punctuation[] = {
-    ":", "- ", "[", "]", "{", "}", ",", "&a ", "*a", "!!str ", "!x ", "# ", "'", "\"", "\n",
-    "  ", "? ", "|\n", ">\n", "---\n", "...\n", "%YAML 1.1\n", "\t", "\xff", "\\", "~", "\0",
-    "99999999999999999999999", "-", "1e999", "auto", "model:\n  ", "n_layer", ".", "="};
+    ":",           "- ",    "[",      "]",          "{",       "}",     ",",
+    "&a ",         "*a",    "!!str ", "!x ",        "# ",      "'",     "\"",
+    "\n",          "  ",    "? ",     "|\n",        ">\n",     "---\n", "...\n",
+    "%YAML 1.1\n", "\t",    "\xff",   "\\",         "~",       "\0",    "99999999999999999999999",
+    "-",           "1e999", "auto",   "model:\n  ", "n_layer", ".",     "="};
 
 static size_t mutate(char *buf, size_t len, size_t cap) {
   size_t rounds = 1 + below(4);
   for (size_t r = 0; r < rounds; r++) {
     switch (below(5)) {
-    case 0: /* flip a bit */
-      if (len) buf[below(len)] ^= (char)(1u << below(8));
-      break;
-    case 1: /* truncate */
-      len = below(len + 1);
-      break;
-    case 2: { /* insert punctuation */
-      size_t i = below(sizeof punctuation / sizeof punctuation[0]);
-      const char *p = punctuation[i];
-      size_t pl = p[0] ? strlen(p) : 1;
-      if (len + pl > cap) break;
-      size_t at = below(len + 1);
-      memmove(buf + at + pl, buf + at, len - at);
-      memcpy(buf + at, p, pl);
-      len += pl;
-      break;
-    }
-    case 3: { /* delete a span */
-      if (!len) break;
-      size_t at = below(len), n = 1 + below(len - at);
-      memmove(buf + at, buf + at + n, len - at - n);
-      len -= n;
-      break;
-    }
-    default: { /* duplicate a span, to make repeated keys and nesting */
-      if (!len) break;
-      size_t at = below(len), n = 1 + below(len - at < 64 ? len - at : 64);
-      if (len + n > cap) break;
-      memmove(buf + at + n, buf + at, len - at);
-      len += n;
-      break;
-    }
+      case 0: /* flip a bit */
+        if (len) buf[below(len)] ^= (char)(1u << below(8));
+        break;
+      case 1: /* truncate */ len = below(len + 1); break;
+      case 2: { /* insert punctuation */
+        size_t i = below(sizeof punctuation / sizeof punctuation[0]);
+        const char *p = punctuation[i];
+        size_t pl = p[0] ? strlen(p) : 1;
+        if (len + pl > cap) break;
+        size_t at = below(len + 1);
+        memmove(buf + at + pl, buf + at, len - at);
+        memcpy(buf + at, p, pl);
+        len += pl;
+        break;
+      }
+      case 3: { /* delete a span */
+        if (!len) break;
+        size_t at = below(len), n = 1 + below(len - at);
+        memmove(buf + at, buf + at + n, len - at - n);
+        len -= n;
+        break;
+      }
+      default: { /* duplicate a span, to make repeated keys and nesting */
+        if (!len) break;
+        size_t at = below(len), n = 1 + below(len - at < 64 ? len - at : 64);
+        if (len + n > cap) break;
+        memmove(buf + at + n, buf + at, len - at);
+        len += n;
+        break;
+      }
     }
   }
   return len;
