@@ -12,39 +12,49 @@
 #define ITEM(field) sizeof(((struct nd_config *)0)->field[0])
 #define COUNT(field) (sizeof(((struct nd_config *)0)->field) / ITEM(field))
 
-#define INT(sec, key, lo, hi, dflt)                                                          \
-  {.section = #sec, .name = #key, .type = ND__T_INT, .off = OFF(sec.key), .min = (lo),       \
-   .max = (hi), .def = dflt}
-#define FLOAT(sec, key, lo, open, hi, dflt)                                                  \
-  {.section = #sec, .name = #key, .type = ND__T_FLOAT, .off = OFF(sec.key), .fmin = (lo),    \
-   .fmin_open = (open), .fmax = (hi), .def = dflt}
+#define INT(sec, key, lo, hi, dflt)                                                     \
+  {                                                                                     \
+    .section = #sec, .name = #key, .type = ND__T_INT, .off = OFF(sec.key), .min = (lo), \
+    .max = (hi), .def = dflt                                                            \
+  }
+#define FLOAT(sec, key, lo, open, hi, dflt)                                                \
+  {                                                                                        \
+    .section = #sec, .name = #key, .type = ND__T_FLOAT, .off = OFF(sec.key), .fmin = (lo), \
+    .fmin_open = (open), .fmax = (hi), .def = dflt                                         \
+  }
 #define BOOL(sec, key, dflt) \
-  {.section = #sec, .name = #key, .type = ND__T_BOOL, .off = OFF(sec.key), .def = dflt}
-#define STR(sec, key, least, allowed, dflt)                                                  \
-  {.section = #sec, .name = #key, .type = ND__T_STR, .off = OFF(sec.key),                   \
-   .size = SIZE(sec.key), .min = (least), .names = (allowed), .def = dflt}
-#define ENUM(sec, key, allowed, dflt)                                                        \
-  {.section = #sec, .name = #key, .type = ND__T_ENUM, .off = OFF(sec.key),                  \
-   .names = (allowed), .def = dflt}
-#define LIST(sec, key, t, field, count, lo, hi)                                              \
-  {.section = #sec, .name = #key, .type = (t), .off = OFF(sec.field),                       \
-   .count_off = OFF(sec.count), .size = ITEM(sec.field), .max_items = COUNT(sec.field),     \
-   .min = (lo), .max = (hi)}
+  { .section = #sec, .name = #key, .type = ND__T_BOOL, .off = OFF(sec.key), .def = dflt }
+#define STR(sec, key, least, allowed, dflt)                                                       \
+  {                                                                                               \
+    .section = #sec, .name = #key, .type = ND__T_STR, .off = OFF(sec.key), .size = SIZE(sec.key), \
+    .min = (least), .names = (allowed), .def = dflt                                               \
+  }
+#define ENUM(sec, key, allowed, dflt)                                                           \
+  {                                                                                             \
+    .section = #sec, .name = #key, .type = ND__T_ENUM, .off = OFF(sec.key), .names = (allowed), \
+    .def = dflt                                                                                 \
+  }
+#define LIST(sec, key, t, field, count, lo, hi)                                          \
+  {                                                                                      \
+    .section = #sec, .name = #key, .type = (t), .off = OFF(sec.field),                   \
+    .count_off = OFF(sec.count), .size = ITEM(sec.field), .max_items = COUNT(sec.field), \
+    .min = (lo), .max = (hi)                                                             \
+  }
 
 #define BILLION INT64_C(1000000000)
 
 static const struct nd__name formats[] = {
     {"text", ND_FORMAT_TEXT}, {"tokens-u16", ND_FORMAT_TOKENS_U16}, {NULL, 0}};
 static const struct nd__name placements[] = {{"strict", ND_PLACEMENT_STRICT},
-                                               {"affinity", ND_PLACEMENT_AFFINITY},
-                                               {"free", ND_PLACEMENT_FREE},
-                                               {NULL, 0}};
-static const struct nd__name schedulers[] = {
-    {"ndws", 0}, {"eager", 0}, {"prio", 0},  {"ws", 0},   {"lws", 0},
-    {"dmda", 0}, {"dmdas", 0}, {"gpipe", 0}, {"1f1b", 0}, {NULL, 0}};
+                                             {"affinity", ND_PLACEMENT_AFFINITY},
+                                             {"free", ND_PLACEMENT_FREE},
+                                             {NULL, 0}};
+static const struct nd__name schedulers[] = {{"ndws", 0}, {"eager", 0}, {"prio", 0},  {"ws", 0},
+                                             {"lws", 0},  {"dmda", 0},  {"dmdas", 0}, {"gpipe", 0},
+                                             {"1f1b", 0}, {NULL, 0}};
 
-const char *const nd__sections[] = {"model", "parallelism", "train", "data",
-                                    "runtime", "trace", "log", "kernels"};
+const char *const nd__sections[] = {"model",   "parallelism", "train", "data",
+                                    "runtime", "trace",       "log",   "kernels"};
 const size_t nd__n_sections = sizeof nd__sections / sizeof nd__sections[0];
 
 /* Bounds keep every product the runtime forms (elements of a tensor, bytes of
@@ -62,10 +72,17 @@ const struct nd__key nd__keys[] = {
     INT(parallelism, pipeline_parallel_size, 1, ND_MAX_STAGES, "2"),
     INT(parallelism, micro_batches, 1, INT64_C(1) << 16, "4"),
     INT(parallelism, activation_slots, 1, INT64_C(1) << 16, "2"),
-    {.section = "parallelism", .name = "stage_layers", .type = ND__T_INTS,
-     .off = OFF(parallelism.stage_layers), .count_off = OFF(parallelism.n_stage_layers),
-     .size = ITEM(parallelism.stage_layers), .max_items = COUNT(parallelism.stage_layers),
-     .min = 1, .max = 1024, .keyword = "auto", .keyword_off = OFF(parallelism.stage_layers_auto)},
+    {.section = "parallelism",
+     .name = "stage_layers",
+     .type = ND__T_INTS,
+     .off = OFF(parallelism.stage_layers),
+     .count_off = OFF(parallelism.n_stage_layers),
+     .size = ITEM(parallelism.stage_layers),
+     .max_items = COUNT(parallelism.stage_layers),
+     .min = 1,
+     .max = 1024,
+     .keyword = "auto",
+     .keyword_off = OFF(parallelism.stage_layers_auto)},
 
     INT(train, steps, 1, BILLION, "300"),
     INT(train, micro_batch_size, 1, INT64_C(1) << 16, "4"),
@@ -103,8 +120,8 @@ const struct nd__key nd__keys[] = {
 };
 const size_t nd__n_keys = sizeof nd__keys / sizeof nd__keys[0];
 
-_Static_assert(sizeof nd__keys / sizeof nd__keys[0] <= sizeof ((struct nd_config *)0)->loc /
-                                                           sizeof(nd_loc),
+_Static_assert(sizeof nd__keys / sizeof nd__keys[0] <=
+                   sizeof((struct nd_config *)0)->loc / sizeof(nd_loc),
                "nd_config.loc must have a slot per key");
 _Static_assert(sizeof nd__sections / sizeof nd__sections[0] <= ND_MAX_SECTIONS,
                "nd_config.section_loc must have a slot per section");

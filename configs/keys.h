@@ -29,17 +29,17 @@ struct nd__name {
 struct nd__key {
   const char *section, *name;
   enum nd__type type;
-  size_t off;          /* the value, or the first item of a list */
-  size_t count_off;    /* lists: the int64_t number of items */
-  size_t size;         /* strings: buffer size; lists: size of one item */
-  size_t max_items;    /* lists */
-  int64_t min, max;    /* integers, items of integer lists, least string length */
-  double fmin, fmax;   /* numbers */
-  int fmin_open;       /* numbers: fmin itself is not allowed */
+  size_t off;                   /* the value, or the first item of a list */
+  size_t count_off;             /* lists: the int64_t number of items */
+  size_t size;                  /* strings: buffer size; lists: size of one item */
+  size_t max_items;             /* lists */
+  int64_t min, max;             /* integers, items of integer lists, least string length */
+  double fmin, fmax;            /* numbers */
+  int fmin_open;                /* numbers: fmin itself is not allowed */
   const struct nd__name *names; /* ND__T_ENUM, or the only strings allowed; NULL-ended */
-  const char *keyword; /* ND__T_INTS: a word accepted in place of the list */
-  size_t keyword_off;  /* the int flag the keyword sets */
-  const char *def;     /* default, spelled as --set takes it; NULL: empty list */
+  const char *keyword;          /* ND__T_INTS: a word accepted in place of the list */
+  size_t keyword_off;           /* the int flag the keyword sets */
+  const char *def;              /* default, spelled as --set takes it; NULL: empty list */
 };
 
 extern const struct nd__key nd__keys[];
@@ -77,8 +77,8 @@ int nd__key_set_scalar(nd_config *cfg, const struct nd__key *k, const char *s, s
 void nd__key_clear(nd_config *cfg, const struct nd__key *k);
 /* Lists: the keyword ("auto") given instead of a list. */
 int nd__key_set_keyword(nd_config *cfg, const struct nd__key *k, const char *s, size_t len);
-int nd__key_add_item(nd_config *cfg, const struct nd__key *k, const char *s, size_t len,
-                     char *why, size_t n);
+int nd__key_add_item(nd_config *cfg, const struct nd__key *k, const char *s, size_t len, char *why,
+                     size_t n);
 /* Mappings: checks the KIND before its value is read, then stores the pair. */
 int nd__key_check_kind(const nd_config *cfg, const struct nd__key *k, const char *s, size_t len,
                        char *why, size_t n);

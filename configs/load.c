@@ -13,7 +13,7 @@
 /* Positions given earlier in this load, for "duplicate ... (first at L:C)". */
 struct seen {
   nd_loc section[ND_MAX_SECTIONS];
-  nd_loc key[sizeof ((nd_config *)0)->loc / sizeof(nd_loc)];
+  nd_loc key[sizeof((nd_config *)0)->loc / sizeof(nd_loc)];
 };
 
 /* What stands where a mapping or a name was expected, for "got ...". */
@@ -60,8 +60,8 @@ static int read_section(struct nd__reader *r, nd_config *cfg, struct seen *seen)
   if (s < 0) {
     const char *best = nd__suggest_section(name, len);
     if (best)
-      return nd__reader_fail(r, r->ev.start_mark, "unknown section '%s'; did you mean '%s'?",
-                             shown, best);
+      return nd__reader_fail(r, r->ev.start_mark, "unknown section '%s'; did you mean '%s'?", shown,
+                             best);
     return nd__reader_fail(r, r->ev.start_mark, "unknown section '%s'", shown);
   }
   if (seen->section[s].line)
@@ -91,13 +91,15 @@ static int read_document(struct nd__reader *r, nd_config *cfg) {
   if ((rc = nd__reader_next(r)) < 0) return rc;
   if (nd__reader_at_null(r)) return nd__reader_next(r); /* "---" alone: all defaults */
   if (r->ev.type != YAML_MAPPING_START_EVENT)
-    return nd__reader_fail(r, r->ev.start_mark, "the top level must be a mapping of sections, got %s",
+    return nd__reader_fail(r, r->ev.start_mark,
+                           "the top level must be a mapping of sections, got %s",
                            shape(r, got, sizeof got));
   for (;;) {
     if ((rc = nd__reader_next(r)) < 0) return rc;
     if (r->ev.type == YAML_MAPPING_END_EVENT) break;
     if (r->ev.type != YAML_SCALAR_EVENT)
-      return nd__reader_fail(r, r->ev.start_mark, "section names must be names, got %s", shape(r, got, sizeof got));
+      return nd__reader_fail(r, r->ev.start_mark, "section names must be names, got %s",
+                             shape(r, got, sizeof got));
     if ((rc = read_section(r, cfg, &seen)) < 0) return rc;
   }
   return nd__reader_next(r); /* the document end */

@@ -2,7 +2,7 @@
 libndgraph_la_SOURCES += \
 	configs/config.h configs/config.c \
 	configs/keys.h configs/keys.c \
-	configs/value.c \
+	configs/value.c configs/format.c \
 	configs/text.h configs/text.c \
 	configs/reader.h configs/reader.c \
 	configs/load.c configs/set.c configs/validate.c

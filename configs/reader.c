@@ -29,11 +29,17 @@ void nd__reader_close(struct nd__reader *r) {
 nd_loc nd__reader_loc(const struct nd__reader *r, yaml_mark_t mark) {
   nd_loc loc = {(int)mark.line + 1, (int)mark.column + 1, 0};
   if (r->col_base) {
-    /* A --set value is one line of the command; a line break in it leaves
-     * only the start of the value to point at. */
+    /* A --set value is one line of the command. libyaml ends the stream on
+     * a line of its own, so a mark there still counts along the value; a
+     * value with real line breaks leaves only its start to point at. */
     loc.line = 1;
-    loc.col = mark.line == 0 ? r->col_base + (int)mark.column : r->col_base;
     loc.from_set = 1;
+    if (mark.line == 0)
+      loc.col = r->col_base + (int)mark.column;
+    else if (!memchr(r->buf, '\n', r->len) && !memchr(r->buf, '\r', r->len))
+      loc.col = r->col_base + (int)mark.index;
+    else
+      loc.col = r->col_base;
   }
   return loc;
 }
@@ -115,7 +121,9 @@ static int wrong(const struct nd__reader *r, const struct nd__key *k) {
   return nd__reader_fail(r, r->ev.start_mark, "%s", why);
 }
 
-static const char *scalar(const struct nd__reader *r) { return (const char *)r->ev.data.scalar.value; }
+static const char *scalar(const struct nd__reader *r) {
+  return (const char *)r->ev.data.scalar.value;
+}
 static size_t scalar_len(const struct nd__reader *r) { return r->ev.data.scalar.length; }
 
 static int read_list(struct nd__reader *r, nd_config *cfg, const struct nd__key *k) {

@@ -18,7 +18,8 @@ static int unknown_key(const char *key, size_t len, nd_error *err) {
   nd__show(shown, sizeof shown, key, len);
   nd__suggest_key(key, slen, name, nlen, best, sizeof best);
   if (best[0])
-    return nd__config_error(err, SET_FILE, 1, 1, "unknown key '%s'; did you mean '%s'?", shown, best);
+    return nd__config_error(err, SET_FILE, 1, 1, "unknown key '%s'; did you mean '%s'?", shown,
+                            best);
   return nd__config_error(err, SET_FILE, 1, 1, "unknown key '%s'", shown);
 }
 

@@ -54,8 +54,8 @@ static int check_shapes(const nd_config *cfg, nd_error *err) {
   const int64_t tp = cfg->parallelism.tensor_parallel_size;
   if (embd % head)
     return fail_at(cfg, err, KEYS("model.n_embd", "model.n_head"),
-                   "model.n_embd (%" PRId64 ") must be divisible by model.n_head (%" PRId64 ")", embd,
-                   head);
+                   "model.n_embd (%" PRId64 ") must be divisible by model.n_head (%" PRId64 ")",
+                   embd, head);
   /* Before the head rule, which implies it, so that its message can be seen
    * when only the MLP split is wrong. */
   if ((4 * embd) % tp)
@@ -84,8 +84,7 @@ static int check_stages(const nd_config *cfg, nd_error *err) {
     return 0;
   }
   if (n != pp)
-    return fail_at(cfg, err,
-                   KEYS("parallelism.stage_layers", "parallelism.pipeline_parallel_size"),
+    return fail_at(cfg, err, KEYS("parallelism.stage_layers", "parallelism.pipeline_parallel_size"),
                    "parallelism.stage_layers has %" PRId64
                    " entries, expected parallelism.pipeline_parallel_size (%" PRId64 ")",
                    n, pp);
@@ -93,8 +92,8 @@ static int check_stages(const nd_config *cfg, nd_error *err) {
   for (int64_t i = 0; i < n; i++) sum += cfg->parallelism.stage_layers[i];
   if (sum != layers)
     return fail_at(cfg, err, KEYS("parallelism.stage_layers", "model.n_layer"),
-                   "parallelism.stage_layers add up to %" PRId64 ", expected model.n_layer (%" PRId64
-                   ")",
+                   "parallelism.stage_layers add up to %" PRId64
+                   ", expected model.n_layer (%" PRId64 ")",
                    sum, layers);
   return 0;
 }
@@ -103,13 +102,14 @@ static int check_data(const nd_config *cfg, nd_error *err) {
   const int64_t vocab = cfg->model.vocab_size;
   if (cfg->data.format == ND_FORMAT_TEXT && vocab < 256)
     return fail_at(cfg, err, KEYS("model.vocab_size", "data.format"),
-                   "model.vocab_size (%" PRId64 ") must be at least 256 for data.format text "
+                   "model.vocab_size (%" PRId64
+                   ") must be at least 256 for data.format text "
                    "(one token per byte)",
                    vocab);
   if (cfg->data.format == ND_FORMAT_TOKENS_U16 && vocab > 65536)
-    return fail_at(cfg, err, KEYS("model.vocab_size", "data.format"),
-                   "model.vocab_size (%" PRId64 ") must be at most 65536 for data.format tokens-u16",
-                   vocab);
+    return fail_at(
+        cfg, err, KEYS("model.vocab_size", "data.format"),
+        "model.vocab_size (%" PRId64 ") must be at most 65536 for data.format tokens-u16", vocab);
   return 0;
 }
 
@@ -131,11 +131,12 @@ static int check_products(const nd_config *cfg, nd_error *err) {
   const int64_t head = cfg->model.n_head, layers = cfg->model.n_layer;
   const int64_t widest = 4 * embd > vocab ? 4 * embd : vocab;
   if (mbs * seq * widest >= PRODUCT_LIMIT)
-    return fail_at(cfg, err, KEYS("train.micro_batch_size", "model.seq_len", "model.n_embd",
-                                  "model.vocab_size"),
-                   "train.micro_batch_size * model.seq_len * max(4 * model.n_embd, "
-                   "model.vocab_size) = %" PRId64 " must be below 2^40",
-                   mbs * seq * widest);
+    return fail_at(
+        cfg, err,
+        KEYS("train.micro_batch_size", "model.seq_len", "model.n_embd", "model.vocab_size"),
+        "train.micro_batch_size * model.seq_len * max(4 * model.n_embd, "
+        "model.vocab_size) = %" PRId64 " must be below 2^40",
+        mbs * seq * widest);
   if (mbs * head * seq * seq >= PRODUCT_LIMIT)
     return fail_at(cfg, err, KEYS("train.micro_batch_size", "model.n_head", "model.seq_len"),
                    "train.micro_batch_size * model.n_head * model.seq_len^2 = %" PRId64

@@ -1,5 +1,5 @@
-/* Typed values of configuration keys: parsing text into the struct, checking
- * ranges, and writing values back as text. The key table says which. */
+/* Typed values of configuration keys: parsing text into the struct and
+ * checking ranges (format.c writes them back). The key table says which. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -41,18 +41,18 @@ static int why_f(char *why, size_t n, const struct nd__key *k, const char *fmt, 
 
 void nd__key_expected(const struct nd__key *k, char *out, size_t size) {
   switch (k->type) {
-  case ND__T_INT:
-  case ND__T_U64: snprintf(out, size, "an integer"); return;
-  case ND__T_FLOAT: snprintf(out, size, "a number"); return;
-  case ND__T_BOOL: snprintf(out, size, "true or false"); return;
-  case ND__T_INTS:
-    snprintf(out, size, "a list of integers%s%s%s", k->keyword ? " or '" : "",
-             k->keyword ? k->keyword : "", k->keyword ? "'" : "");
-    return;
-  case ND__T_STRS: snprintf(out, size, "a list of strings"); return;
-  case ND__T_PAIRS: snprintf(out, size, "a mapping of KIND: NAME"); return;
-  case ND__T_STR:
-  case ND__T_ENUM: break;
+    case ND__T_INT:
+    case ND__T_U64: snprintf(out, size, "an integer"); return;
+    case ND__T_FLOAT: snprintf(out, size, "a number"); return;
+    case ND__T_BOOL: snprintf(out, size, "true or false"); return;
+    case ND__T_INTS:
+      snprintf(out, size, "a list of integers%s%s%s", k->keyword ? " or '" : "",
+               k->keyword ? k->keyword : "", k->keyword ? "'" : "");
+      return;
+    case ND__T_STRS: snprintf(out, size, "a list of strings"); return;
+    case ND__T_PAIRS: snprintf(out, size, "a mapping of KIND: NAME"); return;
+    case ND__T_STR:
+    case ND__T_ENUM: break;
   }
   if (!k->names) {
     snprintf(out, size, "a string");
@@ -100,8 +100,10 @@ static int parse_int(const char *s, size_t n, int *negative, uint64_t *magnitude
   for (; i < n; i++) {
     if (s[i] < '0' || s[i] > '9') return -1;
     unsigned d = (unsigned)(s[i] - '0');
-    if (m > (UINT64_MAX - d) / 10) big = 1;
-    else m = m * 10 + d;
+    if (m > (UINT64_MAX - d) / 10)
+      big = 1;
+    else
+      m = m * 10 + d;
   }
   *magnitude = m;
   return big ? -2 : 0;
@@ -121,8 +123,10 @@ static int parse_number(const char *s, size_t n, double *out) {
   if (n == 0 || n >= sizeof buf) return -1;
   int digits = 0;
   for (size_t i = 0; i < n; i++) {
-    if (s[i] >= '0' && s[i] <= '9') digits = 1;
-    else if (!strchr("+-.eE", s[i]) || s[i] == '\0') return -1;
+    if (s[i] >= '0' && s[i] <= '9')
+      digits = 1;
+    else if (!strchr("+-.eE", s[i]) || s[i] == '\0')
+      return -1;
   }
   if (!digits) return -1;
   memcpy(buf, s, n);
@@ -158,7 +162,8 @@ static const struct nd__name *find_name(const struct nd__name *names, const char
 }
 
 static int parse_bool(const char *s, size_t n, int *out) {
-  static const char *const yes[] = {"true", "True", "TRUE"}, *const no[] = {"false", "False", "FALSE"};
+  static const char *const yes[] = {"true", "True", "TRUE"}, *const no[] = {"false", "False",
+                                                                            "FALSE"};
   for (size_t i = 0; i < 3; i++) {
     if (strlen(yes[i]) == n && memcmp(yes[i], s, n) == 0) return *out = 1, 0;
     if (strlen(no[i]) == n && memcmp(no[i], s, n) == 0) return *out = 0, 0;
@@ -170,50 +175,50 @@ int nd__key_set_scalar(nd_config *cfg, const struct nd__key *k, const char *s, s
                        size_t wn) {
   void *p = at(cfg, k->off);
   switch (k->type) {
-  case ND__T_INT: {
-    int64_t v;
-    if (check_int(k, s, n, &v, why, wn) < 0) return -1;
-    memcpy(p, &v, sizeof v);
-    return 0;
-  }
-  case ND__T_U64: {
-    int negative;
-    uint64_t m = 0;
-    int rc = parse_int(s, n, &negative, &m);
-    if (rc == -1) return wrong_text(k, s, n, why, wn);
-    if (rc == -2 || (negative && m != 0)) return out_of_range(k, s, n, why, wn);
-    memcpy(p, &m, sizeof m);
-    return 0;
-  }
-  case ND__T_FLOAT: {
-    double v;
-    if (parse_number(s, n, &v) < 0) return wrong_text(k, s, n, why, wn);
-    if (!isfinite(v) || v < k->fmin || (k->fmin_open && v == k->fmin) || v > k->fmax)
-      return out_of_range(k, s, n, why, wn);
-    memcpy(p, &v, sizeof v);
-    return 0;
-  }
-  case ND__T_BOOL: {
-    int v;
-    if (parse_bool(s, n, &v) < 0) return wrong_text(k, s, n, why, wn);
-    memcpy(p, &v, sizeof v);
-    return 0;
-  }
-  case ND__T_STR:
-    if (k->names && !find_name(k->names, s, n)) return wrong_text(k, s, n, why, wn);
-    if (check_text(k, s, n, why, wn) < 0) return -1;
-    memcpy(p, s, n);
-    ((char *)p)[n] = '\0';
-    return 0;
-  case ND__T_ENUM: {
-    const struct nd__name *nm = find_name(k->names, s, n);
-    if (!nm) return wrong_text(k, s, n, why, wn);
-    memcpy(p, &nm->value, sizeof nm->value);
-    return 0;
-  }
-  case ND__T_INTS:
-  case ND__T_STRS:
-  case ND__T_PAIRS: break;
+    case ND__T_INT: {
+      int64_t v;
+      if (check_int(k, s, n, &v, why, wn) < 0) return -1;
+      memcpy(p, &v, sizeof v);
+      return 0;
+    }
+    case ND__T_U64: {
+      int negative;
+      uint64_t m = 0;
+      int rc = parse_int(s, n, &negative, &m);
+      if (rc == -1) return wrong_text(k, s, n, why, wn);
+      if (rc == -2 || (negative && m != 0)) return out_of_range(k, s, n, why, wn);
+      memcpy(p, &m, sizeof m);
+      return 0;
+    }
+    case ND__T_FLOAT: {
+      double v;
+      if (parse_number(s, n, &v) < 0) return wrong_text(k, s, n, why, wn);
+      if (!isfinite(v) || v < k->fmin || (k->fmin_open && v == k->fmin) || v > k->fmax)
+        return out_of_range(k, s, n, why, wn);
+      memcpy(p, &v, sizeof v);
+      return 0;
+    }
+    case ND__T_BOOL: {
+      int v;
+      if (parse_bool(s, n, &v) < 0) return wrong_text(k, s, n, why, wn);
+      memcpy(p, &v, sizeof v);
+      return 0;
+    }
+    case ND__T_STR:
+      if (k->names && !find_name(k->names, s, n)) return wrong_text(k, s, n, why, wn);
+      if (check_text(k, s, n, why, wn) < 0) return -1;
+      memcpy(p, s, n);
+      ((char *)p)[n] = '\0';
+      return 0;
+    case ND__T_ENUM: {
+      const struct nd__name *nm = find_name(k->names, s, n);
+      if (!nm) return wrong_text(k, s, n, why, wn);
+      memcpy(p, &nm->value, sizeof nm->value);
+      return 0;
+    }
+    case ND__T_INTS:
+    case ND__T_STRS:
+    case ND__T_PAIRS: break;
   }
   return wrong_text(k, s, n, why, wn);
 }
@@ -255,10 +260,11 @@ int nd__key_add_item(nd_config *cfg, const struct nd__key *k, const char *s, siz
 }
 
 /* kernels.override names: the field sizes of struct nd_kernel_override. */
-static int check_name(const struct nd__key *k, const char *what, const char *s, size_t n,
-                      char *why, size_t wn) {
+static int check_name(const struct nd__key *k, const char *what, const char *s, size_t n, char *why,
+                      size_t wn) {
   if (n == 0) return why_f(why, wn, k, "%s must not be empty", what);
-  if (n >= ND_NAME_MAX) return why_f(why, wn, k, "%s too long, at most %d bytes", what, ND_NAME_MAX - 1);
+  if (n >= ND_NAME_MAX)
+    return why_f(why, wn, k, "%s too long, at most %d bytes", what, ND_NAME_MAX - 1);
   if (!nd__text_ok(s, n))
     return why_f(why, wn, k, "%s must be UTF-8 text without control characters", what);
   return 0;
@@ -273,7 +279,8 @@ int nd__key_check_kind(const nd_config *cfg, const struct nd__key *k, const char
     if (strlen(o[i].kind) == n && memcmp(o[i].kind, s, n) == 0) {
       char shown[200];
       nd__show(shown, sizeof shown, s, n);
-      return why_f(why, wn, k, "duplicate kind '%s'", shown);
+      snprintf(why, wn, "duplicate key '%s.%s.%s'", k->section, k->name, shown);
+      return -1;
     }
   }
   if (count < 0 || (uint64_t)count >= k->max_items)
@@ -305,43 +312,44 @@ int nd__key_check(const nd_config *cfg, const struct nd__key *k, char *why, size
   const void *p = cat(cfg, k->off);
   char text[64];
   switch (k->type) {
-  case ND__T_INT: {
-    int64_t v;
-    memcpy(&v, p, sizeof v);
-    snprintf(text, sizeof text, "%" PRId64, v);
-    if (v < k->min || v > k->max) return out_of_range(k, text, strlen(text), why, wn);
-    return 0;
-  }
-  case ND__T_U64: return 0;
-  case ND__T_FLOAT: {
-    double v;
-    memcpy(&v, p, sizeof v);
-    snprintf(text, sizeof text, "%g", v);
-    if (!isfinite(v) || v < k->fmin || (k->fmin_open && v == k->fmin) || v > k->fmax)
-      return out_of_range(k, text, strlen(text), why, wn);
-    return 0;
-  }
-  case ND__T_BOOL: {
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v == 0 || v == 1 ? 0 : why_f(why, wn, k, "expected true or false, got %d", v);
-  }
-  case ND__T_STR: {
-    long len = stored_len(p, k->size);
-    if (len < 0) return why_f(why, wn, k, "too long, at most %zu bytes", k->size - 1);
-    if (k->names && !find_name(k->names, p, (size_t)len)) return wrong_text(k, p, (size_t)len, why, wn);
-    return check_text(k, p, (size_t)len, why, wn);
-  }
-  case ND__T_ENUM: {
-    int v;
-    memcpy(&v, p, sizeof v);
-    for (const struct nd__name *nm = k->names; nm->name; nm++)
-      if (nm->value == v) return 0;
-    return why_f(why, wn, k, "unknown value %d", v);
-  }
-  case ND__T_INTS:
-  case ND__T_STRS:
-  case ND__T_PAIRS: break;
+    case ND__T_INT: {
+      int64_t v;
+      memcpy(&v, p, sizeof v);
+      snprintf(text, sizeof text, "%" PRId64, v);
+      if (v < k->min || v > k->max) return out_of_range(k, text, strlen(text), why, wn);
+      return 0;
+    }
+    case ND__T_U64: return 0;
+    case ND__T_FLOAT: {
+      double v;
+      memcpy(&v, p, sizeof v);
+      snprintf(text, sizeof text, "%g", v);
+      if (!isfinite(v) || v < k->fmin || (k->fmin_open && v == k->fmin) || v > k->fmax)
+        return out_of_range(k, text, strlen(text), why, wn);
+      return 0;
+    }
+    case ND__T_BOOL: {
+      int v;
+      memcpy(&v, p, sizeof v);
+      return v == 0 || v == 1 ? 0 : why_f(why, wn, k, "expected true or false, got %d", v);
+    }
+    case ND__T_STR: {
+      long len = stored_len(p, k->size);
+      if (len < 0) return why_f(why, wn, k, "too long, at most %zu bytes", k->size - 1);
+      if (k->names && !find_name(k->names, p, (size_t)len))
+        return wrong_text(k, p, (size_t)len, why, wn);
+      return check_text(k, p, (size_t)len, why, wn);
+    }
+    case ND__T_ENUM: {
+      int v;
+      memcpy(&v, p, sizeof v);
+      for (const struct nd__name *nm = k->names; nm->name; nm++)
+        if (nm->value == v) return 0;
+      return why_f(why, wn, k, "unknown value %d", v);
+    }
+    case ND__T_INTS:
+    case ND__T_STRS:
+    case ND__T_PAIRS: break;
   }
   int64_t count = get_count(cfg, k);
   if (count < 0 || (uint64_t)count > k->max_items)
@@ -366,92 +374,4 @@ int nd__key_check(const nd_config *cfg, const struct nd__key *k, char *why, size
     }
   }
   return 0;
-}
-
-/* The shortest text that reads back as the same double. */
-static void format_double(double v, char *buf, size_t size) {
-  for (int digits = 1; digits <= 17; digits++) {
-    snprintf(buf, size, "%.*g", digits, v);
-    if (strtod(buf, NULL) == v) return;
-  }
-}
-
-void nd__key_format(const nd_config *cfg, const struct nd__key *k, int as_yaml, struct nd__sb *sb) {
-  const void *p = cat(cfg, k->off);
-  switch (k->type) {
-  case ND__T_INT: {
-    int64_t v;
-    memcpy(&v, p, sizeof v);
-    nd__sb_printf(sb, "%" PRId64, v);
-    return;
-  }
-  case ND__T_U64: {
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
-    nd__sb_printf(sb, "%" PRIu64, v);
-    return;
-  }
-  case ND__T_FLOAT: {
-    double v;
-    char buf[64];
-    memcpy(&v, p, sizeof v);
-    format_double(v, buf, sizeof buf);
-    nd__sb_printf(sb, "%s", buf);
-    return;
-  }
-  case ND__T_BOOL: {
-    int v;
-    memcpy(&v, p, sizeof v);
-    nd__sb_printf(sb, "%s", v ? "true" : "false");
-    return;
-  }
-  case ND__T_STR: {
-    long len = stored_len(p, k->size);
-    size_t n = len < 0 ? k->size : (size_t)len;
-    if (as_yaml) nd__sb_quote(sb, p, n);
-    else nd__sb_add(sb, p, n);
-    return;
-  }
-  case ND__T_ENUM: {
-    int v;
-    memcpy(&v, p, sizeof v);
-    for (const struct nd__name *nm = k->names; nm->name; nm++)
-      if (nm->value == v) nd__sb_printf(sb, "%s", nm->name);
-    return;
-  }
-  case ND__T_INTS:
-  case ND__T_STRS:
-  case ND__T_PAIRS: break;
-  }
-  if (k->keyword) {
-    int flag;
-    memcpy(&flag, cat(cfg, k->keyword_off), sizeof flag);
-    if (flag) {
-      nd__sb_printf(sb, "%s", k->keyword);
-      return;
-    }
-  }
-  int64_t count = get_count(cfg, k);
-  if (count < 0) count = 0;
-  if ((uint64_t)count > k->max_items) count = (int64_t)k->max_items;
-  nd__sb_add(sb, k->type == ND__T_PAIRS ? "{" : "[", 1);
-  for (int64_t i = 0; i < count; i++) {
-    const char *item = (const char *)p + (size_t)i * k->size;
-    if (i) nd__sb_add(sb, ", ", 2);
-    if (k->type == ND__T_INTS) {
-      int64_t v;
-      memcpy(&v, item, sizeof v);
-      nd__sb_printf(sb, "%" PRId64, v);
-    } else if (k->type == ND__T_STRS) {
-      long len = stored_len(item, k->size);
-      nd__sb_quote(sb, item, len < 0 ? k->size : (size_t)len);
-    } else {
-      const struct nd_kernel_override *o = (const void *)item;
-      long kl = stored_len(o->kind, sizeof o->kind), nl = stored_len(o->name, sizeof o->name);
-      nd__sb_quote(sb, o->kind, kl < 0 ? sizeof o->kind : (size_t)kl);
-      nd__sb_add(sb, ": ", 2);
-      nd__sb_quote(sb, o->name, nl < 0 ? sizeof o->name : (size_t)nl);
-    }
-  }
-  nd__sb_add(sb, k->type == ND__T_PAIRS ? "}" : "]", 1);
 }
