@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Bad input gets one line naming the file or step, a non-zero exit, and
+# nothing lost: no checkpoint overwritten.
+. "${ND_SRCDIR:-.}/tests/tap.sh"
+
+tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16
+      --set train.micro_batch_size=2 --set parallelism.micro_batches=2 --set train.steps=3 --set train.eval_every=0
+      --set runtime.workers=2)
+
+# expect STATUS PATTERN -- command...: the exit status and a single stderr line matching PATTERN
+expect() {
+  local want=$1 pattern=$2 name=$3; shift 4
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$? lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE "$pattern" "$tmp/err"; then ok 0 "$name"
+  else ok 1 "$name (exit $got, want $want; stderr: $(head -c 300 "$tmp/err"))"; fi
+}
+
+expect 1 "$tmp/missing.bin.*(No such file|cannot open)" "a missing data file is named" -- \
+  "$ndgraph" run "${tiny[@]}" --set data.train="$tmp/missing.bin"
+printf 'short' >"$tmp/short.txt"
+expect 1 "$tmp/short.txt.*need at least" "a data file shorter than one sequence is named" -- \
+  "$ndgraph" run "${tiny[@]}" --set data.train="$tmp/short.txt"
+python3 -c "
+import struct,sys
+open('$tmp/big.bin','wb').write(struct.pack('<200H', *([1]*150 + [300] + [1]*49)))"
+expect 1 "$tmp/big.bin.*300.*vocab_size" "a token id >= vocab_size is named with its offset" -- \
+  "$ndgraph" run "${tiny[@]}" --set data.format=tokens-u16 --set model.vocab_size=256 --set data.train="$tmp/big.bin" \
+  --set data.val="$tmp/big.bin"
+expect 1 "$tmp/nope/model.safetensors" "an unreadable checkpoint is named" -- \
+  "$ndgraph" eval "${tiny[@]}" --checkpoint "$tmp/nope"
+
+# a good checkpoint, then one of another shape
+"$ndgraph" run "${tiny[@]}" --set train.save_dir="$tmp/ck" >/dev/null 2>&1
+ok $? "a small run writes a checkpoint"
+expect 1 "wte.weight.*shape" "a checkpoint whose shapes do not match names the tensor" -- \
+  "$ndgraph" eval "${tiny[@]}" --set model.n_embd=64 --checkpoint "$tmp/ck/step-3"
+printf 'garbage' >"$tmp/ck-bad.safetensors"; mkdir -p "$tmp/ck-bad"; cp "$tmp/ck-bad.safetensors" "$tmp/ck-bad/model.safetensors"
+expect 1 "$tmp/ck-bad/model.safetensors" "a corrupt checkpoint is named" -- \
+  "$ndgraph" eval "${tiny[@]}" --checkpoint "$tmp/ck-bad"
+
+# a checkpoint holding a NaN: resuming from it stops at the first non-finite loss and writes nothing
+cp -r "$tmp/ck/step-3" "$tmp/nan"
+python3 - "$tmp/nan/model.safetensors" <<'PY'
+import json, struct, sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+n = struct.unpack("<Q", data[:8])[0]
+begin = json.loads(data[8:8 + n])["wte.weight"]["data_offsets"][0]
+data[8 + n + begin:8 + n + begin + 4] = struct.pack("<f", float("nan"))
+open(path, "wb").write(data)
+PY
+sum_before=$(cat "$tmp/ck/step-3/"* | md5sum)
+expect 1 "step 4: the loss is not finite" "a non-finite loss stops the run, naming the step" -- \
+  "$ndgraph" run "${tiny[@]}" --set train.steps=6 --set train.save_every=1 --set train.save_dir="$tmp/ck" \
+  --resume "$tmp/nan"
+sum_after=$(cat "$tmp/ck/step-3/"* | md5sum)
+[ "$sum_before" = "$sum_after" ] && [ ! -e "$tmp/ck/step-4" ]
+ok $? "the earlier checkpoint is intact and no later one was written"
+
+printf 'model:\n  n_head: 3\n' >"$tmp/bad.yaml"
+expect 2 "^$tmp/bad.yaml:2:[0-9]+: error: " "a bad configuration exits 2 with FILE:LINE:COL" -- \
+  "$ndgraph" run "$tmp/bad.yaml"
+expect 2 "^--set:1:[0-9]+: error: .*model.n_layers" "an unknown --set key exits 2" -- \
+  "$ndgraph" plan --set model.n_layers=3
+done_testing
