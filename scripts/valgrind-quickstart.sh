@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# A short quick-start run under valgrind's leak checker: exits non-zero if
+# valgrind finds a definite or indirect leak, or any memory error.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mktemp -d /tmp/ndgraph-valgrind-XXXXXX)
+trap 'rm -rf "$out"' EXIT
+# libtool's wrapper script would be what valgrind runs: run the real binary
+bin="$top/.libs/ndgraph"
+[ -x "$bin" ] || bin="$top/ndgraph"
+LD_LIBRARY_PATH="$top/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" STARPU_SILENT=1 \
+  valgrind --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+  --error-exitcode=3 --suppressions="$top/scripts/valgrind.supp" \
+  "$bin" run "$top/configs/quickstart.yaml" --set train.steps=3 --set train.eval_every=3 \
+  --set train.save_dir="$out/ck" --metrics "$out/m.jsonl"
+echo "valgrind: no leak and no memory error in a quick-start run"
