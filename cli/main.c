@@ -3,6 +3,7 @@
  *   ndgraph run  [CONFIG] [--set k=v]... [--metrics FILE] [--resume DIR]
  *   ndgraph plan [CONFIG] [--set k=v]... [--dot FILE] [--json]
  *   ndgraph eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set k=v]...
+ *   ndgraph kernel-check PLUGIN.so NAME
  *
  * Exit status: 0 success, 1 failure at run time, 2 bad input (usage, configuration). */
 #include <stdio.h>
@@ -20,6 +21,8 @@ static void usage(FILE *f) {
           "       print what one training step becomes\n"
           "  eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set ...]...\n"
           "       mean cross-entropy of a checkpoint, as one JSON line\n"
+          "  kernel-check PLUGIN.so NAME\n"
+          "       check a plugin's kernel or activation NAME against ndgraph's reference\n"
           "  version\n");
 }
 
@@ -36,6 +39,7 @@ int main(int argc, char **argv) {
       {"run", nd_cli_run},
       {"plan", nd_cli_plan},
       {"eval", nd_cli_eval},
+      {"kernel-check", nd_cli_kernel_check},
   };
   const char *cmd = argv[1];
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -12,7 +12,7 @@ int nd_cli_plan(int argc, char **argv) {
   nd_config_free(cfg);
   if (rc) {
     fprintf(stderr, "ndgraph: %s\n", err.msg[0] ? err.msg : nd_strerror(rc));
-    return 1;
+    return rc == ND_ECONFIG || rc == ND_EPLUGIN ? 2 : 1;
   }
   return 0;
 }

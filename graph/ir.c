@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "kernels/registry.h"
 
 static const char *const kind_names[] = {
 #define ND__KIND_NAME(k, s) s,
@@ -75,6 +76,7 @@ int32_t nd__graph_add_task(nd_graph *g, const nd_task *t, const nd_access *acc, 
     g->access[g->n_access++] = acc[i];
     dst->bytes += g->tensors[acc[i].tensor].bytes;
   }
+  nd__kernel_cost(dst); /* a plugin's cost model, for the kernel that will run it */
   return g->n_tasks++;
 }
 
@@ -140,7 +142,7 @@ int nd_graph_edges(const nd_graph *g, nd_edges *out) {
           if (s->readers[r] != t && vec_push(&local, s->readers[r])) goto cleanup;
     }
     /* dedupe this task's predecessors */
-    if (local.n > 1) qsort(local.v, (size_t)local.n, sizeof *local.v, cmp_i32);
+    if (local.n > 1) qsort(local.v, (size_t)local.n, sizeof *local.v, cmp_i32); /* v is NULL while empty */
     pred_off[t] = (int32_t)pred.n;
     for (int64_t k = 0; k < local.n; k++)
       if ((k == 0 || local.v[k] != local.v[k - 1]) && local.v[k] != t && vec_push(&pred, local.v[k]))

@@ -1,15 +1,9 @@
-/* The MLP's activation (GeLU, tanh approximation). */
-#include "kernels/cpu/kernels.h"
+/* The MLP's activation: model.activation (GeLU, tanh approximation, unless a
+ * plugin adds another), through the kernel table. */
 #include "tasks/codelets.h"
 
 /* buffers: out (n), inp (n) */
-static void activation_fwd_cpu(void *buffers[], void *arg) {
-  nd_gelu_forward(ND_F32(0), ND_F32(1), ND_CTX(arg)->task->a.ew.n);
-}
-ND_CODELET(activation_fwd, activation_fwd_cpu);
+ND_CODELET(activation_fwd, nd__dispatch_cpu);
 
 /* buffers: dinp (n), inp (n), dout (n) */
-static void activation_bwd_cpu(void *buffers[], void *arg) {
-  nd_gelu_backward(ND_F32(0), ND_F32(1), ND_F32(2), ND_CTX(arg)->task->a.ew.n);
-}
-ND_CODELET(activation_bwd, activation_bwd_cpu);
+ND_CODELET(activation_bwd, nd__dispatch_cpu);

@@ -34,6 +34,10 @@ typedef struct nd__task_ctx {
                                         .model = &var##_model,                               \
                                         .name = #var}
 
+/* The CPU function of kinds with a replaceable kernel: the task's buffers as
+ * descriptors, then the implementation kernels/registry.h selected. */
+void nd__dispatch_cpu(void *buffers[], void *arg);
+
 /* The codelet that runs an IR task kind. */
 struct starpu_codelet *nd__codelet(enum nd_task_kind kind);
 

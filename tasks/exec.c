@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "kernels/registry.h"
 #include "tasks/codelets.h"
 
 #define ND_ALIGN 64
@@ -216,7 +217,7 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
     }
   }
   starpu_task_wait_for_all();
-  return 0;
+  return nd__kernel_failure(err);
 }
 
 void *nd_exec_acquire(nd_exec *ex, int32_t tensor, int write) {

@@ -1,1 +1,34 @@
-# tests of plugin, included by tests/local.mk.
+# tests of kernel plugins, included by tests/local.mk.
+# Broken plugins, one per case of tests/plugins/bad.c (the example plugin is
+# built by examples/local.mk).
+ND_BAD_PLUGIN_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+check_LTLIBRARIES += tests/plugins/libbad_abi.la tests/plugins/libbad_kind.la tests/plugins/libbad_dup.la \
+	tests/plugins/libbad_fail.la tests/plugins/libbad_backward.la tests/plugins/libno_entry.la
+tests_plugins_libbad_abi_la_SOURCES = tests/plugins/bad.c
+tests_plugins_libbad_abi_la_CPPFLAGS = $(AM_CPPFLAGS) -DND_KERNEL_ABI_VERSION=99
+tests_plugins_libbad_abi_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libbad_kind_la_SOURCES = tests/plugins/bad.c
+tests_plugins_libbad_kind_la_CPPFLAGS = $(AM_CPPFLAGS) -DBAD_KIND
+tests_plugins_libbad_kind_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libbad_dup_la_SOURCES = tests/plugins/bad.c
+tests_plugins_libbad_dup_la_CPPFLAGS = $(AM_CPPFLAGS) -DBAD_DUP
+tests_plugins_libbad_dup_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libbad_fail_la_SOURCES = tests/plugins/bad.c
+tests_plugins_libbad_fail_la_CPPFLAGS = $(AM_CPPFLAGS) -DBAD_FAIL
+tests_plugins_libbad_fail_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libbad_backward_la_SOURCES = tests/plugins/bad.c
+tests_plugins_libbad_backward_la_CPPFLAGS = $(AM_CPPFLAGS) -DBAD_BACKWARD
+tests_plugins_libbad_backward_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libno_entry_la_SOURCES = tests/plugins/bad.c
+tests_plugins_libno_entry_la_CPPFLAGS = $(AM_CPPFLAGS) -DNO_ENTRY
+tests_plugins_libno_entry_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+
+# Losses with the example plugin against the built-in path and a test-local SiLU.
+check_PROGRAMS += tests/test_plugin
+TESTS += tests/test_plugin
+tests_test_plugin_SOURCES = tests/test_plugin.c tests/runtime/harness.h tests/tap.h
+tests_test_plugin_LDADD = $(ND_TEST_LIBS)
+
+# The command line: plan's kernels section, kernel-check, every bad plugin.
+TESTS += tests/plugin.sh
+EXTRA_DIST += tests/plugin.sh

@@ -7,6 +7,7 @@
 #include "checkpoint/checkpoint.h"
 #include "common/error.h"
 #include "configs/config.h"
+#include "kernels/registry.h"
 #include "tasks/exec.h"
 
 static void log_json(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -55,6 +56,7 @@ int nd_run(const nd_config *cfg, const nd_run_options *opts, nd_error *err) {
          (long long)cfg->parallelism.data_parallel_size, (long long)cfg->parallelism.tensor_parallel_size,
          (long long)cfg->parallelism.pipeline_parallel_size, (long long)cfg->parallelism.micro_batches,
          (long long)cfg->train.micro_batch_size, nd_runtime_workers(), cfg->runtime.scheduler);
+  nd__kernels_line(stdout);
   fflush(stdout);
   long long last = cfg->train.steps;
   while (nd_trainer_steps_done(tr) < last) {

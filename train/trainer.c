@@ -16,6 +16,7 @@
 #include "graph/ir.h"
 #include "graph/plan.h"
 #include "graph/shard.h"
+#include "kernels/registry.h"
 #include "tasks/exec.h"
 #include "train/init.h"
 
@@ -26,6 +27,7 @@ struct nd_trainer {
   int eval_index;
   nd_exec *exec;
   int runtime_started;
+  int kernels_loaded;
   int64_t steps_done;
   int64_t model_flops;       /* of one step */
   int64_t seqs_per_step;     /* dp * micro_batches * micro_batch_size */
@@ -146,6 +148,9 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   int64_t V = c->model.vocab_size, T = c->model.seq_len;
   if ((rc = nd_dataset_open(&tr->train, c->data.train, c->data.format, V, (int)T, err))) goto fail;
   if (c->data.val[0] && (rc = nd_dataset_open(&tr->val, c->data.val, c->data.format, V, (int)T, err))) goto fail;
+  /* plugins first: the graph's costs come from the kernels that will run it */
+  if ((rc = nd_kernels_setup(c, err))) goto fail;
+  tr->kernels_loaded = 1;
   if ((rc = nd_graph_build(&tr->step_graph, c, 0, err))) goto fail;
   if ((rc = nd_graph_build(&tr->eval_graph, c, 1, err))) goto fail;
   nd_plan plan;
@@ -173,6 +178,7 @@ void nd_trainer_close(nd_trainer *tr) {
   if (!tr) return;
   nd_exec_free(tr->exec);
   if (tr->runtime_started) nd_runtime_stop();
+  if (tr->kernels_loaded) nd_kernels_teardown();
   nd_graph_free(tr->step_graph);
   nd_graph_free(tr->eval_graph);
   nd_dataset_close(tr->train);

@@ -1,0 +1,241 @@
+/* Checking a kernel implementation on random inputs: a replacement against
+ * the built-in kernel of its kind, an activation's backward against finite
+ * differences of its forward. Used by `ndgraph kernel-check` and by the
+ * validation call before training. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "kernels/registry.h"
+
+#define ND__TOL 1e-4    /* float kernels summing in another order */
+#define ND__TOL_FD 1e-3 /* central differences in float */
+
+typedef struct buffers {
+  int n;
+  nd_tensor_desc d[ND__KERNEL_MAX_TENSORS];
+  uint8_t role[ND__KERNEL_MAX_TENSORS];
+  int64_t numel[ND__KERNEL_MAX_TENSORS];
+  nd_kernel_args a;
+} buffers;
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static float uniform(float lo, float hi) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return lo + (hi - lo) * (float)((rng_state >> 40) / 16777216.0);
+}
+
+static int64_t extent(const nd_tensor_desc *d) {
+  if (!d->data && d->ndim == 0) return 0;
+  int64_t e = 1;
+  for (int i = 0; i < d->ndim; i++) e += (d->shape[i] - 1) * d->strides[i];
+  return e;
+}
+
+static void buffers_free(buffers *b) {
+  for (int i = 0; i < b->n; i++) free(b->d[i].data);
+}
+
+/* Descriptors of task t with random contents (seeded: a and a copy agree). */
+static int buffers_new(buffers *b, const nd_task *t, uint64_t seed) {
+  memset(b, 0, sizeof *b);
+  nd_tensor_desc shapes[ND__KERNEL_MAX_TENSORS];
+  b->n = nd__kernel_layout(t, NULL, shapes, &b->a, b->role);
+  rng_state = seed;
+  for (int i = 0; i < b->n; i++) {
+    b->d[i] = shapes[i];
+    if (shapes[i].ndim == 0) continue; /* absent */
+    b->numel[i] = extent(&shapes[i]);
+    float *p = malloc((size_t)(b->numel[i] ? b->numel[i] : 1) * sizeof *p);
+    if (!p) {
+      buffers_free(b);
+      return ND_ENOMEM;
+    }
+    for (int64_t k = 0; k < b->numel[i]; k++) p[k] = uniform(-1.0f, 1.0f);
+    b->d[i].data = p;
+  }
+  return 0;
+}
+
+/* ||x - ref|| / ||ref|| over the outputs (NaN when x has a non-finite value). */
+static double out_err(const buffers *x, const buffers *ref) {
+  double num = 0, den = 0;
+  for (int i = 0; i < ref->n; i++) {
+    if (ref->role[i] != ND__OUT || !ref->d[i].data) continue;
+    const float *p = x->d[i].data, *q = ref->d[i].data;
+    for (int64_t k = 0; k < ref->numel[i]; k++) {
+      if (!isfinite(p[k])) return NAN;
+      num += ((double)p[k] - q[k]) * ((double)p[k] - q[k]);
+      den += (double)q[k] * q[k];
+    }
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* The sizes each kind is checked at (the first is the quick one). */
+static int cases(enum nd_task_kind kind, nd_task *t, int max) {
+  static const int mm[][6] = {{7, 5, 3, 1, 0, 1}, {1, 1, 1, 0, 1, 0}, {33, 17, 65, 0, 1, 1}, {64, 48, 40, 1, 1, 0}};
+  static const int ln[][4] = {{3, 8, 1, 1}, {1, 1, 0, 0}, {17, 33, 0, 0}, {5, 64, 1, 1}};
+  static const int at[][4] = {{2, 5, 2, 3}, {1, 1, 1, 1}, {1, 16, 4, 8}};
+  static const int ew[] = {7, 1, 1000};
+  int n = 0;
+  for (int i = 0; i < max; i++) memset(&t[i], 0, sizeof t[i]);
+  switch (kind) {
+  case ND_TASK_MATMUL_FWD:
+  case ND_TASK_MATMUL_BWD_IN:
+  case ND_TASK_MATMUL_BWD_W:
+    for (; n < 4 && n < max; n++)
+      t[n].a.mm = (struct nd_mm_args){mm[n][0], mm[n][1], mm[n][2], mm[n][3], mm[n][4], (float)mm[n][5]};
+    break;
+  case ND_TASK_LN_FWD:
+  case ND_TASK_LN_BWD_IN:
+  case ND_TASK_LN_BWD_W:
+    for (; n < 4 && n < max; n++) t[n].a.ln = (struct nd_ln_args){ln[n][0], ln[n][1], ln[n][2], (float)ln[n][3]};
+    break;
+  case ND_TASK_ATTN_FWD:
+  case ND_TASK_ATTN_BWD:
+    for (; n < 3 && n < max; n++) t[n].a.attn = (struct nd_attn_args){at[n][0], at[n][1], at[n][2], at[n][3]};
+    break;
+  default:
+    for (; n < 3 && n < max; n++) t[n].a.ew.n = ew[n];
+  }
+  for (int i = 0; i < n; i++) t[i].kind = kind;
+  return n;
+}
+
+static void describe(const nd_task *t, char *out, size_t size) {
+  const struct nd_mm_args *m = &t->a.mm;
+  const struct nd_ln_args *l = &t->a.ln;
+  const struct nd_attn_args *a = &t->a.attn;
+  switch (t->kind) {
+  case ND_TASK_MATMUL_FWD:
+  case ND_TASK_MATMUL_BWD_IN:
+  case ND_TASK_MATMUL_BWD_W:
+    snprintf(out, size, "M %d, K %d, N %d, trans_w %d, bias %d, beta %g", m->M, m->K, m->N, m->trans_w, m->has_bias,
+             m->beta);
+    break;
+  case ND_TASK_LN_FWD:
+  case ND_TASK_LN_BWD_IN:
+  case ND_TASK_LN_BWD_W:
+    snprintf(out, size, "N %d, C %d, skip %d, beta %g", l->N, l->C, l->has_skip, l->beta);
+    break;
+  case ND_TASK_ATTN_FWD:
+  case ND_TASK_ATTN_BWD:
+    snprintf(out, size, "B %d, T %d, NH %d, hs %d", a->B, a->T, a->NH, a->hs);
+    break;
+  default:
+    snprintf(out, size, "n %lld", (long long)t->a.ew.n);
+  }
+}
+
+static int returned(const nd__kernel_impl *im, const char *kind, const char *what, int rc, nd_error *err) {
+  return nd__fail(err, ND_EPLUGIN, "%s: kernel '%s' for %s returned %d on a %s", im->origin, im->name, kind, rc, what);
+}
+
+static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int quick, FILE *out, nd_error *err) {
+  nd_task t[4];
+  int n = cases(kind, t, quick ? 1 : 4), failed = 0;
+  for (int c = 0; c < n; c++) {
+    buffers ref, mine;
+    int rc = buffers_new(&ref, &t[c], 42 + (uint64_t)c);
+    if (!rc && (rc = buffers_new(&mine, &t[c], 42 + (uint64_t)c))) buffers_free(&ref);
+    if (rc) return nd__fail(err, rc, "kernel check: out of memory");
+    nd__builtin_kernels[kind](ref.d, ref.n, &ref.a);
+    mine.a.user = im->user;
+    rc = im->fn(mine.d, mine.n, &mine.a);
+    double e = rc ? NAN : out_err(&mine, &ref);
+    buffers_free(&ref);
+    buffers_free(&mine);
+    if (rc) return returned(im, nd_task_kind_name(kind), quick ? "validation call" : "check", rc, err);
+    int pass = e < ND__TOL;
+    failed += !pass;
+    if (out) {
+      char what[128];
+      describe(&t[c], what, sizeof what);
+      fprintf(out, "%s %s (%s): rel err %.2e vs builtin: %s\n", nd_task_kind_name(kind), im->name, what, e,
+              pass ? "ok" : "FAIL");
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+/* The activation on one point set: forward values and the backward against
+ * central differences of the forward. */
+static int check_activation(const nd__kernel_impl *im, int64_t n, int quick, FILE *out, nd_error *err) {
+  int rc = 0, failed = 0;
+  size_t sz = (size_t)n * sizeof(float);
+  float *x = malloc(sz), *y = malloc(sz), *yp = malloc(sz), *ym = malloc(sz), *xp = malloc(sz), *xm = malloc(sz),
+        *dout = malloc(sz), *dinp = malloc(sz);
+  if (!x || !y || !yp || !ym || !xp || !xm || !dout || !dinp) {
+    rc = nd__fail(err, ND_ENOMEM, "kernel check: out of memory");
+    goto cleanup;
+  }
+  rng_state = 7 + (uint64_t)n;
+  for (int64_t i = 0; i < n; i++) {
+    x[i] = uniform(-4.0f, 4.0f);
+    dout[i] = uniform(-1.0f, 1.0f);
+    float h = 1e-2f * fmaxf(1.0f, fabsf(x[i]));
+    xp[i] = x[i] + h;
+    xm[i] = x[i] - h;
+  }
+  nd_tensor_desc d[3];
+  nd_task t = {.kind = ND_TASK_ACT_FWD, .a.ew.n = n};
+  nd_kernel_args a;
+  nd__kernel_layout(&t, NULL, d, &a, NULL);
+  a.user = im->user;
+  float *fwd_out[3] = {y, yp, ym}, *fwd_in[3] = {x, xp, xm};
+  for (int k = 0; k < 3; k++) {
+    d[0].data = fwd_out[k];
+    d[1].data = fwd_in[k];
+    if ((rc = im->fn(d, 2, &a))) {
+      rc = returned(im, "activation_fwd", quick ? "validation call" : "check", rc, err);
+      goto cleanup;
+    }
+  }
+  t.kind = ND_TASK_ACT_BWD;
+  nd__kernel_layout(&t, NULL, d, &a, NULL);
+  a.user = im->user;
+  d[0].data = dinp;
+  d[1].data = x;
+  d[2].data = dout;
+  if ((rc = im->fn2(d, 3, &a))) {
+    rc = returned(im, "activation_bwd", quick ? "validation call" : "check", rc, err);
+    goto cleanup;
+  }
+  int finite = 1;
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; i++) {
+    finite &= isfinite(y[i]) && isfinite(dinp[i]);
+    double fd = ((double)yp[i] - ym[i]) / ((double)xp[i] - xm[i]) * dout[i];
+    num += (dinp[i] - fd) * (dinp[i] - fd);
+    den += fd * fd;
+  }
+  double e = finite ? (den > 0 ? sqrt(num / den) : sqrt(num)) : NAN;
+  int pass_f = finite, pass_b = e < ND__TOL_FD;
+  failed = !pass_f || !pass_b;
+  if (out) {
+    fprintf(out, "activation %s forward (n %lld): values %s: %s\n", im->name, (long long)n,
+            finite ? "finite" : "NOT finite", pass_f ? "ok" : "FAIL");
+    fprintf(out, "activation %s backward (n %lld): rel err %.2e vs finite differences: %s\n", im->name, (long long)n, e,
+            pass_b ? "ok" : "FAIL");
+  }
+  rc = failed;
+cleanup:
+  free(x), free(y), free(yp), free(ym), free(xp), free(xm), free(dout), free(dinp);
+  return rc;
+}
+
+int nd__kernel_check(enum nd_task_kind kind, const nd__kernel_impl *impl, int quick, FILE *out, nd_error *err) {
+  if (kind != ND_TASK_ACT_FWD && kind != ND_TASK_ACT_BWD) return check_kind(kind, impl, quick, out, err);
+  static const int64_t sizes[] = {7, 1, 1000};
+  int failed = 0;
+  for (int i = 0; i < (quick ? 1 : 3); i++) {
+    int rc = check_activation(impl, sizes[i], quick, out, err);
+    if (rc < 0) return rc;
+    failed |= rc;
+  }
+  return failed;
+}
