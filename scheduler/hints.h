@@ -28,6 +28,11 @@ int nd_runtime_units(nd_unit *units, int max);
 /* Places g on the running workers and gives graph `which` of ex its hints. */
 int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, nd_error *err);
 
+/* The units `ndgraph plan` places ranks on: the topology's GPUs when it has
+ * any, else its cores (runtime.workers of them, all when 0; on this machine
+ * capped as StarPU caps CPU workers). Returns how many, or ND_ENOMEM. */
+int nd_plan_units(hwloc_topology_t topo, const nd_config *cfg, nd_unit **out, int *gpus);
+
 /* `ndgraph plan`: the mapping rank -> workers, cores, devices, on
  * runtime.topology (an hwloc XML) or this machine. */
 int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err);

@@ -10,7 +10,7 @@
 #include "scheduler/hints.h"
 #include "scheduler/topology.h"
 
-static int collect(hwloc_topology_t topo, const nd_config *cfg, nd_unit **out, int *gpus) {
+int nd_plan_units(hwloc_topology_t topo, const nd_config *cfg, nd_unit **out, int *gpus) {
   int n = 0, cap = 64;
   nd_unit *u = malloc((size_t)cap * sizeof *u);
   if (!u) return ND_ENOMEM;
@@ -57,7 +57,7 @@ int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err) {
   int rc = nd_topo_load(&topo, cfg->runtime.topology, err);
   if (rc) return rc;
   nd_unit *units = NULL;
-  int gpus = 0, n = collect(topo, cfg, &units, &gpus);
+  int gpus = 0, n = nd_plan_units(topo, cfg, &units, &gpus);
   const struct nd_config *c = cfg;
   int dp = (int)c->parallelism.data_parallel_size, pp = (int)c->parallelism.pipeline_parallel_size,
       tp = (int)c->parallelism.tensor_parallel_size;

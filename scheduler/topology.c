@@ -60,7 +60,8 @@ int nd_topo_is_gpu(hwloc_obj_t obj) {
   if (obj->type != HWLOC_OBJ_OS_DEVICE) return 0;
   if (obj->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU) return 1;
   if (obj->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC) return 0;
-  const char *sub = hwloc_obj_get_info_by_name(obj, "CoProcType");
+  /* hwloc 2 names the kind in subtype, older XML in the CoProcType info */
+  const char *sub = obj->subtype ? obj->subtype : hwloc_obj_get_info_by_name(obj, "CoProcType");
   return sub && (strcmp(sub, "CUDA") == 0 || strcmp(sub, "OpenCL") == 0 || strcmp(sub, "ROCm") == 0 ||
                  strcmp(sub, "LevelZero") == 0);
 }
