@@ -1,6 +1,7 @@
 #include <stdio.h>
 
 #include "cli/commands.h"
+#include "scheduler/hints.h"
 
 int nd_cli_plan(int argc, char **argv) {
   nd_cli_option opts[] = {{"--dot", 1, NULL}, {"--json", 0, NULL}};
@@ -9,6 +10,7 @@ int nd_cli_plan(int argc, char **argv) {
   if (status) return status;
   nd_error err = {0};
   int rc = nd_plan_report(cfg, stdout, opts[1].value != NULL, opts[0].value, &err);
+  if (!rc && !opts[1].value) rc = nd_placement_report(cfg, stdout, &err);
   nd_config_free(cfg);
   if (rc) {
     fprintf(stderr, "ndgraph: %s\n", err.msg[0] ? err.msg : nd_strerror(rc));

@@ -101,7 +101,7 @@ const struct nd__key nd__keys[] = {
     ENUM(data, format, formats, "text"),
 
     INT(runtime, workers, 0, 4096, "0"),
-    STR(runtime, scheduler, 1, schedulers, "lws"),
+    STR(runtime, scheduler, 1, schedulers, "ndws"),
     BOOL(runtime, deterministic, "true"),
     ENUM(runtime, placement, placements, "affinity"),
     STR(runtime, topology, 0, NULL, ""),

@@ -18,6 +18,7 @@ typedef struct bound_graph {
   nd__task_ctx *ctx;   /* [g->n_tasks] */
   int *priority;       /* [g->n_tasks] or NULL */
   uint32_t *workers;   /* [g->n_tasks] or NULL */
+  int *home;           /* [g->n_tasks] or NULL */
 } bound_graph;
 
 struct nd_exec {
@@ -142,6 +143,7 @@ int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
     bg->ctx[i] = (nd__task_ctx){&g->tasks[i], g, &ex->step, &ex->observer, ex->n_graphs};
   bg->priority = NULL;
   bg->workers = NULL;
+  bg->home = NULL;
   return ex->n_graphs++;
 }
 
@@ -175,6 +177,15 @@ int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_
   return 0;
 }
 
+int nd_exec_set_homes(nd_exec *ex, int which, const int *home) {
+  bound_graph *bg = &ex->graphs[which];
+  free(bg->home);
+  bg->home = home ? malloc((size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1) * sizeof *bg->home) : NULL;
+  if (home && !bg->home) return ND_ENOMEM;
+  if (home) memcpy(bg->home, home, (size_t)bg->g->n_tasks * sizeof *home);
+  return 0;
+}
+
 int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
   const bound_graph *bg = &ex->graphs[which];
   const nd_graph *g = bg->g;
@@ -192,6 +203,7 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
       task->callback_arg = &bg->ctx[i];
     }
     if (bg->priority) task->priority = bg->priority[i];
+    if (bg->home && bg->home[i] >= 0) task->sched_data = (void *)(intptr_t)(bg->home[i] + 1);
     if (bg->workers && bg->workers[i]) {
       /* the bitmap stays the executor's: StarPU only reads it */
       task->workerids_len = 1;
@@ -237,6 +249,7 @@ void nd_exec_free(nd_exec *ex) {
     free(ex->graphs[i].ctx);
     free(ex->graphs[i].priority);
     free(ex->graphs[i].workers);
+    free(ex->graphs[i].home);
   }
   if (ex->blocks)
     for (int b = 0; b < ex->n_blocks; b++) free(ex->blocks[b]);

@@ -50,6 +50,10 @@ void nd_exec_observe(nd_exec *ex, const nd_exec_observer *obs); /* NULL: stop */
  * priorities (StarPU's range) and, when workers is not NULL, the workers each
  * task may run on (a bitmap per task, bit w for worker w; 0: any). */
 int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_t *workers);
+/* The worker each task of graph `which` should be queued on first (-1: no
+ * preference), for ndgraph's own policies, which read it from
+ * task->sched_data as (void *)(home + 1). StarPU's policies must not get it. */
+int nd_exec_set_homes(nd_exec *ex, int which, const int *home);
 
 /* Host memory of an owner tensor, valid between acquire and release. */
 void *nd_exec_acquire(nd_exec *ex, int32_t tensor, int write);

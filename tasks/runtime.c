@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "scheduler/policies.h"
 #include "tasks/exec.h"
 
 /* StarPU's own policies that ndgraph can select by name. */
@@ -15,9 +16,10 @@ static const char *const starpu_policies[] = {"eager", "prio", "ws", "lws", "dmd
 int nd_runtime_start(const nd_config *cfg, nd_error *err) {
   const char *policy = cfg->runtime.scheduler;
   int known = 0;
+  struct starpu_sched_policy *own = nd_sched_policy(policy);
   for (int i = 0; starpu_policies[i]; i++) known |= strcmp(policy, starpu_policies[i]) == 0;
-  if (!known)
-    return nd__fail(err, ND_ENOTIMPL, "%s: runtime.scheduler '%s' is not implemented yet (available: eager, prio, ws, lws, dmda, dmdas)",
+  if (!known && !own)
+    return nd__fail(err, ND_ENOTIMPL, "%s: runtime.scheduler '%s' is not implemented (available: ndws, gpipe, 1f1b, eager, prio, ws, lws, dmda, dmdas)",
                     cfg->source, policy);
   if (cfg->runtime.opencl_devices > 0)
     return nd__fail(err, ND_ENODEV, "%s: runtime.opencl_devices %lld: this build has no OpenCL backend yet",
@@ -40,7 +42,9 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
   conf.ncpus = workers;
   conf.ncuda = 0;
   conf.nopencl = 0;
-  conf.sched_policy_name = policy;
+  /* StarPU looks names up among its own policies only; ours go by struct */
+  conf.sched_policy_name = own ? NULL : policy;
+  conf.sched_policy = own;
   /* one BLAS thread per StarPU worker: the workers are the parallelism */
   openblas_set_num_threads(1);
   int rc = starpu_init(&conf);

@@ -1,1 +1,14 @@
 # tests of scheduler, included by tests/local.mk.
+check_PROGRAMS += tests/test_ndws_stress
+TESTS += tests/test_ndws_stress
+tests_test_ndws_stress_SOURCES = tests/test_ndws_stress.c tests/tap.h
+tests_test_ndws_stress_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_placement
+TESTS += tests/test_placement
+tests_test_placement_SOURCES = tests/test_placement.c tests/tap.h
+tests_test_placement_LDADD = $(ND_TEST_LIBS)
+EXTRA_DIST += tests/topologies
+check_PROGRAMS += tests/test_sched_parity
+TESTS += tests/test_sched_parity
+tests_test_sched_parity_SOURCES = tests/test_sched_parity.c tests/runtime/harness.h tests/tap.h
+tests_test_sched_parity_LDADD = $(ND_TEST_LIBS)

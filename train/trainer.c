@@ -17,6 +17,7 @@
 #include "graph/plan.h"
 #include "graph/shard.h"
 #include "kernels/registry.h"
+#include "scheduler/hints.h"
 #include "tasks/exec.h"
 #include "train/init.h"
 
@@ -163,6 +164,9 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if ((rc = nd_exec_create(&tr->exec, tr->step_graph, err))) goto fail;
   if ((rc = nd_exec_add_graph(tr->exec, tr->eval_graph, err)) < 0) goto fail;
   tr->eval_index = rc;
+  if ((rc = nd_sched_apply(tr->exec, 0, tr->step_graph, c, err)) ||
+      (rc = nd_sched_apply(tr->exec, tr->eval_index, tr->eval_graph, c, err)))
+    goto fail;
   if ((rc = collect_names(tr)) || (rc = initialize(tr))) goto oom;
   *out = tr;
   return 0;

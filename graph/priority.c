@@ -1,0 +1,180 @@
+/* Upward ranks, priorities, and the textbook pipeline orders. */
+#include "graph/priority.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "common/error.h"
+
+const nd_cost_model nd_cost_cpu = {60e9, 10e9, 10e9, 5e-6};
+
+double nd_task_seconds(const nd_task *t, const nd_cost_model *m) {
+  return (double)t->flops / m->flops_per_s + (double)t->bytes / m->bytes_per_s +
+         (double)t->comm_bytes / m->comm_bytes_per_s + m->overhead_s;
+}
+
+void nd_upward_rank(const nd_graph *g, const nd_edges *e, const double *duration, const nd_cost_model *m,
+                    double *rank) {
+  /* array order is topological: successors have larger indices */
+  for (int32_t i = g->n_tasks - 1; i >= 0; i--) {
+    double after = 0;
+    for (int32_t k = e->succ_off[i]; k < e->succ_off[i + 1]; k++)
+      if (rank[e->succ[k]] > after) after = rank[e->succ[k]];
+    rank[i] = (duration ? duration[i] : nd_task_seconds(&g->tasks[i], m)) + after;
+  }
+}
+
+static int phase_order(enum nd_phase p) {
+  switch (p) {
+  case ND_PHASE_B: return 4;
+  case ND_PHASE_COLLECTIVE: return 3; /* communication unblocks other ranks */
+  case ND_PHASE_F: return 2;
+  case ND_PHASE_W: return 1;
+  default: return 0;
+  }
+}
+
+typedef struct keyed {
+  int64_t us;
+  int phase;
+  int32_t task;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  if (x->us != y->us) return x->us < y->us ? -1 : 1;
+  if (x->phase != y->phase) return x->phase < y->phase ? -1 : 1;
+  return (x->task > y->task) - (x->task < y->task);
+}
+
+int nd_priorities_from_rank(const nd_graph *g, const double *rank, int lo, int hi, int *prio) {
+  keyed *k = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *k);
+  if (!k) return ND_ENOMEM;
+  for (int32_t i = 0; i < g->n_tasks; i++)
+    k[i] = (keyed){llround(rank[i] * 1e6), phase_order(g->tasks[i].phase), i};
+  qsort(k, (size_t)g->n_tasks, sizeof *k, cmp_keyed);
+  int64_t distinct = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++)
+    distinct += i == 0 || k[i].us != k[i - 1].us || k[i].phase != k[i - 1].phase;
+  int64_t level = -1;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    level += i == 0 || k[i].us != k[i - 1].us || k[i].phase != k[i - 1].phase;
+    double frac = distinct > 1 ? (double)level / (double)(distinct - 1) : 0;
+    prio[k[i].task] = lo + (int)floor(frac * ((double)hi - (double)lo));
+  }
+  free(k);
+  return 0;
+}
+
+/* Ideal start times of the units (stage, F or B, micro-batch) of the
+ * textbook schedule, with F = 1 and B = 2 time units, in t[s][0|1][j]. */
+static int unit_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
+  int p = g->pp, m = g->micro_batches, n_units = 2 * m;
+  int *list = malloc((size_t)(p * n_units) * sizeof *list); /* unit = 2 * j + (B ? 1 : 0) */
+  double *end = malloc((size_t)(p * n_units) * sizeof *end);
+  int *at = calloc((size_t)p, sizeof *at);
+  double *free_at = calloc((size_t)p, sizeof *free_at);
+  if (!list || !end || !at || !free_at) {
+    free(list), free(end), free(at), free(free_at);
+    return ND_ENOMEM;
+  }
+  for (int s = 0; s < p; s++) {
+    int *l = list + s * n_units, n = 0;
+    int warm = kind == ND_FIXED_GPIPE ? m : (p - 1 - s < m ? p - 1 - s : m);
+    for (int j = 0; j < warm; j++) l[n++] = 2 * j;
+    for (int j = warm; j < m; j++) l[n++] = 2 * j, l[n++] = 2 * (j - warm) + 1;
+    for (int j = m - warm; j < m; j++) l[n++] = 2 * j + 1;
+  }
+  for (int i = 0; i < p * n_units; i++) end[i] = -1;
+  for (int progress = 1; progress;) {
+    progress = 0;
+    for (int s = 0; s < p; s++) {
+      while (at[s] < n_units) {
+        int u = list[s * n_units + at[s]], j = u / 2, back = u & 1;
+        double ready = 0;
+        if (!back && s > 0) ready = end[(s - 1) * n_units + 2 * j];
+        if (back) {
+          double own = end[s * n_units + 2 * j], next = s + 1 < p ? end[(s + 1) * n_units + 2 * j + 1] : 0;
+          ready = own < 0 || next < 0 ? -1 : fmax(own, next);
+        }
+        if (ready < 0) break;
+        double start = fmax(ready, free_at[s]);
+        t[s * n_units + u] = start;
+        end[s * n_units + u] = free_at[s] = start + (back ? 2 : 1);
+        at[s]++;
+        progress = 1;
+      }
+    }
+  }
+  free(list), free(end), free(at), free(free_at);
+  return 0;
+}
+
+/* A binary min-heap of (key, task) for Kahn's algorithm. */
+typedef struct ready_heap {
+  double *key;
+  int32_t *task;
+  int32_t n;
+} ready_heap;
+
+static int heap_before(const ready_heap *h, int32_t a, int32_t b) {
+  return h->key[a] != h->key[b] ? h->key[a] < h->key[b] : h->task[a] < h->task[b];
+}
+static void heap_swap(ready_heap *h, int32_t a, int32_t b) {
+  double k = h->key[a];
+  int32_t t = h->task[a];
+  h->key[a] = h->key[b], h->task[a] = h->task[b];
+  h->key[b] = k, h->task[b] = t;
+}
+static void heap_push(ready_heap *h, double key, int32_t task) {
+  int32_t i = h->n++;
+  h->key[i] = key, h->task[i] = task;
+  while (i > 0 && heap_before(h, i, (i - 1) / 2)) heap_swap(h, i, (i - 1) / 2), i = (i - 1) / 2;
+}
+static int32_t heap_pop(ready_heap *h) {
+  int32_t top = h->task[0];
+  heap_swap(h, 0, --h->n);
+  for (int32_t i = 0;;) {
+    int32_t best = i, l = 2 * i + 1, r = l + 1;
+    if (l < h->n && heap_before(h, l, best)) best = l;
+    if (r < h->n && heap_before(h, r, best)) best = r;
+    if (best == i) break;
+    heap_swap(h, i, best), i = best;
+  }
+  return top;
+}
+
+int nd_fixed_order(const nd_graph *g, const nd_edges *e, enum nd_fixed_schedule kind, int32_t *order) {
+  int n_units = 2 * g->micro_batches;
+  size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
+  double *t = malloc((size_t)(g->pp * n_units) * sizeof *t), *key = malloc(n * sizeof *key);
+  int32_t *waiting = malloc(n * sizeof *waiting);
+  ready_heap h = {malloc(n * sizeof(double)), malloc(n * sizeof(int32_t)), 0};
+  int rc = !t || !key || !waiting || !h.key || !h.task ? ND_ENOMEM : unit_times(g, kind, t);
+  if (rc) goto cleanup;
+  double last = 0;
+  for (int i = 0; i < g->pp * n_units; i++) last = fmax(last, t[i] + 2);
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *task = &g->tasks[i];
+    double after = 0; /* the latest key among what it waits for */
+    for (int32_t k = e->pred_off[i]; k < e->pred_off[i + 1]; k++) after = fmax(after, key[e->pred[k]]);
+    int computes = task->phase == ND_PHASE_F || task->phase == ND_PHASE_B || task->phase == ND_PHASE_W;
+    if (computes && task->micro_batch >= 0)
+      key[i] = t[task->rank.pp * n_units + 2 * task->micro_batch + (task->phase != ND_PHASE_F)];
+    else if (task->micro_batch >= 0 || task->phase == ND_PHASE_COLLECTIVE)
+      key[i] = after;
+    else
+      key[i] = fmax(after, last);
+    waiting[i] = e->pred_off[i + 1] - e->pred_off[i];
+    if (!waiting[i]) heap_push(&h, key[i], i);
+  }
+  for (int32_t done = 0; done < g->n_tasks; done++) {
+    int32_t i = heap_pop(&h);
+    order[done] = i;
+    for (int32_t k = e->succ_off[i]; k < e->succ_off[i + 1]; k++)
+      if (--waiting[e->succ[k]] == 0) heap_push(&h, key[e->succ[k]], e->succ[k]);
+  }
+cleanup:
+  free(t), free(key), free(waiting), free(h.key), free(h.task);
+  return rc;
+}

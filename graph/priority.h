@@ -1,0 +1,43 @@
+/* Scheduling information derived from the graph: each task's upward rank
+ * (longest remaining path to the end of the step) under a simple time model,
+ * the priorities that follow from it, and the task orders of the textbook
+ * pipeline schedules. */
+#ifndef ND_GRAPH_PRIORITY_H
+#define ND_GRAPH_PRIORITY_H
+
+#include "graph/ir.h"
+
+/* time = flops / flops_per_s + bytes / bytes_per_s + comm_bytes / comm_bytes_per_s + overhead_s */
+typedef struct nd_cost_model {
+  double flops_per_s, bytes_per_s, comm_bytes_per_s, overhead_s;
+} nd_cost_model;
+
+/* One CPU core of the kind ndgraph runs on: OpenBLAS about 60 GFLOP/s, memory
+ * about 10 GB/s, StarPU about 5 us per task. */
+extern const nd_cost_model nd_cost_cpu;
+
+double nd_task_seconds(const nd_task *t, const nd_cost_model *m);
+
+/* rank[i] = seconds(i) + max over successors of rank[succ]; seconds from
+ * `duration` (measured, per task) when not NULL, else from the model. */
+void nd_upward_rank(const nd_graph *g, const nd_edges *e, const double *duration, const nd_cost_model *m,
+                    double *rank);
+
+/* Priorities in [lo, hi], higher first: by upward rank (to a microsecond),
+ * ties broken by phase, B before F before W. Order-preserving, spread over
+ * the range; all lo when lo == hi. */
+int nd_priorities_from_rank(const nd_graph *g, const double *rank, int lo, int hi, int *prio);
+
+/* The textbook pipeline schedules. */
+enum nd_fixed_schedule { ND_FIXED_GPIPE, ND_FIXED_1F1B };
+
+/* A topological order of every task of g that follows, on each stage, the
+ * schedule's order of micro-batch forwards (F) and backwards (B and W
+ * together): GPipe runs all forwards then all backwards; 1F1B runs
+ * pp - 1 - stage warm-up forwards, then one forward, one backward, then the
+ * remaining backwards. Collectives follow what they wait for; per-step tasks
+ * (optimizer) come last. Where the graph forbids the textbook order (too few
+ * activation slots), the order waits as the graph requires. */
+int nd_fixed_order(const nd_graph *g, const nd_edges *e, enum nd_fixed_schedule kind, int32_t *order);
+
+#endif

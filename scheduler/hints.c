@@ -1,0 +1,94 @@
+/* Placement, restrictions and priorities of a graph's tasks. */
+#include "scheduler/hints.h"
+
+#include <starpu.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "graph/priority.h"
+#include "scheduler/policies.h"
+
+static int priorities(const nd_graph *g, const nd_config *cfg, const nd_edges *e, const int *home, int lo, int hi,
+                      int *prio) {
+  const char *policy = cfg->runtime.scheduler;
+  if (!nd_sched_is_fixed(policy)) {
+    double *rank = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *rank);
+    if (!rank) return ND_ENOMEM;
+    nd_upward_rank(g, e, NULL, &nd_cost_cpu, rank);
+    int rc = nd_priorities_from_rank(g, rank, lo, hi, prio);
+    free(rank);
+    return rc;
+  }
+  /* the position of each task in its home worker's sequence */
+  int32_t *order = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *order);
+  if (!order) return ND_ENOMEM;
+  int rc = nd_fixed_order(g, e, strcmp(policy, "gpipe") == 0 ? ND_FIXED_GPIPE : ND_FIXED_1F1B, order);
+  int next[32] = {0};
+  for (int32_t k = 0; k < g->n_tasks && !rc; k++) {
+    int w = home[order[k]];
+    prio[order[k]] = -next[w >= 0 && w < 32 ? w : 0]++;
+  }
+  free(order);
+  return rc;
+}
+
+int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, int lo, int hi, nd_hints *out) {
+  memset(out, 0, sizeof *out);
+  size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
+  const char *policy = cfg->runtime.scheduler;
+  int fixed = nd_sched_is_fixed(policy);
+  enum nd_placement mode = cfg->runtime.placement;
+  out->priority = malloc(n * sizeof *out->priority);
+  out->home = malloc(n * sizeof *out->home);
+  out->workers = fixed || mode == ND_PLACEMENT_STRICT ? calloc(n, sizeof *out->workers) : NULL;
+  nd_edges e = {0};
+  int rc = !out->priority || !out->home || ((fixed || mode == ND_PLACEMENT_STRICT) && !out->workers) ? ND_ENOMEM : 0;
+  if (rc || (rc = nd_graph_edges(g, &e))) goto cleanup;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    /* a collective's home is its first participant, t->rank */
+    int r = nd_rank_index(g, t->rank);
+    int spread = t->micro_batch >= 0 && !fixed ? t->micro_batch % pl->count[r] : 0;
+    int home = pl->units[pl->first[r] + spread].id;
+    out->home[i] = mode == ND_PLACEMENT_FREE && !fixed ? -1 : home;
+    if (fixed) out->workers[i] = 1u << home;
+    else if (mode == ND_PLACEMENT_STRICT) out->workers[i] = nd_rank_map_mask(pl, r);
+  }
+  rc = priorities(g, cfg, &e, out->home, lo, hi, out->priority);
+cleanup:
+  nd_edges_free(&e);
+  if (rc) nd_hints_free(out);
+  return rc;
+}
+
+void nd_hints_free(nd_hints *h) {
+  free(h->priority);
+  free(h->workers);
+  free(h->home);
+  memset(h, 0, sizeof *h);
+}
+
+int nd_runtime_units(nd_unit *units, int max) {
+  int n = 0;
+  for (unsigned w = 0; w < starpu_worker_get_count() && n < max; w++)
+    units[n++] = (nd_unit){starpu_worker_get_hwloc_obj((int)w), (int)w};
+  return n;
+}
+
+int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, nd_error *err) {
+  nd_unit units[STARPU_NMAXWORKERS];
+  int n = nd_runtime_units(units, STARPU_NMAXWORKERS);
+  nd_rank_map pl;
+  nd_hints h;
+  int rc = nd_place(units, n, g->dp, g->pp, g->tp, &pl);
+  if (rc) return nd__fail(err, rc, "placement: cannot place %d ranks on %d workers", g->dp * g->pp * g->tp, n);
+  rc = nd_hints_compute(g, cfg, &pl, starpu_sched_get_min_priority(), starpu_sched_get_max_priority(), &h);
+  nd_rank_map_free(&pl);
+  if (rc) return nd__fail(err, rc, "scheduler: out of memory for the task hints");
+  rc = nd_exec_set_hints(ex, which, h.priority, h.workers);
+  /* StarPU's policies may use sched_data themselves: homes only for ours */
+  if (!rc && nd_sched_policy(cfg->runtime.scheduler)) rc = nd_exec_set_homes(ex, which, h.home);
+  nd_hints_free(&h);
+  return rc ? nd__fail(err, rc, "scheduler: out of memory for the task hints") : 0;
+}

@@ -1,0 +1,40 @@
+/* What the scheduler tells StarPU about each task of a graph: its home
+ * worker (placement), the workers it may use (runtime.placement) and its
+ * priority (upward rank, or the position in a fixed schedule). */
+#ifndef ND_SCHEDULER_HINTS_H
+#define ND_SCHEDULER_HINTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "configs/config.h"
+#include "graph/ir.h"
+#include "scheduler/placement.h"
+#include "tasks/exec.h"
+
+typedef struct nd_hints {
+  int *priority;     /* [n_tasks], in the running policy's range */
+  uint32_t *workers; /* [n_tasks], 0: any; NULL when nothing is restricted */
+  int *home;         /* [n_tasks], -1: none */
+} nd_hints;
+
+/* Hints for g placed on `pl` under cfg's policy and placement, priorities in [lo, hi]. */
+int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, int lo, int hi, nd_hints *out);
+void nd_hints_free(nd_hints *h);
+
+/* The running StarPU workers as placement units. */
+int nd_runtime_units(nd_unit *units, int max);
+
+/* Places g on the running workers and gives graph `which` of ex its hints. */
+int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, nd_error *err);
+
+/* The units `ndgraph plan` places ranks on: the topology's GPUs when it has
+ * any, else its cores (runtime.workers of them, all when 0; on this machine
+ * capped as StarPU caps CPU workers). Returns how many, or ND_ENOMEM. */
+int nd_plan_units(hwloc_topology_t topo, const nd_config *cfg, nd_unit **out, int *gpus);
+
+/* `ndgraph plan`: the mapping rank -> workers, cores, devices, on
+ * runtime.topology (an hwloc XML) or this machine. */
+int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err);
+
+#endif

@@ -1,0 +1,48 @@
+/* Condition-variable sleep for idle workers of non-blocking drivers. */
+#include "scheduler/idle.h"
+
+#include <starpu.h>
+#include <time.h>
+
+void nd_idle_init(nd_idle *s) {
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->cv, &attr);
+  pthread_condattr_destroy(&attr);
+  atomic_init(&s->gen, 0);
+  atomic_init(&s->sleepers, 0);
+}
+
+void nd_idle_destroy(nd_idle *s) {
+  pthread_cond_destroy(&s->cv);
+  pthread_mutex_destroy(&s->mu);
+}
+
+void nd_idle_notify(nd_idle *s) {
+  /* sequentially consistent on both sides: either this push sees the
+   * sleeper, or the sleeper sees the new generation */
+  atomic_fetch_add(&s->gen, 1);
+  if (!atomic_load(&s->sleepers)) return;
+  pthread_mutex_lock(&s->mu);
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void nd_idle_sleep(nd_idle *s, unsigned long seen, int max_us) {
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_nsec += (long)max_us * 1000;
+  until.tv_sec += until.tv_nsec / 1000000000;
+  until.tv_nsec %= 1000000000;
+  /* another lock than our own: let pushers lock this worker meanwhile */
+  starpu_worker_relax_on();
+  pthread_mutex_lock(&s->mu);
+  atomic_fetch_add(&s->sleepers, 1);
+  while (atomic_load(&s->gen) == seen)
+    if (pthread_cond_timedwait(&s->cv, &s->mu, &until)) break;
+  atomic_fetch_sub(&s->sleepers, 1);
+  pthread_mutex_unlock(&s->mu);
+  starpu_worker_relax_off();
+}

@@ -1,0 +1,31 @@
+/* Sleeping idle workers: Debian's StarPU has non-blocking drivers, whose
+ * workers call pop_task in a loop; without this an idle worker burns a core
+ * that the submitting thread and the other workers need. A worker that has
+ * found nothing for a while waits on a condition variable that every push
+ * signals. The generation counter closes the window between "found nothing"
+ * and "sleep": a push after the worker looked changes it, so it does not
+ * sleep. */
+#ifndef ND_SCHEDULER_IDLE_H
+#define ND_SCHEDULER_IDLE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+typedef struct nd_idle {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  atomic_ulong gen;
+  atomic_int sleepers; /* changed under mu; read without it by pushers */
+} nd_idle;
+
+void nd_idle_init(nd_idle *s);
+void nd_idle_destroy(nd_idle *s);
+static inline unsigned long nd_idle_generation(nd_idle *s) { return atomic_load(&s->gen); }
+/* After work was queued. */
+void nd_idle_notify(nd_idle *s);
+/* Called by a worker in pop_task that found nothing since generation `seen`:
+ * relaxes its StarPU state (so pushers can lock it) and sleeps until a push
+ * or at most max_us. */
+void nd_idle_sleep(nd_idle *s, unsigned long seen, int max_us);
+
+#endif

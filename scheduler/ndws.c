@@ -1,0 +1,197 @@
+/* ndws: topology-aware work stealing with priorities.
+ *
+ * Each worker owns a priority queue, guarded by that worker's StarPU sched
+ * mutex (so StarPU's own rules order the locks: a pusher takes it with
+ * starpu_worker_lock, a worker in pop_task owns it already). A ready task
+ * goes to its home worker (task->sched_data, set from the placement), else
+ * to the worker that released it, else round-robin. An idle worker takes its
+ * best task, then steals the best task it may run from the nearest victim
+ * in hwloc order. Counters read without locks keep an empty pop cheap; after
+ * a while without work the worker sleeps (idle.h). */
+#include <limits.h>
+#include <starpu.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "scheduler/home.h"
+#include "scheduler/idle.h"
+#include "scheduler/policies.h"
+#include "scheduler/queue.h"
+#include "scheduler/topology.h"
+
+typedef struct ws_worker {
+  nd_queue q;               /* the worker's sched mutex guards it */
+  atomic_int n;             /* tasks in q */
+  atomic_int n_stealable;   /* tasks in q that another worker may run */
+  int n_prox;
+  int prox[STARPU_NMAXWORKERS]; /* the other workers, nearest first */
+  int idle_polls;           /* touched only by the worker itself */
+} ws_worker;
+
+typedef struct ws_state {
+  ws_worker w[STARPU_NMAXWORKERS];
+  nd_workers ws;
+  nd_idle idle;
+} ws_state;
+
+static ws_state *state_of(unsigned ctx) { return starpu_sched_ctx_get_policy_data(ctx); }
+
+/* Could a worker other than `home` run it? Read from the restriction bitmap
+ * only, so that it is cheap and gives the same answer at push and at pop. */
+static int stealable(const ws_state *st, struct starpu_task *task, int home) {
+  for (int w = 0; w < STARPU_NMAXWORKERS; w++) {
+    if (w == home || !st->ws.in_ctx[w]) continue;
+    if (!task->workerids_len) return 1;
+    if ((unsigned)w / 32 < task->workerids_len && (task->workerids[w / 32] >> (w % 32) & 1)) return 1;
+  }
+  return 0;
+}
+
+static int ws_push(struct starpu_task *task) {
+  ws_state *st = state_of(task->sched_ctx);
+  int home = nd_choose_home(&st->ws, task);
+  STARPU_ASSERT_MSG(home >= 0, "ndws: no worker of the context can run task %s", task->name ? task->name : "?");
+  ws_worker *w = &st->w[home];
+  int steal = stealable(st, task, home);
+  starpu_worker_lock(home);
+  int rc = nd_queue_push(&w->q, task, task->priority);
+  STARPU_ASSERT_MSG(rc == 0, "ndws: out of memory for the ready queue");
+  atomic_fetch_add(&w->n, 1);
+  if (steal) atomic_fetch_add(&w->n_stealable, 1);
+  starpu_push_task_end(task);
+  starpu_worker_unlock(home);
+  nd_idle_notify(&st->idle);
+#ifndef STARPU_NON_BLOCKING_DRIVERS
+  starpu_wake_worker_relax_light(home);
+  if (steal)
+    for (int v = 0; v < STARPU_NMAXWORKERS; v++)
+      if (v != home && st->ws.in_ctx[v]) starpu_wake_worker_relax_light(v);
+#endif
+  return 0;
+}
+
+struct accept_arg {
+  int worker;
+  unsigned impl;
+};
+
+static int accept(struct starpu_task *task, void *arg) {
+  struct accept_arg *a = arg;
+  return starpu_worker_can_execute_task_first_impl((unsigned)a->worker, task, &a->impl);
+}
+
+/* Takes the best task of `owner`'s queue that `me` may run; the caller holds
+ * owner's lock (or is owner, inside pop_task). */
+static struct starpu_task *take(ws_state *st, int owner, int me) {
+  ws_worker *w = &st->w[owner];
+  struct accept_arg a = {me, 0};
+  int at = nd_queue_find(&w->q, accept, &a);
+  if (at < 0) return NULL;
+  struct starpu_task *task = nd_queue_take(&w->q, at);
+  /* the implementation found for the chosen task: accept() ran on it last
+   * only when it was the top; ask again to be exact */
+  starpu_worker_can_execute_task_first_impl((unsigned)me, task, &a.impl);
+  starpu_task_set_implementation(task, a.impl);
+  atomic_fetch_sub(&w->n, 1);
+  if (stealable(st, task, owner)) atomic_fetch_sub(&w->n_stealable, 1);
+  return task;
+}
+
+/* *busy: a victim with stealable work was locked by someone else, so
+ * there may be work after all and the caller should not sleep. */
+static struct starpu_task *steal(ws_state *st, int me, int *busy) {
+  ws_worker *self = &st->w[me];
+  for (int k = 0; k < self->n_prox; k++) {
+    int v = self->prox[k];
+    if (!atomic_load(&st->w[v].n_stealable)) continue;
+    /* trylock: a busy victim is left alone this round, as lws does */
+    if (starpu_worker_trylock(v)) {
+      *busy = 1;
+      continue;
+    }
+    struct starpu_task *task = take(st, v, me);
+    starpu_worker_unlock(v);
+    if (task) return task;
+  }
+  return NULL;
+}
+
+static struct starpu_task *ws_pop(unsigned ctx) {
+  ws_state *st = state_of(ctx);
+  int me = (int)starpu_worker_get_id_check();
+  ws_worker *self = &st->w[me];
+  unsigned long seen = nd_idle_generation(&st->idle);
+  struct starpu_task *task = atomic_load(&self->n) ? take(st, me, me) : NULL;
+  int busy = 0;
+  if (!task) task = steal(st, me, &busy);
+  if (!task && !busy && ++self->idle_polls >= ND_IDLE_POLLS) {
+    nd_idle_sleep(&st->idle, seen, ND_IDLE_SLEEP_US);
+    /* others may have pushed to us while we were relaxed */
+    if (atomic_load(&self->n)) task = take(st, me, me);
+  }
+  if (task) self->idle_polls = 0;
+  return task;
+}
+
+/* Steal order: the other workers by hops between their hwloc objects, then
+ * by id, so that a worker first steals from the core that shares its cache. */
+static void build_proxlist(ws_state *st, int me) {
+  ws_worker *w = &st->w[me];
+  hwloc_obj_t mine = starpu_worker_get_hwloc_obj(me);
+  int hops[STARPU_NMAXWORKERS];
+  w->n_prox = 0;
+  for (int v = 0; v < STARPU_NMAXWORKERS; v++) {
+    if (v == me || !st->ws.in_ctx[v]) continue;
+    hops[v] = nd_topo_hops(mine, starpu_worker_get_hwloc_obj(v));
+    int at = w->n_prox++;
+    for (; at > 0; at--) {
+      int u = w->prox[at - 1];
+      int farther = hops[u] > hops[v] || (hops[u] == hops[v] && abs(u - me) > abs(v - me));
+      if (!farther) break;
+      w->prox[at] = u;
+    }
+    w->prox[at] = v;
+  }
+}
+
+static void ws_add_workers(unsigned ctx, int *ids, unsigned n) {
+  ws_state *st = state_of(ctx);
+  nd_workers_set(&st->ws, ids, n, 1);
+  for (int w = 0; w < STARPU_NMAXWORKERS; w++)
+    if (st->ws.in_ctx[w]) build_proxlist(st, w);
+}
+
+static void ws_remove_workers(unsigned ctx, int *ids, unsigned n) {
+  ws_state *st = state_of(ctx);
+  nd_workers_set(&st->ws, ids, n, 0);
+  for (int w = 0; w < STARPU_NMAXWORKERS; w++)
+    if (st->ws.in_ctx[w]) build_proxlist(st, w);
+}
+
+static void ws_init(unsigned ctx) {
+  ws_state *st = calloc(1, sizeof *st);
+  STARPU_ASSERT_MSG(st, "ndws: out of memory");
+  nd_idle_init(&st->idle);
+  starpu_sched_ctx_set_policy_data(ctx, st);
+  starpu_sched_ctx_set_min_priority(ctx, 0);
+  starpu_sched_ctx_set_max_priority(ctx, ND_WS_PRIO_MAX);
+}
+
+static void ws_deinit(unsigned ctx) {
+  ws_state *st = state_of(ctx);
+  for (int w = 0; w < STARPU_NMAXWORKERS; w++) nd_queue_free(&st->w[w].q);
+  nd_idle_destroy(&st->idle);
+  free(st);
+}
+
+struct starpu_sched_policy nd_ndws_policy = {
+    .init_sched = ws_init,
+    .deinit_sched = ws_deinit,
+    .add_workers = ws_add_workers,
+    .remove_workers = ws_remove_workers,
+    .push_task = ws_push,
+    .pop_task = ws_pop,
+    .policy_name = "ndws",
+    .policy_description = "ndgraph: home-first priority queues, nearest-first stealing",
+    .worker_type = STARPU_WORKER_LIST,
+};

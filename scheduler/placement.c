@@ -1,0 +1,80 @@
+/* Ranks onto units, in hwloc order. */
+#include "scheduler/placement.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "scheduler/topology.h"
+
+static int cmp_unit(const void *a, const void *b) {
+  const nd_unit *x = a, *y = b;
+  if (x->obj && y->obj) {
+    int c = nd_topo_dfs_cmp(x->obj, y->obj);
+    if (c) return c;
+  }
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Largest hop count inside units[s .. s + k). */
+static int diameter(const nd_unit *u, int s, int k) {
+  int d = 0;
+  for (int i = s; i < s + k; i++)
+    for (int j = i + 1; j < s + k; j++) {
+      int h = nd_topo_hops(u[i].obj, u[j].obj);
+      if (h > d) d = h;
+    }
+  return d;
+}
+
+int nd_place(const nd_unit *units, int n_units, int dp, int pp, int tp, nd_rank_map *out) {
+  memset(out, 0, sizeof *out);
+  int n_ranks = dp * pp * tp;
+  out->n_ranks = n_ranks;
+  out->n_units = n_units;
+  out->first = calloc((size_t)n_ranks, sizeof *out->first);
+  out->count = calloc((size_t)n_ranks, sizeof *out->count);
+  out->units = malloc((size_t)(n_units ? n_units : 1) * sizeof *out->units);
+  if (!out->first || !out->count || !out->units || n_units < 1) {
+    nd_rank_map_free(out);
+    return n_units < 1 ? ND_EINVAL : ND_ENOMEM;
+  }
+  memcpy(out->units, units, (size_t)n_units * sizeof *units);
+  qsort(out->units, (size_t)n_units, sizeof *out->units, cmp_unit);
+  if (n_units < n_ranks) {
+    for (int r = 0; r < n_ranks; r++) {
+      out->first[r] = (int)((long long)r * n_units / n_ranks);
+      out->count[r] = 1;
+    }
+    return 0;
+  }
+  int per = n_units / n_ranks, k = per * tp, spare = n_units - per * n_ranks, cursor = 0;
+  for (int group = 0; group < dp * pp; group++) {
+    int best = cursor, best_d = diameter(out->units, cursor, k);
+    for (int s = cursor + 1; s <= cursor + spare && s + k <= n_units; s++) {
+      int d = diameter(out->units, s, k);
+      if (d < best_d) best = s, best_d = d;
+    }
+    spare -= best - cursor;
+    for (int t = 0; t < tp; t++) {
+      out->first[group * tp + t] = best + t * per;
+      out->count[group * tp + t] = per;
+    }
+    cursor = best + k;
+  }
+  return 0;
+}
+
+void nd_rank_map_free(nd_rank_map *p) {
+  free(p->first);
+  free(p->count);
+  free(p->units);
+  memset(p, 0, sizeof *p);
+}
+
+unsigned nd_rank_map_mask(const nd_rank_map *p, int r) {
+  unsigned m = 0;
+  for (int i = p->first[r]; i < p->first[r] + p->count[r]; i++)
+    if (p->units[i].id >= 0 && p->units[i].id < 32) m |= 1u << p->units[i].id;
+  return m;
+}

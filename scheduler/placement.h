@@ -1,0 +1,32 @@
+/* Placement: which workers (cores or devices) each mesh rank (dp, pp, tp)
+ * runs on. Units are taken in depth-first order of the hwloc tree, so that
+ * consecutive units share the most hardware; ranks are numbered with tp
+ * fastest, then pp, then dp (nd_rank_index), so a tensor-parallel group gets
+ * neighbouring units and neighbouring pipeline stages sit next to each other.
+ * A tensor-parallel group is moved forward, wasting spare units, when that
+ * keeps it under one smaller subtree (one L3, one NUMA node, one PCIe
+ * switch). With more ranks than units, consecutive ranks share a unit. */
+#ifndef ND_SCHEDULER_PLACEMENT_H
+#define ND_SCHEDULER_PLACEMENT_H
+
+#include <hwloc.h>
+
+typedef struct nd_unit {
+  hwloc_obj_t obj; /* core, PU or GPU OS device; NULL when unknown */
+  int id;          /* StarPU worker id, or an index for planning */
+} nd_unit;
+
+typedef struct nd_rank_map {
+  int n_ranks;
+  int *first, *count; /* rank r: units[first[r] .. first[r] + count[r]) */
+  nd_unit *units;     /* the units, in depth-first order */
+  int n_units;
+} nd_rank_map;
+
+/* units is copied and sorted. */
+int nd_place(const nd_unit *units, int n_units, int dp, int pp, int tp, nd_rank_map *out);
+void nd_rank_map_free(nd_rank_map *p);
+/* Bitmap of the StarPU workers of rank r (bit id). */
+unsigned nd_rank_map_mask(const nd_rank_map *p, int r);
+
+#endif

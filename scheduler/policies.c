@@ -1,0 +1,12 @@
+/* Names of ndgraph's policies. */
+#include "scheduler/policies.h"
+
+#include <string.h>
+
+int nd_sched_is_fixed(const char *name) { return strcmp(name, "gpipe") == 0 || strcmp(name, "1f1b") == 0; }
+
+struct starpu_sched_policy *nd_sched_policy(const char *name) {
+  if (strcmp(name, "ndws") == 0) return &nd_ndws_policy;
+  if (nd_sched_is_fixed(name)) return &nd_ndseq_policy;
+  return NULL;
+}

@@ -1,0 +1,67 @@
+/* Closeness and order over hwloc trees, and loading a topology. */
+#include "scheduler/topology.h"
+
+#include <string.h>
+
+#define ND_TOPO_MAX_DEPTH 64
+/* I/O children sort after the normal and memory children of the same parent. */
+#define ND_TOPO_IO_RANK (1 << 20)
+
+/* Sibling ranks from the root down to obj; returns the length. */
+static int path_of(hwloc_obj_t obj, int *path) {
+  int rev[ND_TOPO_MAX_DEPTH], n = 0;
+  for (hwloc_obj_t o = obj; o && o->parent && n < ND_TOPO_MAX_DEPTH; o = o->parent) {
+    int io = hwloc_obj_type_is_io(o->type) || o->type == HWLOC_OBJ_MISC;
+    rev[n++] = (int)o->sibling_rank + (io ? ND_TOPO_IO_RANK : 0);
+  }
+  for (int i = 0; i < n; i++) path[i] = rev[n - 1 - i];
+  return n;
+}
+
+static int common_prefix(const int *a, int na, const int *b, int nb) {
+  int k = 0;
+  while (k < na && k < nb && a[k] == b[k]) k++;
+  return k;
+}
+
+int nd_topo_hops(hwloc_obj_t a, hwloc_obj_t b) {
+  if (!a || !b) return 0;
+  int pa[ND_TOPO_MAX_DEPTH], pb[ND_TOPO_MAX_DEPTH];
+  int na = path_of(a, pa), nb = path_of(b, pb);
+  int k = common_prefix(pa, na, pb, nb);
+  return (na - k) + (nb - k);
+}
+
+int nd_topo_dfs_cmp(hwloc_obj_t a, hwloc_obj_t b) {
+  int pa[ND_TOPO_MAX_DEPTH], pb[ND_TOPO_MAX_DEPTH];
+  int na = path_of(a, pa), nb = path_of(b, pb);
+  int k = common_prefix(pa, na, pb, nb);
+  if (k < na && k < nb) return pa[k] < pb[k] ? -1 : 1;
+  return na < nb ? -1 : na > nb;
+}
+
+int nd_topo_load(hwloc_topology_t *out, const char *path, nd_error *err) {
+  hwloc_topology_t t;
+  if (hwloc_topology_init(&t)) return nd__fail(err, ND_ENOMEM, "topology: hwloc could not start");
+  hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  if (path && path[0] && hwloc_topology_set_xml(t, path)) {
+    hwloc_topology_destroy(t);
+    return nd__fail(err, ND_EIO, "%s: cannot read this hwloc XML topology", path);
+  }
+  if (hwloc_topology_load(t)) {
+    hwloc_topology_destroy(t);
+    return nd__fail(err, ND_EIO, "%s: hwloc could not load the topology", path && path[0] ? path : "this machine");
+  }
+  *out = t;
+  return 0;
+}
+
+int nd_topo_is_gpu(hwloc_obj_t obj) {
+  if (obj->type != HWLOC_OBJ_OS_DEVICE) return 0;
+  if (obj->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU) return 1;
+  if (obj->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC) return 0;
+  /* hwloc 2 names the kind in subtype, older XML in the CoProcType info */
+  const char *sub = obj->subtype ? obj->subtype : hwloc_obj_get_info_by_name(obj, "CoProcType");
+  return sub && (strcmp(sub, "CUDA") == 0 || strcmp(sub, "OpenCL") == 0 || strcmp(sub, "ROCm") == 0 ||
+                 strcmp(sub, "LevelZero") == 0);
+}
