@@ -139,7 +139,7 @@ int nd_graph_edges(const nd_graph *g, nd_edges *out) {
           if (s->readers[r] != t && vec_push(&local, s->readers[r])) goto cleanup;
     }
     /* dedupe this task's predecessors */
-    qsort(local.v, (size_t)local.n, sizeof *local.v, cmp_i32);
+    if (local.n > 1) qsort(local.v, (size_t)local.n, sizeof *local.v, cmp_i32); /* v is NULL when empty */
     pred_off[t] = (int32_t)pred.n;
     for (int64_t k = 0; k < local.n; k++)
       if ((k == 0 || local.v[k] != local.v[k - 1]) && local.v[k] != t && vec_push(&pred, local.v[k]))

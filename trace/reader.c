@@ -112,8 +112,8 @@ static int sort_threads(nd_trace_model *m, flow_end *ends, int32_t n_ends) {
     free(where);
     return ND_ENOMEM;
   }
-  memcpy(old, m->threads, (size_t)m->n_threads * sizeof *old);
-  qsort(m->threads, (size_t)m->n_threads, sizeof *m->threads, cmp_thread);
+  if (m->n_threads) memcpy(old, m->threads, (size_t)m->n_threads * sizeof *old);
+  if (m->n_threads > 1) qsort(m->threads, (size_t)m->n_threads, sizeof *m->threads, cmp_thread);
   for (int i = 0; i < m->n_threads; i++)
     for (int j = 0; j < m->n_threads; j++)
       if (old[i].pid == m->threads[j].pid && old[i].tid == m->threads[j].tid) where[i] = j;
@@ -163,7 +163,7 @@ static int bind_flows(nd_trace_model *m, flow_end *ends, int32_t n) {
   if (!first) return ND_ENOMEM;
   for (int32_t i = 0; i < m->n_slices; i++) first[m->slices[i].thread + 1]++;
   for (int t = 0; t < m->n_threads; t++) first[t + 1] += first[t];
-  qsort(ends, (size_t)n, sizeof *ends, cmp_end);
+  if (n > 1) qsort(ends, (size_t)n, sizeof *ends, cmp_end);
   m->flows = malloc((size_t)(n ? n : 1) * sizeof *m->flows);
   if (!m->flows) {
     free(first);
@@ -216,7 +216,7 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
     if (rc) goto cleanup;
   }
   if ((rc = sort_threads(m, ends, n_ends))) goto cleanup;
-  qsort(m->slices, (size_t)m->n_slices, sizeof *m->slices, cmp_slice);
+  if (m->n_slices > 1) qsort(m->slices, (size_t)m->n_slices, sizeof *m->slices, cmp_slice);
   rc = bind_flows(m, ends, n_ends);
 cleanup:
   free(ends);

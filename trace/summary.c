@@ -105,8 +105,8 @@ int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s) {
       goto oom;
   }
   s->tasks = m->n_slices;
-  qsort(s->kinds, (size_t)s->n_kinds, sizeof *s->kinds, cmp_group);
-  qsort(s->phases, (size_t)s->n_phases, sizeof *s->phases, cmp_group);
+  if (s->n_kinds > 1) qsort(s->kinds, (size_t)s->n_kinds, sizeof *s->kinds, cmp_group);
+  if (s->n_phases > 1) qsort(s->phases, (size_t)s->n_phases, sizeof *s->phases, cmp_group);
   s->span_us = s->end_us - s->start_us;
   if (critical_path(m, s)) goto oom;
   s->lower_bound_us = fmax(s->path_us, s->workers ? s->work_us / s->workers : 0.0);
