@@ -89,7 +89,7 @@ static void box(FILE *f, const nd_trace_model *m, const nd_trace_slice *x, const
   char label[16];
   int n = snprintf(label, sizeof label, "%d", x->micro_batch);
   if (x->micro_batch >= 0 && w >= 7.0 * n + 3)
-    fprintf(f, "<text class=\"mb\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", px + w / 2,
+    fprintf(f, "<text class=\"mb\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"white\">%s</text>\n", px + w / 2,
             y + ROW / 2 + 4, label);
 }
 
