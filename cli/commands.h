@@ -8,6 +8,7 @@ int nd_cli_run(int argc, char **argv);
 int nd_cli_plan(int argc, char **argv);
 int nd_cli_eval(int argc, char **argv);
 int nd_cli_kernel_check(int argc, char **argv);
+int nd_cli_trace(int argc, char **argv);
 
 /* Options a command takes besides CONFIG and --set: names, and where their values go. */
 typedef struct nd_cli_option {

@@ -1,9 +1,10 @@
 /* ndgraph command line: a thin client of libndgraph.
  *
- *   ndgraph run  [CONFIG] [--set k=v]... [--metrics FILE] [--resume DIR]
+ *   ndgraph run  [CONFIG] [--set k=v]... [--metrics FILE] [--resume DIR] [--trace FILE]
  *   ndgraph plan [CONFIG] [--set k=v]... [--dot FILE] [--json]
  *   ndgraph eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set k=v]...
  *   ndgraph kernel-check PLUGIN.so NAME
+ *   ndgraph trace summarize FILE [--json] | ndgraph trace svg FILE -o OUT
  *
  * Exit status: 0 success, 1 failure at run time, 2 bad input (usage, configuration). */
 #include <stdio.h>
@@ -15,7 +16,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ndgraph COMMAND [CONFIG] [OPTIONS]\n"
-          "  run  [CONFIG] [--set section.key=value]... [--metrics FILE] [--resume DIR]\n"
+          "  run  [CONFIG] [--set section.key=value]... [--metrics FILE] [--resume DIR] [--trace FILE]\n"
           "       train (CONFIG defaults to the embedded quick start)\n"
           "  plan [CONFIG] [--set ...]... [--dot FILE] [--json]\n"
           "       print what one training step becomes\n"
@@ -23,6 +24,8 @@ static void usage(FILE *f) {
           "       mean cross-entropy of a checkpoint, as one JSON line\n"
           "  kernel-check PLUGIN.so NAME\n"
           "       check a plugin's kernel or activation NAME against ndgraph's reference\n"
+          "  trace summarize FILE [--json] | trace svg FILE -o OUT.svg\n"
+          "       bubbles, critical path and efficiency of a Chrome trace; its Gantt chart\n"
           "  version\n");
 }
 
@@ -40,6 +43,7 @@ int main(int argc, char **argv) {
       {"plan", nd_cli_plan},
       {"eval", nd_cli_eval},
       {"kernel-check", nd_cli_kernel_check},
+      {"trace", nd_cli_trace},
   };
   const char *cmd = argv[1];
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

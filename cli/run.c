@@ -3,11 +3,11 @@
 #include "cli/commands.h"
 
 int nd_cli_run(int argc, char **argv) {
-  nd_cli_option opts[] = {{"--metrics", 1, NULL}, {"--resume", 1, NULL}};
+  nd_cli_option opts[] = {{"--metrics", 1, NULL}, {"--resume", 1, NULL}, {"--trace", 1, NULL}};
   nd_config *cfg;
-  int status = nd_cli_parse(argc, argv, opts, 2, &cfg);
+  int status = nd_cli_parse(argc, argv, opts, 3, &cfg);
   if (status) return status;
-  nd_run_options ro = {opts[0].value, opts[1].value};
+  nd_run_options ro = {opts[0].value, opts[1].value, opts[2].value};
   nd_error err = {0};
   int rc = nd_run(cfg, &ro, &err);
   nd_config_free(cfg);

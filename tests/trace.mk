@@ -1,1 +1,6 @@
 # tests of trace, included by tests/local.mk.
+check_PROGRAMS += tests/test_trace
+TESTS += tests/test_trace tests/trace.sh
+tests_test_trace_SOURCES = tests/test_trace.c tests/runtime/harness.h tests/tap.h
+tests_test_trace_LDADD = $(ND_TEST_LIBS)
+EXTRA_DIST += tests/trace.sh tests/traces

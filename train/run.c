@@ -9,6 +9,8 @@
 #include "configs/config.h"
 #include "kernels/registry.h"
 #include "tasks/exec.h"
+#include "trace/recorder.h"
+#include "train/trainer_internal.h"
 
 static void log_json(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void log_json(FILE *f, const char *fmt, ...) {
@@ -33,9 +35,26 @@ static int resolve_resume(const char *dir, char *out, size_t size, nd_error *err
   return nd_checkpoint_latest(dir, out, size, err);
 }
 
+/* One step with its tasks recorded, then the trace files rewritten with
+ * every traced step so far (so a later crash keeps what was done). */
+static int traced_step(nd_trainer *tr, nd_trace_recorder *rec, const char *json, const char *svg, nd_step_result *r,
+                       nd_error *err) {
+  nd_exec *ex = nd__trainer_exec(tr);
+  long long step = nd_trainer_steps_done(tr) + 1;
+  int rc = nd_trace_begin(rec, ex, step, err);
+  if (!rc) rc = nd_trainer_step(tr, r, err);
+  int end = nd_trace_end(rec, ex, rc ? NULL : err);
+  if (rc || (rc = end) || (rc = nd_trace_save(rec, json, svg, err))) return rc;
+  printf("trace: step %lld, %d tasks -> %s%s%s\n", step, (int)nd_trace_recorded(rec), json[0] ? json : "",
+         json[0] && svg[0] ? ", " : "", svg);
+  return 0;
+}
+
 int nd_run(const nd_config *cfg, const nd_run_options *opts, nd_error *err) {
   nd_trainer *tr = NULL;
   FILE *metrics = NULL;
+  nd_trace_recorder *rec = NULL;
+  const char *trace_path = opts && opts->trace ? opts->trace : cfg->trace.path;
   const char *metrics_path = opts && opts->metrics ? opts->metrics : cfg->log.metrics;
   int rc = nd_trainer_open(&tr, cfg, err);
   if (rc) return rc;
@@ -58,10 +77,15 @@ int nd_run(const nd_config *cfg, const nd_run_options *opts, nd_error *err) {
          (long long)cfg->train.micro_batch_size, nd_runtime_workers(), cfg->runtime.scheduler);
   nd__kernels_line(stdout);
   fflush(stdout);
-  long long last = cfg->train.steps;
+  long long last = cfg->train.steps, first = nd_trainer_steps_done(tr) + 1;
+  if ((trace_path[0] || cfg->trace.svg[0]) &&
+      (rc = nd_trace_recorder_new(&rec, nd__trainer_graph(tr), cfg->trace.flows, err)))
+    goto done;
   while (nd_trainer_steps_done(tr) < last) {
     nd_step_result r;
-    if ((rc = nd_trainer_step(tr, &r, err))) goto done;
+    int traced = rec && nd_trace_wanted(cfg, first, last, nd_trainer_steps_done(tr) + 1);
+    if ((rc = traced ? traced_step(tr, rec, trace_path, cfg->trace.svg, &r, err) : nd_trainer_step(tr, &r, err)))
+      goto done;
     if (r.step == 1 || r.step % cfg->log.every == 0 || r.step == last) {
       printf("step %5lld | loss %.4f | lr %.3e | %8.1f ms | %8.0f tokens/s | %6.2f GFLOP/s\n", r.step, r.loss, r.lr,
              r.step_ms, r.tokens_per_s, r.gflops);
@@ -85,6 +109,7 @@ int nd_run(const nd_config *cfg, const nd_run_options *opts, nd_error *err) {
   }
 done:
   if (metrics) fclose(metrics);
+  nd_trace_recorder_free(rec);
   nd_trainer_close(tr);
   return rc;
 }

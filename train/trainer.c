@@ -20,6 +20,7 @@
 #include "scheduler/hints.h"
 #include "tasks/exec.h"
 #include "train/init.h"
+#include "train/trainer_internal.h"
 
 struct nd_trainer {
   nd_config cfg;
@@ -86,6 +87,9 @@ const char *nd_trainer_tensor_name(const nd_trainer *tr, int i, long long *numel
 }
 
 long long nd_trainer_steps_done(const nd_trainer *tr) { return tr->steps_done; }
+
+nd_exec *nd__trainer_exec(nd_trainer *tr) { return tr->exec; }
+const nd_graph *nd__trainer_graph(const nd_trainer *tr) { return tr->step_graph; }
 
 static enum nd_gather gather_kind(const nd_tensor *t) {
   if (t->kind == ND_TENSOR_GRAD) return ND_GATHER_GRAD;

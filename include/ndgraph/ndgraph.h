@@ -118,6 +118,7 @@ const char *nd_trainer_tensor_name(const nd_trainer *tr, int i, long long *numel
 typedef struct nd_run_options {
   const char *metrics; /* JSON Lines file, overrides log.metrics; NULL: the config's */
   const char *resume;  /* checkpoint directory (step-N, or a save_dir: its newest) */
+  const char *trace;   /* Chrome trace file, overrides trace.path; NULL: the config's */
 } nd_run_options;
 int nd_run(const nd_config *cfg, const nd_run_options *opts, nd_error *err);
 

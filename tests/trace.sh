@@ -1,0 +1,91 @@
+#!/bin/sh
+# ndgraph trace summarize / svg on the hand-made trace with known answers
+# (tests/traces/README.md), and the SVG of a real traced run, parsed as XML.
+ND="${ND_BUILDDIR:-.}/ndgraph"
+SRC="${ND_SRCDIR:-.}"
+HAND="$SRC/tests/traces/handmade.json"
+TMP="${TMPDIR:-/tmp}/nd-trace-sh.$$"
+mkdir -p "$TMP"
+trap 'rm -rf "$TMP"' EXIT
+n=0
+fails=0
+ok() { # ok STATUS NAME
+  n=$((n + 1))
+  if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fails=$((fails + 1)); fi
+}
+has() { grep -E -q "$1" "$TMP/out.txt"; }
+
+"$ND" trace summarize "$HAND" >"$TMP/out.txt" 2>&1
+ok $? "summarize (text) runs"
+has '6 tasks on 2 workers, span 0\.400 ms'; ok $? "text: tasks, workers, span"
+has '^  CPU 0 +4 +0\.300 +0\.100 +25\.0%$'; ok $? "text: CPU 0 busy 0.300 idle 0.100 bubble 25%"
+has '^  CPU 1 +2 +0\.100 +0\.300 +75\.0%$'; ok $? "text: CPU 1 busy 0.100 idle 0.300 bubble 75%"
+has '^  all +6 +0\.400 +0\.400 +50\.0%$'; ok $? "text: overall bubble 50%"
+has '^  matmul_fwd +2 +0\.130 ms'; ok $? "text: time per kind"
+has '^  F +2 +0\.130 ms'; ok $? "text: time per phase"
+has '^critical path: 5 tasks, 0\.350 ms'; ok $? "text: critical path"
+has '^lower bound: 0\.350 ms = max\(critical path 0\.350 ms, work 0\.400 ms / 2 workers = 0\.200 ms\)'
+ok $? "text: lower bound"
+has '^efficiency: 87\.5%'; ok $? "text: efficiency"
+
+"$ND" trace summarize "$HAND" --json >"$TMP/sum.json" 2>&1
+ok $? "summarize --json runs"
+python3 - "$TMP/sum.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+w = {x["name"]: x for x in s["per_worker"]}
+checks = [
+    s["tasks"] == 6, s["workers"] == 2, s["span_us"] == 400, s["work_us"] == 400,
+    w["CPU 0"]["busy_us"] == 300, w["CPU 0"]["idle_us"] == 100, w["CPU 0"]["bubble_fraction"] == 0.25,
+    w["CPU 1"]["busy_us"] == 100, w["CPU 1"]["idle_us"] == 300, w["CPU 1"]["bubble_fraction"] == 0.75,
+    s["bubble_fraction"] == 0.5,
+    {p["name"]: p["time_us"] for p in s["per_phase"]} == {"F": 130, "B": 100, "W": 50, "collective": 20, "optimizer": 100},
+    s["critical_path"]["length_us"] == 350,
+    [t["task"] for t in s["critical_path"]["tasks"]] == [0, 1, 3, 4, 5],
+    s["lower_bound_us"] == 350, abs(s["efficiency"] - 0.875) < 1e-12,
+]
+bad = [i for i, c in enumerate(checks) if not c]
+if bad:
+    print("# failed checks", bad, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+ok $? "json: busy, idle, bubble, phases, critical path Z A C D E, lower bound, efficiency"
+
+# a well-formed SVG with one box per task, and the count of boxes
+svg_boxes() {
+  python3 - "$1" <<'PY'
+import sys, xml.dom.minidom
+d = xml.dom.minidom.parse(sys.argv[1])
+print(sum(1 for r in d.getElementsByTagName("rect") if r.getAttribute("class") == "task"))
+PY
+}
+"$ND" trace svg "$HAND" -o "$TMP/hand.svg" && [ "$(svg_boxes "$TMP/hand.svg")" = 6 ]
+ok $? "svg of the hand-made trace: well-formed XML, 6 task boxes"
+
+"$ND" run --set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16 \
+  --set parallelism.pipeline_parallel_size=2 --set parallelism.micro_batches=4 --set runtime.workers=2 \
+  --set train.steps=2 --set train.eval_every=0 --set train.save_dir= \
+  --set trace.svg="$TMP/run.svg" --trace "$TMP/run.json" >"$TMP/run.txt" 2>&1
+st=$?
+[ $st -eq 0 ] || sed 's/^/# /' "$TMP/run.txt"
+ok $st "ndgraph run --trace"
+tasks=$("$ND" trace summarize "$TMP/run.json" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["tasks"])')
+planned=$("$ND" plan --set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16 \
+  --set parallelism.pipeline_parallel_size=2 --set parallelism.micro_batches=4 --json |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["tasks"])')
+[ -n "$tasks" ] && [ "$(svg_boxes "$TMP/run.svg")" = "$tasks" ]
+ok $? "svg written by run: well-formed XML, one box per traced task ($tasks)"
+"$ND" trace svg "$TMP/run.json" -o "$TMP/again.svg" && [ "$(svg_boxes "$TMP/again.svg")" = "$tasks" ]
+ok $? "trace svg of the run's file: one box per task"
+[ -n "$planned" ] && [ "$planned" = "$tasks" ]; ok $? "the trace holds every task the plan lists ($planned)"
+
+"$ND" trace summarize "$TMP/missing.json" >/dev/null 2>&1
+[ $? -eq 2 ]; ok $? "a missing file is bad input (exit 2)"
+echo '{"a": 1}' >"$TMP/not.json"
+"$ND" trace summarize "$TMP/not.json" >/dev/null 2>&1
+[ $? -eq 2 ]; ok $? "JSON that is not a trace is bad input (exit 2)"
+"$ND" trace frobnicate "$HAND" >/dev/null 2>&1
+[ $? -eq 2 ]; ok $? "an unknown trace action is a usage error"
+
+echo "1..$n"
+[ "$fails" -eq 0 ]

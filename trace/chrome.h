@@ -1,0 +1,46 @@
+/* Recorded steps -> a Chrome trace (Trace Event Format JSON), which Perfetto
+ * and chrome://tracing open: one process for this node, one thread per
+ * worker, one complete event per task with the IR's identity in args, and
+ * the IR's dependencies as flow arrows. */
+#ifndef ND_TRACE_CHROME_H
+#define ND_TRACE_CHROME_H
+
+#include "graph/ir.h"
+
+typedef struct cJSON cJSON;
+
+/* When and where one task ran (microseconds since StarPU started); worker -1: not seen. */
+typedef struct nd_trace_time {
+  double start, end;
+  int worker;
+} nd_trace_time;
+
+/* Bytes StarPU moved between two memory nodes during a step (bus totals). */
+typedef struct nd_trace_transfer {
+  int src, dst;
+  long long bytes;
+  int count;
+  double busy_us;
+} nd_trace_transfer;
+
+typedef struct nd_trace_step {
+  long long step;
+  nd_trace_time *times; /* [g->n_tasks] */
+  double begin_us, end_us;
+  nd_trace_transfer *transfers;
+  int n_transfers;
+} nd_trace_step;
+
+typedef struct nd_trace_run {
+  const nd_graph *g;
+  const nd_edges *edges; /* NULL: no arrows */
+  const nd_trace_step *steps;
+  int n_steps;
+  int n_workers;
+  char (*worker_names)[64]; /* [n_workers] */
+} nd_trace_run;
+
+/* The document, or NULL when out of memory. */
+cJSON *nd_trace_chrome_build(const nd_trace_run *run);
+
+#endif

@@ -1,0 +1,259 @@
+/* Reads a Chrome trace (Trace Event Format) into an nd_trace_model: complete
+ * events become slices; flow events ("s", "f") become arrows between the
+ * slices they bind to, as the viewers bind them. */
+#include "trace/model.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+/* One end of an arrow before binding: the key pairs "s" with "f". */
+typedef struct flow_end {
+  char key[96];
+  int thread;
+  double ts;
+  int enclosing; /* "s", or "f" with "bp": "e"; else the next slice to start */
+  int is_start;
+} flow_end;
+
+static const char *str(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int num(const cJSON *o, const char *k, double *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!cJSON_IsNumber(v)) return 0;
+  *out = v->valuedouble;
+  return 1;
+}
+
+static int int_or(const cJSON *o, const char *k, int dflt) {
+  double d;
+  return num(o, k, &d) ? (int)d : dflt;
+}
+
+static int thread_of(nd_trace_model *m, int pid, int tid) {
+  for (int i = 0; i < m->n_threads; i++)
+    if (m->threads[i].pid == pid && m->threads[i].tid == tid) return i;
+  nd_trace_thread *t = realloc(m->threads, (size_t)(m->n_threads + 1) * sizeof *t);
+  if (!t) return -1;
+  m->threads = t;
+  t[m->n_threads] = (nd_trace_thread){.pid = pid, .tid = tid, .sort = tid};
+  snprintf(t[m->n_threads].name, sizeof t->name, "%d:%d", pid, tid);
+  return m->n_threads++;
+}
+
+static void copy(char *dst, size_t size, const char *src) { snprintf(dst, size, "%s", src ? src : ""); }
+
+static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap) {
+  if (m->n_slices == *cap) {
+    int32_t n = *cap ? 2 * *cap : 256;
+    nd_trace_slice *s = realloc(m->slices, (size_t)n * sizeof *s);
+    if (!s) return ND_ENOMEM;
+    m->slices = s;
+    *cap = n;
+  }
+  nd_trace_slice *s = &m->slices[m->n_slices++];
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+  double d;
+  *s = (nd_trace_slice){.thread = thread, .micro_batch = -1, .task = -1};
+  copy(s->name, sizeof s->name, str(e, "name"));
+  num(e, "ts", &s->ts);
+  num(e, "dur", &s->dur);
+  if (s->dur < 0) s->dur = 0;
+  if (cJSON_IsObject(args)) {
+    copy(s->phase, sizeof s->phase, str(args, "phase"));
+    s->micro_batch = int_or(args, "micro_batch", -1);
+    if (num(args, "task", &d)) s->task = (int64_t)d;
+  }
+  return 0;
+}
+
+static int add_flow_end(flow_end **ends, int32_t *n, int32_t *cap, const cJSON *e, int thread, int is_start) {
+  if (*n == *cap) {
+    int32_t c = *cap ? 2 * *cap : 256;
+    flow_end *f = realloc(*ends, (size_t)c * sizeof *f);
+    if (!f) return ND_ENOMEM;
+    *ends = f;
+    *cap = c;
+  }
+  flow_end *f = &(*ends)[(*n)++];
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+  const char *cat = str(e, "cat"), *bp = str(e, "bp");
+  char idtext[48];
+  if (cJSON_IsString(id)) copy(idtext, sizeof idtext, id->valuestring);
+  else snprintf(idtext, sizeof idtext, "%.17g", cJSON_IsNumber(id) ? id->valuedouble : 0.0);
+  snprintf(f->key, sizeof f->key, "%s\x1f%s", cat ? cat : "", idtext);
+  f->thread = thread;
+  f->ts = 0;
+  num(e, "ts", &f->ts);
+  f->is_start = is_start;
+  f->enclosing = is_start || (bp && strcmp(bp, "e") == 0);
+  return 0;
+}
+
+static int cmp_thread(const void *a, const void *b) {
+  const nd_trace_thread *x = a, *y = b;
+  if (x->pid != y->pid) return x->pid - y->pid;
+  if (x->sort != y->sort) return x->sort - y->sort;
+  return x->tid - y->tid;
+}
+
+/* Threads in display order (process, sort index, id), the slices following. */
+static int sort_threads(nd_trace_model *m, flow_end *ends, int32_t n_ends) {
+  nd_trace_thread *old = malloc((size_t)(m->n_threads ? m->n_threads : 1) * sizeof *old);
+  int *where = malloc((size_t)(m->n_threads ? m->n_threads : 1) * sizeof *where);
+  if (!old || !where) {
+    free(old);
+    free(where);
+    return ND_ENOMEM;
+  }
+  if (m->n_threads) memcpy(old, m->threads, (size_t)m->n_threads * sizeof *old);
+  if (m->n_threads > 1) qsort(m->threads, (size_t)m->n_threads, sizeof *m->threads, cmp_thread);
+  for (int i = 0; i < m->n_threads; i++)
+    for (int j = 0; j < m->n_threads; j++)
+      if (old[i].pid == m->threads[j].pid && old[i].tid == m->threads[j].tid) where[i] = j;
+  for (int32_t i = 0; i < m->n_slices; i++) {
+    m->slices[i].thread = where[m->slices[i].thread];
+    m->threads[m->slices[i].thread].n_slices++;
+  }
+  for (int32_t i = 0; i < n_ends; i++) ends[i].thread = where[ends[i].thread];
+  free(old);
+  free(where);
+  return 0;
+}
+
+static int cmp_slice(const void *a, const void *b) {
+  const nd_trace_slice *x = a, *y = b;
+  if (x->thread != y->thread) return x->thread - y->thread;
+  return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static int cmp_end(const void *a, const void *b) {
+  const flow_end *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  return c ? c : y->is_start - x->is_start; /* the start first */
+}
+
+/* The slice of `thread` an arrow end binds to, or -1. Slices are sorted by (thread, ts). */
+static int32_t bind(const nd_trace_model *m, const int32_t *first, const flow_end *f) {
+  int32_t lo = first[f->thread], hi = first[f->thread + 1];
+  /* last slice starting at or before ts */
+  int32_t a = lo, b = hi;
+  while (a < b) {
+    int32_t mid = (a + b) / 2;
+    if (m->slices[mid].ts <= f->ts) a = mid + 1;
+    else b = mid;
+  }
+  if (f->enclosing) {
+    /* the innermost slice that contains ts: among those starting before, the latest */
+    for (int32_t i = a - 1; i >= lo; i--)
+      if (m->slices[i].ts + m->slices[i].dur >= f->ts) return i;
+    return -1;
+  }
+  return a < hi ? a : -1;
+}
+
+static int bind_flows(nd_trace_model *m, flow_end *ends, int32_t n) {
+  int32_t *first = calloc((size_t)m->n_threads + 1, sizeof *first);
+  if (!first) return ND_ENOMEM;
+  for (int32_t i = 0; i < m->n_slices; i++) first[m->slices[i].thread + 1]++;
+  for (int t = 0; t < m->n_threads; t++) first[t + 1] += first[t];
+  if (n > 1) qsort(ends, (size_t)n, sizeof *ends, cmp_end);
+  m->flows = malloc((size_t)(n ? n : 1) * sizeof *m->flows);
+  if (!m->flows) {
+    free(first);
+    return ND_ENOMEM;
+  }
+  int32_t from = -1;
+  for (int32_t i = 0; i < n; i++) {
+    if (i == 0 || strcmp(ends[i].key, ends[i - 1].key) != 0) from = -1;
+    if (ends[i].is_start) {
+      from = bind(m, first, &ends[i]);
+      continue;
+    }
+    int32_t to = bind(m, first, &ends[i]);
+    if (from >= 0 && to >= 0 && from != to) m->flows[m->n_flows++] = (nd_trace_flow){from, to};
+  }
+  free(first);
+  return 0;
+}
+
+static void apply_metadata(nd_trace_model *m, const cJSON *e, int thread) {
+  const char *name = str(e, "name");
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+  if (!name || !cJSON_IsObject(args)) return;
+  if (strcmp(name, "thread_name") == 0 && str(args, "name")) {
+    copy(m->threads[thread].name, sizeof m->threads[thread].name, str(args, "name"));
+    m->threads[thread].named = 1;
+  }
+  else if (strcmp(name, "thread_sort_index") == 0)
+    m->threads[thread].sort = int_or(args, "sort_index", m->threads[thread].sort);
+}
+
+int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *what, nd_error *err) {
+  memset(m, 0, sizeof *m);
+  const cJSON *events = cJSON_IsArray(doc) ? doc : cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
+  if (!cJSON_IsArray(events))
+    return nd__fail(err, ND_EINVAL, "%s: not a Chrome trace (no traceEvents array)", what);
+  flow_end *ends = NULL;
+  int32_t n_ends = 0, cap_ends = 0, cap_slices = 0;
+  int rc = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, events) {
+    const char *ph = str(e, "ph");
+    if (!ph) continue;
+    int thread = thread_of(m, int_or(e, "pid", 0), int_or(e, "tid", 0));
+    if (thread < 0) rc = ND_ENOMEM;
+    else if (strcmp(ph, "X") == 0) rc = add_slice(m, e, thread, &cap_slices);
+    else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0)
+      rc = add_flow_end(&ends, &n_ends, &cap_ends, e, thread, ph[0] == 's');
+    else if (strcmp(ph, "M") == 0) apply_metadata(m, e, thread);
+    if (rc) goto cleanup;
+  }
+  if ((rc = sort_threads(m, ends, n_ends))) goto cleanup;
+  if (m->n_slices > 1) qsort(m->slices, (size_t)m->n_slices, sizeof *m->slices, cmp_slice);
+  rc = bind_flows(m, ends, n_ends);
+cleanup:
+  free(ends);
+  if (rc) {
+    nd_trace_model_free(m);
+    return nd__fail(err, rc, "%s: out of memory reading the trace", what);
+  }
+  return 0;
+}
+
+int nd_trace_model_load(nd_trace_model *m, const char *path, nd_error *err) {
+  memset(m, 0, sizeof *m);
+  FILE *f = fopen(path, "rb");
+  if (!f) return nd__fail(err, ND_EIO, "%s: cannot open the trace", path);
+  char *text = NULL;
+  long size = -1;
+  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+  if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1)) &&
+      fread(text, 1, (size_t)size, f) == (size_t)size)
+    text[size] = '\0';
+  else size = -1;
+  fclose(f);
+  if (size < 0) {
+    free(text);
+    return nd__fail(err, ND_EIO, "%s: cannot read the trace", path);
+  }
+  cJSON *doc = cJSON_Parse(text);
+  free(text);
+  if (!doc) return nd__fail(err, ND_EINVAL, "%s: not valid JSON", path);
+  int rc = nd_trace_model_from_json(m, doc, path, err);
+  cJSON_Delete(doc);
+  return rc;
+}
+
+void nd_trace_model_free(nd_trace_model *m) {
+  free(m->slices);
+  free(m->threads);
+  free(m->flows);
+  memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,190 @@
+/* The recorder: a slot per task of the step graph, filled from the
+ * executor's observer on the worker that ran the task (each task writes only
+ * its own slot, so no lock), read after the step has been waited for. */
+#include "trace/recorder.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <starpu.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint/atomic.h"
+#include "common/error.h"
+#include "trace/chrome.h"
+#include "trace/model.h"
+#include "trace/svg.h"
+
+struct nd_trace_recorder {
+  const nd_graph *g;
+  nd_edges edges;
+  int flows;
+  nd_trace_step *steps;
+  int n_steps;
+  nd_trace_step *cur; /* the step being observed, or NULL */
+  int n_workers;
+  char (*names)[64];
+};
+
+int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, int flows, nd_error *err) {
+  nd_trace_recorder *r = calloc(1, sizeof *r);
+  if (!r) return nd__fail(err, ND_ENOMEM, "trace: out of memory");
+  r->g = g;
+  r->flows = flows;
+  r->n_workers = (int)starpu_worker_get_count();
+  r->names = calloc((size_t)(r->n_workers ? r->n_workers : 1), sizeof *r->names);
+  /* the edges also serve to make the times consistent, flows or not */
+  if (!r->names || nd_graph_edges(g, &r->edges)) {
+    nd_trace_recorder_free(r);
+    return nd__fail(err, ND_ENOMEM, "trace: out of memory");
+  }
+  for (int w = 0; w < r->n_workers; w++) starpu_worker_get_name(w, r->names[w], sizeof r->names[w]);
+  *out = r;
+  return 0;
+}
+
+void nd_trace_recorder_free(nd_trace_recorder *r) {
+  if (!r) return;
+  for (int s = 0; s < r->n_steps; s++) {
+    free(r->steps[s].times);
+    free(r->steps[s].transfers);
+  }
+  free(r->steps);
+  free(r->names);
+  nd_edges_free(&r->edges);
+  free(r);
+}
+
+int nd_trace_wanted(const nd_config *cfg, long long first, long long last, long long step) {
+  if (cfg->trace.n_steps == 0) return step == (first + 1 < last ? first + 1 : last);
+  for (int64_t i = 0; i < cfg->trace.n_steps; i++)
+    if (cfg->trace.steps[i] == step) return 1;
+  return 0;
+}
+
+static void on_task(void *user, int graph, int32_t task, double start_us, double end_us, int worker) {
+  nd_trace_recorder *r = user;
+  if (graph != 0 || !r->cur) return;
+  r->cur->times[task] = (nd_trace_time){start_us, end_us, worker};
+}
+
+/* Reading a bus's counters resets them: called at the start to forget what
+ * came before the step, and at the end to keep what the step moved. */
+static int bus_totals(nd_trace_step *st, int keep) {
+  int n = starpu_bus_get_count();
+  if (keep && n > 0 && !(st->transfers = calloc((size_t)n, sizeof *st->transfers))) return ND_ENOMEM;
+  for (int b = 0; b < n; b++) {
+    struct starpu_profiling_bus_info info;
+    if (starpu_bus_get_profiling_info(b, &info) != 0 || !keep || info.transfer_count == 0) continue;
+    st->transfers[st->n_transfers++] = (nd_trace_transfer){
+        starpu_bus_get_src(b), starpu_bus_get_dst(b), info.transferred_bytes, info.transfer_count,
+        starpu_timing_timespec_to_us(&info.total_time)};
+  }
+  return 0;
+}
+
+int nd_trace_begin(nd_trace_recorder *r, nd_exec *ex, long long step, nd_error *err) {
+  nd_trace_step *steps = realloc(r->steps, (size_t)(r->n_steps + 1) * sizeof *steps);
+  if (!steps) return nd__fail(err, ND_ENOMEM, "trace: out of memory");
+  r->steps = steps;
+  nd_trace_step *st = &steps[r->n_steps];
+  *st = (nd_trace_step){.step = step};
+  st->times = malloc((size_t)(r->g->n_tasks ? r->g->n_tasks : 1) * sizeof *st->times);
+  if (!st->times) return nd__fail(err, ND_ENOMEM, "trace: out of memory");
+  for (int32_t i = 0; i < r->g->n_tasks; i++) st->times[i] = (nd_trace_time){0, 0, -1};
+  r->cur = st;
+  nd_exec_observe(ex, &(nd_exec_observer){on_task, r});
+  bus_totals(st, 0);
+  st->begin_us = starpu_timing_now();
+  return 0;
+}
+
+static const nd_trace_time *sort_times;
+static int cmp_start(const void *a, const void *b) {
+  int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+  double x = sort_times[i].start, y = sort_times[j].start;
+  return x < y ? -1 : x > y ? 1 : i - j;
+}
+
+/* Clock ties and the few microseconds between a task's end and its
+ * successor's start on another worker can leave slices that touch or cross
+ * by a hair: starts are pushed to no earlier than the worker's previous end
+ * and every predecessor's end (never backwards), so a worker's slices never
+ * overlap and every edge reads forwards. Pushes can cascade; a few passes
+ * reach the fixed point. */
+static int make_consistent(const nd_trace_recorder *r, nd_trace_time *t) {
+  const nd_graph *g = r->g;
+  int32_t *order = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *order);
+  double *worker_end = malloc((size_t)(r->n_workers ? r->n_workers : 1) * sizeof *worker_end);
+  if (!order || !worker_end) {
+    free(order);
+    free(worker_end);
+    return ND_ENOMEM;
+  }
+  int32_t n = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++)
+    if (t[i].worker >= 0 && t[i].worker < r->n_workers) order[n++] = i;
+  sort_times = t;
+  qsort(order, (size_t)n, sizeof *order, cmp_start);
+  for (int pass = 0, moved = 1; pass < 16 && moved; pass++) {
+    moved = 0;
+    for (int w = 0; w < r->n_workers; w++) worker_end[w] = -INFINITY;
+    for (int32_t k = 0; k < n; k++) {
+      nd_trace_time *x = &t[order[k]];
+      double s = fmax(x->start, worker_end[x->worker]);
+      for (int32_t p = r->edges.pred_off[order[k]]; p < r->edges.pred_off[order[k] + 1]; p++)
+        if (t[r->edges.pred[p]].worker >= 0) s = fmax(s, t[r->edges.pred[p]].end);
+      if (s > x->start) {
+        moved = 1;
+        x->start = s;
+      }
+      if (x->end < x->start) x->end = x->start;
+      worker_end[x->worker] = x->end;
+    }
+  }
+  free(order);
+  free(worker_end);
+  return 0;
+}
+
+int nd_trace_end(nd_trace_recorder *r, nd_exec *ex, nd_error *err) {
+  nd_trace_step *st = r->cur;
+  nd_exec_observe(ex, NULL);
+  r->cur = NULL;
+  if (!st) return 0;
+  st->end_us = starpu_timing_now();
+  r->n_steps++;
+  if (bus_totals(st, 1) || make_consistent(r, st->times)) return nd__fail(err, ND_ENOMEM, "trace: out of memory");
+  return 0;
+}
+
+int32_t nd_trace_recorded(const nd_trace_recorder *r) {
+  int32_t n = 0;
+  if (r->n_steps == 0) return 0;
+  for (int32_t i = 0; i < r->g->n_tasks; i++) n += r->steps[r->n_steps - 1].times[i].worker >= 0;
+  return n;
+}
+
+int nd_trace_save(const nd_trace_recorder *r, const char *json_path, const char *svg_path, nd_error *err) {
+  int want_json = json_path && json_path[0], want_svg = svg_path && svg_path[0];
+  if (!want_json && !want_svg) return 0;
+  nd_trace_run run = {r->g, r->flows ? &r->edges : NULL, r->steps, r->n_steps, r->n_workers, r->names};
+  cJSON *doc = nd_trace_chrome_build(&run);
+  char *text = NULL;
+  int rc = 0;
+  if (!doc) return nd__fail(err, ND_ENOMEM, "trace: out of memory");
+  if (want_json) {
+    if (!(text = cJSON_PrintUnformatted(doc))) rc = nd__fail(err, ND_ENOMEM, "trace: out of memory");
+    else rc = nd_write_file_atomic(json_path, text, strlen(text), err);
+  }
+  if (!rc && want_svg) {
+    nd_trace_model m;
+    if (!(rc = nd_trace_model_from_json(&m, doc, "trace", err))) {
+      rc = nd_trace_svg_write(&m, svg_path, err);
+      nd_trace_model_free(&m);
+    }
+  }
+  free(text);
+  cJSON_Delete(doc);
+  return rc;
+}

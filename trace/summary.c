@@ -1,0 +1,239 @@
+/* Trace summary. The critical path is walked back from the task that ended
+ * last: at each task, the dependency (flow arrow) that ended last before it
+ * started is what it waited for; without one, the worker was busy with its
+ * previous task. */
+#include "trace/summary.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+/* Timestamps are printed to the nanosecond: ties within that are ties. */
+#define EPS_US 1e-6
+
+static int add_group(nd_trace_group **g, int *n, const char *name, double dur) {
+  for (int i = 0; i < *n; i++)
+    if (strcmp((*g)[i].name, name) == 0) {
+      (*g)[i].count++;
+      (*g)[i].time_us += dur;
+      return 0;
+    }
+  nd_trace_group *x = realloc(*g, (size_t)(*n + 1) * sizeof *x);
+  if (!x) return ND_ENOMEM;
+  *g = x;
+  x[*n] = (nd_trace_group){.count = 1, .time_us = dur};
+  snprintf(x[*n].name, sizeof x->name, "%s", name[0] ? name : "(none)");
+  (*n)++;
+  return 0;
+}
+
+/* The biggest first; ties by name, so the order does not depend on the file's. */
+static int cmp_group(const void *a, const void *b) {
+  const nd_trace_group *x = a, *y = b;
+  if (x->time_us != y->time_us) return x->time_us < y->time_us ? 1 : -1;
+  return strcmp(x->name, y->name);
+}
+
+static double end_of(const nd_trace_slice *x) { return x->ts + x->dur; }
+
+/* What slice c waited for, or -1 at the start of the chain. */
+static int32_t waited_for(const nd_trace_model *m, const int32_t *in_off, const int32_t *in, int32_t c) {
+  const nd_trace_slice *x = &m->slices[c];
+  int32_t best = -1;
+  for (int32_t k = in_off[c]; k < in_off[c + 1]; k++) {
+    const nd_trace_slice *p = &m->slices[in[k]];
+    if (end_of(p) <= x->ts + EPS_US && (best < 0 || end_of(p) > end_of(&m->slices[best]))) best = in[k];
+  }
+  if (best >= 0) return best;
+  /* slices are sorted by (thread, ts): the earlier ones of this thread precede c */
+  for (int32_t i = c - 1; i >= 0 && m->slices[i].thread == x->thread; i--)
+    if (end_of(&m->slices[i]) <= x->ts + EPS_US && (best < 0 || end_of(&m->slices[i]) > end_of(&m->slices[best])))
+      best = i;
+  return best;
+}
+
+static int critical_path(const nd_trace_model *m, nd_trace_summary *s) {
+  int32_t n = m->n_slices;
+  int32_t *in_off = calloc((size_t)n + 1, sizeof *in_off);
+  int32_t *in = malloc((size_t)(m->n_flows ? m->n_flows : 1) * sizeof *in);
+  char *seen = calloc((size_t)(n ? n : 1), 1);
+  s->path = malloc((size_t)(n ? n : 1) * sizeof *s->path);
+  int rc = ND_ENOMEM;
+  if (!in_off || !in || !seen || !s->path) goto cleanup;
+  for (int32_t f = 0; f < m->n_flows; f++) in_off[m->flows[f].to + 1]++;
+  for (int32_t i = 0; i < n; i++) in_off[i + 1] += in_off[i];
+  for (int32_t f = 0; f < m->n_flows; f++) in[in_off[m->flows[f].to]++] = m->flows[f].from;
+  for (int32_t i = n; i > 0; i--) in_off[i] = in_off[i - 1];
+  in_off[0] = 0;
+  int32_t c = -1;
+  for (int32_t i = 0; i < n; i++)
+    if (c < 0 || end_of(&m->slices[i]) > end_of(&m->slices[c])) c = i;
+  /* collected last to first, then reversed */
+  for (; c >= 0 && !seen[c]; c = waited_for(m, in_off, in, c)) {
+    seen[c] = 1;
+    s->path[s->path_len++] = c;
+    s->path_us += m->slices[c].dur;
+  }
+  for (int32_t i = 0; i < s->path_len / 2; i++) {
+    int32_t t = s->path[i];
+    s->path[i] = s->path[s->path_len - 1 - i];
+    s->path[s->path_len - 1 - i] = t;
+  }
+  rc = 0;
+cleanup:
+  free(in_off);
+  free(in);
+  free(seen);
+  return rc;
+}
+
+int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s) {
+  memset(s, 0, sizeof *s);
+  s->busy_us = calloc((size_t)(m->n_threads ? m->n_threads : 1), sizeof *s->busy_us);
+  if (!s->busy_us) return ND_ENOMEM;
+  for (int t = 0; t < m->n_threads; t++) s->workers += nd_trace_is_worker(&m->threads[t]);
+  for (int32_t i = 0; i < m->n_slices; i++) {
+    const nd_trace_slice *x = &m->slices[i];
+    if (i == 0 || x->ts < s->start_us) s->start_us = x->ts;
+    if (i == 0 || end_of(x) > s->end_us) s->end_us = end_of(x);
+    s->busy_us[x->thread] += x->dur;
+    s->work_us += x->dur;
+    if (add_group(&s->kinds, &s->n_kinds, x->name, x->dur) || add_group(&s->phases, &s->n_phases, x->phase, x->dur))
+      goto oom;
+  }
+  s->tasks = m->n_slices;
+  if (s->n_kinds > 1) qsort(s->kinds, (size_t)s->n_kinds, sizeof *s->kinds, cmp_group);
+  if (s->n_phases > 1) qsort(s->phases, (size_t)s->n_phases, sizeof *s->phases, cmp_group);
+  s->span_us = s->end_us - s->start_us;
+  if (critical_path(m, s)) goto oom;
+  s->lower_bound_us = fmax(s->path_us, s->workers ? s->work_us / s->workers : 0.0);
+  s->efficiency = s->span_us > 0 ? s->lower_bound_us / s->span_us : 1.0;
+  return 0;
+oom:
+  nd_trace_summary_free(s);
+  return ND_ENOMEM;
+}
+
+void nd_trace_summary_free(nd_trace_summary *s) {
+  free(s->busy_us);
+  free(s->kinds);
+  free(s->phases);
+  free(s->path);
+  memset(s, 0, sizeof *s);
+}
+
+static double fraction(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
+
+static void print_groups(FILE *f, const char *title, const nd_trace_group *g, int n, double work) {
+  fprintf(f, "time per %s:\n", title);
+  for (int i = 0; i < n; i++)
+    fprintf(f, "  %-24s %6d  %10.3f ms  %5.1f%%\n", g[i].name, g[i].count, g[i].time_us / 1e3,
+            100 * fraction(g[i].time_us, work));
+}
+
+static void print_text(FILE *f, const char *what, const nd_trace_model *m, const nd_trace_summary *s) {
+  fprintf(f, "trace %s: %d tasks on %d workers, span %.3f ms (%.3f .. %.3f ms)\n", what, s->tasks, s->workers,
+          s->span_us / 1e3, s->start_us / 1e3, s->end_us / 1e3);
+  fprintf(f, "  %-24s %6s  %10s  %10s  %7s\n", "worker", "tasks", "busy ms", "idle ms", "bubble");
+  double idle = 0;
+  for (int t = 0; t < m->n_threads; t++) {
+    if (!nd_trace_is_worker(&m->threads[t])) continue;
+    double w_idle = s->span_us - s->busy_us[t];
+    idle += w_idle;
+    fprintf(f, "  %-24s %6d  %10.3f  %10.3f  %6.1f%%\n", m->threads[t].name, m->threads[t].n_slices,
+            s->busy_us[t] / 1e3, w_idle / 1e3, 100 * fraction(w_idle, s->span_us));
+  }
+  fprintf(f, "  %-24s %6d  %10.3f  %10.3f  %6.1f%%\n", "all", s->tasks, s->work_us / 1e3, idle / 1e3,
+          100 * fraction(idle, s->span_us * s->workers));
+  print_groups(f, "kind", s->kinds, s->n_kinds, s->work_us);
+  print_groups(f, "phase", s->phases, s->n_phases, s->work_us);
+  fprintf(f, "critical path: %d tasks, %.3f ms of work\n", s->path_len, s->path_us / 1e3);
+  for (int32_t i = 0; i < s->path_len; i++) {
+    const nd_trace_slice *x = &m->slices[s->path[i]];
+    fprintf(f, "  %10.3f ms  +%8.3f ms  %-24s %-12s %-10s mb %d\n", (x->ts - s->start_us) / 1e3, x->dur / 1e3,
+            x->name, m->threads[x->thread].name, x->phase[0] ? x->phase : "-", x->micro_batch);
+  }
+  fprintf(f, "lower bound: %.3f ms = max(critical path %.3f ms, work %.3f ms / %d workers = %.3f ms)\n",
+          s->lower_bound_us / 1e3, s->path_us / 1e3, s->work_us / 1e3, s->workers,
+          fraction(s->work_us, s->workers) / 1e3);
+  fprintf(f, "efficiency: %.1f%% (lower bound / span)\n", 100 * s->efficiency);
+}
+
+static cJSON *groups_json(const nd_trace_group *g, int n) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; a && i < n; i++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToArray(a, o);
+    cJSON_AddStringToObject(o, "name", g[i].name);
+    cJSON_AddNumberToObject(o, "count", g[i].count);
+    cJSON_AddNumberToObject(o, "time_us", g[i].time_us);
+  }
+  return a;
+}
+
+static cJSON *summary_json(const char *what, const nd_trace_model *m, const nd_trace_summary *s) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddStringToObject(o, "trace", what);
+  cJSON_AddNumberToObject(o, "tasks", s->tasks);
+  cJSON_AddNumberToObject(o, "workers", s->workers);
+  cJSON_AddNumberToObject(o, "start_us", s->start_us);
+  cJSON_AddNumberToObject(o, "end_us", s->end_us);
+  cJSON_AddNumberToObject(o, "span_us", s->span_us);
+  cJSON_AddNumberToObject(o, "work_us", s->work_us);
+  cJSON *ws = cJSON_AddArrayToObject(o, "per_worker");
+  double idle = 0;
+  for (int t = 0; ws && t < m->n_threads; t++) {
+    if (!nd_trace_is_worker(&m->threads[t])) continue;
+    cJSON *w = cJSON_CreateObject();
+    cJSON_AddItemToArray(ws, w);
+    double w_idle = s->span_us - s->busy_us[t];
+    idle += w_idle;
+    cJSON_AddNumberToObject(w, "pid", m->threads[t].pid);
+    cJSON_AddNumberToObject(w, "tid", m->threads[t].tid);
+    cJSON_AddStringToObject(w, "name", m->threads[t].name);
+    cJSON_AddNumberToObject(w, "tasks", m->threads[t].n_slices);
+    cJSON_AddNumberToObject(w, "busy_us", s->busy_us[t]);
+    cJSON_AddNumberToObject(w, "idle_us", w_idle);
+    cJSON_AddNumberToObject(w, "bubble_fraction", fraction(w_idle, s->span_us));
+  }
+  cJSON_AddNumberToObject(o, "idle_us", idle);
+  cJSON_AddNumberToObject(o, "bubble_fraction", fraction(idle, s->span_us * s->workers));
+  cJSON_AddItemToObject(o, "per_kind", groups_json(s->kinds, s->n_kinds));
+  cJSON_AddItemToObject(o, "per_phase", groups_json(s->phases, s->n_phases));
+  cJSON *cp = cJSON_AddObjectToObject(o, "critical_path");
+  cJSON_AddNumberToObject(cp, "length_us", s->path_us);
+  cJSON *chain = cJSON_AddArrayToObject(cp, "tasks");
+  for (int32_t i = 0; chain && i < s->path_len; i++) {
+    const nd_trace_slice *x = &m->slices[s->path[i]];
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddItemToArray(chain, t);
+    cJSON_AddStringToObject(t, "name", x->name);
+    cJSON_AddStringToObject(t, "worker", m->threads[x->thread].name);
+    cJSON_AddNumberToObject(t, "ts", x->ts);
+    cJSON_AddNumberToObject(t, "dur", x->dur);
+    cJSON_AddStringToObject(t, "phase", x->phase);
+    cJSON_AddNumberToObject(t, "micro_batch", x->micro_batch);
+    cJSON_AddNumberToObject(t, "task", (double)x->task);
+  }
+  cJSON_AddNumberToObject(o, "lower_bound_us", s->lower_bound_us);
+  cJSON_AddNumberToObject(o, "efficiency", s->efficiency);
+  return o;
+}
+
+int nd_trace_summary_print(FILE *f, const char *what, const nd_trace_model *m, const nd_trace_summary *s, int json) {
+  if (!json) {
+    print_text(f, what, m, s);
+    return 0;
+  }
+  cJSON *o = summary_json(what, m, s);
+  char *text = o ? cJSON_Print(o) : NULL;
+  cJSON_Delete(o);
+  if (!text) return ND_ENOMEM;
+  fprintf(f, "%s\n", text);
+  free(text);
+  return 0;
+}
