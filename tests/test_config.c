@@ -60,7 +60,7 @@ static void test_defaults(void) {
          def->train.lr == 3e-3 && def->train.seed == 1337 && def->runtime.deterministic == 1 &&
          def->runtime.placement == ND_PLACEMENT_AFFINITY && def->data.format == ND_FORMAT_TEXT &&
          strcmp(def->train.save_dir, "runs/quickstart") == 0 &&
-         strcmp(def->runtime.scheduler, "lws") == 0 && def->parallelism.n_stage_layers == 0 &&
+         strcmp(def->runtime.scheduler, "ndws") == 0 && def->parallelism.n_stage_layers == 0 &&
          def->trace.n_steps == 0 && def->kernels.n_overrides == 0,
      "defaults are the quick-start");
   ok(nd_config_load_file(qs, path_of("../../configs/quickstart.yaml"), &err) == 0,
