@@ -9,3 +9,7 @@ tests_test_train_SOURCES = tests/test_train.c tests/runtime/harness.h tests/tap.
 tests_test_train_LDADD = $(ND_TEST_LIBS)
 TESTS += tests/test_quickstart.sh tests/test_bad_input.sh
 EXTRA_DIST += tests/tap.sh tests/test_quickstart.sh tests/test_bad_input.sh
+check_PROGRAMS += tests/test_memory
+TESTS += tests/test_memory
+tests_test_memory_SOURCES = tests/test_memory.c tests/runtime/harness.h tests/tap.h
+tests_test_memory_LDADD = $(ND_TEST_LIBS)
