@@ -60,7 +60,7 @@ int nd_priorities_from_rank(const nd_graph *g, const double *rank, int lo, int h
   for (int32_t i = 0; i < g->n_tasks; i++) {
     level += i == 0 || k[i].us != k[i - 1].us || k[i].phase != k[i - 1].phase;
     double frac = distinct > 1 ? (double)level / (double)(distinct - 1) : 0;
-    prio[k[i].task] = lo + (int)floor(frac * ((double)hi - (double)lo));
+    prio[k[i].task] = (int)((int64_t)lo + (int64_t)floor(frac * ((double)hi - (double)lo))); /* in [lo, hi] */
   }
   free(k);
   return 0;
