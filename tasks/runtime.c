@@ -51,9 +51,12 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
   conf.ncpus = workers;
   conf.ncuda = 0;
   conf.nopencl = opencl;
+#ifdef ND_HAVE_OPENCL
+  /* PoCL and other CPU-type devices count: StarPU skips them otherwise. Set
+   * on every start, since StarPU lists OpenCL devices once per process. */
+  setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
+#endif
   if (opencl > 0) {
-    /* PoCL and other CPU-type devices count: StarPU skips them otherwise */
-    setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
     /* a CPU-type device runs on threads of its own: give it the cores the
      * CPU workers leave (at least one each), unless the user chose */
     long spare = cores - workers;

@@ -2,6 +2,7 @@
 #include "kernels/opencl/opencl.h"
 
 #ifdef ND_HAVE_OPENCL
+#include <clblast_c.h>
 #include <starpu.h>
 #include <stdio.h>
 
@@ -39,6 +40,9 @@ void nd_ocl_unload(void) {
         kernels[d][k] = NULL;
       }
   starpu_opencl_unload_opencl(&program);
+  /* CLBlast caches programs per context: the next StarPU gets new contexts,
+   * possibly at the same addresses */
+  CLBlastClearCache();
   loaded = 0;
 }
 
