@@ -1,7 +1,8 @@
 /* The mixed node (one CPU worker + one OpenCL device, ranks placed on both)
  * reproduces the CPU-only single-rank reference: losses of 5 steps within
  * 1e-4 relative, for data, tensor and pipeline parallelism at 2 (pipeline
- * under ndws and 1f1b) and one rank spread over both devices. One run also
+ * under ndws and 1f1b, and with stage_layers auto, which calibrates and
+ * rebuilds) and one rank spread over both devices. One run also
  * checks that tasks ran on the device and that data crossed memory nodes
  * (StarPU's bus statistics), so a run that silently stays on the CPU fails.
  * Skipped without an OpenCL device. */
@@ -69,6 +70,9 @@ int main(void) {
                      "parallelism.activation_slots=2", NULL}},
       {"pp 2 1f1b", {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
                      "parallelism.activation_slots=2", "runtime.scheduler=1f1b", NULL}},
+      {"pp 2 stage_layers auto", {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4",
+                                  "train.micro_batch_size=2", "parallelism.activation_slots=2",
+                                  "parallelism.stage_layers=auto", NULL}},
       {"one rank on both devices", {"parallelism.micro_batches=2", "train.micro_batch_size=4",
                                     "parallelism.activation_slots=2", NULL}},
   };
