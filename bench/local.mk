@@ -3,3 +3,7 @@
 noinst_PROGRAMS += bench/schedule
 bench_schedule_SOURCES = bench/schedule.c
 bench_schedule_LDADD = $(ND_TEST_LIBS)
+# bench/mixed-node: a CPU worker beside an OpenCL device, equal and auto stages (docs/opencl.md).
+noinst_PROGRAMS += bench/mixed-node
+bench_mixed_node_SOURCES = bench/mixed_node.c
+bench_mixed_node_LDADD = $(ND_TEST_LIBS)

@@ -7,6 +7,7 @@
 #include "common/error.h"
 
 const nd_cost_model nd_cost_cpu = {60e9, 10e9, 10e9, 5e-6};
+const nd_cost_model nd_cost_opencl = {15e9, 5e9, 10e9, 30e-6};
 
 double nd_task_seconds(const nd_task *t, const nd_cost_model *m) {
   return (double)t->flops / m->flops_per_s + (double)t->bytes / m->bytes_per_s +

@@ -15,6 +15,9 @@ typedef struct nd_cost_model {
 /* One CPU core of the kind ndgraph runs on: OpenBLAS about 60 GFLOP/s, memory
  * about 10 GB/s, StarPU about 5 us per task. */
 extern const nd_cost_model nd_cost_cpu;
+/* An OpenCL device of the kind ndgraph is tested on (PoCL on one core, CLBlast
+ * GEMMs): about 15 GFLOP/s, and more overhead per task (kernel launches). */
+extern const nd_cost_model nd_cost_opencl;
 
 double nd_task_seconds(const nd_task *t, const nd_cost_model *m);
 

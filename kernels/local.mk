@@ -8,3 +8,4 @@ libndgraph_la_SOURCES += kernels/registry.h kernels/registry.c kernels/builtin.c
 	kernels/plugin.c kernels/check.c
 libndgraph_la_LIBADD += -ldl
 ndgraphinclude_HEADERS += include/ndgraph/kernel.h
+include kernels/opencl/local.mk

@@ -9,15 +9,49 @@
 #include "graph/priority.h"
 #include "scheduler/policies.h"
 
-static int priorities(const nd_graph *g, const nd_config *cfg, const nd_edges *e, const int *home, int lo, int hi,
-                      int *prio) {
+int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_task *t, int spread) {
+  int r = nd_rank_index(g, t->rank);
+  int u = pl->first[r] + (spread && t->micro_batch >= 0 ? t->micro_batch % pl->count[r] : 0);
+  if (pl->units[u].kind != ND_UNIT_OPENCL || nd_exec_runs_on_opencl(t)) return u;
+  for (int i = pl->first[r]; i < pl->first[r] + pl->count[r]; i++)
+    if (pl->units[i].kind == ND_UNIT_CPU) return i;
+  for (int i = 0; i < pl->n_units; i++)
+    if (pl->units[i].kind == ND_UNIT_CPU) return i;
+  return u;
+}
+
+int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl) {
+  int64_t bytes = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    int node = pl->units[nd_task_unit(g, pl, t, 1)].node;
+    const nd_access *acc = nd_task_access(g, t);
+    for (int a = 0; a < t->n_access; a++) {
+      const nd_tensor *x = &g->tensors[acc[a].tensor];
+      if (!(acc[a].mode & ND_ACCESS_R)) continue;
+      if (pl->units[pl->first[nd_rank_index(g, x->home)]].node != node) bytes += x->bytes;
+    }
+  }
+  return bytes;
+}
+
+/* A device runs the same task slower or faster than a core: the upward ranks
+ * weigh each task with the cost model of the unit it runs on. */
+static const nd_cost_model *unit_cost(int kind) { return kind == ND_UNIT_CPU ? &nd_cost_cpu : &nd_cost_opencl; }
+
+static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_edges *e,
+                      const int *home, int lo, int hi, int *prio) {
   const char *policy = cfg->runtime.scheduler;
   if (!nd_sched_is_fixed(policy)) {
-    double *rank = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *rank);
-    if (!rank) return ND_ENOMEM;
-    nd_upward_rank(g, e, NULL, &nd_cost_cpu, rank);
-    int rc = nd_priorities_from_rank(g, rank, lo, hi, prio);
+    size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
+    double *rank = malloc(n * sizeof *rank), *seconds = malloc(n * sizeof *seconds);
+    int rc = rank && seconds ? 0 : ND_ENOMEM;
+    for (int32_t i = 0; i < g->n_tasks && !rc; i++)
+      seconds[i] = nd_task_seconds(&g->tasks[i], unit_cost(pl->units[nd_task_unit(g, pl, &g->tasks[i], 1)].kind));
+    if (!rc) nd_upward_rank(g, e, seconds, NULL, rank);
+    if (!rc) rc = nd_priorities_from_rank(g, rank, lo, hi, prio);
     free(rank);
+    free(seconds);
     return rc;
   }
   /* the position of each task in its home worker's sequence */
@@ -49,13 +83,12 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
     const nd_task *t = &g->tasks[i];
     /* a collective's home is its first participant, t->rank */
     int r = nd_rank_index(g, t->rank);
-    int spread = t->micro_batch >= 0 && !fixed ? t->micro_batch % pl->count[r] : 0;
-    int home = pl->units[pl->first[r] + spread].id;
+    int home = pl->units[nd_task_unit(g, pl, t, !fixed)].id;
     out->home[i] = mode == ND_PLACEMENT_FREE && !fixed ? -1 : home;
     if (fixed) out->workers[i] = 1u << home;
-    else if (mode == ND_PLACEMENT_STRICT) out->workers[i] = nd_rank_map_mask(pl, r);
+    else if (mode == ND_PLACEMENT_STRICT) out->workers[i] = nd_rank_map_mask(pl, r) | 1u << home;
   }
-  rc = priorities(g, cfg, &e, out->home, lo, hi, out->priority);
+  rc = priorities(g, cfg, pl, &e, out->home, lo, hi, out->priority);
 cleanup:
   nd_edges_free(&e);
   if (rc) nd_hints_free(out);
@@ -71,8 +104,11 @@ void nd_hints_free(nd_hints *h) {
 
 int nd_runtime_units(nd_unit *units, int max) {
   int n = 0;
-  for (unsigned w = 0; w < starpu_worker_get_count() && n < max; w++)
-    units[n++] = (nd_unit){starpu_worker_get_hwloc_obj((int)w), (int)w};
+  for (unsigned w = 0; w < starpu_worker_get_count() && n < max; w++) {
+    int kind = starpu_worker_get_type((int)w) == STARPU_OPENCL_WORKER ? ND_UNIT_OPENCL : ND_UNIT_CPU;
+    units[n++] = (nd_unit){starpu_worker_get_hwloc_obj((int)w), (int)w, kind,
+                           (int)starpu_worker_get_memory_node(w), starpu_worker_get_devid((int)w)};
+  }
   return n;
 }
 

@@ -22,6 +22,16 @@ typedef struct nd_hints {
 int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, int lo, int hi, nd_hints *out);
 void nd_hints_free(nd_hints *h);
 
+/* The unit (an index into pl->units) task t of g runs on first: its rank's
+ * unit (micro-batches spread over the rank's units when spread), or a CPU
+ * unit, the rank's own first, when t cannot run on that unit's device. */
+int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_task *t, int spread);
+
+/* Bytes per step that cross between memory nodes: for every read (R or RW)
+ * of a tensor by a task, the tensor's bytes when the memory node of the unit
+ * the task runs on (nd_task_unit) differs from that of its home rank's first unit. */
+int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl);
+
 /* The running StarPU workers as placement units. */
 int nd_runtime_units(nd_unit *units, int max);
 

@@ -9,6 +9,7 @@
 
 static int cmp_unit(const void *a, const void *b) {
   const nd_unit *x = a, *y = b;
+  if (x->kind != y->kind) return x->kind - y->kind;
   if (x->obj && y->obj) {
     int c = nd_topo_dfs_cmp(x->obj, y->obj);
     if (c) return c;

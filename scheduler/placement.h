@@ -5,15 +5,24 @@
  * neighbouring units and neighbouring pipeline stages sit next to each other.
  * A tensor-parallel group is moved forward, wasting spare units, when that
  * keeps it under one smaller subtree (one L3, one NUMA node, one PCIe
- * switch). With more ranks than units, consecutive ranks share a unit. */
+ * switch). With more ranks than units, consecutive ranks share a unit.
+ * On a mixed node, CPU units come first, then each kind of device: with one
+ * unit per rank, the first ranks get CPU workers and the last get devices. */
 #ifndef ND_SCHEDULER_PLACEMENT_H
 #define ND_SCHEDULER_PLACEMENT_H
 
 #include <hwloc.h>
 
+/* What a unit computes on. CPU units share the host's memory node; each
+ * device has its own, and data moves to it. */
+enum nd_unit_kind { ND_UNIT_CPU, ND_UNIT_OPENCL, ND_UNIT_GPU };
+
 typedef struct nd_unit {
   hwloc_obj_t obj; /* core, PU or GPU OS device; NULL when unknown */
   int id;          /* StarPU worker id, or an index for planning */
+  int kind;        /* enum nd_unit_kind */
+  int node;        /* memory node (0: host memory) */
+  int devid;       /* device number within its kind (OpenCL devices: opencl0, opencl1, ...) */
 } nd_unit;
 
 typedef struct nd_rank_map {

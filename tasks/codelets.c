@@ -1,6 +1,8 @@
 /* The table from IR task kinds to codelets. */
 #include "tasks/codelets.h"
 
+#include <string.h>
+
 #include "kernels/registry.h"
 
 void nd__dispatch_cpu(void *buffers[], void *arg) {
@@ -24,6 +26,24 @@ void nd__dispatch_cpu(void *buffers[], void *arg) {
   X(crossentropy_stats) X(crossentropy_combine) X(crossentropy_bwd) X(allreduce)        \
   X(sendrecv) X(grad_sumsq) X(adamw)
 ND__CODELETS(ND__DECLARE)
+
+int nd_exec_runs_on_opencl(const nd_task *t) {
+  const struct starpu_codelet *cl = nd__codelet(t->kind);
+  if (!cl || !cl->opencl_funcs[0]) return 0;
+  /* a plugin's kernel replaces the CPU one only: the OpenCL twin would compute something else */
+  const nd__kernel_slot *k = &nd__kernels[t->kind];
+  if (k->fn && k->origin && strcmp(k->origin, "builtin") != 0) return 0;
+  if ((t->kind == ND_TASK_ACT_FWD || t->kind == ND_TASK_ACT_BWD) && k->name && strcmp(k->name, "gelu") != 0) return 0;
+  return t->kind != ND_TASK_ALLREDUCE || t->a.coll.dtype == ND_F32;
+}
+
+#ifdef ND_HAVE_OPENCL
+int nd__can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl) {
+  (void)nimpl;
+  if (starpu_worker_get_type((int)workerid) != STARPU_OPENCL_WORKER) return 1;
+  return task->cl_arg && nd_exec_runs_on_opencl(ND_CTX(task->cl_arg)->task);
+}
+#endif
 
 struct starpu_codelet *nd__codelet(enum nd_task_kind kind) {
   /* in the order of ND_TASK_KINDS */

@@ -22,10 +22,31 @@ static void allreduce_cpu(void *buffers[], void *arg) {
   size_t bytes = (size_t)a->n * (a->dtype == ND_F64 ? 8 : 4);
   for (int p = 1; p < a->nparts; p++) memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[p]), (void *)STARPU_VECTOR_GET_PTR(buffers[0]), bytes);
 }
-ND_CODELET(allreduce, allreduce_cpu);
+#ifdef ND_HAVE_OPENCL
+/* f32 only (nd_exec_runs_on_opencl): the same rank-ordered sum, then copies */
+static void allreduce_ocl(void *buffers[], void *arg) {
+  const struct nd_coll_args *a = &ND_CTX(arg)->task->a.coll;
+  size_t n = (size_t)a->n;
+  cl_mem out = ND_MEM(0);
+  int rc = 0;
+  for (int p = 1; p < a->nparts && !rc; p++) {
+    cl_mem part = ND_MEM(p);
+    nd_ocl_arg args[] = {ND_OCL_ARG(out), ND_OCL_ARG(part)};
+    rc = nd_ocl_run(ND_OCL_accumulate, 1, &n, 2, args);
+  }
+  for (int p = 1; p < a->nparts && !rc; p++) rc = nd_ocl_copy(ND_MEM(p), out, n * sizeof(float));
+  ND_OCL_CHECK(ND_TASK_ALLREDUCE, rc);
+}
+#endif
+ND_CODELET_OCL(allreduce, allreduce_cpu, allreduce_ocl);
 
 /* buffers: source, destination (the next or previous pipeline stage) */
 static void sendrecv_cpu(void *buffers[], void *arg) {
   memcpy(ND_F32(1), ND_F32(0), (size_t)ND_CTX(arg)->task->a.ew.n * sizeof(float));
 }
-ND_CODELET(sendrecv, sendrecv_cpu);
+#ifdef ND_HAVE_OPENCL
+static void sendrecv_ocl(void *buffers[], void *arg) {
+  ND_OCL_CHECK(ND_TASK_SENDRECV, nd_ocl_copy(ND_MEM(1), ND_MEM(0), (size_t)ND_CTX(arg)->task->a.ew.n * sizeof(float)));
+}
+#endif
+ND_CODELET_OCL(sendrecv, sendrecv_cpu, sendrecv_ocl);

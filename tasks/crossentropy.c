@@ -10,7 +10,17 @@ static void crossentropy_stats_cpu(void *buffers[], void *arg) {
   const struct nd_ce_args *a = &ND_CTX(arg)->task->a.ce;
   nd_crossentropy_stats(ND_F32(0), ND_F32(1), ND_I32(2), a->N, a->Vs, a->v0);
 }
-ND_CODELET(crossentropy_stats, crossentropy_stats_cpu);
+#ifdef ND_HAVE_OPENCL
+static void crossentropy_stats_ocl(void *buffers[], void *arg) {
+  const struct nd_ce_args *a = &ND_CTX(arg)->task->a.ce;
+  cl_mem stats = ND_MEM(0), logits = ND_MEM(1), targets = ND_MEM(2);
+  size_t n = (size_t)a->N;
+  nd_ocl_arg args[] = {ND_OCL_ARG(stats), ND_OCL_ARG(logits), ND_OCL_ARG(targets), ND_OCL_ARG(a->Vs),
+                       ND_OCL_ARG(a->v0)};
+  ND_OCL_CHECK(ND_TASK_CE_STATS, nd_ocl_run(ND_OCL_ce_stats, 1, &n, 5, args));
+}
+#endif
+ND_CODELET_OCL(crossentropy_stats, crossentropy_stats_cpu, crossentropy_stats_ocl);
 
 /* buffers: lse (N) of each of the S shards, stats (N, 3) of each shard, loss (1, f64).
  * Only the rows of sequences below step->seq_limit count (an evaluation's tail). */
@@ -39,4 +49,15 @@ static void crossentropy_bwd_cpu(void *buffers[], void *arg) {
   const struct nd_ce_args *a = &c->task->a.ce;
   nd_crossentropy_backward(ND_F32(0), ND_F32(0), ND_F32(1), ND_I32(2), a->N, a->Vs, a->v0, c->step->loss_scale);
 }
-ND_CODELET(crossentropy_bwd, crossentropy_bwd_cpu);
+#ifdef ND_HAVE_OPENCL
+static void crossentropy_bwd_ocl(void *buffers[], void *arg) {
+  const nd__task_ctx *c = ND_CTX(arg);
+  const struct nd_ce_args *a = &c->task->a.ce;
+  cl_mem logits = ND_MEM(0), lse = ND_MEM(1), targets = ND_MEM(2);
+  float scale = c->step->loss_scale;
+  size_t g[] = {(size_t)a->N, (size_t)a->Vs};
+  nd_ocl_arg args[] = {ND_OCL_ARG(logits), ND_OCL_ARG(lse), ND_OCL_ARG(targets), ND_OCL_ARG(a->v0), ND_OCL_ARG(scale)};
+  ND_OCL_CHECK(ND_TASK_CE_BWD, nd_ocl_run(ND_OCL_ce_bwd, 2, g, 5, args));
+}
+#endif
+ND_CODELET_OCL(crossentropy_bwd, crossentropy_bwd_cpu, crossentropy_bwd_ocl);

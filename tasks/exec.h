@@ -25,6 +25,14 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err);
 void nd_runtime_stop(void);
 /* CPU workers StarPU actually started. */
 int nd_runtime_workers(void);
+/* OpenCL devices StarPU actually started (0 in builds without OpenCL). */
+int nd_runtime_opencl_devices(void);
+
+/* Whether task t has an OpenCL implementation in this build: its kind has
+ * one, and no plugin replaced its CPU kernel (whose results the OpenCL twin
+ * would not reproduce). Tasks that cannot run on an OpenCL device go to a CPU
+ * worker wherever their rank is placed. */
+int nd_exec_runs_on_opencl(const nd_task *t);
 
 typedef struct nd_exec nd_exec;
 

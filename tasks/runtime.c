@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "kernels/opencl/opencl.h"
 #include "scheduler/policies.h"
 #include "tasks/exec.h"
 
@@ -21,12 +22,20 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
   if (!known && !own)
     return nd__fail(err, ND_ENOTIMPL, "%s: runtime.scheduler '%s' is not implemented (available: ndws, gpipe, 1f1b, eager, prio, ws, lws, dmda, dmdas)",
                     cfg->source, policy);
-  if (cfg->runtime.opencl_devices > 0)
-    return nd__fail(err, ND_ENODEV, "%s: runtime.opencl_devices %lld: this build has no OpenCL backend yet",
-                    cfg->source, (long long)cfg->runtime.opencl_devices);
+  int opencl = (int)cfg->runtime.opencl_devices;
+#ifndef ND_HAVE_OPENCL
+  if (opencl > 0)
+    return nd__fail(err, ND_ENODEV,
+                    "%s: runtime.opencl_devices %d: this ndgraph was built without OpenCL (configure found no OpenCL "
+                    "headers, ICD loader and CLBlast, or was given --without-opencl)",
+                    cfg->source, opencl);
+#endif
 
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int workers = cfg->runtime.workers > 0 ? (int)cfg->runtime.workers : (int)(cores > 0 ? cores : 1);
+  if (cores < 1) cores = 1;
+  /* the OpenCL devices' driver threads take cores too: by default the CPU
+   * workers get what they leave */
+  int workers = cfg->runtime.workers > 0 ? (int)cfg->runtime.workers : (int)(cores > opencl ? cores - opencl : 1);
   if (workers > STARPU_MAXCPUS) {
     if (cfg->runtime.workers > 0)
       fprintf(stderr, "ndgraph: note: runtime.workers %d capped at %d, the most this StarPU build starts\n", workers,
@@ -41,7 +50,20 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
   starpu_conf_init(&conf);
   conf.ncpus = workers;
   conf.ncuda = 0;
-  conf.nopencl = 0;
+  conf.nopencl = opencl;
+#ifdef ND_HAVE_OPENCL
+  /* PoCL and other CPU-type devices count: StarPU skips them otherwise. Set
+   * on every start, since StarPU lists OpenCL devices once per process. */
+  setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
+#endif
+  if (opencl > 0) {
+    /* a CPU-type device runs on threads of its own: give it the cores the
+     * CPU workers leave (at least one each), unless the user chose */
+    long spare = cores - workers;
+    char threads[24];
+    snprintf(threads, sizeof threads, "%ld", spare >= opencl ? spare / opencl : 1);
+    setenv("POCL_MAX_PTHREAD_COUNT", threads, 0);
+  }
   /* StarPU looks names up among its own policies only; ours go by struct */
   conf.sched_policy_name = own ? NULL : policy;
   conf.sched_policy = own;
@@ -49,9 +71,36 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
   openblas_set_num_threads(1);
   int rc = starpu_init(&conf);
   if (rc != 0) return nd__fail(err, ND_ERUNTIME, "StarPU failed to start (starpu_init returned %d)", rc);
+  int found = nd_runtime_opencl_devices();
+  if (found < opencl) {
+    starpu_shutdown();
+    return nd__fail(err, ND_ENODEV,
+                    "%s: runtime.opencl_devices %d: only %d OpenCL device%s found (is an OpenCL platform such as PoCL "
+                    "installed? clinfo lists them)",
+                    cfg->source, opencl, found, found == 1 ? "" : "s");
+  }
+#ifdef ND_HAVE_OPENCL
+  if (opencl > 0 && (rc = nd_ocl_load(err))) {
+    starpu_shutdown();
+    return rc;
+  }
+#endif
   return 0;
 }
 
-void nd_runtime_stop(void) { starpu_shutdown(); }
+void nd_runtime_stop(void) {
+#ifdef ND_HAVE_OPENCL
+  nd_ocl_unload();
+#endif
+  starpu_shutdown();
+}
+
+int nd_runtime_opencl_devices(void) {
+#ifdef ND_HAVE_OPENCL
+  return (int)starpu_opencl_worker_get_count();
+#else
+  return 0;
+#endif
+}
 
 int nd_runtime_workers(void) { return (int)starpu_cpu_worker_get_count(); }

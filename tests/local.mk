@@ -7,3 +7,4 @@ include tests/runtime.mk
 include tests/trace.mk
 include tests/plugin.mk
 include tests/scheduler.mk
+include tests/opencl.mk

@@ -143,6 +143,22 @@ static int initialize(nd_trainer *tr) {
   return 0;
 }
 
+/* The graphs on StarPU: tensors registered, hints applied, parameters initialized. */
+static int bind(nd_trainer *tr, nd_error *err) {
+  const nd_config *c = &tr->cfg;
+  int rc;
+  if ((rc = nd_exec_create(&tr->exec, tr->step_graph, err))) return rc;
+  if ((rc = nd_exec_add_graph(tr->exec, tr->eval_graph, err)) < 0) return rc;
+  tr->eval_index = rc;
+  if ((rc = nd_sched_apply(tr->exec, 0, tr->step_graph, c, err)) ||
+      (rc = nd_sched_apply(tr->exec, tr->eval_index, tr->eval_graph, c, err)))
+    return rc;
+  if (collect_names(tr) || initialize(tr)) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
+  return 0;
+}
+
+const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
+
 int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   int rc = nd_config_validate(cfg, err);
   if (rc) return rc;
@@ -165,13 +181,26 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   tr->seqs_per_step = c->parallelism.data_parallel_size * c->parallelism.micro_batches * c->train.micro_batch_size;
   if ((rc = nd_runtime_start(c, err))) goto fail;
   tr->runtime_started = 1;
-  if ((rc = nd_exec_create(&tr->exec, tr->step_graph, err))) goto fail;
-  if ((rc = nd_exec_add_graph(tr->exec, tr->eval_graph, err)) < 0) goto fail;
-  tr->eval_index = rc;
-  if ((rc = nd_sched_apply(tr->exec, 0, tr->step_graph, c, err)) ||
-      (rc = nd_sched_apply(tr->exec, tr->eval_index, tr->eval_graph, c, err)))
-    goto fail;
-  if ((rc = collect_names(tr)) || (rc = initialize(tr))) goto oom;
+  if ((rc = bind(tr, err))) goto fail;
+  /* stage_layers: auto measures the devices on the even split, then rebuilds */
+  if (c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1) {
+    int64_t split[ND_MAX_STAGES];
+    if ((rc = nd__balance_stages(tr, split, err))) goto fail;
+    memcpy(tr->cfg.parallelism.stage_layers, split, sizeof split);
+    tr->cfg.parallelism.n_stage_layers = c->parallelism.pipeline_parallel_size;
+    nd_exec_free(tr->exec);
+    tr->exec = NULL;
+    nd_graph_free(tr->step_graph);
+    nd_graph_free(tr->eval_graph);
+    tr->step_graph = tr->eval_graph = NULL;
+    free(tr->hf_names);
+    free(tr->hf_numel);
+    tr->hf_names = NULL, tr->hf_numel = NULL, tr->n_hf = 0;
+    tr->steps_done = 0;
+    if ((rc = nd_graph_build(&tr->step_graph, c, 0, err)) || (rc = nd_graph_build(&tr->eval_graph, c, 1, err)) ||
+        (rc = bind(tr, err)))
+      goto fail;
+  }
   *out = tr;
   return 0;
 oom:

@@ -1,0 +1,258 @@
+/* OpenCL C kernels of the GPT step (the GEMMs are CLBlast's). Row-major,
+ * float. Each work-item owns its outputs, and every sum runs in a fixed order
+ * inside one work-item, so results do not depend on the device's scheduling.
+ * Embedded into the library at build time (kernels/opencl/source.inc). */
+
+#define LN_EPS 1e-5f
+#define GELU_S 0.7978845608028654f
+#define GELU_A 0.044715f
+
+/* v (n) = beta * v; beta 0 overwrites (garbage, NaN included, is not read) */
+__kernel void nd_scale(__global float *v, float beta) {
+  size_t i = get_global_id(0);
+  v[i] = beta == 0.0f ? 0.0f : beta * v[i];
+}
+
+/* out (M, N): every row = bias (N) */
+__kernel void nd_bias_rows(__global float *out, __global const float *bias, int N) {
+  size_t i = get_global_id(0);
+  out[i] = bias[i % (size_t)N];
+}
+
+/* dbias (N) = beta * dbias + column sums of dout (M, N); one work-item per column */
+__kernel void nd_colsum(__global float *dbias, __global const float *dout, int M, int N, float beta) {
+  int j = get_global_id(0);
+  float s = beta == 0.0f ? 0.0f : beta * dbias[j];
+  for (int i = 0; i < M; i++) s += dout[(size_t)i * N + j];
+  dbias[j] = s;
+}
+
+/* out (n) = a + b */
+__kernel void nd_residual(__global float *out, __global const float *a, __global const float *b) {
+  size_t i = get_global_id(0);
+  out[i] = a[i] + b[i];
+}
+
+/* out (n) += part (n): one step of the rank-ordered sum of a collective */
+__kernel void nd_accumulate(__global float *out, __global const float *part) {
+  size_t i = get_global_id(0);
+  out[i] += part[i];
+}
+
+__kernel void nd_gelu_fwd(__global float *out, __global const float *inp) {
+  size_t i = get_global_id(0);
+  float x = inp[i];
+  out[i] = 0.5f * x * (1.0f + tanh(GELU_S * (x + GELU_A * x * x * x)));
+}
+
+__kernel void nd_gelu_bwd(__global float *dinp, __global const float *inp, __global const float *dout) {
+  size_t i = get_global_id(0);
+  float x = inp[i];
+  float th = tanh(GELU_S * (x + GELU_A * x * x * x));
+  float du = GELU_S * (1.0f + 3.0f * GELU_A * x * x);
+  dinp[i] = (0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du) * dout[i];
+}
+
+/* one work-item per row: out (N, C), mean (N), rstd (N), inp (N, C), weight (C), bias (C) */
+__kernel void nd_ln_fwd(__global float *out, __global float *mean, __global float *rstd, __global const float *inp,
+                        __global const float *w, __global const float *b, int C) {
+  size_t i = get_global_id(0);
+  __global const float *x = inp + i * C;
+  __global float *y = out + i * C;
+  float m = 0.0f;
+  for (int j = 0; j < C; j++) m += x[j];
+  m /= (float)C;
+  float var = 0.0f;
+  for (int j = 0; j < C; j++) var += (x[j] - m) * (x[j] - m);
+  float s = 1.0f / sqrt(var / (float)C + LN_EPS);
+  for (int j = 0; j < C; j++) y[j] = (x[j] - m) * s * w[j] + b[j];
+  mean[i] = m;
+  rstd[i] = s;
+}
+
+/* one work-item per row: dinp (N, C) = [dskip +] d(LN)/d(inp) . dout */
+__kernel void nd_ln_bwd_in(__global float *dinp, __global const float *dskip, int has_skip, __global const float *dout,
+                           __global const float *inp, __global const float *w, __global const float *mean,
+                           __global const float *rstd, int C) {
+  size_t i = get_global_id(0);
+  __global const float *x = inp + i * C, *dy = dout + i * C;
+  float m = mean[i], s = rstd[i], dmean = 0.0f, dxmean = 0.0f;
+  for (int j = 0; j < C; j++) {
+    float d = dy[j] * w[j];
+    dmean += d;
+    dxmean += d * (x[j] - m) * s;
+  }
+  dmean /= (float)C;
+  dxmean /= (float)C;
+  for (int j = 0; j < C; j++) {
+    float g = s * (dy[j] * w[j] - dmean - (x[j] - m) * s * dxmean);
+    dinp[i * C + j] = has_skip ? dskip[i * C + j] + g : g;
+  }
+}
+
+/* one work-item per column: dweight (C), dbias (C) = beta * previous + sums over the N rows */
+__kernel void nd_ln_bwd_w(__global float *dw, __global float *db, __global const float *dout,
+                          __global const float *inp, __global const float *mean, __global const float *rstd, int N,
+                          int C, float beta) {
+  int j = get_global_id(0);
+  float sw = beta == 0.0f ? 0.0f : beta * dw[j], sb = beta == 0.0f ? 0.0f : beta * db[j];
+  for (int i = 0; i < N; i++) {
+    float dy = dout[(size_t)i * C + j];
+    sw += dy * (inp[(size_t)i * C + j] - mean[i]) * rstd[i];
+    sb += dy;
+  }
+  dw[j] = sw;
+  db[j] = sb;
+}
+
+/* Attention, per (batch, head): q, k, v are (T, hs) views of qkv (B, T, 3C)
+ * with row stride 3C, C = NH * hs; att (B, NH, T, T). */
+
+/* global (B * NH, T, T): scores, masked to 0 above the diagonal */
+__kernel void nd_att_scores(__global float *att, __global const float *qkv, int T, int NH, int hs, float scale) {
+  int bh = get_global_id(0), t = get_global_id(1), u = get_global_id(2);
+  int b = bh / NH, h = bh % NH, C = NH * hs;
+  float s = 0.0f;
+  if (u <= t) {
+    __global const float *q = qkv + ((size_t)b * T + t) * 3 * C + h * hs;
+    __global const float *k = qkv + ((size_t)b * T + u) * 3 * C + C + h * hs;
+    for (int d = 0; d < hs; d++) s += q[d] * k[d];
+    s *= scale;
+  }
+  att[((size_t)bh * T + t) * T + u] = s;
+}
+
+/* one work-item per row of (B * NH * T, T): causal softmax in place */
+__kernel void nd_att_softmax(__global float *att, int T) {
+  size_t r = get_global_id(0);
+  int t = r % T;
+  __global float *row = att + r * T;
+  float mx = row[0];
+  for (int u = 1; u <= t; u++) mx = fmax(mx, row[u]);
+  float sum = 0.0f;
+  for (int u = 0; u <= t; u++) {
+    row[u] = exp(row[u] - mx);
+    sum += row[u];
+  }
+  float inv = 1.0f / sum;
+  for (int u = 0; u <= t; u++) row[u] *= inv;
+  for (int u = t + 1; u < T; u++) row[u] = 0.0f;
+}
+
+/* global (B * NH, T, hs): out (B, T, C) = att . v */
+__kernel void nd_att_out(__global float *out, __global const float *att, __global const float *qkv, int T, int NH,
+                         int hs) {
+  int bh = get_global_id(0), t = get_global_id(1), d = get_global_id(2);
+  int b = bh / NH, h = bh % NH, C = NH * hs;
+  __global const float *a = att + ((size_t)bh * T + t) * T;
+  float s = 0.0f;
+  for (int u = 0; u <= t; u++) s += a[u] * qkv[((size_t)b * T + u) * 3 * C + 2 * C + h * hs + d];
+  out[((size_t)b * T + t) * C + h * hs + d] = s;
+}
+
+/* global (B * NH, T, T): datt = dout . v^T, masked */
+__kernel void nd_att_dscores(__global float *datt, __global const float *dout, __global const float *qkv, int T,
+                             int NH, int hs) {
+  int bh = get_global_id(0), t = get_global_id(1), u = get_global_id(2);
+  int b = bh / NH, h = bh % NH, C = NH * hs;
+  float s = 0.0f;
+  if (u <= t) {
+    __global const float *dy = dout + ((size_t)b * T + t) * C + h * hs;
+    __global const float *v = qkv + ((size_t)b * T + u) * 3 * C + 2 * C + h * hs;
+    for (int d = 0; d < hs; d++) s += dy[d] * v[d];
+  }
+  datt[((size_t)bh * T + t) * T + u] = s;
+}
+
+/* one work-item per row: the softmax backward in place, dscore = att * (datt - sum(att * datt)) */
+__kernel void nd_att_softmax_bwd(__global float *datt, __global const float *att, int T) {
+  size_t r = get_global_id(0);
+  int t = r % T;
+  __global float *d = datt + r * T;
+  __global const float *a = att + r * T;
+  float dot = 0.0f;
+  for (int u = 0; u <= t; u++) dot += a[u] * d[u];
+  for (int u = 0; u <= t; u++) d[u] = a[u] * (d[u] - dot);
+  for (int u = t + 1; u < T; u++) d[u] = 0.0f;
+}
+
+/* global (B * NH, T, hs): dq = scale * dscore . k, dk = scale * dscore^T . q, dv = att^T . dout */
+__kernel void nd_att_dqkv(__global float *dqkv, __global const float *ds, __global const float *att,
+                          __global const float *dout, __global const float *qkv, int T, int NH, int hs, float scale) {
+  int bh = get_global_id(0), t = get_global_id(1), d = get_global_id(2);
+  int b = bh / NH, h = bh % NH, C = NH * hs;
+  __global const float *dsb = ds + (size_t)bh * T * T, *ab = att + (size_t)bh * T * T;
+  size_t base = (size_t)b * T * 3 * C + h * hs + d;
+  float dq = 0.0f, dk = 0.0f, dv = 0.0f;
+  for (int u = 0; u <= t; u++) dq += dsb[(size_t)t * T + u] * qkv[base + (size_t)u * 3 * C + C];
+  for (int u = t; u < T; u++) {
+    dk += dsb[(size_t)u * T + t] * qkv[base + (size_t)u * 3 * C];
+    dv += ab[(size_t)u * T + t] * dout[((size_t)b * T + u) * C + h * hs + d];
+  }
+  dqkv[base + (size_t)t * 3 * C] = scale * dq;
+  dqkv[base + (size_t)t * 3 * C + C] = scale * dk;
+  dqkv[base + (size_t)t * 3 * C + 2 * C] = dv;
+}
+
+/* global (B * T, C): out = wte_shard[tok - v0] (or 0 outside the shard) [+ wpe[t]] */
+__kernel void nd_embed_fwd(__global float *out, __global const int *tokens, __global const float *wte,
+                           __global const float *wpe, int has_wpe, int T, int C, int v0, int Vs) {
+  int bt = get_global_id(0), c = get_global_id(1);
+  int r = tokens[bt] - v0;
+  float x = r >= 0 && r < Vs ? wte[(size_t)r * C + c] : 0.0f;
+  if (has_wpe) x += wpe[(size_t)(bt % T) * C + c];
+  out[(size_t)bt * C + c] = x;
+}
+
+/* global (C): the scatter of dout rows into the shard's rows, in (b, t) order per column */
+__kernel void nd_embed_bwd_wte(__global float *dwte, __global const float *dout, __global const int *tokens, int BT,
+                               int C, int v0, int Vs) {
+  int c = get_global_id(0);
+  for (int bt = 0; bt < BT; bt++) {
+    int r = tokens[bt] - v0;
+    if (r >= 0 && r < Vs) dwte[(size_t)r * C + c] += dout[(size_t)bt * C + c];
+  }
+}
+
+/* global (T, C): dwpe = beta * dwpe + sum over the batch of dout */
+__kernel void nd_embed_bwd_wpe(__global float *dwpe, __global const float *dout, int B, int T, float beta) {
+  int t = get_global_id(0), c = get_global_id(1), C = get_global_size(1);
+  float s = beta == 0.0f ? 0.0f : beta * dwpe[(size_t)t * C + c];
+  for (int b = 0; b < B; b++) s += dout[((size_t)b * T + t) * C + c];
+  dwpe[(size_t)t * C + c] = s;
+}
+
+/* one work-item per row: stats (N, 3) = {max, sum exp(logit - max), target logit or 0} */
+__kernel void nd_ce_stats(__global float *stats, __global const float *logits, __global const int *targets, int Vs,
+                          int v0) {
+  size_t i = get_global_id(0);
+  __global const float *row = logits + i * Vs;
+  float mx = -INFINITY, sum = 0.0f;
+  for (int j = 0; j < Vs; j++) mx = fmax(mx, row[j]);
+  for (int j = 0; j < Vs; j++) sum += exp(row[j] - mx);
+  int r = targets[i] - v0;
+  stats[3 * i] = mx;
+  stats[3 * i + 1] = sum;
+  stats[3 * i + 2] = r >= 0 && r < Vs ? row[r] : 0.0f;
+}
+
+/* global (N, Vs), in place: dlogits = scale * (softmax - onehot(target)) */
+__kernel void nd_ce_bwd(__global float *logits, __global const float *lse, __global const int *targets, int v0,
+                        float scale) {
+  int i = get_global_id(0), j = get_global_id(1), Vs = get_global_size(1);
+  size_t k = (size_t)i * Vs + j;
+  float g = scale * exp(logits[k] - lse[i]);
+  logits[k] = j == targets[i] - v0 ? g - scale : g;
+}
+
+/* AdamW; c1, c2 are the bias corrections 1 / (1 - beta^t) */
+__kernel void nd_adamw(__global float *param, __global float *m, __global float *v, __global const float *grad,
+                       float lr, float beta1, float beta2, float eps, float wd, float gscale, float c1, float c2) {
+  size_t i = get_global_id(0);
+  float g = grad[i] * gscale;
+  float mi = beta1 * m[i] + (1.0f - beta1) * g;
+  float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+  m[i] = mi;
+  v[i] = vi;
+  param[i] -= lr * (mi * c1 / (sqrt(vi * c2) + eps) + wd * param[i]);
+}

@@ -1,0 +1,107 @@
+/* parallelism.stage_layers: auto. Layers are split across pipeline stages in
+ * proportion to the measured speed of the devices the stages land on: a slow
+ * device gets fewer layers. The measurement is one calibration step (after a
+ * warm-up step that compiles kernels and fills StarPU's models) with each
+ * rank held to its own devices; the split then follows deterministically. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <starpu.h>
+
+#include "common/error.h"
+#include "scheduler/hints.h"
+#include "scheduler/placement.h"
+#include "train/trainer_internal.h"
+
+#define ND_MAX_LAYERS_SPLIT 257
+
+typedef struct durations {
+  double *us; /* [n_tasks] of the step graph */
+} durations;
+
+static void task_done(void *user, int graph, int32_t task, double start, double end, int worker) {
+  (void)worker;
+  if (graph == 0) ((durations *)user)->us[task] = end - start;
+}
+
+/* The split of L layers over p stages, each at least one layer, that
+ * minimizes max over s of other[s] + n[s] * per_layer[s]. Ties: the first
+ * found, stages in order, fewer layers first: deterministic. */
+static void best_split(int p, int L, const double *other, const double *per_layer, int64_t *split) {
+  double best[ND_MAX_STAGES + 1][ND_MAX_LAYERS_SPLIT];
+  int choice[ND_MAX_STAGES + 1][ND_MAX_LAYERS_SPLIT];
+  for (int l = 0; l <= L; l++) best[0][l] = l == 0 ? 0 : 1e300;
+  for (int s = 1; s <= p; s++)
+    for (int l = 0; l <= L; l++) {
+      best[s][l] = 1e300, choice[s][l] = 0;
+      for (int n = 1; n <= l; n++) {
+        double t = other[s - 1] + n * per_layer[s - 1], m = best[s - 1][l - n] > t ? best[s - 1][l - n] : t;
+        if (m < best[s][l]) best[s][l] = m, choice[s][l] = n;
+      }
+    }
+  for (int s = p, l = L; s >= 1; l -= choice[s][l], s--) split[s - 1] = choice[s][l];
+}
+
+static const char *kind_name(int kind) { return kind == ND_UNIT_CPU ? "cpu" : kind == ND_UNIT_OPENCL ? "opencl" : "gpu"; }
+
+int nd__balance_stages(nd_trainer *tr, int64_t *split, nd_error *err) {
+  const nd_graph *g = nd__trainer_graph(tr);
+  const nd_config *cfg = nd__trainer_config(tr);
+  int p = g->pp, L = g->L, kinds[ND_MAX_STAGES] = {0};
+  if (L >= ND_MAX_LAYERS_SPLIT) return nd__fail(err, ND_ECONFIG, "%s: parallelism.stage_layers auto: at most %d layers",
+                                                 cfg->source, ND_MAX_LAYERS_SPLIT - 1);
+  nd_unit units[STARPU_NMAXWORKERS];
+  int n = nd_runtime_units(units, STARPU_NMAXWORKERS);
+  nd_rank_map pl;
+  if (nd_place(units, n, g->dp, g->pp, g->tp, &pl)) return nd__fail(err, ND_ENOMEM, "stage_layers auto: placement failed");
+  int mixed = 0;
+  for (int s = 0; s < p; s++) {
+    kinds[s] = pl.units[pl.first[nd_rank_index(g, (nd_rank){0, s, 0})]].kind;
+    mixed |= kinds[s] != kinds[0];
+  }
+  nd_rank_map_free(&pl);
+  for (int s = 0; s < p; s++) split[s] = g->stage_layers[s];
+  if (!mixed) {
+    printf("ndgraph: stage_layers auto: every stage on a %s worker, even split [", kind_name(kinds[0]));
+    for (int s = 0; s < p; s++) printf("%s%lld", s ? ", " : "", (long long)split[s]);
+    printf("]\n");
+    return 0;
+  }
+  /* calibration: every rank held to its own devices, so each stage's time is its device's */
+  nd_config strict = *cfg;
+  strict.runtime.placement = ND_PLACEMENT_STRICT;
+  nd_exec *ex = nd__trainer_exec(tr);
+  durations d = {calloc((size_t)(g->n_tasks ? g->n_tasks : 1), sizeof(double))};
+  if (!d.us) return nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
+  int rc = nd_sched_apply(ex, 0, g, &strict, err);
+  nd_exec_observer obs = {task_done, &d};
+  for (int step = 0; step < 2 && !rc; step++) {
+    nd_step_result res;
+    if (step == 1) nd_exec_observe(ex, &obs);
+    rc = nd_trainer_step(tr, &res, err);
+  }
+  nd_exec_observe(ex, NULL);
+  if (rc) {
+    free(d.us);
+    return rc;
+  }
+  double layer_us[ND_MAX_STAGES] = {0}, other_us[ND_MAX_STAGES] = {0}, per_layer[ND_MAX_STAGES];
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    if (t->layer >= 0 && t->layer < L) layer_us[t->rank.pp] += d.us[i];
+    else other_us[t->rank.pp] += d.us[i];
+  }
+  free(d.us);
+  for (int s = 0; s < p; s++) per_layer[s] = layer_us[s] / g->stage_layers[s];
+  best_split(p, L, other_us, per_layer, split);
+  printf("ndgraph: stage_layers auto: per layer");
+  for (int s = 0; s < p; s++) printf(" %s%.2f ms (stage %d, %s)", s ? "| " : "", per_layer[s] / 1e3, s, kind_name(kinds[s]));
+  printf("; other work");
+  for (int s = 0; s < p; s++) printf(" %.2f", other_us[s] / 1e3);
+  printf(" ms -> stage_layers [");
+  for (int s = 0; s < p; s++) printf("%s%lld", s ? ", " : "", (long long)split[s]);
+  printf("]\n");
+  fflush(stdout);
+  return 0;
+}
