@@ -48,18 +48,23 @@ typedef struct row {
   double step, bound, cp, work, bubble[2];
 } row;
 
-static int bench(const char *policy, int mb, int steps, row *out) {
+static int bench(const char *policy, int mb, int slots, int steps, row *out) {
   nd_config *cfg;
   nd_error err = {0};
   char a[8][64];
-  snprintf(a[0], 64, "runtime.scheduler=%s", policy);
+  /* "ndws:critical-path" selects the priority order too */
+  const char *colon = strchr(policy, ':');
+  snprintf(a[0], 64, "runtime.scheduler=%.*s", colon ? (int)(colon - policy) : (int)strlen(policy), policy);
+  snprintf(a[3], 64, "runtime.priorities=%s", colon ? colon + 1 : "pipeline");
   snprintf(a[1], 64, "parallelism.micro_batches=%d", mb);
+  snprintf(a[2], 64, "parallelism.activation_slots=%d", slots < mb ? slots : mb);
   const char *fixed[] = {"model.n_layer=2", "model.n_embd=256", "model.n_head=4", "model.seq_len=64",
                          "train.micro_batch_size=8", "parallelism.pipeline_parallel_size=2",
-                         "parallelism.activation_slots=2", "runtime.placement=strict", "runtime.workers=2",
+                         "runtime.placement=strict", "runtime.workers=2",
                          "train.eval_every=0", "train.save_dir=", NULL};
   if (nd_config_new(&cfg)) return -1;
-  int rc = nd_config_set_assignment(cfg, a[0], &err) || nd_config_set_assignment(cfg, a[1], &err);
+  int rc = nd_config_set_assignment(cfg, a[0], &err) || nd_config_set_assignment(cfg, a[1], &err) ||
+           nd_config_set_assignment(cfg, a[2], &err) || nd_config_set_assignment(cfg, a[3], &err);
   for (const char *const *kv = fixed; *kv && !rc; kv++) rc = nd_config_set_assignment(cfg, *kv, &err);
   if (rc || nd_config_validate(cfg, &err)) {
     fprintf(stderr, "bench: %s\n", err.msg);
@@ -138,22 +143,24 @@ done:
 int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 3;
   if (steps < 1 || steps > MAX_STEPS) steps = 3;
-  char all[] = "ndws,gpipe,1f1b,eager,prio,ws,lws,dmda,dmdas";
+  char all[] = "ndws,ndws:critical-path,gpipe,1f1b,eager,prio,ws,lws,dmda,dmdas";
   char *list = argc > 2 ? argv[2] : all;
+  int slots = argc > 3 ? atoi(argv[3]) : 2;
+  if (slots < 1) slots = 2;
   const char *names[16];
   int n_pol = 0;
   for (char *tok = strtok(list, ","); tok && n_pol < 16; tok = strtok(NULL, ",")) names[n_pol++] = tok;
   static const int mbs[] = {2, 4, 8, 16};
-  printf("pp=2, strict placement, 2 workers, n_embd 256, 2 layers, 8 x 64 tokens per micro-batch, activation_slots 2;\n"
+  printf("pp=2, strict placement, 2 workers, n_embd 256, 2 layers, 8 x 64 tokens per micro-batch, activation_slots %d;\n"
          "median of %d steps after one warm-up; bound = max(critical path, work / 2) from that step's measured tasks\n\n",
-         steps);
-  printf("| m  | policy | step ms | bound ms | crit. path ms | work/2 ms | efficiency | bubble stage 0 | bubble stage 1 | 1F1B theory |\n");
-  printf("|----|--------|--------:|---------:|--------------:|----------:|-----------:|---------------:|---------------:|------------:|\n");
+         slots, steps);
+  printf("| m  | policy             | step ms | bound ms | crit. path ms | work/2 ms | efficiency | bubble stage 0 | bubble stage 1 | 1F1B theory |\n");
+  printf("|----|--------------------|--------:|---------:|--------------:|----------:|-----------:|---------------:|---------------:|------------:|\n");
   for (size_t k = 0; k < sizeof mbs / sizeof mbs[0]; k++)
     for (int p = 0; p < n_pol; p++) {
       row r;
-      if (bench(names[p], mbs[k], steps, &r)) return 1;
-      printf("| %2d | %-6s | %7.1f | %8.1f | %13.1f | %9.1f | %10.3f | %14.3f | %14.3f | %11.3f |\n", mbs[k], names[p],
+      if (bench(names[p], mbs[k], slots, steps, &r)) return 1;
+      printf("| %2d | %-18s | %7.1f | %8.1f | %13.1f | %9.1f | %10.3f | %14.3f | %14.3f | %11.3f |\n", mbs[k], names[p],
              r.step * 1e3, r.bound * 1e3, r.cp * 1e3, r.work / 2 * 1e3, r.bound / r.step, r.bubble[0], r.bubble[1],
              1.0 / (mbs[k] + 1.0));
       fflush(stdout);

@@ -16,6 +16,8 @@
 
 enum nd_data_format { ND_FORMAT_TEXT, ND_FORMAT_TOKENS_U16 };
 enum nd_placement { ND_PLACEMENT_AFFINITY, ND_PLACEMENT_STRICT, ND_PLACEMENT_FREE };
+/* How task priorities order ready tasks (graph/priority.c). */
+enum nd_priority_order { ND_PRIORITY_PIPELINE, ND_PRIORITY_CRITICAL_PATH };
 
 /* Where a key was given (1-based), so that cross-key errors can point at it.
  * line == 0: the key kept its default. from_set: the key came from --set, so
@@ -70,6 +72,7 @@ struct nd_config {
     char scheduler[ND_NAME_MAX];
     int deterministic;
     enum nd_placement placement;
+    enum nd_priority_order priorities;
     char topology[ND_PATH_MAX]; /* hwloc XML, empty: this machine */
     int64_t opencl_devices;
   } runtime;

@@ -35,31 +35,40 @@ static int phase_order(enum nd_phase p) {
   }
 }
 
+/* Sort keys, most significant first; larger means more urgent. */
 typedef struct keyed {
-  int64_t us;
-  int phase;
+  int64_t key[3];
   int32_t task;
 } keyed;
 
+static int same_level(const keyed *x, const keyed *y) {
+  return x->key[0] == y->key[0] && x->key[1] == y->key[1] && x->key[2] == y->key[2];
+}
+
 static int cmp_keyed(const void *a, const void *b) {
   const keyed *x = a, *y = b;
-  if (x->us != y->us) return x->us < y->us ? -1 : 1;
-  if (x->phase != y->phase) return x->phase < y->phase ? -1 : 1;
+  for (int i = 0; i < 3; i++)
+    if (x->key[i] != y->key[i]) return x->key[i] < y->key[i] ? -1 : 1;
   return (x->task > y->task) - (x->task < y->task);
 }
 
-int nd_priorities_from_rank(const nd_graph *g, const double *rank, int lo, int hi, int *prio) {
+int nd_priorities_from_rank(const nd_graph *g, const double *rank, enum nd_priority_order order, int lo, int hi,
+                            int *prio) {
   keyed *k = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *k);
   if (!k) return ND_ENOMEM;
-  for (int32_t i = 0; i < g->n_tasks; i++)
-    k[i] = (keyed){llround(rank[i] * 1e6), phase_order(g->tasks[i].phase), i};
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    int64_t us = llround(rank[i] * 1e6), phase = phase_order(t->phase);
+    int64_t age = t->micro_batch < 0 ? -(INT64_C(1) << 40) : -t->micro_batch; /* step-level tasks last */
+    k[i] = order == ND_PRIORITY_CRITICAL_PATH ? (keyed){{us, phase, 0}, i} : (keyed){{phase, age, us}, i};
+  }
   qsort(k, (size_t)g->n_tasks, sizeof *k, cmp_keyed);
   int64_t distinct = 0;
   for (int32_t i = 0; i < g->n_tasks; i++)
-    distinct += i == 0 || k[i].us != k[i - 1].us || k[i].phase != k[i - 1].phase;
+    distinct += i == 0 || !same_level(&k[i], &k[i - 1]);
   int64_t level = -1;
   for (int32_t i = 0; i < g->n_tasks; i++) {
-    level += i == 0 || k[i].us != k[i - 1].us || k[i].phase != k[i - 1].phase;
+    level += i == 0 || !same_level(&k[i], &k[i - 1]);
     double frac = distinct > 1 ? (double)level / (double)(distinct - 1) : 0;
     prio[k[i].task] = (int)((int64_t)lo + (int64_t)floor(frac * ((double)hi - (double)lo))); /* in [lo, hi] */
   }

@@ -26,10 +26,15 @@ double nd_task_seconds(const nd_task *t, const nd_cost_model *m);
 void nd_upward_rank(const nd_graph *g, const nd_edges *e, const double *duration, const nd_cost_model *m,
                     double *rank);
 
-/* Priorities in [lo, hi], higher first: by upward rank (to a microsecond),
- * ties broken by phase, B before F before W. Order-preserving, spread over
- * the range; all lo when lo == hi. */
-int nd_priorities_from_rank(const nd_graph *g, const double *rank, int lo, int hi, int *prio);
+/* Priorities in [lo, hi], higher first, spread over the range (all lo when
+ * lo == hi). ND_PRIORITY_CRITICAL_PATH: by upward rank (to a microsecond),
+ * ties broken by phase, B before collectives, F and W. ND_PRIORITY_PIPELINE:
+ * by phase first, then the oldest micro-batch, then upward rank. Upward rank
+ * alone is myopic on a pipeline: it prefers a later micro-batch's forward to
+ * the backward that frees a slot and feeds the previous stage, which makes the
+ * stages take turns (measured in bench/schedule, docs/scheduler.md). */
+int nd_priorities_from_rank(const nd_graph *g, const double *rank, enum nd_priority_order order, int lo, int hi,
+                            int *prio);
 
 /* The textbook pipeline schedules. */
 enum nd_fixed_schedule { ND_FIXED_GPIPE, ND_FIXED_1F1B };

@@ -49,7 +49,7 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
     for (int32_t i = 0; i < g->n_tasks && !rc; i++)
       seconds[i] = nd_task_seconds(&g->tasks[i], unit_cost(pl->units[nd_task_unit(g, pl, &g->tasks[i], 1)].kind));
     if (!rc) nd_upward_rank(g, e, seconds, NULL, rank);
-    if (!rc) rc = nd_priorities_from_rank(g, rank, lo, hi, prio);
+    if (!rc) rc = nd_priorities_from_rank(g, rank, cfg->runtime.priorities, lo, hi, prio);
     free(rank);
     free(seconds);
     return rc;

@@ -7,12 +7,17 @@
 #define ND_GELU_S 0.7978845608028654f  // sqrt(2 / pi)
 #define ND_GELU_A 0.044715f
 
+/* tanh through one expf: several times faster than libm's tanhf, and its
+ * absolute error (a few 1e-8) is far below what GeLU's (1 + tanh) can see.
+ * expf overflowing to inf still gives exactly 1. */
+static inline float fast_tanh(float u) { return 1.0f - 2.0f / (expf(2.0f * u) + 1.0f); }
+
 void nd_gelu_forward(float *out, const float *inp, int64_t n) {
   // out (n), inp (n)
   for (int64_t i = 0; i < n; i++) {
     float x = inp[i];
     float u = ND_GELU_S * (x + ND_GELU_A * x * x * x);
-    out[i] = 0.5f * x * (1.0f + tanhf(u));
+    out[i] = 0.5f * x * (1.0f + fast_tanh(u));
   }
 }
 
@@ -21,7 +26,7 @@ void nd_gelu_backward(float *dinp, const float *inp, const float *dout, int64_t 
   for (int64_t i = 0; i < n; i++) {
     float x = inp[i];
     float u = ND_GELU_S * (x + ND_GELU_A * x * x * x);
-    float th = tanhf(u);
+    float th = fast_tanh(u);
     float du = ND_GELU_S * (1.0f + 3.0f * ND_GELU_A * x * x);
     float g = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
     dinp[i] = g * dout[i];
