@@ -32,19 +32,21 @@ typedef struct row {
   char split[32];
 } row;
 
-static int bench(const char *policy, const char *stages, int steps, row *out) {
+static int bench(const char *policy, const char *stages, const char *placement, int steps, row *out) {
   const char *kv[] = {"model.n_layer=8", "model.n_embd=256", "model.n_head=4", "model.seq_len=64",
                       "model.vocab_size=256", "train.micro_batch_size=8", "parallelism.pipeline_parallel_size=2",
                       "parallelism.micro_batches=8", "parallelism.activation_slots=2", "runtime.workers=1",
                       "runtime.opencl_devices=1", "train.eval_every=0", "train.save_dir=", "train.steps=100", NULL};
-  char a[2][64];
+  char a[3][64];
   snprintf(a[0], sizeof a[0], "runtime.scheduler=%s", policy);
   snprintf(a[1], sizeof a[1], "parallelism.stage_layers=%s", stages);
+  snprintf(a[2], sizeof a[2], "runtime.placement=%s", placement);
   nd_config *cfg;
   nd_error err = {0};
   nd_trainer *tr = NULL;
   if (nd_config_new(&cfg)) return -1;
-  int rc = nd_config_set_assignment(cfg, a[0], &err) || nd_config_set_assignment(cfg, a[1], &err);
+  int rc = nd_config_set_assignment(cfg, a[0], &err) || nd_config_set_assignment(cfg, a[1], &err) ||
+           nd_config_set_assignment(cfg, a[2], &err);
   for (const char *const *p = kv; *p && !rc; p++) rc = nd_config_set_assignment(cfg, *p, &err);
   if (rc || (rc = nd_trainer_open(&tr, cfg, &err))) goto done;
   const nd_graph *g = nd__trainer_graph(tr);
@@ -94,22 +96,26 @@ done:
 int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 3;
   if (steps < 1 || steps > MAX_STEPS) steps = 3;
+  /* strict placement keeps each stage's work on its device, as when a GPU's
+   * memory holds its stage's weights: the split then decides the balance */
   static const struct {
-    const char *label, *policy, *stages;
-  } runs[] = {{"equal stages, 1f1b", "1f1b", "[]"},
-              {"equal stages, ndws", "ndws", "[]"},
-              {"auto stages, ndws", "ndws", "auto"},
-              {"equal stages, dmdas", "dmdas", "[]"}};
-  row r[4];
-  for (int i = 0; i < 4; i++)
-    if (bench(runs[i].policy, runs[i].stages, steps, &r[i])) return 1;
+    const char *label, *policy, *stages, *placement;
+  } runs[] = {{"equal stages, 1f1b", "1f1b", "[]", "strict"},
+              {"equal stages, ndws", "ndws", "[]", "strict"},
+              {"auto stages, ndws", "ndws", "auto", "strict"},
+              {"equal stages, ndws", "ndws", "[]", "affinity"},
+              {"equal stages, dmdas", "dmdas", "[]", "free"}};
+  enum { N_RUNS = sizeof runs / sizeof runs[0] };
+  row r[N_RUNS];
+  for (int i = 0; i < N_RUNS; i++)
+    if (bench(runs[i].policy, runs[i].stages, runs[i].placement, steps, &r[i])) return 1;
   printf("\n1 CPU worker + 1 OpenCL device, pp=2, 8 micro-batches of 8 x 64 tokens, n_embd 256, 8 layers;\n"
          "median of %d steps after one warm-up; bound = max(critical path, work / 2) from that step's measured tasks\n\n",
          steps);
-  printf("| configuration        | stage_layers | step ms | bound ms | crit. path ms | work/2 ms | efficiency | speed-up vs equal 1f1b |\n");
-  printf("|----------------------|--------------|--------:|---------:|--------------:|----------:|-----------:|-----------------------:|\n");
-  for (int i = 0; i < 4; i++)
-    printf("| %-20s | %-12s | %7.1f | %8.1f | %13.1f | %9.1f | %10.3f | %22.2f |\n", runs[i].label, r[i].split,
+  printf("| configuration        | placement | stage_layers | step ms | bound ms | crit. path ms | work/2 ms | efficiency | speed-up vs equal 1f1b |\n");
+  printf("|----------------------|-----------|--------------|--------:|---------:|--------------:|----------:|-----------:|-----------------------:|\n");
+  for (int i = 0; i < N_RUNS; i++)
+    printf("| %-20s | %-9s | %-12s | %7.1f | %8.1f | %13.1f | %9.1f | %10.3f | %22.2f |\n", runs[i].label, runs[i].placement, r[i].split,
            r[i].step_ms, r[i].bound_ms, r[i].cp_ms, r[i].work_ms / 2, r[i].bound_ms / r[i].step_ms,
            r[0].step_ms / r[i].step_ms);
   return 0;
