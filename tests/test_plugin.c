@@ -41,21 +41,7 @@ static int ref_init(nd_kernel_registry *reg, int abi_version) {
 
 static char plugins_set[2048];
 
-static int train(const char *const *overrides, double *losses) {
-  nd_config *cfg = tiny_config(overrides);
-  nd_trainer *tr = NULL;
-  nd_error err = {0};
-  int rc = -1;
-  if (!cfg || nd_trainer_open(&tr, cfg, &err)) {
-    fprintf(stderr, "# open: %s\n", err.msg);
-    goto done;
-  }
-  rc = train_losses(tr, STEPS, losses);
-done:
-  nd_trainer_close(tr);
-  nd_config_free(cfg);
-  return rc;
-}
+static int train(const char *const *overrides, double *losses) { return run_losses(overrides, STEPS, losses); }
 
 static double max_rel(const double *a, const double *ref) {
   double m = 0;

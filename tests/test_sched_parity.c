@@ -18,19 +18,7 @@ static int train(const char *layout[4], const char *policy, const char *placemen
   snprintf(sched, sizeof sched, "runtime.scheduler=%s", policy);
   snprintf(place, sizeof place, "runtime.placement=%s", placement);
   const char *over[] = {layout[0], layout[1], layout[2], layout[3], sched, place, "parallelism.activation_slots=2", NULL};
-  nd_config *cfg = tiny_config(over);
-  nd_trainer *tr = NULL;
-  nd_error err = {0};
-  int rc = -1;
-  if (!cfg || nd_trainer_open(&tr, cfg, &err)) {
-    diag("open: %s", err.msg);
-    goto done;
-  }
-  rc = train_losses(tr, STEPS, loss);
-done:
-  nd_trainer_close(tr);
-  nd_config_free(cfg);
-  return rc;
+  return run_losses(over, STEPS, loss);
 }
 
 int main(void) {

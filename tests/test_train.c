@@ -20,15 +20,7 @@ static int losses_of(const char *extra, int steps, double *out) {
   for (; layout[n]; n++) ov[n] = layout[n];
   ov[n++] = extra;
   ov[n] = NULL;
-  nd_config *cfg = tiny_config(ov);
-  nd_trainer *tr = NULL;
-  nd_error err = {0};
-  int rc = -1;
-  if (cfg && !nd_trainer_open(&tr, cfg, &err)) rc = train_losses(tr, steps, out);
-  else diag("open: %s", err.msg);
-  nd_trainer_close(tr);
-  nd_config_free(cfg);
-  return rc;
+  return run_losses(ov, steps, out);
 }
 
 static int same_bits(const double *a, const double *b, int n) { return memcmp(a, b, (size_t)n * sizeof *a) == 0; }

@@ -47,4 +47,18 @@ static inline int train_losses(nd_trainer *tr, int steps, double *losses) {
   return 0;
 }
 
+/* Opens a trainer on the tiny model with `overrides`, trains `steps` steps
+ * into losses[], closes it. Returns 0 or the error (told on stderr). */
+static inline int run_losses(const char *const *overrides, int steps, double *losses) {
+  nd_config *cfg = tiny_config(overrides);
+  nd_trainer *tr = NULL;
+  nd_error err = {0};
+  int rc = -1;
+  if (cfg && !(rc = nd_trainer_open(&tr, cfg, &err))) rc = train_losses(tr, steps, losses);
+  else if (cfg) fprintf(stderr, "# open: %s\n", err.msg);
+  nd_trainer_close(tr);
+  nd_config_free(cfg);
+  return rc;
+}
+
 #endif
