@@ -69,12 +69,13 @@ int nd_run(const nd_config *cfg, const nd_run_options *opts, nd_error *err) {
     goto done;
   }
   printf("ndgraph: GPT-2 %lld layers, %lld heads, n_embd %lld, seq_len %lld, vocab %lld | data %lld x tensor %lld x "
-         "pipeline %lld, %lld micro-batches of %lld | %d workers, scheduler %s\n",
+         "pipeline %lld, %lld micro-batches of %lld | %d CPU workers, %d OpenCL devices, scheduler %s\n",
          (long long)cfg->model.n_layer, (long long)cfg->model.n_head, (long long)cfg->model.n_embd,
          (long long)cfg->model.seq_len, (long long)cfg->model.vocab_size,
          (long long)cfg->parallelism.data_parallel_size, (long long)cfg->parallelism.tensor_parallel_size,
          (long long)cfg->parallelism.pipeline_parallel_size, (long long)cfg->parallelism.micro_batches,
-         (long long)cfg->train.micro_batch_size, nd_runtime_workers(), cfg->runtime.scheduler);
+         (long long)cfg->train.micro_batch_size, nd_runtime_workers(), nd_runtime_opencl_devices(),
+         cfg->runtime.scheduler);
   nd__kernels_line(stdout);
   fflush(stdout);
   long long last = cfg->train.steps, first = nd_trainer_steps_done(tr) + 1;
