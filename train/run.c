@@ -59,10 +59,16 @@ int nd_run(const nd_config *cfg, const nd_run_options *opts, nd_error *err) {
   int rc = nd_trainer_open(&tr, cfg, err);
   if (rc) return rc;
   if (opts && opts->resume) {
-    char dir[ND_PATH_MAX + 64];
-    if ((rc = resolve_resume(opts->resume, dir, sizeof dir, err)) || (rc = nd_trainer_load(tr, dir, 1, err)))
-      goto done;
-    printf("resumed from %s at step %lld\n", dir, nd_trainer_steps_done(tr));
+    char dir[ND_PATH_MAX + 64], probe[ND_PATH_MAX + 96];
+    struct stat st;
+    if ((rc = resolve_resume(opts->resume, dir, sizeof dir, err))) goto done;
+    /* weights alone (a Hugging Face GPT-2 checkpoint, say) start a fine-tuning
+     * run at step 0 with fresh optimizer state */
+    snprintf(probe, sizeof probe, "%s/optimizer.safetensors", dir);
+    int with_state = stat(probe, &st) == 0;
+    if ((rc = nd_trainer_load(tr, dir, with_state, err))) goto done;
+    if (with_state) printf("resumed from %s at step %lld\n", dir, nd_trainer_steps_done(tr));
+    else printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
   }
   if (metrics_path && metrics_path[0] && !(metrics = fopen(metrics_path, opts && opts->resume ? "a" : "w"))) {
     rc = nd__fail(err, ND_EIO, "%s: cannot open the metrics file", metrics_path);
