@@ -83,7 +83,7 @@ static int bench(const char *policy, int mb, int slots, int steps, row *out) {
       (rc = nd_runtime_start(cfg, &err)))
     goto done;
   started = 1;
-  if ((rc = nd_exec_create(&ex, g, &err)) || (rc = nd_sched_apply(ex, 0, g, cfg, &err))) goto done;
+  if ((rc = nd_exec_create(&ex, g, &err)) || (rc = nd_sched_apply(ex, 0, g, cfg, NULL, &err))) goto done;
   size_t n = (size_t)g->n_tasks;
   o.start = calloc(n, sizeof(double)), o.end = calloc(n, sizeof(double)), o.worker = calloc(n, sizeof(int));
   double *dur = calloc(n, sizeof(double)), *rank = calloc(n, sizeof(double));

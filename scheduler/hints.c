@@ -40,14 +40,16 @@ int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl) {
 static const nd_cost_model *unit_cost(int kind) { return kind == ND_UNIT_CPU ? &nd_cost_cpu : &nd_cost_opencl; }
 
 static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_edges *e,
-                      const int *home, int lo, int hi, int *prio) {
+                      const double *measured, const int *home, int lo, int hi, int *prio) {
   const char *policy = cfg->runtime.scheduler;
   if (!nd_sched_is_fixed(policy)) {
     size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
     double *rank = malloc(n * sizeof *rank), *seconds = malloc(n * sizeof *seconds);
     int rc = rank && seconds ? 0 : ND_ENOMEM;
     for (int32_t i = 0; i < g->n_tasks && !rc; i++)
-      seconds[i] = nd_task_seconds(&g->tasks[i], unit_cost(pl->units[nd_task_unit(g, pl, &g->tasks[i], 1)].kind));
+      seconds[i] = measured && measured[i] > 0
+                       ? measured[i]
+                       : nd_task_seconds(&g->tasks[i], unit_cost(pl->units[nd_task_unit(g, pl, &g->tasks[i], 1)].kind));
     if (!rc) nd_upward_rank(g, e, seconds, NULL, rank);
     if (!rc) rc = nd_priorities_from_rank(g, rank, cfg->runtime.priorities, lo, hi, prio);
     free(rank);
@@ -67,7 +69,8 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
   return rc;
 }
 
-int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, int lo, int hi, nd_hints *out) {
+int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const double *measured, int lo,
+                     int hi, nd_hints *out) {
   memset(out, 0, sizeof *out);
   size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
   const char *policy = cfg->runtime.scheduler;
@@ -88,7 +91,7 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
     if (fixed) out->workers[i] = 1u << home;
     else if (mode == ND_PLACEMENT_STRICT) out->workers[i] = nd_rank_map_mask(pl, r) | 1u << home;
   }
-  rc = priorities(g, cfg, pl, &e, out->home, lo, hi, out->priority);
+  rc = priorities(g, cfg, pl, &e, measured, out->home, lo, hi, out->priority);
 cleanup:
   nd_edges_free(&e);
   if (rc) nd_hints_free(out);
@@ -112,14 +115,15 @@ int nd_runtime_units(nd_unit *units, int max) {
   return n;
 }
 
-int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, nd_error *err) {
+int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
+                   nd_error *err) {
   nd_unit units[STARPU_NMAXWORKERS];
   int n = nd_runtime_units(units, STARPU_NMAXWORKERS);
   nd_rank_map pl;
   nd_hints h;
   int rc = nd_place(units, n, g->dp, g->pp, g->tp, &pl);
   if (rc) return nd__fail(err, rc, "placement: cannot place %d ranks on %d workers", g->dp * g->pp * g->tp, n);
-  rc = nd_hints_compute(g, cfg, &pl, starpu_sched_get_min_priority(), starpu_sched_get_max_priority(), &h);
+  rc = nd_hints_compute(g, cfg, &pl, measured, starpu_sched_get_min_priority(), starpu_sched_get_max_priority(), &h);
   nd_rank_map_free(&pl);
   if (rc) return nd__fail(err, rc, "scheduler: out of memory for the task hints");
   rc = nd_exec_set_hints(ex, which, h.priority, h.workers);

@@ -18,8 +18,11 @@ typedef struct nd_hints {
   int *home;         /* [n_tasks], -1: none */
 } nd_hints;
 
-/* Hints for g placed on `pl` under cfg's policy and placement, priorities in [lo, hi]. */
-int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, int lo, int hi, nd_hints *out);
+/* Hints for g placed on `pl` under cfg's policy and placement, priorities in
+ * [lo, hi]. measured: seconds per task from a calibration step (NULL: the
+ * FLOPs/bytes cost model; a task measured at 0 keeps the model's figure). */
+int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const double *measured, int lo,
+                     int hi, nd_hints *out);
 void nd_hints_free(nd_hints *h);
 
 /* The unit (an index into pl->units) task t of g runs on first: its rank's
@@ -35,8 +38,10 @@ int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl);
 /* The running StarPU workers as placement units. */
 int nd_runtime_units(nd_unit *units, int max);
 
-/* Places g on the running workers and gives graph `which` of ex its hints. */
-int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, nd_error *err);
+/* Places g on the running workers and gives graph `which` of ex its hints
+ * (measured as for nd_hints_compute). */
+int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
+                   nd_error *err);
 
 /* The units `ndgraph plan` places ranks on: the topology's GPUs when it has
  * any, else its cores (runtime.workers of them, all when 0; on this machine

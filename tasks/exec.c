@@ -164,6 +164,8 @@ void nd_exec_observe(nd_exec *ex, const nd_exec_observer *obs) {
   starpu_profiling_status_set(obs ? STARPU_PROFILING_ENABLE : STARPU_PROFILING_DISABLE);
 }
 
+int nd_exec_observed(const nd_exec *ex) { return ex->observer.task_done != NULL; }
+
 int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_t *workers) {
   bound_graph *bg = &ex->graphs[which];
   size_t n = (size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1);

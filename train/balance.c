@@ -74,7 +74,7 @@ int nd__balance_stages(nd_trainer *tr, int64_t *split, nd_error *err) {
   nd_exec *ex = nd__trainer_exec(tr);
   durations d = {calloc((size_t)(g->n_tasks ? g->n_tasks : 1), sizeof(double))};
   if (!d.us) return nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
-  int rc = nd_sched_apply(ex, 0, g, &strict, err);
+  int rc = nd_sched_apply(ex, 0, g, &strict, NULL, err);
   nd_exec_observer obs = {task_done, &d};
   for (int step = 0; step < 2 && !rc; step++) {
     nd_step_result res;

@@ -18,6 +18,7 @@
 #include "graph/shard.h"
 #include "kernels/registry.h"
 #include "scheduler/hints.h"
+#include "scheduler/policies.h"
 #include "tasks/exec.h"
 #include "train/init.h"
 #include "train/trainer_internal.h"
@@ -30,6 +31,7 @@ struct nd_trainer {
   nd_exec *exec;
   int runtime_started;
   int kernels_loaded;
+  int calibrated;            /* priorities come from measured task durations */
   int64_t steps_done;
   int64_t model_flops;       /* of one step */
   int64_t seqs_per_step;     /* dp * micro_batches * micro_batch_size */
@@ -150,8 +152,8 @@ static int bind(nd_trainer *tr, nd_error *err) {
   if ((rc = nd_exec_create(&tr->exec, tr->step_graph, err))) return rc;
   if ((rc = nd_exec_add_graph(tr->exec, tr->eval_graph, err)) < 0) return rc;
   tr->eval_index = rc;
-  if ((rc = nd_sched_apply(tr->exec, 0, tr->step_graph, c, err)) ||
-      (rc = nd_sched_apply(tr->exec, tr->eval_index, tr->eval_graph, c, err)))
+  if ((rc = nd_sched_apply(tr->exec, 0, tr->step_graph, c, NULL, err)) ||
+      (rc = nd_sched_apply(tr->exec, tr->eval_index, tr->eval_graph, c, NULL, err)))
     return rc;
   if (collect_names(tr) || initialize(tr)) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   return 0;
@@ -245,6 +247,28 @@ static double total_loss(nd_trainer *tr, const nd_graph *g) {
   return sum;
 }
 
+static void record_duration(void *user, int graph, int32_t task, double start_us, double end_us, int worker) {
+  (void)worker;
+  if (graph == 0) ((double *)user)[task] = (end_us - start_us) * 1e-6;
+}
+
+/* The first step that nobody else observes measures every task; priorities
+ * are then computed again from those durations instead of the FLOPs/bytes
+ * model (fixed schedules have no use for them). */
+static int run_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
+  if (tr->calibrated || nd_exec_observed(tr->exec) || nd_sched_is_fixed(tr->cfg.runtime.scheduler))
+    return nd_exec_run(tr->exec, 0, s, err);
+  double *seconds = calloc((size_t)tr->step_graph->n_tasks + 1, sizeof *seconds);
+  if (!seconds) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
+  nd_exec_observe(tr->exec, &(nd_exec_observer){record_duration, seconds});
+  int rc = nd_exec_run(tr->exec, 0, s, err);
+  nd_exec_observe(tr->exec, NULL);
+  if (!rc) rc = nd_sched_apply(tr->exec, 0, tr->step_graph, &tr->cfg, seconds, err);
+  tr->calibrated = 1;
+  free(seconds);
+  return rc;
+}
+
 int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   nd_step s = base_step(tr);
   s.data = tr->train;
@@ -252,7 +276,7 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   s.lr = (float)learning_rate(&tr->cfg, tr->steps_done);
   s.adam_t = (int)tr->steps_done + 1;
   double t0 = now_ms();
-  int rc = nd_exec_run(tr->exec, 0, &s, err);
+  int rc = run_step(tr, &s, err);
   if (rc) return rc;
   double ms = now_ms() - t0;
   double loss = total_loss(tr, tr->step_graph);
