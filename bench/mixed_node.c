@@ -6,7 +6,7 @@
  * (nd_exec_observe) the lower bound max(critical path, total work / 2) and
  * efficiency = bound / step. One table, ratios from one run.
  *
- *   bench/mixed-node [STEPS]    (measured steps after warm-up, default 3) */
+ *   bench/mixed-node [STEPS] [SLOTS]   (measured steps after warm-up, default 3; activation slots, default 2) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,21 +32,24 @@ typedef struct row {
   char split[32];
 } row;
 
+static int bench_slots = 2;
+
 static int bench(const char *policy, const char *stages, const char *placement, int steps, row *out) {
   const char *kv[] = {"model.n_layer=8", "model.n_embd=256", "model.n_head=4", "model.seq_len=64",
                       "model.vocab_size=256", "train.micro_batch_size=8", "parallelism.pipeline_parallel_size=2",
-                      "parallelism.micro_batches=8", "parallelism.activation_slots=2", "runtime.workers=1",
+                      "parallelism.micro_batches=8", "runtime.workers=1",
                       "runtime.opencl_devices=1", "train.eval_every=0", "train.save_dir=", "train.steps=100", NULL};
-  char a[3][64];
+  char a[4][64];
   snprintf(a[0], sizeof a[0], "runtime.scheduler=%s", policy);
   snprintf(a[1], sizeof a[1], "parallelism.stage_layers=%s", stages);
   snprintf(a[2], sizeof a[2], "runtime.placement=%s", placement);
+  snprintf(a[3], sizeof a[3], "parallelism.activation_slots=%d", bench_slots);
   nd_config *cfg;
   nd_error err = {0};
   nd_trainer *tr = NULL;
   if (nd_config_new(&cfg)) return -1;
   int rc = nd_config_set_assignment(cfg, a[0], &err) || nd_config_set_assignment(cfg, a[1], &err) ||
-           nd_config_set_assignment(cfg, a[2], &err);
+           nd_config_set_assignment(cfg, a[2], &err) || nd_config_set_assignment(cfg, a[3], &err);
   for (const char *const *p = kv; *p && !rc; p++) rc = nd_config_set_assignment(cfg, *p, &err);
   if (rc || (rc = nd_trainer_open(&tr, cfg, &err))) goto done;
   const nd_graph *g = nd__trainer_graph(tr);
@@ -96,6 +99,7 @@ done:
 int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 3;
   if (steps < 1 || steps > MAX_STEPS) steps = 3;
+  if (argc > 2 && atoi(argv[2]) >= 1) bench_slots = atoi(argv[2]);
   /* strict placement keeps each stage's work on its device, as when a GPU's
    * memory holds its stage's weights: the split then decides the balance */
   static const struct {
@@ -109,9 +113,9 @@ int main(int argc, char **argv) {
   row r[N_RUNS];
   for (int i = 0; i < N_RUNS; i++)
     if (bench(runs[i].policy, runs[i].stages, runs[i].placement, steps, &r[i])) return 1;
-  printf("\n1 CPU worker + 1 OpenCL device, pp=2, 8 micro-batches of 8 x 64 tokens, n_embd 256, 8 layers;\n"
+  printf("\n1 CPU worker + 1 OpenCL device, pp=2, 8 micro-batches of 8 x 64 tokens, n_embd 256, 8 layers, %d slots;\n"
          "median of %d steps after one warm-up; bound = max(critical path, work / 2) from that step's measured tasks\n\n",
-         steps);
+         bench_slots, steps);
   printf("| configuration        | placement | stage_layers | step ms | bound ms | crit. path ms | work/2 ms | efficiency | speed-up vs equal 1f1b |\n");
   printf("|----------------------|-----------|--------------|--------:|---------:|--------------:|----------:|-----------:|-----------------------:|\n");
   for (int i = 0; i < N_RUNS; i++)
