@@ -210,7 +210,7 @@ int nd__kernel_failure(nd_error *err) {
 }
 
 void nd__kernels_print(FILE *f) {
-  fprintf(f, "kernels:\n");
+  fprintf(f, "\nkernels:\n");
   for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
     const nd__kernel_slot *s = &nd__kernels[k];
     if (!s->fn) continue;

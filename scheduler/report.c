@@ -76,7 +76,7 @@ int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err) {
   }
   static const char *const modes[] = {"affinity", "strict", "free"};
   int mixed = pl.units[n - 1].kind != pl.units[0].kind;
-  fprintf(out, "placement: %s, scheduler %s, %d ranks on %d %s of %s%s\n", modes[cfg->runtime.placement],
+  fprintf(out, "\nplacement: %s, scheduler %s, %d ranks on %d %s of %s%s\n", modes[cfg->runtime.placement],
           cfg->runtime.scheduler, dp * pp * tp, n, gpus ? "GPUs" : mixed ? "units (CPU workers and OpenCL devices)" : "cores",
           cfg->runtime.topology[0] ? cfg->runtime.topology : "this machine",
           n < dp * pp * tp ? " (ranks share workers)" : "");
