@@ -46,11 +46,42 @@ cleanup:
   return rc;
 }
 
+#define OVERRIDE_PREFIX "kernels.override."
+
+/* --set kernels.override.KIND=NAME: one entry of the mapping, added or replaced. */
+static int set_override(nd_config *cfg, const char *kind, size_t kind_len, const char *name, int value_col,
+                        nd_error *err) {
+  int i = nd__key_find_dotted("kernels.override", strlen("kernels.override"));
+  size_t name_len = strlen(name);
+  if (!kind_len || kind_len >= ND_NAME_MAX)
+    return nd__config_error(err, SET_FILE, 1, (int)strlen(OVERRIDE_PREFIX) + 1,
+                            "kernels.override: a kind of 1 to %d bytes is expected", ND_NAME_MAX - 1);
+  if (!name_len || name_len >= ND_NAME_MAX)
+    return nd__config_error(err, SET_FILE, 1, value_col, "kernels.override.%.*s: a name of 1 to %d bytes is expected",
+                            (int)kind_len, kind, ND_NAME_MAX - 1);
+  int64_t at = 0;
+  while (at < cfg->kernels.n_overrides && (strlen(cfg->kernels.overrides[at].kind) != kind_len ||
+                                           strncmp(cfg->kernels.overrides[at].kind, kind, kind_len) != 0))
+    at++;
+  if (at == ND_MAX_OVERRIDES)
+    return nd__config_error(err, SET_FILE, 1, value_col, "kernels.override: too many entries, at most %d",
+                            ND_MAX_OVERRIDES);
+  struct nd_kernel_override *o = &cfg->kernels.overrides[at];
+  snprintf(o->kind, sizeof o->kind, "%.*s", (int)kind_len, kind);
+  snprintf(o->name, sizeof o->name, "%s", name);
+  if (at == cfg->kernels.n_overrides) cfg->kernels.n_overrides++;
+  if (i >= 0) cfg->loc[i] = (nd_loc){1, value_col, 1};
+  return 0;
+}
+
 static int set_at(nd_config *cfg, const char *key, size_t klen, const char *value, int value_col,
                   nd_error *err) {
   char why[ND_ERROR_MAX];
   nd_config *tmp = NULL;
   int rc = 0;
+  size_t plen = strlen(OVERRIDE_PREFIX);
+  if (klen > plen && strncmp(key, OVERRIDE_PREFIX, plen) == 0)
+    return set_override(cfg, key + plen, klen - plen, value, value_col, err);
   int i = nd__key_find_dotted(key, klen);
   if (i < 0) return unknown_key(key, klen, err);
   const struct nd__key *k = &nd__keys[i];

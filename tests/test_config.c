@@ -464,6 +464,25 @@ static void test_validate_struct(void) {
   nd_config_free(cfg);
 }
 
+/* --set kernels.override.KIND=NAME adds or replaces one entry of the mapping. */
+static void test_set_override_entry(void) {
+  nd_config *cfg = fresh();
+  nd_error err = {0};
+  char buf[256];
+  int rc = nd_config_set_assignment(cfg, "kernels.override={matmul_fwd: blas}", &err) ||
+           nd_config_set_assignment(cfg, "kernels.override.attention_fwd=flash", &err) ||
+           nd_config_set_assignment(cfg, "kernels.override.matmul_fwd=blocked", &err);
+  nd_config_get(cfg, "kernels.override", buf, sizeof buf);
+  ok(rc == 0 && cfg->kernels.n_overrides == 2 && strcmp(cfg->kernels.overrides[0].name, "blocked") == 0 &&
+         strcmp(cfg->kernels.overrides[1].kind, "attention_fwd") == 0,
+     "--set kernels.override.KIND=NAME adds and replaces entries (%s)", buf);
+  rc = nd_config_set_assignment(cfg, "kernels.override.matmul_fwd=", &err);
+  ok(rc == ND_ECONFIG && strcmp(err.msg, "--set:1:29: error: kernels.override.matmul_fwd: a name of 1 to 63 bytes is "
+                                         "expected") == 0,
+     "an empty override name is refused: %s", err.msg);
+  nd_config_free(cfg);
+}
+
 int main(void) {
   const char *s = getenv("ND_SRCDIR");
   snprintf(srcdir, sizeof srcdir, "%s", s ? s : ".");
@@ -472,6 +491,7 @@ int main(void) {
   test_bad_files();
   test_load_edges();
   test_set();
+  test_set_override_entry();
   test_get();
   test_round_trip();
   test_validate_struct();
