@@ -91,13 +91,6 @@ void nd_graph_free(nd_graph *g) {
 
 /* ---------------------------------------------------------------- edges */
 
-/* Per tensor: the last writer and the readers since it. */
-typedef struct {
-  int32_t writer;
-  int32_t *readers;
-  int32_t n_readers, cap_readers;
-} tensor_state;
-
 typedef struct {
   int32_t *v;
   int64_t n, cap;
@@ -105,7 +98,7 @@ typedef struct {
 
 static int vec_push(vec32 *v, int32_t x) {
   if (v->n == v->cap) {
-    int64_t ncap = v->cap ? v->cap * 2 : 1024;
+    int64_t ncap = v->cap ? v->cap * 2 : 16;
     int32_t *p = realloc(v->v, (size_t)ncap * sizeof *p);
     if (!p) return ND_ENOMEM;
     v->v = p;
@@ -114,6 +107,12 @@ static int vec_push(vec32 *v, int32_t x) {
   v->v[v->n++] = x;
   return 0;
 }
+
+/* Per tensor: the last writer and the readers since it. */
+typedef struct {
+  int32_t writer;
+  vec32 readers;
+} tensor_state;
 
 static int cmp_i32(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -138,8 +137,8 @@ int nd_graph_edges(const nd_graph *g, nd_edges *out) {
       tensor_state *s = &ts[acc[a].tensor];
       if (s->writer >= 0 && vec_push(&local, s->writer)) goto cleanup;
       if (acc[a].mode & ND_ACCESS_W)
-        for (int32_t r = 0; r < s->n_readers; r++)
-          if (s->readers[r] != t && vec_push(&local, s->readers[r])) goto cleanup;
+        for (int64_t r = 0; r < s->readers.n; r++)
+          if (s->readers.v[r] != t && vec_push(&local, s->readers.v[r])) goto cleanup;
     }
     /* dedupe this task's predecessors */
     if (local.n > 1) qsort(local.v, (size_t)local.n, sizeof *local.v, cmp_i32); /* v is NULL while empty */
@@ -152,16 +151,9 @@ int nd_graph_edges(const nd_graph *g, nd_edges *out) {
       tensor_state *s = &ts[acc[a].tensor];
       if (acc[a].mode & ND_ACCESS_W) {
         s->writer = t;
-        s->n_readers = 0;
-      } else {
-        if (s->n_readers == s->cap_readers) {
-          int32_t ncap = s->cap_readers ? s->cap_readers * 2 : 8;
-          int32_t *p = realloc(s->readers, (size_t)ncap * sizeof *p);
-          if (!p) goto cleanup;
-          s->readers = p;
-          s->cap_readers = ncap;
-        }
-        s->readers[s->n_readers++] = t;
+        s->readers.n = 0;
+      } else if (vec_push(&s->readers, t)) {
+        goto cleanup;
       }
     }
   }
@@ -191,7 +183,7 @@ int nd_graph_edges(const nd_graph *g, nd_edges *out) {
 
 cleanup:
   if (ts)
-    for (int32_t i = 0; i < g->n_tensors; i++) free(ts[i].readers);
+    for (int32_t i = 0; i < g->n_tensors; i++) free(ts[i].readers.v);
   free(ts);
   free(local.v);
   free(pred.v);
