@@ -190,6 +190,11 @@ static int get_uint(const cJSON *x, uint64_t *v) {
 static int parse_entry(const char *path, const cJSON *item, entry *e, uint64_t data_len,
                        nd_error *err) {
   const char *name = item->string;
+  /* Names go into one-line error messages: no control characters. */
+  for (const char *c = name; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      return nd__fail(err, ND_ECHECKPOINT, "%s: a tensor name holds the control character 0x%02x",
+                      path, (unsigned)(unsigned char)*c);
   if (!cJSON_IsObject(item))
     return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: header entry is not an object", path,
                     name);

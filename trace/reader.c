@@ -4,6 +4,7 @@
 #include "trace/model.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,8 @@ static int num(const cJSON *o, const char *k, double *out) {
 
 static int int_or(const cJSON *o, const char *k, int dflt) {
   double d;
-  return num(o, k, &d) ? (int)d : dflt;
+  /* out of range (or NaN) converts to no int: the default */
+  return num(o, k, &d) && d > INT_MIN - 1.0 && d < INT_MAX + 1.0 ? (int)d : dflt;
 }
 
 static int thread_of(nd_trace_model *m, int pid, int tid) {
@@ -68,7 +70,7 @@ static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap
   if (cJSON_IsObject(args)) {
     copy(s->phase, sizeof s->phase, str(args, "phase"));
     s->micro_batch = int_or(args, "micro_batch", -1);
-    if (num(args, "task", &d)) s->task = (int64_t)d;
+    if (num(args, "task", &d) && d >= -0x1p63 && d < 0x1p63) s->task = (int64_t)d;
   }
   return 0;
 }
