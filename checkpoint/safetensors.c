@@ -187,21 +187,26 @@ static int get_uint(const cJSON *x, uint64_t *v) {
   return 0;
 }
 
+/* The first control character of s, or 0: names and dtypes go into one-line messages. */
+static unsigned control_char(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f) return (unsigned char)*s;
+  return 0;
+}
+
 static int parse_entry(const char *path, const cJSON *item, entry *e, uint64_t data_len,
                        nd_error *err) {
   const char *name = item->string;
-  /* Names go into one-line error messages: no control characters. */
-  for (const char *c = name; *c; c++)
-    if ((unsigned char)*c < 0x20 || *c == 0x7f)
-      return nd__fail(err, ND_ECHECKPOINT, "%s: a tensor name holds the control character 0x%02x",
-                      path, (unsigned)(unsigned char)*c);
+  if (control_char(name))
+    return nd__fail(err, ND_ECHECKPOINT, "%s: a tensor name holds the control character 0x%02x",
+                    path, control_char(name));
   if (!cJSON_IsObject(item))
     return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: header entry is not an object", path,
                     name);
   const cJSON *dt = cJSON_GetObjectItemCaseSensitive(item, "dtype");
   const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
   const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
-  if (!cJSON_IsString(dt) || strlen(dt->valuestring) >= sizeof e->dtype)
+  if (!cJSON_IsString(dt) || strlen(dt->valuestring) >= sizeof e->dtype || control_char(dt->valuestring))
     return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: missing or invalid dtype", path, name);
   strcpy(e->dtype, dt->valuestring);
   if (!cJSON_IsArray(shape))

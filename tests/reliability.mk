@@ -4,3 +4,11 @@ TESTS += tests/test_reference
 tests_test_reference_SOURCES = tests/test_reference.c tests/ref/gpt.c tests/ref/gpt.h tests/ref/ref.c \
 	tests/ref/ref.h tests/runtime/harness.h tests/tap.h
 tests_test_reference_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_collective
+TESTS += tests/test_collective
+tests_test_collective_SOURCES = tests/test_collective.c tests/tap.h
+tests_test_collective_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_ndws_priority
+TESTS += tests/test_ndws_priority
+tests_test_ndws_priority_SOURCES = tests/test_ndws_priority.c tests/tap.h
+tests_test_ndws_priority_LDADD = $(ND_TEST_LIBS)
