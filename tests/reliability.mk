@@ -12,3 +12,8 @@ check_PROGRAMS += tests/test_ndws_priority
 TESTS += tests/test_ndws_priority
 tests_test_ndws_priority_SOURCES = tests/test_ndws_priority.c tests/tap.h
 tests_test_ndws_priority_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_train_rules
+TESTS += tests/test_train_rules
+tests_test_train_rules_SOURCES = tests/test_train_rules.c tests/ref/gpt.c tests/ref/gpt.h tests/ref/ref.c \
+	tests/ref/ref.h tests/runtime/harness.h tests/tap.h
+tests_test_train_rules_LDADD = $(ND_TEST_LIBS)
