@@ -17,3 +17,10 @@ TESTS += tests/test_train_rules
 tests_test_train_rules_SOURCES = tests/test_train_rules.c tests/ref/gpt.c tests/ref/gpt.h tests/ref/ref.c \
 	tests/ref/ref.h tests/runtime/harness.h tests/tap.h
 tests_test_train_rules_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_safetensors_fuzz tests/test_trace_fuzz
+TESTS += tests/test_safetensors_fuzz tests/test_trace_fuzz
+tests_test_safetensors_fuzz_SOURCES = tests/test_safetensors_fuzz.c tests/fuzz_replay.h tests/tap.h
+tests_test_safetensors_fuzz_LDADD = $(ND_TEST_LIBS)
+tests_test_trace_fuzz_SOURCES = tests/test_trace_fuzz.c tests/fuzz_replay.h tests/tap.h
+tests_test_trace_fuzz_LDADD = $(ND_TEST_LIBS)
+EXTRA_DIST += tests/fuzz tests/fuzz_safetensors.c tests/fuzz_trace.c
