@@ -24,3 +24,5 @@ tests_test_safetensors_fuzz_LDADD = $(ND_TEST_LIBS)
 tests_test_trace_fuzz_SOURCES = tests/test_trace_fuzz.c tests/fuzz_replay.h tests/tap.h
 tests_test_trace_fuzz_LDADD = $(ND_TEST_LIBS)
 EXTRA_DIST += tests/fuzz tests/fuzz_safetensors.c tests/fuzz_trace.c
+TESTS += tests/test_kill.sh
+EXTRA_DIST += tests/test_kill.sh
