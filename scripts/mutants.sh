@@ -47,9 +47,13 @@ if ! { ./autogen.sh && ./configure --enable-werror && make -j2; } >"$log" 2>&1; 
   echo "mutants.sh: the unmutated tree does not build (see $log)" >&2; trap - EXIT; exit 2
 fi
 # Tests that fail unmutated (a defect not fixed yet) do not count as kills.
+# Every test runs each time: automake would not rerun a test whose log is
+# newer than its program, and a libtool wrapper is not relinked.
+check() { rm -f test-suite.log tests/*.log tests/*.trs; make -j2 check >"$log" 2>&1; }
 failed_tests() { grep -E '^(FAIL|ERROR):' "$1" | awk '{ print $2 }' | sort -u; }
-make -j2 check >"$log" 2>&1
+check
 failed_tests "$log" >"$scratch/baseline"
+grep -q '^# PASS: *[1-9]' "$log" || { echo "mutants.sh: make check ran no test (see $log)" >&2; trap - EXIT; exit 2; }
 if [ -s "$scratch/baseline" ]; then
   echo "mutants.sh: unmutated, these fail already and are not counted: $(tr '\n' ' ' <"$scratch/baseline")" >&2
 fi
@@ -66,9 +70,10 @@ for m in "${mutants[@]}"; do
   elif ! make -j2 >"$log" 2>&1; then
     result="does not build" failing=""
   else
-    make -j2 check >"$log" 2>&1
+    check
     failing=$(failed_tests "$log" | comm -23 - "$scratch/baseline" | tr '\n' ' ')
-    if [ -n "$failing" ]; then result="killed"
+    if ! grep -q '^# TOTAL:' "$log"; then result="killed (make check did not finish)"
+    elif [ -n "$failing" ]; then result="killed"
     else result="**survived**" survivors=$((survivors + 1)); fi
   fi
   cp "$scratch/orig" "$file"
