@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "checkpoint/safetensors.h"
-#include "tests/fuzz_replay.h"
+#include "tests/fuzz/replay.h"
 
 #define MUTATIONS 6000
 

@@ -4,7 +4,7 @@
  * naming the input; a trace that was read summarizes and prints. */
 #include <cjson/cJSON.h>
 
-#include "tests/fuzz_replay.h"
+#include "tests/fuzz/replay.h"
 #include "trace/model.h"
 #include "trace/summary.h"
 
