@@ -4,6 +4,11 @@
 # whether the suite killed it (a test failed) or it survived.
 #
 #   scripts/mutants.sh [--list] [NAME...]     default: every mutant
+#   MUTANTS_TESTS="tests/test_a tests/test_b" scripts/mutants.sh ...
+#
+# MUTANTS_TESTS runs those tests instead of the whole suite (`make check
+# TESTS=...`): quicker on a busy machine; a kill stays a kill, a survivor
+# then only says that those tests missed it.
 #
 # About 1.5 to 3 minutes per mutant on 2 cores. The copy is built once and
 # checked unmutated first: a test that fails there does not count as a kill;
@@ -49,7 +54,11 @@ fi
 # Tests that fail unmutated (a defect not fixed yet) do not count as kills.
 # Every test runs each time: automake would not rerun a test whose log is
 # newer than its program, and a libtool wrapper is not relinked.
-check() { rm -f test-suite.log tests/*.log tests/*.trs; make -j2 check >"$log" 2>&1; }
+check() {
+  rm -f test-suite.log tests/*.log tests/*.trs
+  if [ -n "${MUTANTS_TESTS:-}" ]; then make -j2 check TESTS="$MUTANTS_TESTS" >"$log" 2>&1
+  else make -j2 check >"$log" 2>&1; fi
+}
 failed_tests() { grep -E '^(FAIL|ERROR):' "$1" | awk '{ print $2 }' | sort -u; }
 check
 failed_tests "$log" >"$scratch/baseline"
