@@ -39,6 +39,8 @@ struct nd_trainer {
   int n_hf;
   const char **hf_names;
   int64_t *hf_numel;
+  nd_balance balance;     /* stage_layers: auto */
+  nd_trace_recorder *rec; /* the steps traced so far */
 };
 
 static double now_ms(void) {
@@ -160,6 +162,8 @@ static int bind(nd_trainer *tr, nd_error *err) {
 }
 
 const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
+nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr) { return &tr->rec; }
+const nd_balance *nd__trainer_balance(const nd_trainer *tr) { return &tr->balance; }
 
 int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   int rc = nd_config_validate(cfg, err);
@@ -186,9 +190,8 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if ((rc = bind(tr, err))) goto fail;
   /* stage_layers: auto measures the devices on the even split, then rebuilds */
   if (c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1) {
-    int64_t split[ND_MAX_STAGES];
-    if ((rc = nd__balance_stages(tr, split, err))) goto fail;
-    memcpy(tr->cfg.parallelism.stage_layers, split, sizeof split);
+    if ((rc = nd__balance_stages(tr, &tr->balance, err))) goto fail;
+    memcpy(tr->cfg.parallelism.stage_layers, tr->balance.split, sizeof tr->balance.split);
     tr->cfg.parallelism.n_stage_layers = c->parallelism.pipeline_parallel_size;
     nd_exec_free(tr->exec);
     tr->exec = NULL;
@@ -215,6 +218,7 @@ fail:
 
 void nd_trainer_close(nd_trainer *tr) {
   if (!tr) return;
+  nd_trace_recorder_free(tr->rec);
   nd_exec_free(tr->exec);
   if (tr->runtime_started) nd_runtime_stop();
   if (tr->kernels_loaded) nd_kernels_teardown();
