@@ -1,6 +1,6 @@
 /* `ndgraph kernel-check PLUGIN NAME`: a plugin's kernel NAME on random inputs
  * against ndgraph's reference, one line per case and a verdict.
- * Exit status: 0 pass, 1 fail, 2 the plugin or the name is unusable. */
+ * Exit status: 0 pass, 1 fail, else nd_cli_status (2 for an unusable plugin or name). */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,7 +10,7 @@
 int nd_cli_kernel_check(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: ndgraph kernel-check PLUGIN.so NAME\n");
-    return 2;
+    return ND_EXIT_BAD_INPUT;
   }
   const char *path = argv[0], *name = argv[1];
   nd_error err = {0};
@@ -30,14 +30,11 @@ int nd_cli_kernel_check(int argc, char **argv) {
     failed |= rc > 0;
   }
   nd_kernels_teardown();
-  if (rc < 0) {
-    fprintf(stderr, "ndgraph: %s\n", err.msg);
-    return 2;
-  }
+  if (rc < 0) return nd_cli_fail(rc, &err);
   if (!checked) {
     fprintf(stderr, "ndgraph: %s: the plugin registers no activation or kernel named '%s'\n", path, name);
-    return 2;
+    return ND_EXIT_BAD_INPUT;
   }
   printf("kernel-check %s (%s): %s\n", name, path, failed ? "FAIL" : "PASS");
-  return failed ? 1 : 0;
+  return failed ? ND_EXIT_FAILURE : 0;
 }

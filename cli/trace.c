@@ -11,7 +11,7 @@
 static int usage(void) {
   fprintf(stderr, "usage: ndgraph trace summarize FILE [--json]\n"
                   "       ndgraph trace svg FILE -o OUT.svg\n");
-  return 2;
+  return ND_EXIT_BAD_INPUT;
 }
 
 int nd_cli_trace(int argc, char **argv) {
@@ -33,8 +33,8 @@ int nd_cli_trace(int argc, char **argv) {
   nd_trace_model m;
   int rc = nd_trace_model_load(&m, file, &err);
   if (rc) {
-    fprintf(stderr, "ndgraph: %s\n", err.msg);
-    return 2;
+    nd_cli_fail(rc, &err);
+    return ND_EXIT_BAD_INPUT; /* the trace is this command's input */
   }
   if (svg) rc = nd_trace_svg_write(&m, out, &err);
   else {
@@ -43,9 +43,5 @@ int nd_cli_trace(int argc, char **argv) {
     nd_trace_summary_free(&s);
   }
   nd_trace_model_free(&m);
-  if (rc) {
-    fprintf(stderr, "ndgraph: %s\n", err.msg[0] ? err.msg : nd_strerror(rc));
-    return 1;
-  }
-  return 0;
+  return rc ? nd_cli_fail(rc, &err) : 0;
 }

@@ -8,3 +8,4 @@ include tests/trace.mk
 include tests/plugin.mk
 include tests/scheduler.mk
 include tests/opencl.mk
+include tests/cli.mk
