@@ -2,7 +2,6 @@
 #include <stdio.h>
 
 #include "cli/commands.h"
-#include "scheduler/hints.h"
 
 int nd_cli_plan(int argc, char **argv) {
   nd_cli_option opts[] = {{"--dot", 1, NULL}, {"--json", 0, NULL}};

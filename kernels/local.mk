@@ -5,7 +5,7 @@ libndgraph_la_SOURCES += kernels/cpu/kernels.h \
 	kernels/cpu/crossentropy.c kernels/cpu/adamw.c kernels/cpu/reduce.c
 # the kernel table and plugins (include/ndgraph/kernel.h)
 libndgraph_la_SOURCES += kernels/registry.h kernels/registry.c kernels/builtin.c kernels/layout.c \
-	kernels/plugin.c kernels/check.c
+	kernels/plugin.c kernels/check.c kernels/plugin_check.c
 libndgraph_la_LIBADD += -ldl
 ndgraphinclude_HEADERS += include/ndgraph/kernel.h
 include kernels/opencl/local.mk

@@ -9,3 +9,4 @@ include tests/plugin.mk
 include tests/scheduler.mk
 include tests/opencl.mk
 include tests/cli.mk
+include tests/layers.mk

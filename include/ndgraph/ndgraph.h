@@ -76,6 +76,31 @@ int nd_config_dump(const nd_config *cfg, char **yaml_out, size_t *len_out);
 /* `ndgraph plan`: builds the step's graph and writes its summary to out (text,
  * or one JSON object), and the graph for Graphviz to dot_path when given. */
 int nd_plan_report(const nd_config *cfg, FILE *out, int json, const char *dot_path, nd_error *err);
+/* `ndgraph plan`, its placement section: the mapping rank -> workers, cores,
+ * devices on runtime.topology (an hwloc XML) or this machine, and the bytes
+ * a step moves between memory nodes. */
+int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err);
+
+/* ----------------------------------------------------------- kernel check */
+
+/* `ndgraph kernel-check`: loads the plugin at `plugin` and checks each
+ * kernel or activation it registers under `name` against ndgraph's
+ * double-precision reference on random inputs, one line per case to out.
+ * 0 when every case passes, 1 when one fails; a negative ND_E* code when the
+ * plugin cannot be used or registers nothing under name (ND_EINVAL). */
+int nd_kernel_check(const char *plugin, const char *name, FILE *out, nd_error *err);
+
+/* ----------------------------------------------------------------- traces */
+
+/* A Chrome trace read back (ndgraph's, or any other with complete events). */
+typedef struct nd_trace nd_trace;
+int nd_trace_read(nd_trace **out, const char *path, nd_error *err);
+void nd_trace_free(nd_trace *t);
+/* `ndgraph trace summarize`: bubbles, critical path and efficiency, as text
+ * or as one JSON object. */
+int nd_trace_summary_write(const nd_trace *t, FILE *out, int json, nd_error *err);
+/* `ndgraph trace svg`: the Gantt chart, written to svg_path atomically. */
+int nd_trace_svg_save(const nd_trace *t, const char *svg_path, nd_error *err);
 
 /* --------------------------------------------------------------- training */
 

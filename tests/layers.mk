@@ -1,0 +1,4 @@
+# The include rules between folders (graph/ needs no kernels/, cli/ only the
+# public headers, ...), included by tests/local.mk.
+TESTS += tests/test_layers.sh
+EXTRA_DIST += tests/test_layers.sh
