@@ -154,14 +154,16 @@ ND_EXPORT const char *nd_trainer_tensor_name(const nd_trainer *tr, int i, long l
  * directory holds them; weights alone (a Hugging Face GPT-2 checkpoint, say)
  * start a fine-tuning run at step 0. Writes the directory used to used[size]
  * and whether the state was loaded to *with_state. */
-ND_EXPORT int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, size_t size, int *with_state, nd_error *err);
+ND_EXPORT int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, size_t size, int *with_state,
+                                nd_error *err);
 
 /* The devices a trainer's tasks run on. */
 ND_EXPORT void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices);
 
 /* The i-th task kind (from 0) whose kernel a plugin supplies: its kind, the
  * kernel's name and the plugin's path. ND_EINVAL past the end. */
-ND_EXPORT int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name, const char **origin);
+ND_EXPORT int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name,
+                                       const char **origin);
 
 /* How parallelism.stage_layers: auto split the layers, stage by stage. */
 typedef struct nd_stage_info {
