@@ -9,10 +9,10 @@
 #include "graph/priority.h"
 #include "scheduler/policies.h"
 
-int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, nd_runs_on_fn runs_on, const nd_task *t, int spread) {
+int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can, const nd_task *t, int spread) {
   int r = nd_rank_index(g, t->rank);
   int u = pl->first[r] + (spread && t->micro_batch >= 0 ? t->micro_batch % pl->count[r] : 0);
-  if (pl->units[u].kind == ND_UNIT_CPU || runs_on(t, pl->units[u].kind)) return u;
+  if (pl->units[u].kind == ND_UNIT_CPU || can->runs_on(can->ctx, t, pl->units[u].kind)) return u;
   for (int i = pl->first[r]; i < pl->first[r] + pl->count[r]; i++)
     if (pl->units[i].kind == ND_UNIT_CPU) return i;
   for (int i = 0; i < pl->n_units; i++)
@@ -20,11 +20,11 @@ int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, nd_runs_on_fn runs_on
   return u;
 }
 
-int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, nd_runs_on_fn runs_on) {
+int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can) {
   int64_t bytes = 0;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
-    int node = pl->units[nd_task_unit(g, pl, runs_on, t, 1)].node;
+    int node = pl->units[nd_task_unit(g, pl, can, t, 1)].node;
     const nd_access *acc = nd_task_access(g, t);
     for (int a = 0; a < t->n_access; a++) {
       const nd_tensor *x = &g->tensors[acc[a].tensor];
@@ -39,7 +39,7 @@ int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, nd_runs_on
  * weigh each task with the cost model of the unit it runs on. */
 static const nd_cost_model *unit_cost(int kind) { return kind == ND_UNIT_CPU ? &nd_cost_cpu : &nd_cost_opencl; }
 
-static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, nd_runs_on_fn runs_on,
+static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_unit_check *can,
                       const nd_edges *e, const double *measured, const int *home, int lo, int hi, int *prio) {
   const char *policy = cfg->runtime.scheduler;
   if (!nd_sched_is_fixed(policy)) {
@@ -47,7 +47,7 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
     double *rank = malloc(n * sizeof *rank), *seconds = malloc(n * sizeof *seconds);
     int rc = rank && seconds ? 0 : ND_ENOMEM;
     for (int32_t i = 0; i < g->n_tasks && !rc; i++) {
-      int kind = pl->units[nd_task_unit(g, pl, runs_on, &g->tasks[i], 1)].kind;
+      int kind = pl->units[nd_task_unit(g, pl, can, &g->tasks[i], 1)].kind;
       seconds[i] = measured && measured[i] > 0 ? measured[i] : nd_task_seconds(&g->tasks[i], unit_cost(kind));
     }
     if (!rc) nd_upward_rank(g, e, seconds, NULL, rank);
@@ -69,7 +69,7 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
   return rc;
 }
 
-int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, nd_runs_on_fn runs_on,
+int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_unit_check *can,
                      const double *measured, int lo, int hi, nd_hints *out) {
   memset(out, 0, sizeof *out);
   size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
@@ -86,12 +86,12 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
     const nd_task *t = &g->tasks[i];
     /* a collective's home is its first participant, t->rank */
     int r = nd_rank_index(g, t->rank);
-    int home = pl->units[nd_task_unit(g, pl, runs_on, t, !fixed)].id;
+    int home = pl->units[nd_task_unit(g, pl, can, t, !fixed)].id;
     out->home[i] = mode == ND_PLACEMENT_FREE && !fixed ? -1 : home;
     if (fixed) out->workers[i] = 1u << home;
     else if (mode == ND_PLACEMENT_STRICT) out->workers[i] = nd_rank_map_mask(pl, r) | 1u << home;
   }
-  rc = priorities(g, cfg, pl, runs_on, &e, measured, out->home, lo, hi, out->priority);
+  rc = priorities(g, cfg, pl, can, &e, measured, out->home, lo, hi, out->priority);
 cleanup:
   nd_edges_free(&e);
   if (rc) nd_hints_free(out);

@@ -12,8 +12,11 @@
 #include "scheduler/placement.h"
 
 /* Whether task t may run on a unit of kind `unit_kind` (enum nd_unit_kind).
- * The executor knows (tasks/schedule.h): the scheduler is given it. */
-typedef int (*nd_runs_on_fn)(const nd_task *t, int unit_kind);
+ * The executor knows (tasks/schedule.h, ctx its state): the scheduler asks. */
+typedef struct nd_unit_check {
+  int (*runs_on)(const void *ctx, const nd_task *t, int unit_kind);
+  const void *ctx;
+} nd_unit_check;
 
 typedef struct nd_hints {
   int *priority;     /* [n_tasks], in the running policy's range */
@@ -24,19 +27,19 @@ typedef struct nd_hints {
 /* Hints for g placed on `pl` under cfg's policy and placement, priorities in
  * [lo, hi]. measured: seconds per task from a calibration step (NULL: the
  * FLOPs/bytes cost model; a task measured at 0 keeps the model's figure). */
-int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, nd_runs_on_fn runs_on,
+int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_unit_check *can,
                      const double *measured, int lo, int hi, nd_hints *out);
 void nd_hints_free(nd_hints *h);
 
 /* The unit (an index into pl->units) task t of g runs on first: its rank's
  * unit (micro-batches spread over the rank's units when spread), or a CPU
  * unit, the rank's own first, when t cannot run on that unit's device. */
-int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, nd_runs_on_fn runs_on, const nd_task *t, int spread);
+int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can, const nd_task *t, int spread);
 
 /* Bytes per step that cross between memory nodes: for every read (R or RW)
  * of a tensor by a task, the tensor's bytes when the memory node of the unit
  * the task runs on (nd_task_unit) differs from that of its home rank's first unit. */
-int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, nd_runs_on_fn runs_on);
+int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can);
 
 /* The running StarPU workers as placement units. */
 int nd_runtime_units(nd_unit *units, int max);

@@ -61,7 +61,8 @@ int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err) {
     fputc('\n', out);
   }
   if ((rc = nd_graph_build(&g, cfg, 0, err))) goto cleanup;
-  int64_t cross = nd_cross_node_bytes(g, &pl, nd_exec_runs_on);
+  nd_unit_check can = {nd_exec_runs_on, NULL}; /* no executor: the built-in kernels */
+  int64_t cross = nd_cross_node_bytes(g, &pl, &can);
   fprintf(out, "memory nodes: %lld bytes per step cross between memory nodes (%.2f MiB)\n", (long long)cross,
           (double)cross / 1048576.0);
 cleanup:

@@ -6,7 +6,8 @@
 #include "common/error.h"
 #include "scheduler/policies.h"
 
-int nd_exec_runs_on(const nd_task *t, int unit_kind) {
+int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind) {
+  (void)ctx;
   return unit_kind != ND_UNIT_OPENCL || nd_exec_runs_on_opencl(t);
 }
 
@@ -16,9 +17,10 @@ int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *c
   int n = nd_runtime_units(units, STARPU_NMAXWORKERS);
   nd_rank_map pl;
   nd_hints h;
+  nd_unit_check can = {nd_exec_runs_on, ex};
   int rc = nd_place(units, n, g->dp, g->pp, g->tp, &pl);
   if (rc) return nd__fail(err, rc, "placement: cannot place %d ranks on %d workers", g->dp * g->pp * g->tp, n);
-  rc = nd_hints_compute(g, cfg, &pl, nd_exec_runs_on, measured, starpu_sched_get_min_priority(),
+  rc = nd_hints_compute(g, cfg, &pl, &can, measured, starpu_sched_get_min_priority(),
                         starpu_sched_get_max_priority(), &h);
   nd_rank_map_free(&pl);
   if (rc) return nd__fail(err, rc, "scheduler: out of memory for the task hints");

@@ -7,8 +7,9 @@
 #include "scheduler/hints.h"
 #include "tasks/exec.h"
 
-/* nd_runs_on_fn for this executor's codelets and kernels. */
-int nd_exec_runs_on(const nd_task *t, int unit_kind);
+/* What this executor's codelets and kernels can run on each kind of unit
+ * (an nd_unit_check's runs_on; ctx: the nd_exec, unused yet). */
+int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind);
 
 /* Places g on the running workers and gives graph `which` of ex its hints
  * (measured as for nd_hints_compute). */
