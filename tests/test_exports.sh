@@ -4,11 +4,16 @@
 # the library with -fvisibility=hidden).
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 
+# a function declared without ND_EXPORT would be hidden: name it
+unmarked=$(cd "$srcdir" && grep -HnE '^(const |unsigned |struct )?[a-z_0-9]+[ *]+nd_[a-z_0-9]+\(' include/ndgraph/*.h)
+[ -z "$unmarked" ]; ok $? "every function the public headers declare is marked ND_EXPORT"
+[ -z "$unmarked" ] || printf '%s\n' "$unmarked" | sed 's/^/# /'
+
 so="${ND_BUILDDIR:-.}/.libs/libndgraph.so"
 if [ ! -f "$so" ] || ! command -v nm >/dev/null; then
-  echo "ok 1 # SKIP no shared libndgraph.so or no nm"
-  echo "1..1"
-  exit 0
+  echo "ok 2 # SKIP no shared libndgraph.so or no nm"
+  echo "1..2"
+  exit $tap_failed
 fi
 nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRW]$/ {print $3}' | sort >"$tmp/exported"
 sed -n 's/^ND_EXPORT [^(]*[ *]\(nd_[a-z_0-9]*\)(.*/\1/p' "$srcdir"/include/ndgraph/*.h | sort >"$tmp/public"
