@@ -21,7 +21,7 @@ corpus=$top/fuzz/corpus-$target
 
 case $target in
   safetensors)
-    sources="$top/checkpoint/safetensors.c $top/checkpoint/atomic.c"
+    sources="$top/checkpoint/safetensors.c"
     max_len=65536
     dict='"\"dtype\"" "\"shape\"" "\"data_offsets\"" "\"F32\"" "\"F16\"" "\"__metadata__\"" "\"transformer.\"" "[" "]" "{" "}" ":" "," "1e999" "9007199254740993" "-1"'
     ;;
@@ -40,7 +40,7 @@ for tok in $dict; do echo "$tok"; done > "$build/$target.dict"
 "$cc" -g -O1 -std=c11 -D_GNU_SOURCE \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$top/include" -I"$top" \
-  $sources "$top/common/error.c" "$top/tests/fuzz_$target.c" \
+  $sources "$top"/common/*.c "$top/tests/fuzz_$target.c" \
   $(pkg-config --cflags --libs libcjson) -lm \
   -o "$build/fuzz_$target"
 

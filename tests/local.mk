@@ -8,4 +8,6 @@ include tests/trace.mk
 include tests/plugin.mk
 include tests/scheduler.mk
 include tests/opencl.mk
+include tests/cli.mk
+include tests/layers.mk
 include tests/reliability.mk
