@@ -31,7 +31,7 @@ mutants=(
   "gelu-constant~kernels/cpu/gelu.c~s/#define ND_GELU_A 0.044715f/#define ND_GELU_A 0.045f/~GeLU's cubic coefficient 0.045"
   "layernorm-eps~kernels/cpu/layernorm.c~s/#define ND_LN_EPS 1e-5f/#define ND_LN_EPS 1e-4f/~LayerNorm epsilon 1e-4"
   "st-offsets-unchecked~checkpoint/safetensors.c~s/e->begin > e->end || e->end > data_len/e->begin > e->end/~safetensors data_offsets past the file accepted"
-  "latest-incomplete~checkpoint/checkpoint.c~s/if (is_complete(dir)) best = step;/best = step;/~the newest checkpoint chosen without checking it is complete"
+  "latest-incomplete~checkpoint/checkpoint.c~s/if (is_complete(dir)) best = step;/if (is_complete(dir) || 1) best = step;/~the newest checkpoint chosen without checking it is complete"
   "config-heads-tp~configs/validate.c~s/if (head % tp)/if (0)/~n_head not divisible by tensor_parallel_size accepted"
 )
 
