@@ -14,22 +14,23 @@ int nd_cli_kernel_check(int argc, char **argv) {
   }
   const char *path = argv[0], *name = argv[1];
   nd_error err = {0};
-  int rc = nd_kernels_load_one(path, &err);
+  nd_kernels *k = NULL;
+  int rc = nd_kernels_open_one(&k, path, &err);
   int checked = 0, failed = 0;
-  const nd__kernel_impl *act = rc ? NULL : nd__activation_find(name);
+  const nd__kernel_impl *act = rc ? NULL : nd__activation_find(k, name);
   if (act && strcmp(act->origin, path) == 0) {
     checked++;
     rc = nd__kernel_check(ND_TASK_ACT_FWD, act, 0, stdout, &err);
     failed |= rc > 0;
   }
-  for (int k = 0; k < ND_TASK_KIND_COUNT && rc >= 0; k++) {
-    const nd__kernel_impl *im = nd__kernel_find((enum nd_task_kind)k, name);
+  for (int kind = 0; kind < ND_TASK_KIND_COUNT && rc >= 0; kind++) {
+    const nd__kernel_impl *im = nd__kernel_find(k, (enum nd_task_kind)kind, name);
     if (!im || strcmp(im->origin, path) != 0) continue;
     checked++;
-    rc = nd__kernel_check((enum nd_task_kind)k, im, 0, stdout, &err);
+    rc = nd__kernel_check((enum nd_task_kind)kind, im, 0, stdout, &err);
     failed |= rc > 0;
   }
-  nd_kernels_teardown();
+  nd_kernels_close(k);
   if (rc < 0) {
     fprintf(stderr, "ndgraph: %s\n", err.msg);
     return 2;

@@ -1,12 +1,13 @@
-/* Checking a kernel implementation on random inputs: a replacement against
- * the built-in kernel of its kind, an activation's backward against finite
- * differences of its forward. Used by `ndgraph kernel-check` and by the
- * validation call before training. */
+/* Checking a kernel implementation on random inputs: a replacement, on each
+ * backend it has a kernel for, against the built-in CPU kernel of its kind;
+ * an activation's backward against finite differences of its forward. Used
+ * by `ndgraph kernel-check` and by the validation call before training. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/error.h"
+#include "kernels/backend.h"
 #include "kernels/registry.h"
 
 #define ND__TOL 1e-4    /* float kernels summing in another order */
@@ -14,9 +15,9 @@
 
 typedef struct buffers {
   int n;
-  nd_tensor_desc d[ND__KERNEL_MAX_TENSORS];
-  uint8_t role[ND__KERNEL_MAX_TENSORS];
-  int64_t numel[ND__KERNEL_MAX_TENSORS];
+  nd_tensor_desc d[ND_KIND_MAX_BUFFERS];
+  uint8_t role[ND_KIND_MAX_BUFFERS];
+  int64_t numel[ND_KIND_MAX_BUFFERS];
   nd_kernel_args a;
 } buffers;
 
@@ -42,8 +43,8 @@ static void buffers_free(buffers *b) {
 /* Descriptors of task t with random contents (seeded: a and a copy agree). */
 static int buffers_new(buffers *b, const nd_task *t, uint64_t seed) {
   memset(b, 0, sizeof *b);
-  nd_tensor_desc shapes[ND__KERNEL_MAX_TENSORS];
-  b->n = nd__kernel_layout(t, NULL, shapes, &b->a, b->role);
+  nd_tensor_desc shapes[ND_KIND_MAX_BUFFERS];
+  b->n = nd__kernel_layout(t, NULL, NULL, shapes, &b->a, b->role);
   rng_state = seed;
   for (int i = 0; i < b->n; i++) {
     b->d[i] = shapes[i];
@@ -64,7 +65,7 @@ static int buffers_new(buffers *b, const nd_task *t, uint64_t seed) {
 static double out_err(const buffers *x, const buffers *ref) {
   double num = 0, den = 0;
   for (int i = 0; i < ref->n; i++) {
-    if (ref->role[i] != ND__OUT || !ref->d[i].data) continue;
+    if (ref->role[i] != ND_ROLE_OUT || !ref->d[i].data) continue;
     const float *p = x->d[i].data, *q = ref->d[i].data;
     for (int64_t k = 0; k < ref->numel[i]; k++) {
       if (!isfinite(p[k])) return NAN;
@@ -135,27 +136,37 @@ static int returned(const nd__kernel_impl *im, const char *kind, const char *wha
   return nd__fail(err, ND_EPLUGIN, "%s: kernel '%s' for %s returned %d on a %s", im->origin, im->name, kind, rc, what);
 }
 
-static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int quick, FILE *out, nd_error *err) {
+/* fn of backend dev on b (host memory; other backends copy it to a device and back). */
+static int call(int dev, nd_kernel_fn fn, buffers *b, nd_error *err) {
+  const nd_backend_ops *ops = nd__backend(dev);
+  if (dev == ND_BACKEND_CPU || !ops->check_call) return fn(b->d, b->n, &b->a);
+  return ops->check_call(fn, b->d, b->n, &b->a, err);
+}
+
+static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int dev, int quick, FILE *out, nd_error *err) {
   nd_task t[4];
   int n = cases(kind, t, quick ? 1 : 4), failed = 0;
+  const char *on = dev == ND_BACKEND_CPU ? "" : dev == ND_BACKEND_OPENCL ? " on opencl" : " on another backend";
   for (int c = 0; c < n; c++) {
     buffers ref, mine;
     int rc = buffers_new(&ref, &t[c], 42 + (uint64_t)c);
     if (!rc && (rc = buffers_new(&mine, &t[c], 42 + (uint64_t)c))) buffers_free(&ref);
     if (rc) return nd__fail(err, rc, "kernel check: out of memory");
-    nd__builtin_kernels[kind](ref.d, ref.n, &ref.a);
-    mine.a.user = im->user;
-    rc = im->fn(mine.d, mine.n, &mine.a);
+    nd__backend(ND_BACKEND_CPU)->kernel[kind](ref.d, ref.n, &ref.a);
+    mine.a.user = im->user[dev];
+    nd_error why = {0};
+    rc = call(dev, im->fn[dev], &mine, &why);
     double e = rc ? NAN : out_err(&mine, &ref);
     buffers_free(&ref);
     buffers_free(&mine);
+    if (rc < 0 && why.msg[0]) return nd__fail(err, rc, "%s", why.msg); /* no device: not the kernel's doing */
     if (rc) return returned(im, nd_task_kind_name(kind), quick ? "validation call" : "check", rc, err);
     int pass = e < ND__TOL;
     failed += !pass;
     if (out) {
       char what[128];
       describe(&t[c], what, sizeof what);
-      fprintf(out, "%s %s (%s): rel err %.2e vs builtin: %s\n", nd_task_kind_name(kind), im->name, what, e,
+      fprintf(out, "%s %s (%s)%s: rel err %.2e vs builtin: %s\n", nd_task_kind_name(kind), im->name, what, on, e,
               pass ? "ok" : "FAIL");
     }
   }
@@ -184,24 +195,24 @@ static int check_activation(const nd__kernel_impl *im, int64_t n, int quick, FIL
   nd_tensor_desc d[3];
   nd_task t = {.kind = ND_TASK_ACT_FWD, .a.ew.n = n};
   nd_kernel_args a;
-  nd__kernel_layout(&t, NULL, d, &a, NULL);
-  a.user = im->user;
+  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  a.user = im->user[ND_BACKEND_CPU];
   float *fwd_out[3] = {y, yp, ym}, *fwd_in[3] = {x, xp, xm};
   for (int k = 0; k < 3; k++) {
     d[0].data = fwd_out[k];
     d[1].data = fwd_in[k];
-    if ((rc = im->fn(d, 2, &a))) {
+    if ((rc = im->fn[ND_BACKEND_CPU](d, 2, &a))) {
       rc = returned(im, "activation_fwd", quick ? "validation call" : "check", rc, err);
       goto cleanup;
     }
   }
   t.kind = ND_TASK_ACT_BWD;
-  nd__kernel_layout(&t, NULL, d, &a, NULL);
-  a.user = im->user;
+  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  a.user = im->user[ND_BACKEND_CPU];
   d[0].data = dinp;
   d[1].data = x;
   d[2].data = dout;
-  if ((rc = im->fn2(d, 3, &a))) {
+  if ((rc = im->fn2[ND_BACKEND_CPU](d, 3, &a))) {
     rc = returned(im, "activation_bwd", quick ? "validation call" : "check", rc, err);
     goto cleanup;
   }
@@ -229,7 +240,22 @@ cleanup:
 }
 
 int nd__kernel_check(enum nd_task_kind kind, const nd__kernel_impl *impl, int quick, FILE *out, nd_error *err) {
-  if (kind != ND_TASK_ACT_FWD && kind != ND_TASK_ACT_BWD) return check_kind(kind, impl, quick, out, err);
+  if (kind != ND_TASK_ACT_FWD && kind != ND_TASK_ACT_BWD) {
+    int failed = 0;
+    for (int dev = 0; dev < (quick ? 1 : ND_BACKEND_COUNT); dev++) {
+      if (!impl->fn[dev]) continue;
+      if (!nd__backend(dev)) {
+        if (out) fprintf(out, "%s %s on %s: skipped (not in this build)\n", nd_task_kind_name(kind), impl->name,
+                         nd__backend_name(dev));
+        continue;
+      }
+      int rc = check_kind(kind, impl, dev, quick, out, err);
+      if (rc < 0) return rc;
+      failed |= rc;
+    }
+    return failed;
+  }
+  if (!impl->fn[ND_BACKEND_CPU]) return 0; /* activations are checked on the CPU */
   static const int64_t sizes[] = {7, 1, 1000};
   int failed = 0;
   for (int i = 0; i < (quick ? 1 : 3); i++) {

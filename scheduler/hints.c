@@ -12,7 +12,7 @@
 int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_task *t, int spread) {
   int r = nd_rank_index(g, t->rank);
   int u = pl->first[r] + (spread && t->micro_batch >= 0 ? t->micro_batch % pl->count[r] : 0);
-  if (pl->units[u].kind != ND_UNIT_OPENCL || nd_exec_runs_on_opencl(t)) return u;
+  if (pl->units[u].kind != ND_UNIT_OPENCL || nd_exec_runs_on_opencl(pl->exec, t)) return u;
   for (int i = pl->first[r]; i < pl->first[r] + pl->count[r]; i++)
     if (pl->units[i].kind == ND_UNIT_CPU) return i;
   for (int i = 0; i < pl->n_units; i++)
@@ -123,6 +123,7 @@ int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *c
   nd_hints h;
   int rc = nd_place(units, n, g->dp, g->pp, g->tp, &pl);
   if (rc) return nd__fail(err, rc, "placement: cannot place %d ranks on %d workers", g->dp * g->pp * g->tp, n);
+  pl.exec = ex;
   rc = nd_hints_compute(g, cfg, &pl, measured, starpu_sched_get_min_priority(), starpu_sched_get_max_priority(), &h);
   nd_rank_map_free(&pl);
   if (rc) return nd__fail(err, rc, "scheduler: out of memory for the task hints");

@@ -32,13 +32,26 @@ struct nd_exec {
   nd_exec_observer observer;     /* observer.task_done NULL: none */
   bound_graph graphs[ND_MAX_GRAPHS];
   int n_graphs;
+  nd_kernels *kernels; /* NULL: the built-ins */
 };
 
 static int64_t round_up(int64_t x) { return (x + ND_ALIGN - 1) / ND_ALIGN * ND_ALIGN; }
 
-static const nd_graph *sort_graph;
+/* Sorting by name: a tensor's name is the first member of nd_tensor, so a
+ * pointer to the tensor is one to its name (no global for the comparison). */
 static int cmp_name(const void *a, const void *b) {
-  return strcmp(sort_graph->tensors[*(const int32_t *)a].name, sort_graph->tensors[*(const int32_t *)b].name);
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int sort_by_name(nd_exec *ex) {
+  const nd_graph *g = ex->owner;
+  const char **names = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *names);
+  if (!names) return ND_ENOMEM;
+  for (int32_t i = 0; i < g->n_tensors; i++) names[i] = g->tensors[i].name;
+  qsort(names, (size_t)g->n_tensors, sizeof *names, cmp_name);
+  for (int32_t i = 0; i < g->n_tensors; i++) ex->by_name[i] = (int32_t)((const nd_tensor *)(const void *)names[i] - g->tensors);
+  free(names);
+  return 0;
 }
 
 static int32_t find_owner(const nd_exec *ex, const char *name) {
@@ -107,11 +120,13 @@ int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
     starpu_vector_data_register(&ex->handles[i], STARPU_MAIN_RAM, (uintptr_t)ex->ptr[i],
                                 (uint32_t)(t->bytes / (int64_t)elem), elem);
     starpu_data_set_name(ex->handles[i], t->name);
-    ex->by_name[i] = i;
   }
-  sort_graph = owner;
-  qsort(ex->by_name, (size_t)owner->n_tensors, sizeof *ex->by_name, cmp_name);
-  int rc = nd_exec_add_graph(ex, owner, err);
+  int rc = sort_by_name(ex);
+  if (rc) {
+    nd_exec_free(ex);
+    return nd__fail(err, rc, "executor: out of memory");
+  }
+  rc = nd_exec_add_graph(ex, owner, err);
   if (rc) {
     nd_exec_free(ex);
     return rc;
@@ -140,7 +155,7 @@ int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
     }
   }
   for (int32_t i = 0; i < g->n_tasks; i++)
-    bg->ctx[i] = (nd__task_ctx){&g->tasks[i], g, &ex->step, &ex->observer, ex->n_graphs};
+    bg->ctx[i] = (nd__task_ctx){&g->tasks[i], g, &ex->step, &ex->observer, ex->n_graphs, ex->kernels};
   bg->priority = NULL;
   bg->workers = NULL;
   bg->home = NULL;
@@ -231,7 +246,17 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
     }
   }
   starpu_task_wait_for_all();
-  return nd__kernel_failure(err);
+  return nd__kernel_failure(ex->kernels, err);
+}
+
+void nd_exec_set_kernels(nd_exec *ex, nd_kernels *k) {
+  ex->kernels = k;
+  for (int i = 0; i < ex->n_graphs; i++)
+    for (int32_t t = 0; t < ex->graphs[i].g->n_tasks; t++) ex->graphs[i].ctx[t].kernels = k;
+}
+
+int nd_exec_runs_on_opencl(const nd_exec *ex, const nd_task *t) {
+  return nd__kernels_runs(ex ? ex->kernels : NULL, ND_BACKEND_OPENCL, t);
 }
 
 void *nd_exec_acquire(nd_exec *ex, int32_t tensor, int write) {

@@ -62,7 +62,7 @@ static void run(const kcase *k, void **data, int worker, const nd_step *step) {
   starpu_data_handle_t h[MAXB];
   nd_task t = k->t;
   t.n_access = k->n; /* the CPU dispatch reads the buffers by access */
-  nd__task_ctx ctx = {&t, NULL, step, NULL, 0};
+  nd__task_ctx ctx = {&t, NULL, step, NULL, 0, NULL};
   struct starpu_task *task = starpu_task_create();
   task->cl = nd__codelet(k->t.kind);
   task->cl_arg = &ctx;
@@ -75,7 +75,7 @@ static void run(const kcase *k, void **data, int worker, const nd_step *step) {
     task->handles[b] = h[b];
     task->modes[b] = k->mode[b] == ND_ACCESS_R ? STARPU_R : k->mode[b] == ND_ACCESS_W ? STARPU_W : STARPU_RW;
   }
-  if (starpu_task_submit(task)) nd__kernel_report(k->t.kind, -1);
+  if (starpu_task_submit(task)) nd__kernel_report(NULL, k->t.kind, ND_BACKEND_CPU, -1);
   for (int b = 0; b < k->n; b++) starpu_data_unregister(h[b]);
 }
 
@@ -96,10 +96,10 @@ static void check(const kcase *k, int cpu, int ocl, const nd_step *step) {
     memcpy(b[i], a[i], (size_t)k->numel[i] * elem(k, i));
   }
   nd_error err = {0};
-  nd__kernel_failure(&err); /* clears any earlier failure */
+  nd__kernel_failure(NULL, &err); /* clears any earlier failure */
   run(k, a, cpu, step);
   run(k, b, ocl, step);
-  int failed = nd__kernel_failure(&err);
+  int failed = nd__kernel_failure(NULL, &err);
   double worst = 0;
   for (int i = 0; i < k->n; i++)
     if ((k->mode[i] & ND_ACCESS_W) && !k->is_int[i]) worst = fmax(worst, rel_err(b[i], a[i], k->numel[i]));
@@ -152,8 +152,12 @@ static int cases(kcase *out) {
     out[n++] = k;
     snprintf(names[n], 96, "layernorm_bwd_input %dx%d%s", N, C, s != 1 ? " skip" : "");
     k.name = names[n], k.t.kind = ND_TASK_LN_BWD_IN, k.n = 6 + (s != 1);
-    memcpy(k.numel, (int64_t[]){(int64_t)N * C, (int64_t)N * C, (int64_t)N * C, C, N, N, (int64_t)N * C},
-           sizeof(int64_t) * 7);
+    /* dinp, [dskip], dout, inp, weight, mean, rstd: the kind's row */
+    if (s != 1)
+      memcpy(k.numel, (int64_t[]){(int64_t)N * C, (int64_t)N * C, (int64_t)N * C, (int64_t)N * C, C, N, N},
+             sizeof(int64_t) * 7);
+    else
+      memcpy(k.numel, (int64_t[]){(int64_t)N * C, (int64_t)N * C, (int64_t)N * C, C, N, N}, sizeof(int64_t) * 6);
     memcpy(k.mode, (uint8_t[]){W, R, R, R, R, R, R}, 7);
     out[n++] = k;
     snprintf(names[n], 96, "layernorm_bwd_weight %dx%d beta %d", N, C, s % 2);

@@ -82,7 +82,7 @@ int nd_run(const nd_config *cfg, const nd_run_options *opts, nd_error *err) {
          (long long)cfg->parallelism.pipeline_parallel_size, (long long)cfg->parallelism.micro_batches,
          (long long)cfg->train.micro_batch_size, nd_runtime_workers(), nd_runtime_opencl_devices(),
          cfg->runtime.scheduler);
-  nd__kernels_line(stdout);
+  nd__kernels_line(nd__trainer_kernels(tr), stdout);
   fflush(stdout);
   long long last = cfg->train.steps, first = nd_trainer_steps_done(tr) + 1;
   if ((trace_path[0] || cfg->trace.svg[0]) &&

@@ -10,6 +10,8 @@
 nd_exec *nd__trainer_exec(nd_trainer *tr);
 const nd_graph *nd__trainer_graph(const nd_trainer *tr);
 const nd_config *nd__trainer_config(const nd_trainer *tr);
+/* The trainer's kernel table (kernels/registry.h). */
+struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr);
 
 /* parallelism.stage_layers: auto (train/balance.c). On the trainer's current
  * (even) split, finds the device kind each stage lands on; when they differ,
