@@ -6,6 +6,7 @@
 #ifndef ND_GRAPH_KINDS_H
 #define ND_GRAPH_KINDS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "graph/ir.h"
@@ -72,6 +73,10 @@ typedef struct nd_kind_row {
   nd_kind_buffer buf[ND_KIND_MAX_BUFFERS];
   int64_t (*flops)(const nd_task *t); /* graph/cost.c */
   float (*beta)(const nd_task *t);    /* the call's beta; NULL: 0 */
+  /* Replaceable kinds: the sizes kernel-check runs them at (the first is the
+   * quick validation call before training). */
+  const nd_task_args *samples;
+  int n_samples;
 } nd_kind_row;
 
 const nd_kind_row *nd_kind(enum nd_task_kind kind);
@@ -82,6 +87,11 @@ const char *nd_kind_dim_name(enum nd_dim d);
  * (rest: the accesses that the buffers before it leave). */
 int nd_kind_present(const nd_task *t, const nd_kind_buffer *b);
 int nd_kind_count(const nd_task *t, const nd_kind_buffer *b, int rest);
+/* One line describing kind's row for people: "matmul_fwd  out (M, N) out,
+ * ...", the form docs/kernels.md lists (tests/test_kinds compares them). */
+void nd_kind_describe(enum nd_task_kind kind, char *out, size_t size);
+/* The sizes of task t for people: "M 7, K 5, N 3, trans_w 1, bias 0, beta 1". */
+void nd_kind_sizes(const nd_task *t, char *out, size_t size);
 /* Whether the accesses of t follow its row (count and modes). */
 int nd_kind_check_access(const nd_task *t, const nd_access *acc, int n);
 

@@ -76,60 +76,16 @@ static double out_err(const buffers *x, const buffers *ref) {
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* The sizes each kind is checked at (the first is the quick one). */
+/* The sizes each kind is checked at: its row's samples (the first is the quick one). */
 static int cases(enum nd_task_kind kind, nd_task *t, int max) {
-  static const int mm[][6] = {{7, 5, 3, 1, 0, 1}, {1, 1, 1, 0, 1, 0}, {33, 17, 65, 0, 1, 1}, {64, 48, 40, 1, 1, 0}};
-  static const int ln[][4] = {{3, 8, 1, 1}, {1, 1, 0, 0}, {17, 33, 0, 0}, {5, 64, 1, 1}};
-  static const int at[][4] = {{2, 5, 2, 3}, {1, 1, 1, 1}, {1, 16, 4, 8}};
-  static const int ew[] = {7, 1, 1000};
-  int n = 0;
-  for (int i = 0; i < max; i++) memset(&t[i], 0, sizeof t[i]);
-  switch (kind) {
-  case ND_TASK_MATMUL_FWD:
-  case ND_TASK_MATMUL_BWD_IN:
-  case ND_TASK_MATMUL_BWD_W:
-    for (; n < 4 && n < max; n++)
-      t[n].a.mm = (struct nd_mm_args){mm[n][0], mm[n][1], mm[n][2], mm[n][3], mm[n][4], (float)mm[n][5]};
-    break;
-  case ND_TASK_LN_FWD:
-  case ND_TASK_LN_BWD_IN:
-  case ND_TASK_LN_BWD_W:
-    for (; n < 4 && n < max; n++) t[n].a.ln = (struct nd_ln_args){ln[n][0], ln[n][1], ln[n][2], (float)ln[n][3]};
-    break;
-  case ND_TASK_ATTN_FWD:
-  case ND_TASK_ATTN_BWD:
-    for (; n < 3 && n < max; n++) t[n].a.attn = (struct nd_attn_args){at[n][0], at[n][1], at[n][2], at[n][3]};
-    break;
-  default:
-    for (; n < 3 && n < max; n++) t[n].a.ew.n = ew[n];
+  const nd_kind_row *row = nd_kind(kind);
+  int n = row->n_samples < max ? row->n_samples : max;
+  for (int i = 0; i < n; i++) {
+    memset(&t[i], 0, sizeof t[i]);
+    t[i].kind = kind;
+    t[i].a = row->samples[i];
   }
-  for (int i = 0; i < n; i++) t[i].kind = kind;
   return n;
-}
-
-static void describe(const nd_task *t, char *out, size_t size) {
-  const struct nd_mm_args *m = &t->a.mm;
-  const struct nd_ln_args *l = &t->a.ln;
-  const struct nd_attn_args *a = &t->a.attn;
-  switch (t->kind) {
-  case ND_TASK_MATMUL_FWD:
-  case ND_TASK_MATMUL_BWD_IN:
-  case ND_TASK_MATMUL_BWD_W:
-    snprintf(out, size, "M %d, K %d, N %d, trans_w %d, bias %d, beta %g", m->M, m->K, m->N, m->trans_w, m->has_bias,
-             m->beta);
-    break;
-  case ND_TASK_LN_FWD:
-  case ND_TASK_LN_BWD_IN:
-  case ND_TASK_LN_BWD_W:
-    snprintf(out, size, "N %d, C %d, skip %d, beta %g", l->N, l->C, l->has_skip, l->beta);
-    break;
-  case ND_TASK_ATTN_FWD:
-  case ND_TASK_ATTN_BWD:
-    snprintf(out, size, "B %d, T %d, NH %d, hs %d", a->B, a->T, a->NH, a->hs);
-    break;
-  default:
-    snprintf(out, size, "n %lld", (long long)t->a.ew.n);
-  }
 }
 
 static int returned(const nd__kernel_impl *im, const char *kind, const char *what, int rc, nd_error *err) {
@@ -144,8 +100,8 @@ static int call(int dev, nd_kernel_fn fn, buffers *b, nd_error *err) {
 }
 
 static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int dev, int quick, FILE *out, nd_error *err) {
-  nd_task t[4];
-  int n = cases(kind, t, quick ? 1 : 4), failed = 0;
+  nd_task t[8];
+  int n = cases(kind, t, quick ? 1 : 8), failed = 0;
   const char *on = dev == ND_BACKEND_CPU ? "" : dev == ND_BACKEND_OPENCL ? " on opencl" : " on another backend";
   for (int c = 0; c < n; c++) {
     buffers ref, mine;
@@ -165,7 +121,7 @@ static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int dev
     failed += !pass;
     if (out) {
       char what[128];
-      describe(&t[c], what, sizeof what);
+      nd_kind_sizes(&t[c], what, sizeof what);
       fprintf(out, "%s %s (%s)%s: rel err %.2e vs builtin: %s\n", nd_task_kind_name(kind), im->name, what, on, e,
               pass ? "ok" : "FAIL");
     }
@@ -256,10 +212,10 @@ int nd__kernel_check(enum nd_task_kind kind, const nd__kernel_impl *impl, int qu
     return failed;
   }
   if (!impl->fn[ND_BACKEND_CPU]) return 0; /* activations are checked on the CPU */
-  static const int64_t sizes[] = {7, 1, 1000};
+  const nd_kind_row *row = nd_kind(ND_TASK_ACT_FWD);
   int failed = 0;
-  for (int i = 0; i < (quick ? 1 : 3); i++) {
-    int rc = check_activation(impl, sizes[i], quick, out, err);
+  for (int i = 0; i < (quick ? 1 : row->n_samples); i++) {
+    int rc = check_activation(impl, row->samples[i].ew.n, quick, out, err);
     if (rc < 0) return rc;
     failed |= rc;
   }

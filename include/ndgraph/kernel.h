@@ -74,21 +74,12 @@ typedef int (*nd_kernel_fn)(const nd_tensor_desc *t, int n, const nd_kernel_args
 typedef void (*nd_cost_fn)(const nd_tensor_desc *t, int n, const nd_kernel_args *a, int64_t *flops,
                            int64_t *bytes);
 
-/* The tensors of each replaceable kind (all f32; "out" is written, "beta"
- * honours a->beta, "opt" may be absent). The same order as the task's
- * buffers: both read the kind's row in graph/kinds.c (docs/adding-a-kind.md):
+/* The tensors of each replaceable kind come in the order of its row in
+ * ndgraph's kind table (graph/kinds.c), listed in docs/kernels.md, e.g.
  *
- *   matmul_fwd         out (M, N), inp (M, K), weight (K, N), bias (N) opt
- *   matmul_bwd_input   dinp (M, K) beta, dout (M, N), weight (K, N)
- *   matmul_bwd_weight  dweight (K, N) beta, dbias (N) beta opt, dout (M, N), inp (M, K)
- *   layernorm_fwd      out (N, C), mean (N) out, rstd (N) out, inp (N, C), weight (C), bias (C)
- *   layernorm_bwd_input  dinp (N, C) out, dskip (N, C) opt, dout (N, C), inp (N, C), weight (C),
- *                      mean (N), rstd (N)                     [dinp = dskip + dLN(dout)]
- *   layernorm_bwd_weight dweight (C) beta, dbias (C) beta, dout (N, C), inp (N, C), mean (N), rstd (N)
- *   attention_fwd      out (B, T, NH, hs), att (B, NH, T, T) out, qkv (B, T, 3, NH, hs)
- *   attention_bwd      dqkv (B, T, 3, NH, hs) out, datt (B, NH, T, T) scratch, dout (B, T, NH, hs),
- *                      qkv (B, T, 3, NH, hs), att (B, NH, T, T)
- *   residual_fwd       out (n), a (n), b (n)
+ *   matmul_fwd  out (M, N) out, inp (M, K), weight (K, N), bias (N) opt
+ *
+ * ("out" is written, "beta" honours a->beta, "opt" may be absent: data NULL, ndim 0).
  *
  * A weight may be stored transposed (the tied LM head): its strides say so,
  * (N, 1) for row-major (K, N) and (1, K) for a stored (N, K). Every other
