@@ -28,7 +28,7 @@ typedef struct nd_step {
 } nd_step;
 
 /* One call of an implementation: the task's tensors as descriptors in its
- * row's order (data: a host pointer on the CPU, a cl_mem on OpenCL; an absent
+ * row's order (data: a host pointer on the CPU, the buffer handle on a device; an absent
  * optional tensor has data NULL and ndim 0), the IR task, and the step. */
 typedef struct nd_kcall {
   const nd_tensor_desc *t;

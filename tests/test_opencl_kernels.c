@@ -279,9 +279,9 @@ int main(void) {
   int cpu = -1, ocl = -1;
   starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, &cpu, 1);
   starpu_worker_get_ids_by_type(STARPU_OPENCL_WORKER, &ocl, 1);
-#ifdef ND_HAVE_OPENCL
-  diag("CPU worker %d, OpenCL worker %d (%s)", cpu, ocl, nd_ocl_device_name(starpu_worker_get_devid(ocl)));
-#endif
+  char ocl_name[128];
+  starpu_worker_get_name(ocl, ocl_name, sizeof ocl_name);
+  diag("CPU worker %d, OpenCL worker %d (%s)", cpu, ocl, ocl_name);
   nd_step step = {.loss_scale = 1.0f / 512, .lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
                   .weight_decay = 0.1f, .grad_clip = 1.0f, .adam_t = 3};
   for (int i = 0; i < n; i++) check(&all[i], cpu, ocl, &step);
