@@ -21,7 +21,8 @@ typedef struct buffers {
   nd_kernel_args a;
 } buffers;
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+/* per thread: two runs may validate their plugins at once */
+static _Thread_local uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 static float uniform(float lo, float hi) {
   rng_state ^= rng_state << 13;
   rng_state ^= rng_state >> 7;

@@ -15,12 +15,12 @@ static int matmul_fwd(const nd_kcall *c) {
   return nd_ocl_matmul_forward(M(0), M(1), M(2), M(3), m->M, m->K, m->N, m->trans_w);
 }
 
-static int matmul_bwd_in(const nd_kcall *c) {
+static int matmul_bwd_input(const nd_kcall *c) {
   const struct nd_mm_args *m = &c->task->a.mm;
   return nd_ocl_matmul_backward_input(M(0), M(1), M(2), m->M, m->K, m->N, m->trans_w, m->beta);
 }
 
-static int matmul_bwd_w(const nd_kcall *c) {
+static int matmul_bwd_weight(const nd_kcall *c) {
   const struct nd_mm_args *m = &c->task->a.mm;
   return nd_ocl_matmul_backward_weight(M(0), M(1), M(2), M(3), m->M, m->K, m->N, m->trans_w, m->beta);
 }
@@ -34,7 +34,7 @@ static int layernorm_fwd(const nd_kcall *c) {
   return nd_ocl_run(ND_OCL_ln_fwd, 1, &n, 7, a);
 }
 
-static int layernorm_bwd_in(const nd_kcall *c) {
+static int layernorm_bwd_input(const nd_kcall *c) {
   const struct nd_ln_args *l = &c->task->a.ln;
   cl_mem dinp = M(0), dout = M(2), inp = M(3), w = M(4), mean = M(5), rstd = M(6);
   cl_mem dskip = l->has_skip ? M(1) : dinp; /* not read without a skip */
@@ -44,7 +44,7 @@ static int layernorm_bwd_in(const nd_kcall *c) {
   return nd_ocl_run(ND_OCL_ln_bwd_in, 1, &n, 9, a);
 }
 
-static int layernorm_bwd_w(const nd_kcall *c) {
+static int layernorm_bwd_weight(const nd_kcall *c) {
   const struct nd_ln_args *l = &c->task->a.ln;
   cl_mem dw = M(0), db = M(1), dout = M(2), inp = M(3), mean = M(4), rstd = M(5);
   size_t n = (size_t)l->C;
@@ -205,9 +205,9 @@ const nd_backend_ops nd__opencl_backend = {
     .stop = nd_ocl_unload,
     .queue = queue,
     .supports = supports,
-    .impl = {[ND_TASK_MATMUL_FWD] = matmul_fwd, [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_in,
-             [ND_TASK_MATMUL_BWD_W] = matmul_bwd_w, [ND_TASK_LN_FWD] = layernorm_fwd,
-             [ND_TASK_LN_BWD_IN] = layernorm_bwd_in, [ND_TASK_LN_BWD_W] = layernorm_bwd_w,
+    .impl = {[ND_TASK_MATMUL_FWD] = matmul_fwd, [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,
+             [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight, [ND_TASK_LN_FWD] = layernorm_fwd,
+             [ND_TASK_LN_BWD_IN] = layernorm_bwd_input, [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,
              [ND_TASK_ATTN_FWD] = attention_fwd, [ND_TASK_ATTN_BWD] = attention_bwd,
              [ND_TASK_ACT_FWD] = gelu_fwd, [ND_TASK_ACT_BWD] = gelu_bwd, [ND_TASK_RESIDUAL_FWD] = residual_fwd,
              [ND_TASK_EMBED_FWD] = embedding_fwd, [ND_TASK_EMBED_BWD] = embedding_bwd,
