@@ -10,5 +10,5 @@ if ND_OPENCL
 check_LTLIBRARIES += examples/plugins/libopencl_add.la
 examples_plugins_libopencl_add_la_SOURCES = examples/plugins/opencl_add.c
 examples_plugins_libopencl_add_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
-examples_plugins_libopencl_add_la_LIBADD = $(OPENCL_LIBS) -lpthread
+examples_plugins_libopencl_add_la_LIBADD = $(OPENCL_LIBS) -lpthread -lm
 endif

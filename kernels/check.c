@@ -130,8 +130,64 @@ static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int dev
   return failed ? 1 : 0;
 }
 
+static double rel(const float *x, const float *ref, int64_t n) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (!isfinite(x[i])) return NAN;
+    num += ((double)x[i] - ref[i]) * ((double)x[i] - ref[i]);
+    den += (double)ref[i] * ref[i];
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* The activation's kernels on backend dev against its CPU results y = f(x)
+ * and dinp = f'(x) * dout. Returns 0 pass, 1 fail, or a negative ND_E*. */
+static int activation_on(const nd__kernel_impl *im, int dev, int64_t n, const float *x, const float *dout,
+                         const float *y, const float *dinp, FILE *out, nd_error *err) {
+  size_t sz = (size_t)n * sizeof(float);
+  float *xc = malloc(sz), *dc = malloc(sz), *yd = calloc((size_t)n, sizeof(float)), *gd = calloc((size_t)n, sizeof(float));
+  int rc = 0;
+  if (!xc || !dc || !yd || !gd) {
+    rc = nd__fail(err, ND_ENOMEM, "kernel check: out of memory");
+    goto cleanup;
+  }
+  memcpy(xc, x, sz);
+  memcpy(dc, dout, sz);
+  const nd_backend_ops *ops = nd__backend(dev);
+  nd_tensor_desc d[3];
+  nd_task t = {.kind = ND_TASK_ACT_FWD, .a.ew.n = n};
+  nd_kernel_args a;
+  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  a.user = im->user[dev];
+  d[0].data = yd, d[1].data = xc;
+  nd_error why = {0};
+  if ((rc = ops->check_call(im->fn[dev], d, 2, &a, &why))) goto failed;
+  t.kind = ND_TASK_ACT_BWD;
+  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  a.user = im->user[dev];
+  d[0].data = gd, d[1].data = xc, d[2].data = dc;
+  if ((rc = ops->check_call(im->fn2[dev], d, 3, &a, &why))) goto failed;
+  double ef = rel(yd, y, n), eb = rel(gd, dinp, n);
+  int pass_f = ef < ND__TOL, pass_b = eb < ND__TOL;
+  if (out) {
+    fprintf(out, "activation %s forward (n %lld) on %s: rel err %.2e vs cpu: %s\n", im->name, (long long)n,
+            nd__backend_name(dev), ef, pass_f ? "ok" : "FAIL");
+    fprintf(out, "activation %s backward (n %lld) on %s: rel err %.2e vs cpu: %s\n", im->name, (long long)n,
+            nd__backend_name(dev), eb, pass_b ? "ok" : "FAIL");
+  }
+  rc = !pass_f || !pass_b;
+  goto cleanup;
+failed:
+  if (rc < 0 && why.msg[0]) rc = nd__fail(err, rc, "%s", why.msg);
+  else rc = returned(im, "activation", "check", rc, err);
+cleanup:
+  free(xc), free(dc), free(yd), free(gd);
+  return rc;
+}
+
 /* The activation on one point set: forward values and the backward against
- * central differences of the forward. */
+ * central differences of the forward; then its kernels on other backends
+ * against the CPU's. */
 static int check_activation(const nd__kernel_impl *im, int64_t n, int quick, FILE *out, nd_error *err) {
   int rc = 0, failed = 0;
   size_t sz = (size_t)n * sizeof(float);
@@ -191,6 +247,11 @@ static int check_activation(const nd__kernel_impl *im, int64_t n, int quick, FIL
             pass_b ? "ok" : "FAIL");
   }
   rc = failed;
+  for (int dev = 0; dev < ND_BACKEND_COUNT && !quick && rc >= 0; dev++) {
+    if (dev == ND_BACKEND_CPU || !im->fn[dev] || !nd__backend(dev) || !nd__backend(dev)->check_call) continue;
+    int r = activation_on(im, dev, n, x, dout, y, dinp, out, err);
+    rc = r < 0 ? r : rc | r;
+  }
 cleanup:
   free(x), free(y), free(yp), free(ym), free(xp), free(xm), free(dout), free(dinp);
   return rc;

@@ -1,7 +1,8 @@
 #!/bin/sh
-# kernel-check on a plugin with an OpenCL kernel (examples/plugins/opencl_add.c):
-# its CPU and its OpenCL implementation each against ndgraph's reference, the
-# OpenCL one on a device (PoCL here). Skipped in builds without OpenCL or
+# kernel-check on a plugin with OpenCL kernels (examples/plugins/opencl_add.c):
+# the residual add's CPU and OpenCL implementations each against ndgraph's
+# reference, the SiLU's OpenCL kernels against its CPU ones, on a device
+# (PoCL here). Skipped in builds without OpenCL or
 # where no OpenCL device exists. Speaks TAP.
 B=${ND_BUILDDIR:-.}
 ND="$B/ndgraph"
@@ -28,4 +29,13 @@ if [ $st -eq 0 ] && [ "$n_cpu" -eq 3 ] && [ "$n_ocl" -eq 3 ] && grep -q "kernel-
 else
   echo "not ok 1 - kernel-check passes the plugin's residual add on the CPU and on OpenCL (exit $st, $n_cpu CPU and $n_ocl OpenCL cases ok)"
 fi
-echo "1..1"
+$ND kernel-check "$PL" silu_ocl >"$TMP/out" 2>"$TMP/err"
+st=$?
+sed 's/^/# /' "$TMP/out" "$TMP/err"
+n_ocl=$(grep -c "^activation silu_ocl .* (n [0-9]*) on opencl: rel err .* vs cpu: ok$" "$TMP/out")
+if [ $st -eq 0 ] && [ "$n_ocl" -eq 6 ] && grep -q "kernel-check silu_ocl .*PASS" "$TMP/out"; then
+  echo "ok 2 - kernel-check passes the plugin's SiLU on OpenCL against its CPU kernels, forward and backward, 3 sizes"
+else
+  echo "not ok 2 - kernel-check passes the plugin's SiLU on OpenCL (exit $st, $n_ocl OpenCL cases ok)"
+fi
+echo "1..2"

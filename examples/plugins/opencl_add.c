@@ -1,17 +1,20 @@
-/* An example ndgraph kernel plugin with an OpenCL implementation: the
- * residual add (out = a + b) as "ocl_add", registered for the CPU and for
- * OpenCL devices under the same name, so that kernels.override selects both.
+/* An example ndgraph kernel plugin with OpenCL implementations: the
+ * residual add (out = a + b) as "ocl_add", and the SiLU activation as
+ * "silu_ocl", each registered for the CPU and for OpenCL devices under the
+ * same name, so that kernels.override (model.activation) selects both.
  * On OpenCL the descriptors' data are cl_mem buffers and a->queue the
  * calling worker's queue; the program is built once per OpenCL context.
  *
  *   kernels.plugins: [examples/plugins/libopencl_add.so]
  *   kernels.override: {residual_fwd: ocl_add}
+ *   model.activation: silu_ocl
  *   runtime.opencl_devices: 1
  *
  * `ndgraph kernel-check libopencl_add.so ocl_add` checks both against
  * ndgraph's reference. Build: cc -shared -fPIC opencl_add.c -lOpenCL -lpthread. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 
@@ -25,10 +28,38 @@ static int add_cpu(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   return 0;
 }
 
+static int silu_cpu(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n, (void)a;
+  float *out = t[0].data;          // (n)
+  const float *x = t[1].data;      // (n)
+  for (int64_t i = 0; i < t[0].shape[0]; i++) out[i] = x[i] / (1.0f + expf(-x[i]));
+  return 0;
+}
+
+static int silu_bwd_cpu(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n, (void)a;
+  float *dx = t[0].data;                        // (n)
+  const float *x = t[1].data, *dy = t[2].data;  // (n), (n)
+  for (int64_t i = 0; i < t[0].shape[0]; i++) {
+    float s = 1.0f / (1.0f + expf(-x[i]));
+    dx[i] = s * (1.0f + x[i] * (1.0f - s)) * dy[i];
+  }
+  return 0;
+}
+
 static const char *source =
     "__kernel void ocl_add(__global float *out, __global const float *a, __global const float *b) {\n"
     "  size_t i = get_global_id(0);\n"
     "  out[i] = a[i] + b[i];\n"
+    "}\n"
+    "__kernel void silu_fwd(__global float *out, __global const float *x) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  out[i] = x[i] / (1.0f + exp(-x[i]));\n"
+    "}\n"
+    "__kernel void silu_bwd(__global float *dx, __global const float *x, __global const float *dy) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  float s = 1.0f / (1.0f + exp(-x[i]));\n"
+    "  dx[i] = s * (1.0f + x[i] * (1.0f - s)) * dy[i];\n"
     "}\n";
 
 /* One program per context: ndgraph's devices each have theirs, kernel-check its own. */
@@ -57,8 +88,8 @@ static cl_program program_for(cl_context ctx, cl_device_id dev, cl_int *rc) {
   return p;
 }
 
-static int add_opencl(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
-  (void)n;
+/* Runs kernel `name` over t[0]'s elements with the n descriptors' buffers as arguments. */
+static int launch(const char *name, const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   cl_command_queue q = a->queue;
   cl_context ctx;
   cl_device_id dev;
@@ -67,17 +98,23 @@ static int add_opencl(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   cl_program p = rc == CL_SUCCESS ? program_for(ctx, dev, &rc) : NULL;
   if (!p) return rc ? rc : -1;
   /* a kernel object per call: workers of several devices may call at once */
-  cl_kernel k = clCreateKernel(p, "ocl_add", &rc);
+  cl_kernel k = clCreateKernel(p, name, &rc);
   if (rc != CL_SUCCESS) return rc;
-  cl_mem out = t[0].data, x = t[1].data, y = t[2].data;
   size_t global = (size_t)t[0].shape[0];
-  rc = clSetKernelArg(k, 0, sizeof out, &out);
-  if (rc == CL_SUCCESS) rc = clSetKernelArg(k, 1, sizeof x, &x);
-  if (rc == CL_SUCCESS) rc = clSetKernelArg(k, 2, sizeof y, &y);
+  for (int i = 0; i < n && rc == CL_SUCCESS; i++) {
+    cl_mem buf = t[i].data;
+    rc = clSetKernelArg(k, (cl_uint)i, sizeof buf, &buf);
+  }
   if (rc == CL_SUCCESS && global > 0) rc = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL);
   if (rc == CL_SUCCESS) rc = clFinish(q);
   clReleaseKernel(k);
   return rc;
+}
+
+static int add_opencl(const nd_tensor_desc *t, int n, const nd_kernel_args *a) { return launch("ocl_add", t, n, a); }
+static int silu_opencl(const nd_tensor_desc *t, int n, const nd_kernel_args *a) { return launch("silu_fwd", t, n, a); }
+static int silu_bwd_opencl(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  return launch("silu_bwd", t, n, a);
 }
 
 int ndgraph_plugin_init(nd_kernel_registry *reg, int abi_version);
@@ -89,5 +126,8 @@ int ndgraph_plugin_init(nd_kernel_registry *reg, int abi_version) {
   };
   for (int i = 0; i < 2; i++)
     if (reg->add_kernel(reg, &defs[i])) return -1;
-  return 0;
+  nd_activation_def cpu = {"silu_ocl", silu_cpu, silu_bwd_cpu, NULL, NULL, NULL};
+  nd_activation_def ocl = {"silu_ocl", silu_opencl, silu_bwd_opencl, NULL, NULL, NULL};
+  if (reg->add_activation_for(reg, &cpu, ND_BACKEND_CPU)) return -1;
+  return reg->add_activation_for(reg, &ocl, ND_BACKEND_OPENCL);
 }
