@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "graph/kinds.h"
 #include "ndgraph/kernel.h"
 
 static size_t bytes_of(const nd_tensor_desc *d) {
@@ -25,10 +26,14 @@ int nd_ocl_check_call(nd_kernel_fn fn, nd_tensor_desc *d, int n, nd_kernel_args 
   cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &rc);
   if (rc != CL_SUCCESS) return nd__fail(err, ND_ENODEV, "kernel check: OpenCL context: error %d", rc);
   cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &rc);
-  nd_tensor_desc dev[16];
+  nd_tensor_desc dev[ND_KIND_MAX_BUFFERS];
   int made = 0, ret = 0;
-  if (rc != CL_SUCCESS || n > 16) {
+  if (rc != CL_SUCCESS) {
     ret = nd__fail(err, ND_ENODEV, "kernel check: OpenCL queue: error %d", rc);
+    goto cleanup;
+  }
+  if (n > ND_KIND_MAX_BUFFERS) {
+    ret = nd__fail(err, ND_EINVAL, "kernel check: %d tensors, at most %d", n, ND_KIND_MAX_BUFFERS);
     goto cleanup;
   }
   for (; made < n; made++) {
