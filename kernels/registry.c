@@ -353,17 +353,6 @@ void nd__kernels_print(const nd_kernels *k, FILE *f) {
   }
 }
 
-void nd__kernels_line(const nd_kernels *k, FILE *f) {
-  const char *sep = "kernels: ";
-  for (int kind = 0; kind < ND_TASK_KIND_COUNT; kind++) {
-    const char *name, *origin;
-    if (!nd__kernels_selected(k, kind, &name, &origin) || strcmp(origin, "builtin") == 0) continue;
-    fprintf(f, "%s%s=%s (%s)", sep, nd_task_kind_name(kind), name, origin);
-    sep = ", ";
-  }
-  if (sep[0] == ',') fputc('\n', f);
-}
-
 void nd_kernels_close(nd_kernels *k) {
   if (!k || k == builtin_table) return;
   for (int i = 0; i < k->n_handles; i++) dlclose(k->handles[i]);

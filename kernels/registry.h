@@ -69,8 +69,6 @@ int nd__kernel_failure(nd_kernels *k, nd_error *err);
 
 /* The "kernels:" section of the plan: each replaceable kind and what runs it. */
 void nd__kernels_print(const nd_kernels *k, FILE *f);
-/* One line "kernels: KIND=NAME (PLUGIN), ..." of the plugin kernels in use; nothing when none. */
-void nd__kernels_line(const nd_kernels *k, FILE *f);
 /* Each replaceable kind's selected implementation: name and origin, for plan's JSON. */
 int nd__kernels_selected(const nd_kernels *k, enum nd_task_kind kind, const char **name, const char **origin);
 

@@ -30,7 +30,6 @@ typedef struct nd_rank_map {
   int *first, *count; /* rank r: units[first[r] .. first[r] + count[r]) */
   nd_unit *units;     /* the units, in depth-first order */
   int n_units;
-  const struct nd_exec *exec; /* whose kernel table says what a device runs; NULL: the built-ins */
 } nd_rank_map;
 
 /* units is copied and sorted. */

@@ -17,9 +17,9 @@
 #include "graph/plan.h"
 #include "graph/shard.h"
 #include "kernels/registry.h"
-#include "scheduler/hints.h"
 #include "scheduler/policies.h"
 #include "tasks/exec.h"
+#include "tasks/schedule.h"
 #include "train/init.h"
 #include "train/trainer_internal.h"
 
@@ -39,6 +39,8 @@ struct nd_trainer {
   int n_hf;
   const char **hf_names;
   int64_t *hf_numel;
+  nd_balance balance;     /* stage_layers: auto */
+  nd_trace_recorder *rec; /* the steps traced so far */
 };
 
 static double now_ms(void) {
@@ -160,10 +162,7 @@ static int bind(nd_trainer *tr, nd_error *err) {
   return 0;
 }
 
-const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
-struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) { return tr->kernels; }
-
-/* The step and evaluation graphs, with the costs of the kernels that will run them. */
+/* The step and evaluation graphs, costed by the kernels that will run them. */
 static int build_graphs(nd_trainer *tr, nd_error *err) {
   int rc;
   if ((rc = nd_graph_build(&tr->step_graph, &tr->cfg, 0, err)) || (rc = nd_graph_build(&tr->eval_graph, &tr->cfg, 1, err)))
@@ -172,6 +171,11 @@ static int build_graphs(nd_trainer *tr, nd_error *err) {
   nd_kernels_apply_costs(tr->kernels, tr->eval_graph);
   return 0;
 }
+
+const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
+struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) { return tr->kernels; }
+nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr) { return &tr->rec; }
+const nd_balance *nd__trainer_balance(const nd_trainer *tr) { return &tr->balance; }
 
 int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   int rc = nd_config_validate(cfg, err);
@@ -196,9 +200,8 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if ((rc = bind(tr, err))) goto fail;
   /* stage_layers: auto measures the devices on the even split, then rebuilds */
   if (c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1) {
-    int64_t split[ND_MAX_STAGES];
-    if ((rc = nd__balance_stages(tr, split, err))) goto fail;
-    memcpy(tr->cfg.parallelism.stage_layers, split, sizeof split);
+    if ((rc = nd__balance_stages(tr, &tr->balance, err))) goto fail;
+    memcpy(tr->cfg.parallelism.stage_layers, tr->balance.split, sizeof tr->balance.split);
     tr->cfg.parallelism.n_stage_layers = c->parallelism.pipeline_parallel_size;
     nd_exec_free(tr->exec);
     tr->exec = NULL;
@@ -224,6 +227,7 @@ fail:
 
 void nd_trainer_close(nd_trainer *tr) {
   if (!tr) return;
+  nd_trace_recorder_free(tr->rec);
   nd_exec_free(tr->exec);
   if (tr->runtime_started) nd_runtime_stop();
   nd_kernels_close(tr->kernels);
