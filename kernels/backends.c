@@ -18,6 +18,8 @@ const nd_backend_ops *nd__backend(int device) {
 }
 
 const char *nd__backend_name(int device) {
+  /* backends not compiled in still have a name for messages */
   static const char *const names[ND_BACKEND_COUNT] = {"cpu", "cuda", "opencl"};
-  return (unsigned)device < ND_BACKEND_COUNT ? names[device] : "?";
+  const nd_backend_ops *ops = nd__backend(device);
+  return ops ? ops->name : (unsigned)device < ND_BACKEND_COUNT ? names[device] : "?";
 }

@@ -151,8 +151,8 @@ static int allreduce(const nd_kcall *c) {
     for (int p = 1; p < a->nparts; p++)
       for (int64_t i = 0; i < a->n; i++) out[i] += CD(p)[i];
   } else {
-    const float *parts[1024];
-    for (int p = 0; p < a->nparts && p < 1024; p++) parts[p] = CF(p);
+    const float *parts[a->nparts]; /* one per rank of the group: no fixed bound, no allocation */
+    for (int p = 0; p < a->nparts; p++) parts[p] = CF(p);
     nd_sum_ordered(CF(0), parts, a->nparts, a->n);
   }
   size_t bytes = (size_t)a->n * (a->dtype == ND_F64 ? 8 : 4);
