@@ -2,6 +2,7 @@
 #include "tasks/exec.h"
 
 #include <starpu.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,9 +175,17 @@ static void task_done(void *arg) {
                          starpu_timing_timespec_to_us(&info->end_time), info->workerid);
 }
 
+/* Executors with an observer: StarPU's profiling is one switch for the
+ * process, on while any executor observes (another trainer may). */
+static atomic_int observing;
+
 void nd_exec_observe(nd_exec *ex, const nd_exec_observer *obs) {
+  int was = ex->observer.task_done != NULL, now = obs && obs->task_done;
   ex->observer = obs ? *obs : (nd_exec_observer){0};
-  starpu_profiling_status_set(obs ? STARPU_PROFILING_ENABLE : STARPU_PROFILING_DISABLE);
+  if (now && !was) atomic_fetch_add(&observing, 1);
+  if (!now && was) atomic_fetch_sub(&observing, 1);
+  if (now) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+  else if (atomic_load(&observing) == 0) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
 }
 
 int nd_exec_observed(const nd_exec *ex) { return ex->observer.task_done != NULL; }
@@ -268,6 +277,7 @@ void nd_exec_release(nd_exec *ex, int32_t tensor) { starpu_data_release(ex->hand
 
 void nd_exec_free(nd_exec *ex) {
   if (!ex) return;
+  if (ex->observer.task_done) nd_exec_observe(ex, NULL);
   if (ex->handles)
     for (int32_t i = 0; i < ex->owner->n_tensors; i++)
       if (ex->handles[i]) starpu_data_unregister(ex->handles[i]);
