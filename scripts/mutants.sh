@@ -21,11 +21,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 
 # name ~ file ~ sed expression ~ what it breaks
 mutants=(
-  "decay-all~tasks/optimizer.c~s/a->decay ? s->weight_decay : 0.0f/s->weight_decay/g~weight decay applied to every tensor (biases, LayerNorms)"
+  "decay-all~kernels/cpu/backend.c~s/a->decay ? s->weight_decay : 0.0f/s->weight_decay/g~weight decay applied to every tensor (biases, LayerNorms)"
   "cosine-to-zero~train/trainer.c~s/double min_lr = lr \* 0.1;/double min_lr = 0.0;/~the cosine decays to 0, not to lr / 10"
   "data-one-later~train/trainer.c~s/s.seq_base = tr->steps_done \* tr->seqs_per_step;/s.seq_base = tr->steps_done * tr->seqs_per_step + 1;/~step s reads the sequences one position later"
-  "allreduce-first-two~tasks/collective.c~s/nd_sum_ordered(ND_F32(0), parts, a->nparts, a->n);/nd_sum_ordered(ND_F32(0), parts, 2, a->n);/~the CPU all-reduce sums only the first two parts"
-  "allreduce-reverse~tasks/collective.c~s/parts\[p\] = ND_F32(p);/parts[p] = ND_F32(p ? a->nparts - p : 0);/~the CPU all-reduce adds parts 1..n-1 in reverse rank order (the same sum, other bits)"
+  "allreduce-first-two~kernels/cpu/backend.c~s/nd_sum_ordered(CF(0), parts, a->nparts, a->n);/nd_sum_ordered(CF(0), parts, 2, a->n);/~the CPU all-reduce sums only the first two parts"
+  "allreduce-reverse~kernels/cpu/backend.c~s/parts\[p\] = CF(p);/parts[p] = CF(p ? a->nparts - p : 0);/~the CPU all-reduce adds parts 1..n-1 in reverse rank order (the same sum, other bits)"
   "ndws-no-priority~scheduler/ndws.c~s/nd_queue_push(&w->q, task, task->priority)/nd_queue_push(\&w->q, task, 0)/~ndws ignores priorities"
   "adamw-bias-correction~kernels/cpu/adamw.c~s/pow(beta2, t)/pow(beta2, t + 1)/~AdamW's second-moment bias correction off by one step"
   "gelu-constant~kernels/cpu/gelu.c~s/#define ND_GELU_A 0.044715f/#define ND_GELU_A 0.045f/~GeLU's cubic coefficient 0.045"
