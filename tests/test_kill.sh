@@ -8,7 +8,8 @@ NDGRAPH=$ndgraph "$srcdir/scripts/kill-test.sh" 5 >"$tmp/out" 2>&1
 sed 's/^/# /' "$tmp/out"
 summary=$(grep '^summary:' "$tmp/out")
 ok $([ -n "$summary" ]; echo $?) "the kill test ran: $summary"
-num() { sed -n "s/.* \([0-9][0-9]*\) $1.*/\1/p" <<<"$summary"; }
+num() { sed -n "s/.*[ (]\([0-9][0-9]*\) $1.*/\1/p" <<<"$summary"; }
+ok $([ "$(num 'without a checkpoint')" = 0 ]; echo $?) "every trial was killed after its first checkpoint"
 ok $([ "$(num 'corrupt')" = 0 ]; echo $?) "no corrupt checkpoint"
 ok $([ "$(num 'of [0-9]* resumes failed')" = 0 ]; echo $?) "every resume started from the newest checkpoint"
 # Until the start cleans stale temporaries (issue 16; nd_checkpoint_clean_stale),
