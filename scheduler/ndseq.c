@@ -38,7 +38,7 @@ static int seq_push(struct starpu_task *task) {
   STARPU_ASSERT_MSG(home >= 0, "ndseq: no worker of the context can run task %s", task->name ? task->name : "?");
   seq_worker *w = &st->w[home];
   starpu_worker_lock(home);
-  int rc = nd_queue_push(&w->q, task, task->priority);
+  int rc = nd_queue_push(&w->q, task, task->priority, 0, NULL);
   STARPU_ASSERT_MSG(rc == 0, "ndseq: out of memory for the ready queue");
   atomic_fetch_add(&w->n, 1);
   starpu_push_task_end(task);
