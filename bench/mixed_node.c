@@ -23,15 +23,16 @@
 
 static const struct {
   const char *label, *policy, *stages, *placement;
-  int opencl;
-} rows[] = {{"default (ndws)", "ndws", "[]", "", 1},
-            {"auto stages, ndws", "ndws", "auto", "", 1},
-            {"equal stages, 1f1b", "1f1b", "[]", "strict", 1},
-            {"equal stages, ndws", "ndws", "[]", "strict", 1},
-            {"auto stages, ndws", "ndws", "auto", "strict", 1},
-            {"equal stages, dmdas", "dmdas", "[]", "free", 1},
-            {"CPU worker alone", "ndws", "[]", "", 0}};
-enum { N_ROWS = sizeof rows / sizeof rows[0], ROW_STRICT_NDWS = 3, ROW_CPU = 6 };
+  int opencl, models; /* models 0: ndws without its expected-time rules (ND_NDWS_MODELS=0) */
+} rows[] = {{"default (ndws)", "ndws", "[]", "", 1, 1},
+            {"ndws without models", "ndws", "[]", "", 1, 0},
+            {"auto stages, ndws", "ndws", "auto", "", 1, 1},
+            {"equal stages, 1f1b", "1f1b", "[]", "strict", 1, 1},
+            {"equal stages, ndws", "ndws", "[]", "strict", 1, 1},
+            {"auto stages, ndws", "ndws", "auto", "strict", 1, 1},
+            {"equal stages, dmdas", "dmdas", "[]", "free", 1, 1},
+            {"CPU worker alone", "ndws", "[]", "", 0, 1}};
+enum { N_ROWS = sizeof rows / sizeof rows[0], ROW_STRICT_NDWS = 4, ROW_CPU = 7 };
 
 static int run(int i, int small, int slots, int steps, nd_bench_row *out) {
   char a[5][64];
@@ -47,6 +48,7 @@ static int run(int i, int small, int slots, int steps, nd_bench_row *out) {
                       "model.seq_len=64", "model.vocab_size=256", "parallelism.pipeline_parallel_size=2",
                       "runtime.workers=1", "train.eval_every=0", "train.save_dir=", "train.steps=100",
                       rows[i].placement[0] ? a[4] : NULL, NULL};
+  setenv("ND_NDWS_MODELS", rows[i].models ? "1" : "0", 1);
   if (nd_bench_run(kv, steps, out)) {
     fprintf(stderr, "bench/mixed-node: %s failed\n", rows[i].label);
     return -1;
@@ -67,7 +69,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < N_ROWS; i++) r[i] = nd_bench_median(runs[i], rounds);
   /* the device's time per layer over the CPU's, from the strict equal-stages run */
   const nd_bench_row *s = &r[ROW_STRICT_NDWS];
-  double cpu_layer = (1 - s->bubble[0]) / s->stage_layers[0], dev_layer = (1 - s->bubble[1]) / s->stage_layers[1];
+  int cpu = s->is_cpu[0] ? 0 : 1; /* the stage on the CPU worker: placement puts stage 0 there */
+  double cpu_layer = (1 - s->bubble[cpu]) / s->stage_layers[0], dev_layer = (1 - s->bubble[1 - cpu]) / s->stage_layers[1];
   double t_cpu = r[ROW_CPU].step_ms, t_dev = t_cpu * dev_layer / cpu_layer, ideal = 1 / (1 / t_cpu + 1 / t_dev);
   printf("\n1 CPU worker + 1 OpenCL device, pp=2, %s, %d slots; each row: median of %d runs interleaved with the\n"
          "other rows, each run the median of %d steps after one calibration step; ideal = 1 / (1 / T_cpu + 1 / T_device)\n"

@@ -1,6 +1,7 @@
 /* One configuration's measured steps (bench/run.h). */
 #include "bench/run.h"
 
+#include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -53,6 +54,7 @@ static void measure(const nd_graph *g, const nd_edges *e, const obs *o, int work
   r->workers = workers;
   for (int w = 0; w < workers && w < ND_BENCH_MAX_WORKERS; w++) {
     r->bubble[w] = span > 0 ? 1 - busy[w] / span : 0;
+    r->is_cpu[w] = starpu_worker_get_type(w) == STARPU_CPU_WORKER;
     all += busy[w];
   }
   r->bubble_all = span > 0 ? 1 - all / (span * workers) : 0;

@@ -17,12 +17,14 @@
  * - a thief takes a task only if it would finish it before the victim would
  *   (the victim's running task, the queued work ahead of it, then the task).
  * Until a model is calibrated for a worker's architecture, the placement and
- * the plain steal apply (docs/scheduler.md has the measurements). */
+ * the plain steal apply, as they do with ND_NDWS_MODELS=0 in the environment
+ * (docs/scheduler.md has the measurements). */
 #include <limits.h>
 #include <math.h>
 #include <starpu.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "scheduler/home.h"
 #include "scheduler/idle.h"
@@ -45,7 +47,8 @@ typedef struct ws_state {
   ws_worker w[STARPU_NMAXWORKERS];
   nd_workers ws;
   nd_idle idle;
-  int mixed; /* the context has workers of more than one type */
+  int mixed;  /* the context has workers of more than one type */
+  int models; /* use the expected times; ND_NDWS_MODELS=0 turns them off, to measure what they bring */
 } ws_state;
 
 static ws_state *state_of(unsigned ctx) { return starpu_sched_ctx_get_policy_data(ctx); }
@@ -109,7 +112,7 @@ static int earliest_finish(ws_state *st, struct starpu_task *task, int home, dou
     double end = ready_at(&st->w[v], now) + by_type[type];
     if (end < best_end) best = v, best_end = end;
   }
-  if (!st->mixed || !known) best = home;
+  if (!st->mixed || !st->models || !known) best = home;
   int type = (int)starpu_worker_get_type(best);
   *cost = type >= 0 && type < ND_QUEUE_TYPES && !isnan(by_type[type]) ? by_type[type] : 0;
   return best;
@@ -154,7 +157,7 @@ static int accept(const nd_queue *q, int at, void *arg) {
   struct accept_arg *a = arg;
   struct starpu_task *task = q->items[at].task;
   if (!starpu_worker_can_execute_task_first_impl((unsigned)a->worker, task, &a->impl)) return 0;
-  if (a->worker == a->owner || q->items[at].cost <= 0) return 1;
+  if (a->worker == a->owner || q->items[at].cost <= 0 || !a->st->models) return 1;
   double mine = q->items[at].by_type[a->type];
   if (isnan(mine)) return 1;
   ws_worker *o = &a->st->w[a->owner];
@@ -272,6 +275,8 @@ static void ws_init(unsigned ctx) {
   ws_state *st = calloc(1, sizeof *st);
   STARPU_ASSERT_MSG(st, "ndws: out of memory");
   nd_idle_init(&st->idle);
+  const char *models = getenv("ND_NDWS_MODELS");
+  st->models = !models || strcmp(models, "0") != 0;
   starpu_sched_ctx_set_policy_data(ctx, st);
   starpu_sched_ctx_set_min_priority(ctx, 0);
   starpu_sched_ctx_set_max_priority(ctx, ND_WS_PRIO_MAX);
