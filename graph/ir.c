@@ -7,23 +7,6 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "kernels/registry.h"
-
-static const char *const kind_names[] = {
-#define ND__KIND_NAME(k, s) s,
-    ND_TASK_KINDS(ND__KIND_NAME)
-#undef ND__KIND_NAME
-};
-
-const char *nd_task_kind_name(enum nd_task_kind kind) {
-  return (unsigned)kind < ND_TASK_KIND_COUNT ? kind_names[kind] : "unknown";
-}
-
-int nd_task_kind_from_name(const char *name) {
-  for (int k = 0; k < ND_TASK_KIND_COUNT; k++)
-    if (strcmp(kind_names[k], name) == 0) return k;
-  return -1;
-}
 
 const char *nd_phase_name(enum nd_phase phase) {
   static const char *const names[] = {"F", "B", "W", "collective", "optimizer"};
@@ -76,7 +59,6 @@ int32_t nd__graph_add_task(nd_graph *g, const nd_task *t, const nd_access *acc, 
     g->access[g->n_access++] = acc[i];
     dst->bytes += g->tensors[acc[i].tensor].bytes;
   }
-  nd__kernel_cost(dst); /* a plugin's cost model, for the kernel that will run it */
   return g->n_tasks++;
 }
 

@@ -4,11 +4,13 @@
 #include "trace/model.h"
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/error.h"
+#include "common/file.h"
 
 /* One end of an arrow before binding: the key pairs "s" with "f". */
 typedef struct flow_end {
@@ -229,24 +231,13 @@ cleanup:
 
 int nd_trace_model_load(nd_trace_model *m, const char *path, nd_error *err) {
   memset(m, 0, sizeof *m);
-  FILE *f = fopen(path, "rb");
-  if (!f) return nd__fail(err, ND_EIO, "%s: cannot open the trace", path);
-  char *text = NULL;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-  if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1)) &&
-      fread(text, 1, (size_t)size, f) == (size_t)size)
-    text[size] = '\0';
-  else size = -1;
-  fclose(f);
-  if (size < 0) {
-    free(text);
-    return nd__fail(err, ND_EIO, "%s: cannot read the trace", path);
-  }
+  char *text;
+  int rc = nd__read_file(path, SIZE_MAX, &text, NULL);
+  if (rc) return nd__fail(err, rc, "%s: %s the trace", path, rc == ND_ENOMEM ? "out of memory reading" : "cannot read");
   cJSON *doc = cJSON_Parse(text);
   free(text);
   if (!doc) return nd__fail(err, ND_EINVAL, "%s: not valid JSON", path);
-  int rc = nd_trace_model_from_json(m, doc, path, err);
+  rc = nd_trace_model_from_json(m, doc, path, err);
   cJSON_Delete(doc);
   return rc;
 }

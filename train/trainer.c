@@ -17,9 +17,9 @@
 #include "graph/plan.h"
 #include "graph/shard.h"
 #include "kernels/registry.h"
-#include "scheduler/hints.h"
 #include "scheduler/policies.h"
 #include "tasks/exec.h"
+#include "tasks/schedule.h"
 #include "train/init.h"
 #include "train/trainer_internal.h"
 
@@ -30,7 +30,7 @@ struct nd_trainer {
   int eval_index;
   nd_exec *exec;
   int runtime_started;
-  int kernels_loaded;
+  nd_kernels *kernels;       /* this trainer's: its tasks carry it */
   int calibrated;            /* priorities come from measured task durations */
   int64_t steps_done;
   int64_t model_flops;       /* of one step */
@@ -39,6 +39,8 @@ struct nd_trainer {
   int n_hf;
   const char **hf_names;
   int64_t *hf_numel;
+  nd_balance balance;     /* stage_layers: auto */
+  nd_trace_recorder *rec; /* the steps traced so far */
 };
 
 static double now_ms(void) {
@@ -150,6 +152,7 @@ static int bind(nd_trainer *tr, nd_error *err) {
   const nd_config *c = &tr->cfg;
   int rc;
   if ((rc = nd_exec_create(&tr->exec, tr->step_graph, err))) return rc;
+  nd_exec_set_kernels(tr->exec, tr->kernels);
   if ((rc = nd_exec_add_graph(tr->exec, tr->eval_graph, err)) < 0) return rc;
   tr->eval_index = rc;
   if ((rc = nd_sched_apply(tr->exec, 0, tr->step_graph, c, NULL, err)) ||
@@ -159,7 +162,20 @@ static int bind(nd_trainer *tr, nd_error *err) {
   return 0;
 }
 
+/* The step and evaluation graphs, costed by the kernels that will run them. */
+static int build_graphs(nd_trainer *tr, nd_error *err) {
+  int rc;
+  if ((rc = nd_graph_build(&tr->step_graph, &tr->cfg, 0, err)) || (rc = nd_graph_build(&tr->eval_graph, &tr->cfg, 1, err)))
+    return rc;
+  nd_kernels_apply_costs(tr->kernels, tr->step_graph);
+  nd_kernels_apply_costs(tr->kernels, tr->eval_graph);
+  return 0;
+}
+
 const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
+struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) { return tr->kernels; }
+nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr) { return &tr->rec; }
+const nd_balance *nd__trainer_balance(const nd_trainer *tr) { return &tr->balance; }
 
 int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   int rc = nd_config_validate(cfg, err);
@@ -172,10 +188,8 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if ((rc = nd_dataset_open(&tr->train, c->data.train, c->data.format, V, (int)T, err))) goto fail;
   if (c->data.val[0] && (rc = nd_dataset_open(&tr->val, c->data.val, c->data.format, V, (int)T, err))) goto fail;
   /* plugins first: the graph's costs come from the kernels that will run it */
-  if ((rc = nd_kernels_setup(c, err))) goto fail;
-  tr->kernels_loaded = 1;
-  if ((rc = nd_graph_build(&tr->step_graph, c, 0, err))) goto fail;
-  if ((rc = nd_graph_build(&tr->eval_graph, c, 1, err))) goto fail;
+  if ((rc = nd_kernels_open(&tr->kernels, c, err))) goto fail;
+  if ((rc = build_graphs(tr, err))) goto fail;
   nd_plan plan;
   if ((rc = nd_plan_compute(tr->step_graph, &plan))) goto oom;
   tr->model_flops = plan.model_flops;
@@ -186,9 +200,8 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if ((rc = bind(tr, err))) goto fail;
   /* stage_layers: auto measures the devices on the even split, then rebuilds */
   if (c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1) {
-    int64_t split[ND_MAX_STAGES];
-    if ((rc = nd__balance_stages(tr, split, err))) goto fail;
-    memcpy(tr->cfg.parallelism.stage_layers, split, sizeof split);
+    if ((rc = nd__balance_stages(tr, &tr->balance, err))) goto fail;
+    memcpy(tr->cfg.parallelism.stage_layers, tr->balance.split, sizeof tr->balance.split);
     tr->cfg.parallelism.n_stage_layers = c->parallelism.pipeline_parallel_size;
     nd_exec_free(tr->exec);
     tr->exec = NULL;
@@ -199,8 +212,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
     free(tr->hf_numel);
     tr->hf_names = NULL, tr->hf_numel = NULL, tr->n_hf = 0;
     tr->steps_done = 0;
-    if ((rc = nd_graph_build(&tr->step_graph, c, 0, err)) || (rc = nd_graph_build(&tr->eval_graph, c, 1, err)) ||
-        (rc = bind(tr, err)))
+    if ((rc = build_graphs(tr, err)) || (rc = bind(tr, err)))
       goto fail;
   }
   *out = tr;
@@ -215,9 +227,10 @@ fail:
 
 void nd_trainer_close(nd_trainer *tr) {
   if (!tr) return;
+  nd_trace_recorder_free(tr->rec);
   nd_exec_free(tr->exec);
   if (tr->runtime_started) nd_runtime_stop();
-  if (tr->kernels_loaded) nd_kernels_teardown();
+  nd_kernels_close(tr->kernels);
   nd_graph_free(tr->step_graph);
   nd_graph_free(tr->eval_graph);
   nd_dataset_close(tr->train);

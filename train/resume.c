@@ -1,0 +1,30 @@
+/* Resuming or fine-tuning: finds the checkpoint a directory names and loads
+ * what it holds. */
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "checkpoint/checkpoint.h"
+#include "common/error.h"
+#include "configs/config.h"
+
+/* A step-N directory, or a save_dir whose newest step-N is meant. */
+static int resolve(const char *dir, char *out, size_t size, nd_error *err) {
+  char probe[ND_PATH_MAX + 32];
+  struct stat st;
+  snprintf(probe, sizeof probe, "%s/model.safetensors", dir);
+  if (stat(probe, &st) == 0) {
+    if ((size_t)snprintf(out, size, "%s", dir) >= size) return nd__fail(err, ND_EINVAL, "%s: path too long", dir);
+    return 0;
+  }
+  return nd_checkpoint_latest(dir, out, size, err);
+}
+
+int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, size_t size, int *with_state, nd_error *err) {
+  char probe[ND_PATH_MAX + 96];
+  struct stat st;
+  int rc = resolve(dir, used, size, err);
+  if (rc) return rc;
+  snprintf(probe, sizeof probe, "%s/optimizer.safetensors", used);
+  *with_state = stat(probe, &st) == 0;
+  return nd_trainer_load(tr, used, *with_state, err);
+}
