@@ -26,7 +26,7 @@ mutants=(
   "data-one-later~train/trainer.c~s/s.seq_base = tr->steps_done \* tr->seqs_per_step;/s.seq_base = tr->steps_done * tr->seqs_per_step + 1;/~step s reads the sequences one position later"
   "allreduce-first-two~kernels/cpu/backend.c~s/nd_sum_ordered(CF(0), parts, a->nparts, a->n);/nd_sum_ordered(CF(0), parts, 2, a->n);/~the CPU all-reduce sums only the first two parts"
   "allreduce-reverse~kernels/cpu/backend.c~s/parts\[p\] = CF(p);/parts[p] = CF(p ? a->nparts - p : 0);/~the CPU all-reduce adds parts 1..n-1 in reverse rank order (the same sum, other bits)"
-  "ndws-no-priority~scheduler/ndws.c~s/nd_queue_push(&w->q, task, task->priority)/nd_queue_push(\&w->q, task, 0)/~ndws ignores priorities"
+  "ndws-no-priority~scheduler/ndws.c~s/nd_queue_push(&w->q, task, task->priority,/nd_queue_push(\&w->q, task, 0,/~ndws ignores priorities"
   "adamw-bias-correction~kernels/cpu/adamw.c~s/pow(beta2, t)/pow(beta2, t + 1)/~AdamW's second-moment bias correction off by one step"
   "gelu-constant~kernels/cpu/gelu.c~s/#define ND_GELU_A 0.044715f/#define ND_GELU_A 0.045f/~GeLU's cubic coefficient 0.045"
   "layernorm-eps~kernels/cpu/layernorm.c~s/#define ND_LN_EPS 1e-5f/#define ND_LN_EPS 1e-4f/~LayerNorm epsilon 1e-4"
