@@ -48,8 +48,9 @@ static void print_text(FILE *out, const nd_planning *p) {
   if (p->n_rejected) fprintf(out, "\nrejected for memory:\n");
   for (int i = 0; i < p->n_rejected && i < ND_PLAN_SHOWN; i++) {
     const nd_candidate *c = &p->rejected[i];
-    fprintf(out, "  dp %d tp %d pp %d, %d x %d, %d slots, %s: %s\n", c->dp, c->tp, c->pp, c->micro_batches,
-            c->micro_batch_size, c->slots, c->scheduler, c->reason);
+    fprintf(out, "  dp %d tp %d pp %d, %d x %d, %d slots, %s, %s: %s\n", c->dp, c->tp, c->pp, c->micro_batches,
+            c->micro_batch_size, c->slots, (const char *[]){"affinity", "strict", "free"}[c->placement], c->scheduler,
+            c->reason);
   }
   if (p->n_rejected > ND_PLAN_SHOWN) fprintf(out, "  ... and %d more\n", p->n_rejected - ND_PLAN_SHOWN);
 }

@@ -3,3 +3,9 @@ check_PROGRAMS += tests/test_graph
 TESTS += tests/test_graph
 tests_test_graph_SOURCES = tests/test_graph.c tests/tap.h
 tests_test_graph_LDADD = $(ND_TEST_LIBS)
+# the step simulator (sim/) on hand-built graphs, and plan --auto
+check_PROGRAMS += tests/test_sim
+TESTS += tests/test_sim tests/test_planner.sh
+tests_test_sim_SOURCES = tests/test_sim.c tests/tap.h
+tests_test_sim_LDADD = $(ND_TEST_LIBS)
+EXTRA_DIST += tests/test_planner.sh configs/calibration-8gpu.json bench/planner
