@@ -137,7 +137,7 @@ static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_conf
     rc = append(&p->rejected, &p->n_rejected, cand);
     goto cleanup;
   }
-  static const char *const scheds[] = {"ndws", "dmdas", "1f1b", "gpipe"};
+  static const char *const scheds[] = {"ndws", "dmdas", "1f1b", "zbh1", "zbh2", "gpipe"};
   for (size_t k = 0; k < sizeof scheds / sizeof scheds[0] && !rc; k++) {
     int fixed = k >= 2;
     if (fixed && g->pp < 2) continue;

@@ -17,13 +17,20 @@
 #define ND_SIM_PRIO_MAX (1 << 24)
 
 int nd_sim_policy_known(const char *policy) {
-  static const char *const names[] = {"ndws", "eager", "prio", "ws", "lws", "dmda", "dmdas", "gpipe", "1f1b"};
+  static const char *const names[] = {"ndws", "eager", "prio", "ws", "lws", "dmda", "dmdas"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcmp(policy, names[i]) == 0) return 1;
-  return 0;
+  return nd_fixed_schedule_of(policy) >= 0;
 }
 
-static int is_fixed(const char *policy) { return strcmp(policy, "gpipe") == 0 || strcmp(policy, "1f1b") == 0; }
+static int is_fixed(const char *policy) { return nd_fixed_schedule_of(policy) >= 0; }
+
+/* Workers of more than one kind. */
+static int mixed(const nd_sim_machine *m) {
+  for (int w = 1; w < m->n_workers; w++)
+    if (m->kind[w] != m->kind[0]) return 1;
+  return 0;
+}
 
 void nd_sim_place(const nd_sim_machine *m, int n_ranks, int tp, int *first, int *count) {
   int n = m->n_workers;
@@ -82,7 +89,7 @@ int nd_sim_schedule_build(const nd_graph *g, const nd_edges *e, const nd_sim_mac
     if (seconds[i] < 0) seconds[i] = 0;
   }
   if (fixed) {
-    rc = nd_fixed_order(g, e, strcmp(policy, "gpipe") == 0 ? ND_FIXED_GPIPE : ND_FIXED_1F1B, seq);
+    rc = nd_fixed_order(g, e, (enum nd_fixed_schedule)nd_fixed_schedule_of(policy), seq);
     int next[ND_SIM_MAX_WORKERS] = {0};
     for (int32_t k = 0; k < g->n_tasks && !rc; k++) s->priority[seq[k]] = -next[s->home[seq[k]]]++;
   } else {
@@ -91,8 +98,13 @@ int nd_sim_schedule_build(const nd_graph *g, const nd_edges *e, const nd_sim_mac
   }
   s->fixed = fixed;
   s->use_priority = strcmp(policy, "eager") != 0 && strcmp(policy, "dmda") != 0;
-  s->earliest_finish = strncmp(policy, "dmda", 4) == 0;
-  s->steal = !fixed && !s->earliest_finish;
+  /* dmda(s): every ready task to the worker that would finish it first, no
+   * stealing; ndws: the same placement on a mixed node, and a thief takes a
+   * task only when it would finish it before its owner (scheduler/ndws.c) */
+  int dmda = strncmp(policy, "dmda", 4) == 0, ndws = strcmp(policy, "ndws") == 0;
+  s->earliest_finish = dmda || (ndws && mixed(m));
+  s->steal_if_faster = ndws;
+  s->steal = !fixed && !dmda;
 cleanup:
   free(first), free(count), free(seconds), free(rank), free(seq);
   if (rc) nd_sim_schedule_free(s);

@@ -161,7 +161,7 @@ static void push(sim *S, int32_t t, int releaser) {
     }
   }
   if (w < 0) w = 0; /* nothing may run it: the checks of the schedule prevent this */
-  S->queued_s[w] += s->earliest_finish ? expected_s(S, t, w) : 0;
+  S->queued_s[w] += expected_s(S, t, w);
   heap_push(S, &S->q[w], t, queue_before);
 }
 
@@ -172,8 +172,10 @@ static int32_t find(sim *S, int v, int w) {
   for (int32_t i = 0; i < h->n; i++) {
     int32_t t = h->v[i];
     if (!may_run(S, t, w) || (best >= 0 && !queue_before(S, t, h->v[best]))) continue;
-    if (v != w && S->s->earliest_finish) { /* a thief must finish it before the owner would */
+    if (v != w && S->s->steal_if_faster) { /* a thief must finish it before the owner would */
       double own = fmax(S->free_at[v], S->now) + expected_s(S, t, v);
+      for (int32_t k = 0; k < h->n; k++) /* and the tasks queued ahead of it */
+        if (queue_before(S, h->v[k], t)) own += expected_s(S, h->v[k], v);
       if (S->now + expected_s(S, t, w) >= own) continue;
     }
     best = i;
@@ -209,7 +211,7 @@ static void dispatch(sim *S) {
     }
     if (at < 0) continue;
     int32_t t = heap_take(S, &S->q[victim], at, queue_before);
-    if (S->s->earliest_finish) S->queued_s[victim] = fmax(0, S->queued_s[victim] - expected_s(S, t, victim));
+    S->queued_s[victim] = fmax(0, S->queued_s[victim] - expected_s(S, t, victim));
     start(S, t, w);
   }
 }

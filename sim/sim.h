@@ -59,6 +59,7 @@ typedef struct nd_sim_schedule {
   int fixed;          /* each worker runs its tasks in sequence order, nothing else */
   int steal;          /* idle workers take the best task of the nearest busy queue */
   int earliest_finish; /* a ready task goes to the allowed worker that would finish it first */
+  int steal_if_faster; /* a thief takes a task only when it would finish it before its owner */
   int use_priority;   /* 0: queues are first in, first out (eager) */
   int *rank_node;     /* [dp * pp * tp] memory node of each rank's first worker: where its tensors live */
 } nd_sim_schedule;
