@@ -65,6 +65,8 @@ static cJSON *plan_json(const nd_planning *p, const nd_candidate *c, int rejecte
     cJSON_AddNumberToObject(o, "predicted_step_ms", c->step_s * 1e3);
     cJSON_AddNumberToObject(o, "tokens_per_s", c->tokens_per_s);
     cJSON_AddNumberToObject(o, "bubble", c->bubble);
+    cJSON *busy = cJSON_AddArrayToObject(o, "busy_ms"); /* per worker, CPU workers first */
+    for (int w = 0; w < p->machine.n_workers; w++) cJSON_AddItemToArray(busy, cJSON_CreateNumber(c->busy_s[w] * 1e3));
   }
   for (int d = 0; d < p->machine.n_nodes; d++) cJSON_AddNumberToObject(peak, p->machine.node_name[d], (double)c->peak[d]);
   cJSON_AddItemToObject(o, "peak_memory_bytes", peak);

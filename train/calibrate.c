@@ -42,7 +42,7 @@ static int device_kind(int worker) {
   return t == STARPU_OPENCL_WORKER ? ND_SIM_OPENCL : t == STARPU_CUDA_WORKER ? ND_SIM_CUDA : ND_SIM_CPU;
 }
 
-/* Least squares of s against (1, flops, bytes) with the columns `use`; 0 when
+/* Least squares of s against the columns `use` of (1, flops, bytes); 0 when
  * the system is singular or a coefficient comes out negative. */
 static int solve(const sample *v, int64_t n, const int *use, double *coef) {
   double A[3][4] = {{0}};
@@ -77,15 +77,16 @@ static int solve(const sample *v, int64_t n, const int *use, double *coef) {
   return 1;
 }
 
-/* The fit of one kind on one device kind: every term, then fewer, then the mean. */
+/* The fit of one kind on one device kind: every term, then fewer. Within a
+ * kind FLOPs and bytes grow together, so the full fit is often ill-posed;
+ * a time proportional to the FLOPs (or bytes) still scales to shapes the
+ * probes did not run, where a mean would not. */
 static nd_sim_fit fit(const sample *v, int64_t n) {
-  static const int tries[3][3] = {{1, 1, 1}, {1, 1, 0}, {1, 0, 1}};
+  static const int tries[][3] = {{1, 1, 1}, {1, 1, 0}, {0, 1, 0}, {1, 0, 1}, {0, 0, 1}, {1, 0, 0}};
   double coef[3];
-  for (int k = 0; k < 3; k++)
-    if (solve(v, n, tries[k], coef)) return (nd_sim_fit){1, coef[0], coef[1], coef[2]};
-  double mean = 0;
-  for (int64_t i = 0; i < n; i++) mean += v[i].s / (double)n;
-  return (nd_sim_fit){1, mean, 0, 0};
+  for (size_t k = 0; k < sizeof tries / sizeof tries[0]; k++)
+    if (solve(v, n, tries[k], coef) && coef[0] + coef[1] + coef[2] > 0) return (nd_sim_fit){1, coef[0], coef[1], coef[2]};
+  return (nd_sim_fit){1, 0, 0, 0};
 }
 
 static int cmp_sample(const void *a, const void *b) {
@@ -188,12 +189,15 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
   int64_t G = cfg->train.micro_batch_size * cfg->parallelism.micro_batches * cfg->parallelism.data_parallel_size;
   /* CPU probes: one rank over the workers, the whole batch and a quarter of
    * it per micro-batch; two tensor-parallel shards when the heads allow */
-  struct { int tp, m, pp, opencl; } probes[] = {{1, 1, 1, 0}, {1, 4, 1, 0}, {2, 2, 1, 0}, {1, 2, 2, 1}};
-  probe_result pr[4] = {{0}};
-  nd_config pc[4];
+  struct { int tp, m, pp, opencl; } probes[] = {{1, 1, 1, 0}, {1, 4, 1, 0}, {2, 2, 1, 0}, {1, 1, 2, 1}, {1, 4, 2, 1}};
+  enum { N_PROBES = sizeof probes / sizeof probes[0] };
+  probe_result pr[N_PROBES] = {{0}};
+  nd_config pc[N_PROBES];
   int rc = 0, n_probes = 0;
-  for (int i = 0; i < 4 && !rc; i++) {
+  int no_device = 0;
+  for (int i = 0; i < N_PROBES && !rc; i++) {
     int m = probes[i].m;
+    if (probes[i].opencl && no_device) continue;
     while (m > 1 && G % m) m--;
     if (cfg->model.n_head % probes[i].tp || probes[i].pp > cfg->model.n_layer) continue;
     nd_config *c = &pc[n_probes];
@@ -223,6 +227,7 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
     int prc = probe(c, &s, &cal, &pr[n_probes], log, &probe_err);
     if (prc && probes[i].opencl) { /* no OpenCL device here: calibrate the CPU alone */
       if (log) fprintf(log, "calibrate: no OpenCL probe (%s)\n", probe_err.msg);
+      no_device = 1;
       continue;
     }
     if (prc) *err = probe_err, rc = prc;
@@ -235,20 +240,22 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
       for (b = a; b < s.n && s.v[b].kind == s.v[a].kind && s.v[b].dev == s.v[a].dev;) b++;
       cal.model.fit[s.v[a].kind][s.v[a].dev] = fit(s.v + a, b - a);
     }
-    /* gaps: the CPU's from the CPU probes (their median), then the device's with the CPU's fixed */
-    double gaps[4];
-    int n_cpu = 0;
-    for (int i = 0; i < n_probes && !rc; i++)
-      if (!pr[i].opencl) rc = fit_gap(&pc[i], &cal, ND_SIM_CPU, pr[i].step_s, err), gaps[n_cpu++] = cal.model.gap_s[ND_SIM_CPU];
-    for (int a = 0; a < n_cpu; a++)
-      for (int b = a + 1; b < n_cpu; b++)
-        if (gaps[b] < gaps[a]) {
-          double t = gaps[a];
-          gaps[a] = gaps[b], gaps[b] = t;
-        }
-    cal.model.gap_s[ND_SIM_CPU] = n_cpu ? gaps[n_cpu / 2] : 0;
-    for (int i = 0; i < n_probes && !rc; i++)
-      if (pr[i].opencl) rc = fit_gap(&pc[i], &cal, ND_SIM_OPENCL, pr[i].step_s, err);
+    /* gaps: the CPU's from the CPU probes (their median), then the device's
+     * from the mixed probes with the CPU's fixed */
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+      int kind = pass ? ND_SIM_OPENCL : ND_SIM_CPU, n_gaps = 0;
+      double gaps[N_PROBES];
+      for (int i = 0; i < n_probes && !rc; i++)
+        if ((pr[i].opencl > 0) == pass && !(rc = fit_gap(&pc[i], &cal, kind, pr[i].step_s, err)))
+          gaps[n_gaps++] = cal.model.gap_s[kind];
+      for (int a = 0; a < n_gaps; a++)
+        for (int b = a + 1; b < n_gaps; b++)
+          if (gaps[b] < gaps[a]) {
+            double t = gaps[a];
+            gaps[a] = gaps[b], gaps[b] = t;
+          }
+      cal.model.gap_s[kind] = n_gaps ? gaps[n_gaps / 2] : 0;
+    }
   }
   snprintf(cal.machine, sizeof cal.machine, "this machine, calibrated on %.60s (%lld task timings)",
            cfg->source[0] ? cfg->source : "the quick start", (long long)s.n);
