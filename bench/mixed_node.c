@@ -23,16 +23,18 @@
 
 static const struct {
   const char *label, *policy, *stages, *placement;
-  int opencl, models; /* models 0: ndws without its expected-time rules (ND_NDWS_MODELS=0) */
-} rows[] = {{"default (ndws)", "ndws", "[]", "", 1, 1},
-            {"ndws without models", "ndws", "[]", "", 1, 0},
-            {"auto stages, ndws", "ndws", "auto", "", 1, 1},
-            {"equal stages, 1f1b", "1f1b", "[]", "strict", 1, 1},
-            {"equal stages, ndws", "ndws", "[]", "strict", 1, 1},
-            {"auto stages, ndws", "ndws", "auto", "strict", 1, 1},
-            {"equal stages, dmdas", "dmdas", "[]", "free", 1, 1},
-            {"CPU worker alone", "ndws", "[]", "", 0, 1}};
-enum { N_ROWS = sizeof rows / sizeof rows[0], ROW_STRICT_NDWS = 4, ROW_CPU = 7 };
+  int opencl;
+  const char *models; /* ND_NDWS_MODELS: "0" without the expected-time rules, "all" with earliest-finish placement */
+} rows[] = {{"default (ndws)", "ndws", "[]", "", 1, "steal"},
+            {"ndws without models", "ndws", "[]", "", 1, "0"},
+            {"ndws earliest finish", "ndws", "[]", "", 1, "all"},
+            {"auto stages, ndws", "ndws", "auto", "", 1, "steal"},
+            {"equal stages, 1f1b", "1f1b", "[]", "strict", 1, "steal"},
+            {"equal stages, ndws", "ndws", "[]", "strict", 1, "steal"},
+            {"auto stages, ndws", "ndws", "auto", "strict", 1, "steal"},
+            {"equal stages, dmdas", "dmdas", "[]", "free", 1, "steal"},
+            {"CPU worker alone", "ndws", "[]", "", 0, "steal"}};
+enum { N_ROWS = sizeof rows / sizeof rows[0], ROW_STRICT_NDWS = 5, ROW_CPU = 8 };
 
 static int run(int i, int small, int slots, int steps, nd_bench_row *out) {
   char a[5][64];
@@ -48,7 +50,7 @@ static int run(int i, int small, int slots, int steps, nd_bench_row *out) {
                       "model.seq_len=64", "model.vocab_size=256", "parallelism.pipeline_parallel_size=2",
                       "runtime.workers=1", "train.eval_every=0", "train.save_dir=", "train.steps=100",
                       rows[i].placement[0] ? a[4] : NULL, NULL};
-  setenv("ND_NDWS_MODELS", rows[i].models ? "1" : "0", 1);
+  setenv("ND_NDWS_MODELS", rows[i].models, 1);
   if (nd_bench_run(kv, steps, out)) {
     fprintf(stderr, "bench/mixed-node: %s failed\n", rows[i].label);
     return -1;

@@ -11,14 +11,15 @@
  *
  * Expected times come from StarPU's calibrated history models (per worker
  * architecture) and its bus model (transfers to the worker's memory node):
- * - on a node whose workers differ (CPU cores beside OpenCL devices), a ready
- *   task goes to the allowed worker that would finish it first (its queue's
- *   expected work, then the transfers and the task), its home winning ties;
- * - a thief takes a task only if it would finish it before the victim would
- *   (the victim's running task, the queued work ahead of it, then the task).
- * Until a model is calibrated for a worker's architecture, the placement and
- * the plain steal apply, as they do with ND_NDWS_MODELS=0 in the environment
- * (docs/scheduler.md has the measurements). */
+ * a thief takes a task only if it would finish it before the victim would
+ * (the victim's running task, the queued work ahead of it, then the task).
+ * Until a model is calibrated for a worker's architecture, the plain steal
+ * applies, as it does with ND_NDWS_MODELS=0 in the environment. With
+ * ND_NDWS_MODELS=all, on a node whose workers differ (CPU cores beside OpenCL
+ * devices), a ready task also goes to the allowed worker that would finish it
+ * first (its queue's expected work, then the transfers and the task), its home
+ * winning ties: measured slower than without it on the mixed node, so it is
+ * off by default (docs/scheduler.md). */
 #include <limits.h>
 #include <math.h>
 #include <starpu.h>
@@ -48,7 +49,8 @@ typedef struct ws_state {
   nd_workers ws;
   nd_idle idle;
   int mixed;  /* the context has workers of more than one type */
-  int models; /* use the expected times; ND_NDWS_MODELS=0 turns them off, to measure what they bring */
+  int place;  /* earliest-finish placement on a mixed node (ND_NDWS_MODELS=all) */
+  int check;  /* a thief must finish first (off with ND_NDWS_MODELS=0) */
 } ws_state;
 
 static ws_state *state_of(unsigned ctx) { return starpu_sched_ctx_get_policy_data(ctx); }
@@ -112,7 +114,7 @@ static int earliest_finish(ws_state *st, struct starpu_task *task, int home, dou
     double end = ready_at(&st->w[v], now) + by_type[type];
     if (end < best_end) best = v, best_end = end;
   }
-  if (!st->mixed || !st->models || !known) best = home;
+  if (!st->mixed || !st->place || !known) best = home;
   int type = (int)starpu_worker_get_type(best);
   *cost = type >= 0 && type < ND_QUEUE_TYPES && !isnan(by_type[type]) ? by_type[type] : 0;
   return best;
@@ -157,7 +159,7 @@ static int accept(const nd_queue *q, int at, void *arg) {
   struct accept_arg *a = arg;
   struct starpu_task *task = q->items[at].task;
   if (!starpu_worker_can_execute_task_first_impl((unsigned)a->worker, task, &a->impl)) return 0;
-  if (a->worker == a->owner || q->items[at].cost <= 0 || !a->st->models) return 1;
+  if (a->worker == a->owner || q->items[at].cost <= 0 || !a->st->check) return 1;
   double mine = q->items[at].by_type[a->type];
   if (isnan(mine)) return 1;
   ws_worker *o = &a->st->w[a->owner];
@@ -276,7 +278,8 @@ static void ws_init(unsigned ctx) {
   STARPU_ASSERT_MSG(st, "ndws: out of memory");
   nd_idle_init(&st->idle);
   const char *models = getenv("ND_NDWS_MODELS");
-  st->models = !models || strcmp(models, "0") != 0;
+  st->place = models && strcmp(models, "all") == 0;
+  st->check = !models || strcmp(models, "0") != 0;
   starpu_sched_ctx_set_policy_data(ctx, st);
   starpu_sched_ctx_set_min_priority(ctx, 0);
   starpu_sched_ctx_set_max_priority(ctx, ND_WS_PRIO_MAX);
