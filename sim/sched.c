@@ -25,13 +25,6 @@ int nd_sim_policy_known(const char *policy) {
 
 static int is_fixed(const char *policy) { return nd_fixed_schedule_of(policy) >= 0; }
 
-/* Workers of more than one kind. */
-static int mixed(const nd_sim_machine *m) {
-  for (int w = 1; w < m->n_workers; w++)
-    if (m->kind[w] != m->kind[0]) return 1;
-  return 0;
-}
-
 void nd_sim_place(const nd_sim_machine *m, int n_ranks, int tp, int *first, int *count) {
   int n = m->n_workers;
   if (n < n_ranks) {
@@ -99,10 +92,11 @@ int nd_sim_schedule_build(const nd_graph *g, const nd_edges *e, const nd_sim_mac
   s->fixed = fixed;
   s->use_priority = strcmp(policy, "eager") != 0 && strcmp(policy, "dmda") != 0;
   /* dmda(s): every ready task to the worker that would finish it first, no
-   * stealing; ndws: the same placement on a mixed node, and a thief takes a
-   * task only when it would finish it before its owner (scheduler/ndws.c) */
+   * stealing; ndws: a thief takes a task only when it would finish it before
+   * its owner (scheduler/ndws.c; its earliest-finish placement is opt-in,
+   * ND_NDWS_MODELS=all, and not replayed) */
   int dmda = strncmp(policy, "dmda", 4) == 0, ndws = strcmp(policy, "ndws") == 0;
-  s->earliest_finish = dmda || (ndws && mixed(m));
+  s->earliest_finish = dmda;
   s->steal_if_faster = ndws;
   s->steal = !fixed && !dmda;
 cleanup:
