@@ -1,6 +1,6 @@
 /* ndgraph command line: a thin client of libndgraph.
  *
- *   ndgraph run  [CONFIG] [--set k=v]... [--metrics FILE] [--resume DIR] [--trace FILE]
+ *   ndgraph run  [CONFIG] [--set k=v]... [--metrics FILE] [--resume DIR] [--trace FILE] [--calibration FILE]
  *   ndgraph plan [CONFIG] [--set k=v]... [--dot FILE] [--json] [--auto [--calibration FILE]]
  *   ndgraph calibrate [CONFIG] [--set k=v]... [-o FILE]
  *   ndgraph eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set k=v]...
@@ -18,7 +18,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ndgraph COMMAND [CONFIG] [OPTIONS]\n"
-          "  run  [CONFIG] [--set section.key=value]... [--metrics FILE] [--resume DIR] [--trace FILE]\n"
+          "  run  [CONFIG] [--set section.key=value]... [--metrics FILE] [--resume DIR] [--trace FILE] [--calibration FILE]\n"
           "       train (CONFIG defaults to the embedded quick start)\n"
           "  plan [CONFIG] [--set ...]... [--dot FILE] [--json] [--auto [--calibration FILE]]\n"
           "       print what one training step becomes; --auto: the best layouts, simulated\n"

@@ -23,14 +23,16 @@ static void fit_from_cost(nd_sim_fit *f, const nd_cost_model *c) {
 }
 
 void nd_calibration_default(nd_calibration *c) {
+  /* the kinds without an OpenCL kernel (tasks/codelets.c; `ndgraph calibrate` measures which) */
+  static const enum nd_task_kind host_only[] = {ND_TASK_LOAD_BATCH, ND_TASK_EMBED_FWD, ND_TASK_EMBED_BWD,
+                                                ND_TASK_CE_COMBINE, ND_TASK_ALLREDUCE, ND_TASK_GRAD_SUMSQ};
   memset(c, 0, sizeof *c);
   for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
     fit_from_cost(&c->model.fit[k][ND_SIM_CPU], &nd_cost_cpu);
     fit_from_cost(&c->model.fit[k][ND_SIM_OPENCL], &nd_cost_opencl);
   }
-  /* collectives of other types than f32 have no OpenCL kernel (tasks/collective.c):
-   * the estimate lets every kind run there */
-  c->host_device_bps = 11e9;
+  for (size_t i = 0; i < sizeof host_only / sizeof host_only[0]; i++) c->model.fit[host_only[i]][ND_SIM_OPENCL].valid = 0;
+  c->host_device_bps = 11e9; /* StarPU's bus calibration on this kind of machine (docs/opencl.md) */
   c->latency_s = 10e-6;
   snprintf(c->machine, sizeof c->machine, "built-in estimates (no calibration file)");
 }

@@ -194,26 +194,30 @@ static void start(sim *S, int32_t t, int w) {
   heap_push(S, &S->events, t, event_before);
 }
 
+/* Idle workers first take from their own queues, then the still idle ones
+ * steal: an owner polling its queue gets a task pushed to it before a thief
+ * does (a chain homed on a slow device stays there, as it does at run time). */
 static void dispatch(sim *S) {
-  for (int w = 0; w < S->m->n_workers; w++) {
-    if (S->running[w] >= 0) continue;
-    if (S->s->fixed) {
-      if (S->seq_at[w] < S->seq_off[w + 1] - S->seq_off[w]) {
-        int32_t t = S->seq[S->seq_off[w] + S->seq_at[w]];
-        if (S->ready[t]) S->seq_at[w]++, start(S, t, w);
+  for (int pass = 0; pass < 2; pass++)
+    for (int w = 0; w < S->m->n_workers; w++) {
+      if (S->running[w] >= 0) continue;
+      if (S->s->fixed) {
+        if (pass == 0 && S->seq_at[w] < S->seq_off[w + 1] - S->seq_off[w]) {
+          int32_t t = S->seq[S->seq_off[w] + S->seq_at[w]];
+          if (S->ready[t]) S->seq_at[w]++, start(S, t, w);
+        }
+        continue;
       }
-      continue;
+      int32_t at = pass == 0 && S->q[w].n ? find(S, w, w) : -1, victim = w;
+      for (int k = 0; at < 0 && pass == 1 && S->s->steal && k < S->m->n_workers - 1; k++) {
+        victim = S->prox[w][k];
+        if (S->q[victim].n) at = find(S, victim, w);
+      }
+      if (at < 0) continue;
+      int32_t t = heap_take(S, &S->q[victim], at, queue_before);
+      S->queued_s[victim] = fmax(0, S->queued_s[victim] - expected_s(S, t, victim));
+      start(S, t, w);
     }
-    int32_t at = S->q[w].n ? find(S, w, w) : -1, victim = w;
-    for (int k = 0; at < 0 && S->s->steal && k < S->m->n_workers - 1; k++) {
-      victim = S->prox[w][k];
-      if (S->q[victim].n) at = find(S, victim, w);
-    }
-    if (at < 0) continue;
-    int32_t t = heap_take(S, &S->q[victim], at, queue_before);
-    S->queued_s[victim] = fmax(0, S->queued_s[victim] - expected_s(S, t, victim));
-    start(S, t, w);
-  }
 }
 
 /* Steal order: workers of the same memory node first, then by distance in the list. */
