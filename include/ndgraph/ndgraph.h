@@ -15,15 +15,7 @@ extern "C" {
 
 #define NDGRAPH_VERSION "0.1.0"
 
-/* What the library exports: it is built with -fvisibility=hidden
- * (Makefile.am), and the public API's functions are marked with this. */
-#ifndef ND_EXPORT
-#if defined(__GNUC__)
-#define ND_EXPORT __attribute__((visibility("default")))
-#else
-#define ND_EXPORT
-#endif
-#endif
+#include "ndgraph/export.h"
 
 /* Error codes: 0 is success, every failure is negative. */
 #define ND_ERRNO_MAP(X)                                                    \
