@@ -1,4 +1,5 @@
 # checkpoint: files of this folder, included by the top-level Makefile.am.
 libndgraph_la_SOURCES += checkpoint/atomic.c checkpoint/atomic.h \
 	checkpoint/safetensors.c checkpoint/safetensors.h \
-	checkpoint/checkpoint.c checkpoint/checkpoint.h
+	checkpoint/checkpoint.c checkpoint/checkpoint.h \
+	checkpoint/model.c checkpoint/model.h
