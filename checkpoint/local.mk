@@ -2,4 +2,4 @@
 libndgraph_la_SOURCES += checkpoint/atomic.c checkpoint/atomic.h \
 	checkpoint/safetensors.c checkpoint/safetensors.h \
 	checkpoint/checkpoint.c checkpoint/checkpoint.h \
-	checkpoint/model.c checkpoint/model.h
+	checkpoint/model.c checkpoint/model.h checkpoint/hygiene.c
