@@ -1,16 +1,204 @@
+/* `ndgraph run`: the training loop on top of the public trainer API, with
+ * its step lines, evaluation, checkpoints, metrics (JSON Lines) and traces. */
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/commands.h"
+
+#define PATH_TEXT 4200 /* a path key's value, with room to spare */
+
+/* A key's value as text ("" when unknown). */
+static const char *text(const nd_config *cfg, const char *key, char *buf, size_t size) {
+  if (nd_config_get(cfg, key, buf, size)) buf[0] = '\0';
+  return buf;
+}
+
+static long long num(const nd_config *cfg, const char *key) {
+  char buf[32];
+  return atoll(text(cfg, key, buf, sizeof buf));
+}
+
+static void log_json(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_json(FILE *f, const char *fmt, ...) {
+  if (!f) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fputc('\n', f);
+  fflush(f);
+}
+
+/* parallelism.stage_layers: auto: the split nd_trainer_open chose and why. */
+static void print_balance(const nd_trainer *tr) {
+  nd_stage_info st;
+  int p = 0;
+  while (nd_trainer_stage(tr, p, &st) == 0) p++;
+  if (!p) return;
+  nd_trainer_stage(tr, 0, &st);
+  if (st.layer_ms < 0) {
+    printf("ndgraph: stage_layers auto: every stage on a %s worker, even split [", st.device);
+  } else {
+    printf("ndgraph: stage_layers auto: per layer");
+    for (int s = 0; s < p && !nd_trainer_stage(tr, s, &st); s++)
+      printf(" %s%.2f ms (stage %d, %s)", s ? "| " : "", st.layer_ms, s, st.device);
+    printf("; other work");
+    for (int s = 0; s < p && !nd_trainer_stage(tr, s, &st); s++) printf(" %.2f", st.other_ms);
+    printf(" ms -> stage_layers [");
+  }
+  for (int s = 0; s < p && !nd_trainer_stage(tr, s, &st); s++) printf("%s%lld", s ? ", " : "", st.layers);
+  printf("]\n");
+  fflush(stdout);
+}
+
+/* The header: the model, the layout, the devices, the kernels plugins supply. */
+static void print_header(const nd_config *cfg, const nd_trainer *tr) {
+  char sched[64];
+  int workers, devices;
+  nd_trainer_devices(tr, &workers, &devices);
+  printf("ndgraph: GPT-2 %lld layers, %lld heads, n_embd %lld, seq_len %lld, vocab %lld | data %lld x tensor %lld x "
+         "pipeline %lld, %lld micro-batches of %lld | %d CPU workers, %d OpenCL devices, scheduler %s\n",
+         num(cfg, "model.n_layer"), num(cfg, "model.n_head"), num(cfg, "model.n_embd"), num(cfg, "model.seq_len"),
+         num(cfg, "model.vocab_size"), num(cfg, "parallelism.data_parallel_size"),
+         num(cfg, "parallelism.tensor_parallel_size"), num(cfg, "parallelism.pipeline_parallel_size"),
+         num(cfg, "parallelism.micro_batches"), num(cfg, "train.micro_batch_size"), workers, devices,
+         text(cfg, "runtime.scheduler", sched, sizeof sched));
+  const char *kind, *name, *origin;
+  int i = 0;
+  for (; nd_trainer_plugin_kernel(tr, i, &kind, &name, &origin) == 0; i++)
+    printf("%s%s=%s (%s)", i ? ", " : "kernels: ", kind, name, origin);
+  if (i) putchar('\n');
+  fflush(stdout);
+}
+
+/* train.save_dir tidied and checked before the first step, not at the first save. */
+static int prepare_save_dir(const nd_trainer *tr, const char *save_dir, nd_error *err) {
+  nd_save_dir_check c;
+  int rc = nd_trainer_check_save_dir(tr, &c, err);
+  if (rc || !save_dir[0]) return rc;
+  if (c.removed || c.restored)
+    printf("checkpoint: %s: removed %d temporary director%s of stopped runs, put back %d checkpoint%s\n", save_dir,
+           c.removed, c.removed == 1 ? "y" : "ies", c.restored, c.restored == 1 ? "" : "s");
+  if (c.free_bytes < c.need_bytes)
+    fprintf(stderr, "ndgraph: warning: %s: %.1f MB free, one checkpoint needs about %.1f MB\n", save_dir,
+            (double)c.free_bytes / 1e6, (double)c.need_bytes / 1e6);
+  return 0;
+}
+
+/* A signal between steps: a checkpoint of the steps done (unless save_dir is
+ * empty or it is already written) and one line saying where. Returns the
+ * exit status to stop with (130, 143), 0 to go on, or an error code. */
+static int on_signal(nd_trainer *tr, int sig, const char *save_dir, long long *saved, nd_error *err) {
+  const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGUSR1";
+  long long step = nd_trainer_steps_done(tr);
+  int rc;
+  if (save_dir[0] && *saved != step) {
+    if ((rc = nd_trainer_save(tr, err))) return rc;
+    *saved = step;
+  }
+  if (save_dir[0]) printf("ndgraph: %s after step %lld: checkpoint %s/step-%lld", name, step, save_dir, step);
+  else printf("ndgraph: %s after step %lld: no checkpoint (train.save_dir is empty)", name, step);
+  printf("%s\n", sig == SIGUSR1 ? "; training goes on" : "; stopping");
+  fflush(stdout);
+  return sig == SIGINT ? 130 : sig == SIGTERM ? 143 : 0;
+}
+
+/* The loop: steps up to train.steps, each logged, evaluated and saved as the
+ * configuration asks. A positive return is the exit status a signal asked for. */
+static int train(const nd_config *cfg, const char *metrics_path, const char *resume, const char *trace_path,
+                 nd_error *err) {
+  char trace_cfg[PATH_TEXT], svg[PATH_TEXT], metrics_cfg[PATH_TEXT], val[PATH_TEXT], save_dir[PATH_TEXT];
+  nd_trainer *tr = NULL;
+  FILE *metrics = NULL;
+  if (!trace_path) trace_path = text(cfg, "trace.path", trace_cfg, sizeof trace_cfg);
+  if (!metrics_path) metrics_path = text(cfg, "log.metrics", metrics_cfg, sizeof metrics_cfg);
+  text(cfg, "trace.svg", svg, sizeof svg);
+  text(cfg, "data.val", val, sizeof val);
+  text(cfg, "train.save_dir", save_dir, sizeof save_dir);
+  long long every = num(cfg, "log.every"), eval_every = num(cfg, "train.eval_every");
+  long long eval_batches = num(cfg, "train.eval_batches"), save_every = num(cfg, "train.save_every");
+  long long saved = -1; /* the step of the newest checkpoint */
+  nd_cli_signals_block(1);
+  int rc = nd_trainer_open(&tr, cfg, err);
+  /* after the runtime's start, which installs handlers of its own; a signal
+   * that came during the start was held and arrives now */
+  nd_cli_signals_install();
+  nd_cli_signals_block(0);
+  if (rc) return rc;
+  print_balance(tr);
+  if ((rc = prepare_save_dir(tr, save_dir, err))) goto done;
+  if (resume) {
+    char dir[PATH_TEXT];
+    int with_state;
+    if ((rc = nd_trainer_resume(tr, resume, dir, sizeof dir, &with_state, err))) goto done;
+    if (nd_trainer_resume_note(tr)[0]) printf("%s\n", nd_trainer_resume_note(tr));
+    if (with_state) printf("resumed from %s at step %lld\n", dir, nd_trainer_steps_done(tr));
+    else printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
+  }
+  if (metrics_path[0] && !(metrics = fopen(metrics_path, resume ? "a" : "w"))) {
+    snprintf(err->msg, sizeof err->msg, "%s: cannot open the metrics file", metrics_path);
+    rc = err->code = ND_EIO;
+    goto done;
+  }
+  print_header(cfg, tr);
+  long long last = num(cfg, "train.steps"), first = nd_trainer_steps_done(tr) + 1;
+  int tracing = trace_path[0] || svg[0];
+  while (nd_trainer_steps_done(tr) < last) {
+    nd_step_result r;
+    long long step = nd_trainer_steps_done(tr) + 1;
+    int tasks;
+    if (tracing && nd_trace_wanted(cfg, first, last, step)) {
+      if ((rc = nd_trainer_step_traced(tr, trace_path, svg, &r, &tasks, err))) goto done;
+      printf("trace: step %lld, %d tasks -> %s%s%s\n", step, tasks, trace_path, trace_path[0] && svg[0] ? ", " : "",
+             svg);
+    } else if ((rc = nd_trainer_step(tr, &r, err))) {
+      goto done;
+    }
+    if (r.step == 1 || r.step % every == 0 || r.step == last) {
+      printf("step %5lld | loss %.4f | lr %.3e | %8.1f ms | %8.0f tokens/s | %6.2f GFLOP/s\n", r.step, r.loss, r.lr,
+             r.step_ms, r.tokens_per_s, r.gflops);
+      fflush(stdout);
+      log_json(metrics, "{\"step\": %lld, \"loss\": %.17g, \"lr\": %.9g, \"grad_norm\": %.9g, \"step_ms\": %.3f, "
+               "\"tokens_per_s\": %.1f, \"gflops\": %.3f}",
+               r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops);
+    }
+    if (val[0] && eval_every && (r.step % eval_every == 0 || r.step == last)) {
+      double loss;
+      long long tokens;
+      if ((rc = nd_trainer_eval(tr, NULL, eval_batches, &loss, &tokens, err))) goto done;
+      printf("step %5lld | val_loss %.4f (%lld tokens)\n", r.step, loss, tokens);
+      fflush(stdout);
+      log_json(metrics, "{\"step\": %lld, \"val_loss\": %.17g, \"tokens\": %lld}", r.step, loss, tokens);
+    }
+    if (save_dir[0] && ((save_every && r.step % save_every == 0) || r.step == last)) {
+      if ((rc = nd_trainer_save(tr, err))) goto done;
+      saved = r.step;
+      printf("step %5lld | checkpoint %s/step-%lld\n", r.step, save_dir, r.step);
+    }
+    int sig = nd_cli_signal_take();
+    if (sig && (rc = on_signal(tr, sig, save_dir, &saved, err))) goto done;
+  }
+  if (first > last) printf("nothing to do: the checkpoint is at step %lld, train.steps is %lld\n", first - 1, last);
+  /* a stop asked for during the last step */
+  int sig = nd_cli_signal_take();
+  if (sig == SIGINT || sig == SIGTERM) rc = on_signal(tr, sig, save_dir, &saved, err);
+done:
+  if (metrics) fclose(metrics);
+  nd_trainer_close(tr);
+  return rc;
+}
 
 int nd_cli_run(int argc, char **argv) {
   nd_cli_option opts[] = {{"--metrics", 1, NULL}, {"--resume", 1, NULL}, {"--trace", 1, NULL}};
   nd_config *cfg;
   int status = nd_cli_parse(argc, argv, opts, 3, &cfg);
   if (status) return status;
-  nd_run_options ro = {opts[0].value, opts[1].value, opts[2].value};
   nd_error err = {0};
-  int rc = nd_run(cfg, &ro, &err);
+  int rc = train(cfg, opts[0].value, opts[1].value, opts[2].value, &err);
   nd_config_free(cfg);
+  if (rc > 0) return rc;
   if (rc) {
     fprintf(stderr, "ndgraph: %s\n", err.msg[0] ? err.msg : nd_strerror(rc));
     return rc == ND_ECONFIG || rc == ND_ENODEV || rc == ND_EPLUGIN ? 2 : 1;

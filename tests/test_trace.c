@@ -66,6 +66,25 @@ static int count(const char *text, const char *needle) {
   return n;
 }
 
+/* Trains train.steps steps, each traced step as `ndgraph run` traces it
+ * (cli/run.c) into trace.path and trace.svg. */
+static int traced_run(const nd_config *cfg, const char *json, const char *svg, nd_error *err) {
+  char buf[32];
+  nd_trainer *tr = NULL;
+  int rc = nd_config_get(cfg, "train.steps", buf, sizeof buf);
+  if (rc || (rc = nd_trainer_open(&tr, cfg, err))) return rc;
+  long long last = atoll(buf);
+  while (!rc && nd_trainer_steps_done(tr) < last) {
+    nd_step_result r;
+    int tasks;
+    long long step = nd_trainer_steps_done(tr) + 1;
+    rc = nd_trace_wanted(cfg, 1, last, step) ? nd_trainer_step_traced(tr, json, svg, &r, &tasks, err)
+                                             : nd_trainer_step(tr, &r, err);
+  }
+  nd_trainer_close(tr);
+  return rc;
+}
+
 /* Runs `overrides` with a trace and checks it; `steps` lists the steps expected traced. */
 static void check_run(const char *label, const char *const *overrides, const long *steps, int n_steps, int flows) {
   char json_path[64], svg_path[64], set_json[96], set_svg[96];
@@ -87,7 +106,7 @@ static void check_run(const char *label, const char *const *overrides, const lon
   cJSON *doc = NULL;
   slice *s = NULL;
   if (!ok(cfg != NULL, "%s: configuration", label)) return;
-  if (!ok(nd_run(cfg, NULL, &err) == 0, "%s: traced run (%s)", label, err.msg)) goto done;
+  if (!ok(traced_run(cfg, json_path, svg_path, &err) == 0, "%s: traced run (%s)", label, err.msg)) goto done;
   if (!ok(nd_graph_build(&g, cfg, 0, &err) == 0 && nd_graph_edges(g, &e) == 0, "%s: graph", label)) goto done;
   text = slurp(json_path);
   doc = text ? cJSON_Parse(text) : NULL;

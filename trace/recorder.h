@@ -15,10 +15,6 @@ typedef struct nd_trace_recorder nd_trace_recorder;
 int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, int flows, nd_error *err);
 void nd_trace_recorder_free(nd_trace_recorder *r);
 
-/* Whether `step` (from 1) is to be traced: listed in trace.steps or, when
- * the list is empty, the second step of this run (after warm-up; the last if fewer). */
-int nd_trace_wanted(const nd_config *cfg, long long first, long long last, long long step);
-
 /* Observes the tasks of graph 0 of `ex` until nd_trace_end. */
 int nd_trace_begin(nd_trace_recorder *r, nd_exec *ex, long long step, nd_error *err);
 /* Stops observing and keeps the step, its times made consistent (see recorder.c). */

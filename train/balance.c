@@ -3,7 +3,6 @@
  * device gets fewer layers. The measurement is one calibration step (after a
  * warm-up step that compiles kernels and fills StarPU's models) with each
  * rank held to its own devices; the split then follows deterministically. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,12 +42,13 @@ static void best_split(int p, int L, const double *other, const double *per_laye
   for (int s = p, l = L; s >= 1; l -= choice[s][l], s--) split[s - 1] = choice[s][l];
 }
 
-static const char *kind_name(int kind) { return kind == ND_UNIT_CPU ? "cpu" : kind == ND_UNIT_OPENCL ? "opencl" : "gpu"; }
-
-int nd__balance_stages(nd_trainer *tr, int64_t *split, nd_error *err) {
+int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
   const nd_graph *g = nd__trainer_graph(tr);
   const nd_config *cfg = nd__trainer_config(tr);
-  int p = g->pp, L = g->L, kinds[ND_MAX_STAGES] = {0};
+  int p = g->pp, L = g->L, *kinds = out->kind;
+  int64_t *split = out->split;
+  memset(out, 0, sizeof *out);
+  out->stages = p;
   if (L >= ND_MAX_LAYERS_SPLIT) return nd__fail(err, ND_ECONFIG, "%s: parallelism.stage_layers auto: at most %d layers",
                                                  cfg->source, ND_MAX_LAYERS_SPLIT - 1);
   nd_unit units[STARPU_NMAXWORKERS];
@@ -62,12 +62,8 @@ int nd__balance_stages(nd_trainer *tr, int64_t *split, nd_error *err) {
   }
   nd_rank_map_free(&pl);
   for (int s = 0; s < p; s++) split[s] = g->stage_layers[s];
-  if (!mixed) {
-    printf("ndgraph: stage_layers auto: every stage on a %s worker, even split [", kind_name(kinds[0]));
-    for (int s = 0; s < p; s++) printf("%s%lld", s ? ", " : "", (long long)split[s]);
-    printf("]\n");
-    return 0;
-  }
+  out->mixed = mixed;
+  if (!mixed) return 0;
   /* calibration: every rank held to its own devices, so each stage's time is its device's */
   nd_config strict = *cfg;
   strict.runtime.placement = ND_PLACEMENT_STRICT;
@@ -86,7 +82,7 @@ int nd__balance_stages(nd_trainer *tr, int64_t *split, nd_error *err) {
     free(d.us);
     return rc;
   }
-  double layer_us[ND_MAX_STAGES] = {0}, other_us[ND_MAX_STAGES] = {0}, per_layer[ND_MAX_STAGES];
+  double layer_us[ND_MAX_STAGES] = {0}, *other_us = out->other_us, *per_layer = out->layer_us;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
     if (t->layer >= 0 && t->layer < L) layer_us[t->rank.pp] += d.us[i];
@@ -95,13 +91,5 @@ int nd__balance_stages(nd_trainer *tr, int64_t *split, nd_error *err) {
   free(d.us);
   for (int s = 0; s < p; s++) per_layer[s] = layer_us[s] / g->stage_layers[s];
   best_split(p, L, other_us, per_layer, split);
-  printf("ndgraph: stage_layers auto: per layer");
-  for (int s = 0; s < p; s++) printf(" %s%.2f ms (stage %d, %s)", s ? "| " : "", per_layer[s] / 1e3, s, kind_name(kinds[s]));
-  printf("; other work");
-  for (int s = 0; s < p; s++) printf(" %.2f", other_us[s] / 1e3);
-  printf(" ms -> stage_layers [");
-  for (int s = 0; s < p; s++) printf("%s%lld", s ? ", " : "", (long long)split[s]);
-  printf("]\n");
-  fflush(stdout);
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "checkpoint/checkpoint.h"
 #include "checkpoint/model.h"
 #include "common/error.h"
 #include "configs/config.h"
@@ -35,7 +36,10 @@ struct nd_trainer {
   int64_t seqs_per_step;     /* dp * micro_batches * micro_batch_size */
   /* the model's whole tensors: Hugging Face name, shape, element count */
   int n_hf;
-  nd_ckpt_tensor *ckpt; /* [n_hf] */
+  nd_ckpt_tensor *ckpt;    /* [n_hf] */
+  nd_balance balance;     /* stage_layers: auto */
+  nd_trace_recorder *rec; /* the steps traced so far */
+  char resume_note[ND_ERROR_MAX]; /* why resuming skipped a newer checkpoint */
 };
 
 static double now_ms(void) {
@@ -156,6 +160,10 @@ static int bind(nd_trainer *tr, nd_error *err) {
 }
 
 const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
+char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
+const char *nd_trainer_resume_note(const nd_trainer *tr) { return tr->resume_note; }
+nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr) { return &tr->rec; }
+const nd_balance *nd__trainer_balance(const nd_trainer *tr) { return &tr->balance; }
 
 int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   int rc = nd_config_validate(cfg, err);
@@ -182,9 +190,8 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if ((rc = bind(tr, err))) goto fail;
   /* stage_layers: auto measures the devices on the even split, then rebuilds */
   if (c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1) {
-    int64_t split[ND_MAX_STAGES];
-    if ((rc = nd__balance_stages(tr, split, err))) goto fail;
-    memcpy(tr->cfg.parallelism.stage_layers, split, sizeof split);
+    if ((rc = nd__balance_stages(tr, &tr->balance, err))) goto fail;
+    memcpy(tr->cfg.parallelism.stage_layers, tr->balance.split, sizeof tr->balance.split);
     tr->cfg.parallelism.n_stage_layers = c->parallelism.pipeline_parallel_size;
     nd_exec_free(tr->exec);
     tr->exec = NULL;
@@ -210,6 +217,7 @@ fail:
 
 void nd_trainer_close(nd_trainer *tr) {
   if (!tr) return;
+  nd_trace_recorder_free(tr->rec);
   nd_exec_free(tr->exec);
   if (tr->runtime_started) nd_runtime_stop();
   if (tr->kernels_loaded) nd_kernels_teardown();
@@ -339,7 +347,24 @@ static nd_ckpt_model ckpt_model(nd_trainer *tr) {
 int nd_trainer_save(nd_trainer *tr, nd_error *err) {
   nd_ckpt_model m = ckpt_model(tr);
   nd_ckpt_state s = {tr->steps_done, tr->steps_done * tr->seqs_per_step, tr->steps_done};
-  return nd_ckpt_save(&m, &s, err);
+  int removed, rc = nd_ckpt_save(&m, &s, err);
+  /* retention only once the new one is complete */
+  return rc ? rc : nd_checkpoint_prune(tr->cfg.train.save_dir, tr->cfg.train.keep_checkpoints, &removed, err);
+}
+
+int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_error *err) {
+  const char *dir = tr->cfg.train.save_dir;
+  memset(out, 0, sizeof *out);
+  if (!dir[0]) return 0;
+  uint64_t avail;
+  int rc = nd_checkpoint_clean_stale(dir, &out->removed, &out->restored, err);
+  if (!rc) rc = nd_checkpoint_check_dir(dir, &avail, err);
+  if (rc) return rc;
+  /* weights, Adam's two moments, and the headers */
+  for (int k = 0; k < tr->n_hf; k++) out->need_bytes += 3ULL * 4 * (unsigned long long)tr->ckpt[k].numel;
+  out->need_bytes += 1ULL << 20;
+  out->free_bytes = avail;
+  return 0;
 }
 
 int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *err) {

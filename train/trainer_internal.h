@@ -6,17 +6,33 @@
 #include "graph/ir.h"
 #include "ndgraph/ndgraph.h"
 #include "tasks/exec.h"
+#include "trace/recorder.h"
 
 nd_exec *nd__trainer_exec(nd_trainer *tr);
 const nd_graph *nd__trainer_graph(const nd_trainer *tr);
 const nd_config *nd__trainer_config(const nd_trainer *tr);
+/* ND_ERROR_MAX bytes: nd_trainer_resume's note (train/resume.c) */
+char *nd__trainer_resume_note(nd_trainer *tr);
+/* The trainer's trace recorder, made at its first traced step. */
+nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr);
+
+/* How parallelism.stage_layers: auto split the layers (stages 0: not chosen). */
+typedef struct nd_balance {
+  int stages;
+  int mixed; /* the stages land on different kinds of device: times measured */
+  int64_t split[ND_MAX_STAGES];
+  int kind[ND_MAX_STAGES]; /* enum nd_unit_kind */
+  double layer_us[ND_MAX_STAGES], other_us[ND_MAX_STAGES]; /* per layer; the rest */
+} nd_balance;
+const nd_balance *nd__trainer_balance(const nd_trainer *tr);
 
 /* parallelism.stage_layers: auto (train/balance.c). On the trainer's current
  * (even) split, finds the device kind each stage lands on; when they differ,
  * runs two calibration steps with every rank held to its devices, measures
  * each stage's per-layer time and its other work from the second, and
- * chooses the split that minimizes the slowest stage. Prints the split.
- * The steps change the parameters: the caller rebuilds the trainer. */
-int nd__balance_stages(nd_trainer *tr, int64_t *split, nd_error *err);
+ * chooses the split that minimizes the slowest stage. Returns the split and
+ * what it was chosen from; the caller reports it. The steps change the
+ * parameters: the caller rebuilds the trainer. */
+int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err);
 
 #endif

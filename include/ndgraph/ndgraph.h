@@ -102,8 +102,21 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err);
  * llm.c-style from the start of data (NULL: data.val). */
 int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,
                     nd_error *err);
-/* Writes save_dir/step-N (N: steps done) atomically. */
+/* Writes save_dir/step-N (N: steps done) atomically, after checking that
+ * every tensor is finite (ND_ENUMERIC naming the tensor otherwise); then,
+ * with train.keep_checkpoints N > 0, removes all but the N newest complete
+ * checkpoints. */
 int nd_trainer_save(nd_trainer *tr, nd_error *err);
+/* Before training into train.save_dir (nothing to do when it is empty):
+ * removes the temporaries of writers that are gone, puts back a checkpoint a
+ * writer left moved aside, and checks that the directory can be created and
+ * written (ND_EIO naming it otherwise). Reports the free bytes there and
+ * what one checkpoint needs, for a warning when it does not fit. */
+typedef struct nd_save_dir_check {
+  int removed, restored; /* stale temporaries removed; checkpoints put back */
+  unsigned long long free_bytes, need_bytes;
+} nd_save_dir_check;
+int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_error *err);
 long long nd_trainer_steps_done(const nd_trainer *tr);
 
 /* What nd_trainer_gather copies. */
@@ -114,13 +127,44 @@ int nd_trainer_gather(nd_trainer *tr, const char *hf_name, enum nd_gather what, 
 /* Hugging Face names of the model's tensors, in checkpoint order; NULL past the end. */
 const char *nd_trainer_tensor_name(const nd_trainer *tr, int i, long long *numel);
 
-/* `ndgraph run`: trains train.steps steps with logging, evaluation and checkpoints. */
-typedef struct nd_run_options {
-  const char *metrics; /* JSON Lines file, overrides log.metrics; NULL: the config's */
-  const char *resume;  /* checkpoint directory (step-N, or a save_dir: its newest) */
-  const char *trace;   /* Chrome trace file, overrides trace.path; NULL: the config's */
-} nd_run_options;
-int nd_run(const nd_config *cfg, const nd_run_options *opts, nd_error *err);
+/* Loads the checkpoint in dir: a step-N directory, or a save_dir (its newest
+ * step-N). The optimizer state and the step count come too when the
+ * directory holds them; weights alone (a Hugging Face GPT-2 checkpoint, say)
+ * start a fine-tuning run at step 0. Writes the directory used to used[size]
+ * and whether the state was loaded to *with_state. */
+int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, size_t size, int *with_state, nd_error *err);
+/* After nd_trainer_resume of a save_dir: why a newer step-N there was not
+ * used (it lacks a file), as one line; "" when the newest was used. */
+const char *nd_trainer_resume_note(const nd_trainer *tr);
+
+/* The devices a trainer's tasks run on. */
+void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices);
+
+/* The i-th task kind (from 0) whose kernel a plugin supplies: its kind, the
+ * kernel's name and the plugin's path. ND_EINVAL past the end. */
+int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name, const char **origin);
+
+/* How parallelism.stage_layers: auto split the layers, stage by stage. */
+typedef struct nd_stage_info {
+  long long layers;
+  const char *device; /* the kind of worker the stage lands on: "cpu", "opencl" */
+  /* measured per layer and for the rest of the stage's work; negative when
+   * every stage lands on the same kind of device (the even split, unmeasured) */
+  double layer_ms, other_ms;
+} nd_stage_info;
+/* ND_EINVAL when the split was given, not chosen, or stage is out of range. */
+int nd_trainer_stage(const nd_trainer *tr, int stage, nd_stage_info *out);
+
+/* Whether training step `step` (from 1) of a run doing steps first..last is
+ * to be traced: listed in trace.steps or, when the list is empty, the second
+ * step of the run (after warm-up; the last if fewer). */
+int nd_trace_wanted(const nd_config *cfg, long long first, long long last, long long step);
+/* Runs one training step with its tasks recorded, then rewrites the Chrome
+ * trace json_path and the Gantt chart svg_path (either may be NULL or empty)
+ * with every step this trainer traced, so a later crash keeps them. *tasks:
+ * the tasks the step recorded. */
+int nd_trainer_step_traced(nd_trainer *tr, const char *json_path, const char *svg_path, nd_step_result *res,
+                           int *tasks, nd_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,36 @@
+/* What a trainer runs on, for a run's header lines: devices, the kernels
+ * plugins supply, and how stage_layers: auto split the layers. */
+#include <string.h>
+
+#include "kernels/registry.h"
+#include "scheduler/placement.h"
+#include "train/trainer_internal.h"
+
+void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices) {
+  (void)tr; /* one StarPU runtime per process, started by the trainer */
+  *cpu_workers = nd_runtime_workers();
+  *opencl_devices = nd_runtime_opencl_devices();
+}
+
+int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name, const char **origin) {
+  (void)tr; /* the kernel table is the process's while the trainer is open */
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
+    const nd__kernel_slot *s = &nd__kernels[k];
+    if (!s->fn || strcmp(s->origin, "builtin") == 0 || i-- > 0) continue;
+    *kind = nd_task_kind_name(k), *name = s->name, *origin = s->origin;
+    return 0;
+  }
+  return ND_EINVAL;
+}
+
+static const char *unit_name(int kind) {
+  return kind == ND_UNIT_CPU ? "cpu" : kind == ND_UNIT_OPENCL ? "opencl" : "gpu";
+}
+
+int nd_trainer_stage(const nd_trainer *tr, int stage, nd_stage_info *out) {
+  const nd_balance *b = nd__trainer_balance(tr);
+  if (stage < 0 || stage >= b->stages) return ND_EINVAL;
+  *out = (nd_stage_info){b->split[stage], unit_name(b->kind[stage]), b->mixed ? b->layer_us[stage] / 1e3 : -1,
+                         b->mixed ? b->other_us[stage] / 1e3 : -1};
+  return 0;
+}
