@@ -4,9 +4,15 @@
 #include "trace/model.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/error.h"
 
@@ -31,9 +37,30 @@ static int num(const cJSON *o, const char *k, double *out) {
   return 1;
 }
 
+/* Out of int's range (1e300, say) is as good as absent: no undefined cast. */
 static int int_or(const cJSON *o, const char *k, int dflt) {
   double d;
-  return num(o, k, &d) ? (int)d : dflt;
+  return num(o, k, &d) && d >= INT_MIN && d <= INT_MAX ? (int)d : dflt;
+}
+
+/* Times beyond this many microseconds (about 31,700 years, far past any
+ * epoch-based clock) or not finite are an error: they would make every later
+ * computation (span, ticks, the chart's width) meaningless or endless. */
+#define MAX_US 1e18
+
+/* ts (and dur) of event i, checked. */
+static int times(const cJSON *e, int32_t i, const char *what, double *ts, double *dur, nd_error *err) {
+  *ts = 0;
+  num(e, "ts", ts);
+  if (dur) {
+    *dur = 0;
+    num(e, "dur", dur);
+    if (*dur < 0) *dur = 0;
+  }
+  if (fabs(*ts) <= MAX_US && (!dur || *dur <= MAX_US)) return 0;
+  const char *name = str(e, "name");
+  return nd__fail(err, ND_EINVAL, "%s: event %d (\"%.64s\"): %s %g is not a time within +-1e18 us", what, (int)i,
+                  name ? name : "", fabs(*ts) <= MAX_US ? "dur" : "ts", fabs(*ts) <= MAX_US ? *dur : *ts);
 }
 
 static int thread_of(nd_trace_model *m, int pid, int tid) {
@@ -49,7 +76,7 @@ static int thread_of(nd_trace_model *m, int pid, int tid) {
 
 static void copy(char *dst, size_t size, const char *src) { snprintf(dst, size, "%s", src ? src : ""); }
 
-static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap) {
+static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap, double ts, double dur) {
   if (m->n_slices == *cap) {
     int32_t n = *cap ? 2 * *cap : 256;
     nd_trace_slice *s = realloc(m->slices, (size_t)n * sizeof *s);
@@ -62,18 +89,18 @@ static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap
   double d;
   *s = (nd_trace_slice){.thread = thread, .micro_batch = -1, .task = -1};
   copy(s->name, sizeof s->name, str(e, "name"));
-  num(e, "ts", &s->ts);
-  num(e, "dur", &s->dur);
-  if (s->dur < 0) s->dur = 0;
+  s->ts = ts;
+  s->dur = dur;
   if (cJSON_IsObject(args)) {
     copy(s->phase, sizeof s->phase, str(args, "phase"));
     s->micro_batch = int_or(args, "micro_batch", -1);
-    if (num(args, "task", &d)) s->task = (int64_t)d;
+    if (num(args, "task", &d) && fabs(d) < 9e18) s->task = (int64_t)d;
   }
   return 0;
 }
 
-static int add_flow_end(flow_end **ends, int32_t *n, int32_t *cap, const cJSON *e, int thread, int is_start) {
+static int add_flow_end(flow_end **ends, int32_t *n, int32_t *cap, const cJSON *e, int thread, int is_start,
+                        double ts) {
   if (*n == *cap) {
     int32_t c = *cap ? 2 * *cap : 256;
     flow_end *f = realloc(*ends, (size_t)c * sizeof *f);
@@ -89,8 +116,7 @@ static int add_flow_end(flow_end **ends, int32_t *n, int32_t *cap, const cJSON *
   else snprintf(idtext, sizeof idtext, "%.17g", cJSON_IsNumber(id) ? id->valuedouble : 0.0);
   snprintf(f->key, sizeof f->key, "%s\x1f%s", cat ? cat : "", idtext);
   f->thread = thread;
-  f->ts = 0;
-  num(e, "ts", &f->ts);
+  f->ts = ts;
   f->is_start = is_start;
   f->enclosing = is_start || (bp && strcmp(bp, "e") == 0);
   return 0;
@@ -112,11 +138,14 @@ static int sort_threads(nd_trace_model *m, flow_end *ends, int32_t n_ends) {
     free(where);
     return ND_ENOMEM;
   }
-  if (m->n_threads) memcpy(old, m->threads, (size_t)m->n_threads * sizeof *old);
+  /* the old index rides along in n_slices (zero until counted below) */
+  for (int i = 0; i < m->n_threads; i++) m->threads[i].n_slices = i;
+  if (m->n_threads > 0) memcpy(old, m->threads, (size_t)m->n_threads * sizeof *old);
   if (m->n_threads > 1) qsort(m->threads, (size_t)m->n_threads, sizeof *m->threads, cmp_thread);
-  for (int i = 0; i < m->n_threads; i++)
-    for (int j = 0; j < m->n_threads; j++)
-      if (old[i].pid == m->threads[j].pid && old[i].tid == m->threads[j].tid) where[i] = j;
+  for (int j = 0; j < m->n_threads; j++) {
+    where[m->threads[j].n_slices] = j;
+    m->threads[j].n_slices = 0;
+  }
   for (int32_t i = 0; i < m->n_slices; i++) {
     m->slices[i].thread = where[m->slices[i].thread];
     m->threads[m->slices[i].thread].n_slices++;
@@ -204,14 +233,22 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
   int32_t n_ends = 0, cap_ends = 0, cap_slices = 0;
   int rc = 0;
   const cJSON *e;
+  int32_t index = -1;
+  double ts = 0, dur = 0;
   cJSON_ArrayForEach(e, events) {
     const char *ph = str(e, "ph");
+    index++;
     if (!ph) continue;
+    int slice = strcmp(ph, "X") == 0, flow = strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0;
+    if ((slice || flow) && (rc = times(e, index, what, &ts, slice ? &dur : NULL, err))) {
+      free(ends);
+      nd_trace_model_free(m);
+      return rc;
+    }
     int thread = thread_of(m, int_or(e, "pid", 0), int_or(e, "tid", 0));
     if (thread < 0) rc = ND_ENOMEM;
-    else if (strcmp(ph, "X") == 0) rc = add_slice(m, e, thread, &cap_slices);
-    else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0)
-      rc = add_flow_end(&ends, &n_ends, &cap_ends, e, thread, ph[0] == 's');
+    else if (slice) rc = add_slice(m, e, thread, &cap_slices, ts, dur);
+    else if (flow) rc = add_flow_end(&ends, &n_ends, &cap_ends, e, thread, ph[0] == 's', ts);
     else if (strcmp(ph, "M") == 0) apply_metadata(m, e, thread);
     if (rc) goto cleanup;
   }
@@ -229,8 +266,19 @@ cleanup:
 
 int nd_trace_model_load(nd_trace_model *m, const char *path, nd_error *err) {
   memset(m, 0, sizeof *m);
-  FILE *f = fopen(path, "rb");
-  if (!f) return nd__fail(err, ND_EIO, "%s: cannot open the trace", path);
+  /* non-blocking, then a regular file only: a FIFO would wait for a writer */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0) return nd__fail(err, ND_EIO, "%s: cannot open the trace: %s", path, strerror(errno));
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return nd__fail(err, ND_EIO, "%s: not a regular file", path);
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return nd__fail(err, ND_ENOMEM, "%s: cannot open the trace: %s", path, strerror(errno));
+  }
   char *text = NULL;
   long size = -1;
   if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
