@@ -3,7 +3,8 @@
 # built by examples/local.mk).
 ND_BAD_PLUGIN_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 check_LTLIBRARIES += tests/plugins/libbad_abi.la tests/plugins/libbad_kind.la tests/plugins/libbad_dup.la \
-	tests/plugins/libbad_fail.la tests/plugins/libbad_backward.la tests/plugins/libno_entry.la
+	tests/plugins/libbad_fail.la tests/plugins/libbad_backward.la tests/plugins/libno_entry.la \
+	tests/plugins/libdata_entry.la
 tests_plugins_libbad_abi_la_SOURCES = tests/plugins/bad.c
 tests_plugins_libbad_abi_la_CPPFLAGS = $(AM_CPPFLAGS) -DND_KERNEL_ABI_VERSION=99
 tests_plugins_libbad_abi_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
@@ -22,6 +23,9 @@ tests_plugins_libbad_backward_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
 tests_plugins_libno_entry_la_SOURCES = tests/plugins/bad.c
 tests_plugins_libno_entry_la_CPPFLAGS = $(AM_CPPFLAGS) -DNO_ENTRY
 tests_plugins_libno_entry_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libdata_entry_la_SOURCES = tests/plugins/bad.c
+tests_plugins_libdata_entry_la_CPPFLAGS = $(AM_CPPFLAGS) -DDATA_ENTRY
+tests_plugins_libdata_entry_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
 
 # Losses with the example plugin against the built-in path and a test-local SiLU.
 check_PROGRAMS += tests/test_plugin
