@@ -7,6 +7,7 @@
 #include "ndgraph/ndgraph.h"
 
 #define ND_MAX_STAGES 64
+#define ND_MAX_RANKS 4096 /* data x tensor x pipeline */
 #define ND_MAX_TRACE_STEPS 64
 #define ND_MAX_PLUGINS 16
 #define ND_PATH_MAX 1024

@@ -59,13 +59,18 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
   /* the position of each task in its home worker's sequence */
   int32_t *order = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *order);
   if (!order) return ND_ENOMEM;
-  int rc = nd_fixed_order(g, e, strcmp(policy, "gpipe") == 0 ? ND_FIXED_GPIPE : ND_FIXED_1F1B, order);
-  int next[32] = {0};
+  int top = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++)
+    if (home[i] > top) top = home[i];
+  int *next = calloc((size_t)top + 1, sizeof *next); /* per worker: tasks placed so far */
+  int rc = next ? nd_fixed_order(g, e, strcmp(policy, "gpipe") == 0 ? ND_FIXED_GPIPE : ND_FIXED_1F1B, order)
+                : ND_ENOMEM;
   for (int32_t k = 0; k < g->n_tasks && !rc; k++) {
     int w = home[order[k]];
-    prio[order[k]] = -next[w >= 0 && w < 32 ? w : 0]++;
+    prio[order[k]] = -next[w >= 0 ? w : 0]++;
   }
   free(order);
+  free(next);
   return rc;
 }
 
@@ -78,7 +83,9 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
   enum nd_placement mode = cfg->runtime.placement;
   out->priority = malloc(n * sizeof *out->priority);
   out->home = malloc(n * sizeof *out->home);
-  out->workers = fixed || mode == ND_PLACEMENT_STRICT ? calloc(n, sizeof *out->workers) : NULL;
+  out->mask_words = nd_rank_map_mask_words(pl);
+  out->workers = fixed || mode == ND_PLACEMENT_STRICT ? calloc(n * (size_t)out->mask_words, sizeof *out->workers)
+                                                      : NULL;
   nd_edges e = {0};
   int rc = !out->priority || !out->home || ((fixed || mode == ND_PLACEMENT_STRICT) && !out->workers) ? ND_ENOMEM : 0;
   if (rc || (rc = nd_graph_edges(g, &e))) goto cleanup;
@@ -88,8 +95,9 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
     int r = nd_rank_index(g, t->rank);
     int home = pl->units[nd_task_unit(g, pl, t, !fixed)].id;
     out->home[i] = mode == ND_PLACEMENT_FREE && !fixed ? -1 : home;
-    if (fixed) out->workers[i] = 1u << home;
-    else if (mode == ND_PLACEMENT_STRICT) out->workers[i] = nd_rank_map_mask(pl, r) | 1u << home;
+    uint32_t *mask = out->workers ? &out->workers[(size_t)i * out->mask_words] : NULL;
+    if (mask) mask[home / 32] |= UINT32_C(1) << (home % 32);
+    if (mask && !fixed) nd_rank_map_mask(pl, r, mask);
   }
   rc = priorities(g, cfg, pl, &e, measured, out->home, lo, hi, out->priority);
 cleanup:
@@ -126,7 +134,7 @@ int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *c
   rc = nd_hints_compute(g, cfg, &pl, measured, starpu_sched_get_min_priority(), starpu_sched_get_max_priority(), &h);
   nd_rank_map_free(&pl);
   if (rc) return nd__fail(err, rc, "scheduler: out of memory for the task hints");
-  rc = nd_exec_set_hints(ex, which, h.priority, h.workers);
+  rc = nd_exec_set_hints(ex, which, h.priority, h.workers, h.mask_words);
   /* StarPU's policies may use sched_data themselves: homes only for ours */
   if (!rc && nd_sched_policy(cfg->runtime.scheduler)) rc = nd_exec_set_homes(ex, which, h.home);
   nd_hints_free(&h);

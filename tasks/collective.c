@@ -2,9 +2,11 @@
  * order into the first part followed by copies: deterministic, whatever the
  * schedule. The interface is the IR's (a group and its buffers), so a GPU
  * backend can map the same task onto NCCL, one task per rank. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/cpu/kernels.h"
+#include "kernels/registry.h"
 #include "tasks/codelets.h"
 
 /* buffers: the n parts, each read and written */
@@ -15,9 +17,15 @@ static void allreduce_cpu(void *buffers[], void *arg) {
     for (int p = 1; p < a->nparts; p++)
       for (int64_t i = 0; i < a->n; i++) out[i] += ND_F64(p)[i];
   } else {
-    const float *parts[1024];
-    for (int p = 0; p < a->nparts && p < 1024; p++) parts[p] = ND_F32(p);
+    /* as many parts as the group has ranks: no fixed bound */
+    const float **parts = malloc((size_t)a->nparts * sizeof *parts);
+    if (!parts) {
+      nd__kernel_report(ND_TASK_ALLREDUCE, ND_ENOMEM);
+      return;
+    }
+    for (int p = 0; p < a->nparts; p++) parts[p] = ND_F32(p);
     nd_sum_ordered(ND_F32(0), parts, a->nparts, a->n);
+    free(parts);
   }
   size_t bytes = (size_t)a->n * (a->dtype == ND_F64 ? 8 : 4);
   for (int p = 1; p < a->nparts; p++) memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[p]), (void *)STARPU_VECTOR_GET_PTR(buffers[0]), bytes);

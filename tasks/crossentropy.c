@@ -1,8 +1,10 @@
 /* Vocabulary-parallel cross-entropy: per-shard statistics, their combination
  * (the log-sum-exp over the whole vocabulary, and the loss), the backward. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/cpu/kernels.h"
+#include "kernels/registry.h"
 #include "tasks/codelets.h"
 
 /* buffers: stats (N, 3), logits (N, Vs), targets (N) */
@@ -29,12 +31,17 @@ static void crossentropy_combine_cpu(void *buffers[], void *arg) {
   const nd_graph *g = c->graph;
   const nd_task *t = c->task;
   int S = t->a.ce.nshards, N = t->a.ce.N;
-  const float *stats[ND_MAX_STAGES];
+  const float **stats = malloc((size_t)S * sizeof *stats); /* S: the tensor-parallel size, up to 1024 */
+  if (!stats) {
+    nd__kernel_report(ND_TASK_CE_COMBINE, ND_ENOMEM);
+    return;
+  }
   for (int s = 0; s < S; s++) stats[s] = ND_F32(S + s);
   int64_t first = c->step->seq_base + (int64_t)(t->rank.dp * g->micro_batches + t->micro_batch) * g->B;
   int64_t valid = c->step->seq_limit - first;
   int rows = valid <= 0 ? 0 : valid >= g->B ? N : (int)valid * g->T;
   double sum = nd_crossentropy_combine(ND_F32(0), stats, S, rows);
+  free(stats);
   for (int s = 1; s < S; s++) memcpy(ND_F32(s), ND_F32(0), (size_t)N * sizeof(float));
   double *loss = ND_F64(2 * S);
   const nd_access *acc = nd_task_access(g, t);

@@ -3,3 +3,7 @@ check_PROGRAMS += tests/test_graph
 TESTS += tests/test_graph
 tests_test_graph_SOURCES = tests/test_graph.c tests/tap.h
 tests_test_graph_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_limits
+TESTS += tests/test_limits
+tests_test_limits_SOURCES = tests/test_limits.c tests/tap.h
+tests_test_limits_LDADD = $(ND_TEST_LIBS)
