@@ -36,6 +36,12 @@ int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_task *t, int
  * the task runs on (nd_task_unit) differs from that of its home rank's first unit. */
 int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl);
 
+/* Before allocating (scheduler/fit.c): the memory `plan` gives for g's ranks
+ * against what the machine has: host RAM for all of them (every tensor has
+ * a host copy), each OpenCL device's global memory for the ranks placed on
+ * it. ND_ECONFIG with both numbers unless runtime.allow_oversubscribe. */
+int nd_sched_check_memory(const nd_graph *g, const nd_config *cfg, nd_error *err);
+
 /* The running StarPU workers as placement units. */
 int nd_runtime_units(nd_unit *units, int max);
 

@@ -99,8 +99,13 @@ int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
   ex->ptr = calloc((size_t)owner->n_tensors, sizeof *ex->ptr);
   ex->by_name = malloc((size_t)owner->n_tensors * sizeof *ex->by_name);
   if (!ex->handles || !ex->ptr || !ex->by_name || allocate(ex)) {
+    int64_t bytes = 0;
+    for (int32_t i = 0; i < owner->n_tensors; i++) bytes += owner->tensors[i].bytes;
     nd_exec_free(ex);
-    return nd__fail(err, ND_ENOMEM, "executor: out of memory for the tensors");
+    return nd__fail(err, ND_ENOMEM,
+                    "executor: out of memory allocating %.2f GB of tensors for %d ranks (model.n_layer, "
+                    "model.n_embd, train.micro_batch_size and parallelism.* set it; `ndgraph plan` shows it per rank)",
+                    (double)bytes / 1e9, owner->dp * owner->pp * owner->tp);
   }
   for (int32_t i = 0; i < owner->n_tensors; i++) {
     const nd_tensor *t = &owner->tensors[i];

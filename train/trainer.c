@@ -172,9 +172,6 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if (!tr) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   tr->cfg = *cfg;
   const nd_config *c = &tr->cfg;
-  int64_t V = c->model.vocab_size, T = c->model.seq_len;
-  if ((rc = nd_dataset_open(&tr->train, c->data.train, c->data.format, V, (int)T, err))) goto fail;
-  if (c->data.val[0] && (rc = nd_dataset_open(&tr->val, c->data.val, c->data.format, V, (int)T, err))) goto fail;
   /* plugins first: the graph's costs come from the kernels that will run it */
   if ((rc = nd_kernels_setup(c, err))) goto fail;
   tr->kernels_loaded = 1;
@@ -187,6 +184,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   tr->seqs_per_step = c->parallelism.data_parallel_size * c->parallelism.micro_batches * c->train.micro_batch_size;
   if ((rc = nd_runtime_start(c, err))) goto fail;
   tr->runtime_started = 1;
+  if ((rc = nd_sched_check_memory(tr->step_graph, c, err))) goto fail;
   if ((rc = bind(tr, err))) goto fail;
   /* stage_layers: auto measures the devices on the even split, then rebuilds */
   if (c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1) {
@@ -271,14 +269,25 @@ static int run_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
   return rc;
 }
 
+/* A data set opened on first use: `eval --data X` needs neither data.train
+ * nor data.val, and must not fail on them. */
+static int dataset(const nd_trainer *tr, nd_dataset **ds, const char *spec, nd_error *err) {
+  const nd_config *c = &tr->cfg;
+  return *ds ? 0 : nd_dataset_open(ds, spec, c->data.format, c->model.vocab_size, (int)c->model.seq_len, err);
+}
+
 int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
+  /* data.val too, so that a bad one stops the run before its first step, not at its first evaluation */
+  int rc = dataset(tr, &tr->train, tr->cfg.data.train, err);
+  if (!rc && tr->cfg.data.val[0]) rc = dataset(tr, &tr->val, tr->cfg.data.val, err);
+  if (rc) return rc;
   nd_step s = base_step(tr);
   s.data = tr->train;
   s.seq_base = tr->steps_done * tr->seqs_per_step;
   s.lr = (float)learning_rate(&tr->cfg, tr->steps_done);
   s.adam_t = (int)tr->steps_done + 1;
   double t0 = now_ms();
-  int rc = run_step(tr, &s, err);
+  rc = run_step(tr, &s, err);
   if (rc) return rc;
   double ms = now_ms() - t0;
   double loss = total_loss(tr, tr->step_graph);
@@ -301,14 +310,16 @@ int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double 
                     nd_error *err) {
   const nd_config *c = &tr->cfg;
   nd_dataset *own = NULL;
-  const nd_dataset *ds = tr->val;
+  const nd_dataset *ds;
   int rc;
   if (data) {
-    if ((rc = nd_dataset_open(&own, data, c->data.format, c->model.vocab_size, (int)c->model.seq_len, err)))
-      return rc;
+    if ((rc = dataset(tr, &own, data, err))) return rc;
     ds = own;
+  } else {
+    if (!c->data.val[0]) return nd__fail(err, ND_EINVAL, "%s: data.val is not set: nothing to evaluate on", c->source);
+    if ((rc = dataset(tr, &tr->val, c->data.val, err))) return rc;
+    ds = tr->val;
   }
-  if (!ds) return nd__fail(err, ND_EINVAL, "%s: data.val is not set: nothing to evaluate on", c->source);
   int64_t seqs = batches * c->train.micro_batch_size;
   nd_step s = base_step(tr);
   s.data = ds;
