@@ -39,7 +39,11 @@ static int process_gone(long pid) { return pid == (long)getpid() || (kill((pid_t
 int nd_checkpoint_clean_stale(const char *save_dir, int *removed, int *restored, nd_error *err) {
   *removed = *restored = 0;
   DIR *d = opendir(save_dir);
-  if (!d) return errno == ENOENT ? 0 : nd__fail(err, ND_EIO, "%s: cannot open directory: %s", save_dir, strerror(errno));
+  /* nothing there yet, or a path that cannot be one: nd_checkpoint_check_dir says why */
+  if (!d)
+    return errno == ENOENT || errno == ENOTDIR
+               ? 0
+               : nd__fail(err, ND_EIO, "%s: cannot open directory: %s", save_dir, strerror(errno));
   int rc = 0;
   for (struct dirent *de; !rc && (de = readdir(d));) {
     int64_t step;
