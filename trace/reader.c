@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,14 +64,45 @@ static int times(const cJSON *e, int32_t i, const char *what, double *ts, double
                   name ? name : "", fabs(*ts) <= MAX_US ? "dur" : "ts", fabs(*ts) <= MAX_US ? *dur : *ts);
 }
 
-static int thread_of(nd_trace_model *m, int pid, int tid) {
-  for (int i = 0; i < m->n_threads; i++)
-    if (m->threads[i].pid == pid && m->threads[i].tid == tid) return i;
+/* Threads by (pid, tid): open addressing over indices into m->threads, so
+ * that a trace with a new thread on every event stays O(n). */
+typedef struct thread_index {
+  int *slot; /* -1: empty */
+  size_t cap;
+} thread_index;
+
+static size_t hash_of(int pid, int tid, size_t cap) {
+  uint64_t h = ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) * UINT64_C(0x9E3779B97F4A7C15);
+  return (size_t)(h >> 17) & (cap - 1);
+}
+
+static int index_grow(thread_index *ix, const nd_trace_model *m) {
+  size_t cap = ix->cap ? 2 * ix->cap : 64;
+  int *slot = malloc(cap * sizeof *slot);
+  if (!slot) return ND_ENOMEM;
+  for (size_t i = 0; i < cap; i++) slot[i] = -1;
+  for (int t = 0; t < m->n_threads; t++) {
+    size_t h = hash_of(m->threads[t].pid, m->threads[t].tid, cap);
+    while (slot[h] >= 0) h = (h + 1) & (cap - 1);
+    slot[h] = t;
+  }
+  free(ix->slot);
+  ix->slot = slot;
+  ix->cap = cap;
+  return 0;
+}
+
+static int thread_of(nd_trace_model *m, thread_index *ix, int pid, int tid) {
+  if ((size_t)m->n_threads * 2 >= ix->cap && index_grow(ix, m)) return -1;
+  size_t h = hash_of(pid, tid, ix->cap);
+  for (; ix->slot[h] >= 0; h = (h + 1) & (ix->cap - 1))
+    if (m->threads[ix->slot[h]].pid == pid && m->threads[ix->slot[h]].tid == tid) return ix->slot[h];
   nd_trace_thread *t = realloc(m->threads, (size_t)(m->n_threads + 1) * sizeof *t);
   if (!t) return -1;
   m->threads = t;
   t[m->n_threads] = (nd_trace_thread){.pid = pid, .tid = tid, .sort = tid};
   snprintf(t[m->n_threads].name, sizeof t->name, "%d:%d", pid, tid);
+  ix->slot[h] = m->n_threads;
   return m->n_threads++;
 }
 
@@ -234,6 +266,7 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
   int rc = 0;
   const cJSON *e;
   int32_t index = -1;
+  thread_index ix = {NULL, 0};
   double ts = 0, dur = 0;
   cJSON_ArrayForEach(e, events) {
     const char *ph = str(e, "ph");
@@ -241,11 +274,12 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
     if (!ph) continue;
     int slice = strcmp(ph, "X") == 0, flow = strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0;
     if ((slice || flow) && (rc = times(e, index, what, &ts, slice ? &dur : NULL, err))) {
+      free(ix.slot);
       free(ends);
       nd_trace_model_free(m);
       return rc;
     }
-    int thread = thread_of(m, int_or(e, "pid", 0), int_or(e, "tid", 0));
+    int thread = thread_of(m, &ix, int_or(e, "pid", 0), int_or(e, "tid", 0));
     if (thread < 0) rc = ND_ENOMEM;
     else if (slice) rc = add_slice(m, e, thread, &cap_slices, ts, dur);
     else if (flow) rc = add_flow_end(&ends, &n_ends, &cap_ends, e, thread, ph[0] == 's', ts);
@@ -256,6 +290,7 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
   if (m->n_slices > 1) qsort(m->slices, (size_t)m->n_slices, sizeof *m->slices, cmp_slice);
   rc = bind_flows(m, ends, n_ends);
 cleanup:
+  free(ix.slot);
   free(ends);
   if (rc) {
     nd_trace_model_free(m);
