@@ -39,10 +39,11 @@ int nd_checkpoint_latest(const char *save_dir, char *path_out, size_t size, nd_e
  * missing save_dir has nothing to clean. */
 int nd_checkpoint_clean_stale(const char *save_dir, int *removed, int *restored, nd_error *err);
 
-/* Retention: keeps the `keep` newest complete checkpoints and removes the
- * older complete ones (keep < 1: keeps all); incomplete or hidden
- * directories are not touched. The count removed in *removed. */
-int nd_checkpoint_prune(const char *save_dir, int64_t keep, int *removed, nd_error *err);
+/* Retention, once step-NEWEST is complete: of the complete checkpoints up to
+ * NEWEST, keeps the `keep` newest and removes the others (keep < 1: keeps
+ * all). Newer, incomplete and hidden directories are not touched. The count
+ * removed in *removed. */
+int nd_checkpoint_prune(const char *save_dir, int64_t newest, int64_t keep, int *removed, nd_error *err);
 
 /* 1 when a step-N newer than `step` exists but is incomplete: its N in
  * *newer, the first file it lacks in *missing; else 0. */

@@ -101,12 +101,14 @@ static int complete_steps(const char *save_dir, int64_t **out, int *n, nd_error 
   return 0;
 }
 
-int nd_checkpoint_prune(const char *save_dir, int64_t keep, int *removed, nd_error *err) {
+int nd_checkpoint_prune(const char *save_dir, int64_t newest, int64_t keep, int *removed, nd_error *err) {
   int64_t *steps;
   int n, rc;
   *removed = 0;
   if (keep < 1) return 0;
   if ((rc = complete_steps(save_dir, &steps, &n, err))) return rc;
+  /* newer ones (another run's, say) are neither counted nor touched */
+  while (n > 0 && steps[n - 1] > newest) n--;
   /* renamed out of the step-N namespace first: a kill half way through the
    * removal leaves a hidden .del directory (cleaned at the next start), never
    * a step-N that looks like a checkpoint but lacks files */

@@ -46,10 +46,10 @@ static void write_text(const char *path, const char *text) {
 }
 
 static char *path_in(const char *dir, const char *name) {
-  static char p[4][1024];
+  static char p[4][2200];
   static int slot;
   char *out = p[slot++ % 4];
-  snprintf(out, 1024, "%s/%s", dir, name);
+  snprintf(out, sizeof p[0], "%s/%s", dir, name);
   return out;
 }
 
@@ -156,6 +156,25 @@ static void test_tensors(const char *good) {
                                        "tensor ln_f.bias holds a non-finite value (nan at element 1)", NULL});
 }
 
+/* Retention after step 3 with 2 kept: 1 goes; 2 and 3 stay, and so does a
+ * newer 9 (another run's) and an incomplete 0. */
+static void test_prune(void) {
+  nd_ckpt_model m = model();
+  nd_error err = {0};
+  for (int64_t step = 1; step <= 9; step += step == 3 ? 6 : 1) {
+    nd_ckpt_state s = {step, 0, step};
+    nd_ckpt_save(&m, &s, &err);
+  }
+  mkdir(path_in(cfg->train.save_dir, "step-0"), 0777);
+  int removed = -1;
+  int rc = nd_checkpoint_prune(cfg->train.save_dir, 3, 2, &removed, &err);
+  int left = 0;
+  const char *names[] = {"step-0", "step-1", "step-2", "step-3", "step-9"};
+  for (int i = 0; i < 5; i++) left |= (access(path_in(cfg->train.save_dir, names[i]), F_OK) == 0) << i;
+  ok(rc == 0 && removed == 1 && left == (1 | 4 | 8 | 16), "keep 2 after step 3: step-1 removed, 0, 2, 3, 9 kept (%s)",
+     err.msg);
+}
+
 int main(void) {
   nd_error err = {0};
   char set[1200];
@@ -171,6 +190,7 @@ int main(void) {
   test_state(good);
   test_config_json(good);
   test_tensors(good);
+  test_prune();
   char cmd[1100];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) diag("could not remove %s", tmpdir);

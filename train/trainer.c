@@ -360,7 +360,9 @@ int nd_trainer_save(nd_trainer *tr, nd_error *err) {
   nd_ckpt_state s = {tr->steps_done, tr->steps_done * tr->seqs_per_step, tr->steps_done};
   int removed, rc = nd_ckpt_save(&m, &s, err);
   /* retention only once the new one is complete */
-  return rc ? rc : nd_checkpoint_prune(tr->cfg.train.save_dir, tr->cfg.train.keep_checkpoints, &removed, err);
+  return rc ? rc
+            : nd_checkpoint_prune(tr->cfg.train.save_dir, tr->steps_done, tr->cfg.train.keep_checkpoints, &removed,
+                                  err);
 }
 
 int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_error *err) {
