@@ -51,7 +51,7 @@ static int map_file(nd_dataset *ds, const char *path, nd_error *err) {
     goto out;
   }
   if (!S_ISREG(st.st_mode)) {
-    rc = nd__fail(err, ND_EDATA, "%s: not a regular file (a FIFO, device or directory cannot be a data set)", path);
+    rc = nd__fail(err, ND_EDATA, "%s: not a regular file", path);
     goto out;
   }
   ds->n_bytes = (size_t)st.st_size;
