@@ -94,7 +94,12 @@ typedef struct nd_step_result {
 int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err);
 void nd_trainer_close(nd_trainer *tr);
 /* Loads a checkpoint directory (step-N/): the model, and with_state the
- * optimizer and the step count too. Shapes must match the configuration. */
+ * optimizer and the step count too. Shapes must match the configuration,
+ * every value must be finite, config.json must agree with the configuration
+ * (required in an ndgraph checkpoint; a bare weights file may lack it) and
+ * state.json must hold integers in range: ND_ECHECKPOINT naming the file and
+ * the tensor or field otherwise. The data sets open at the first step or
+ * evaluation, so that `eval --data` needs neither data.train nor data.val. */
 int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *err);
 /* Runs one training step. A non-finite loss is an error (ND_ENUMERIC). */
 int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err);
