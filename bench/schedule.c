@@ -17,8 +17,8 @@
 #include "data/dataset.h"
 #include "graph/ir.h"
 #include "graph/priority.h"
-#include "scheduler/hints.h"
 #include "tasks/exec.h"
+#include "tasks/schedule.h"
 
 #define MAX_STEPS 16
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint/atomic.h"
+#include "common/atomic.h"
 #include "common/error.h"
 
 static const char *const ckpt_files[] = {"model.safetensors", "optimizer.safetensors",

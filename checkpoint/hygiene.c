@@ -14,7 +14,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "checkpoint/atomic.h"
+#include "common/atomic.h"
 #include "checkpoint/checkpoint.h"
 #include "common/error.h"
 

@@ -5,7 +5,6 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/safetensors.h"
 #include "common/error.h"
+#include "common/file.h"
 
 /* Checkpoint names of each kind: "wte.weight", "m.wte.weight", "v.wte.weight". */
 static const char *const prefix[] = {"", "grad.", "m.", "v."};
@@ -139,30 +139,23 @@ static int load_file(const nd_ckpt_model *m, const char *dir, const char *file, 
   return rc;
 }
 
-/* A small JSON file of the checkpoint, parsed; NULL with *err filled. A
- * missing file is ENOENT in *missing when the caller may accept that. */
+/* A small JSON file of the checkpoint, parsed; NULL with *err filled, and
+ * *missing set when the file does not exist (which a caller may accept). */
 static cJSON *read_json(const char *path, int *missing, nd_error *err) {
   enum { LIMIT = 1 << 20 };
-  struct stat st;
   char *text = NULL;
   cJSON *doc = NULL;
-  *missing = 0;
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    *missing = errno == ENOENT;
-    nd__fail(err, ND_ECHECKPOINT, "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > LIMIT)
+  *missing = access(path, F_OK) != 0 && errno == ENOENT;
+  int rc = *missing ? ND_EIO : nd__read_file(path, LIMIT, &text, NULL);
+  if (rc == ND_EDATA || rc == ND_EINVAL)
     nd__fail(err, ND_ECHECKPOINT, "%s: not a regular file of at most %d bytes", path, LIMIT);
-  else if (!(text = calloc(1, (size_t)st.st_size + 1)) || read(fd, text, (size_t)st.st_size) != st.st_size)
-    nd__fail(err, ND_ECHECKPOINT, "%s: cannot read", path);
+  else if (rc)
+    nd__fail(err, ND_ECHECKPOINT, "%s: cannot read: %s", path, *missing ? "No such file or directory" : nd_strerror(rc));
   else if (!(doc = cJSON_Parse(text)) || !cJSON_IsObject(doc)) {
     cJSON_Delete(doc);
     doc = NULL;
     nd__fail(err, ND_ECHECKPOINT, "%s: not a JSON object", path);
   }
-  close(fd);
   free(text);
   return doc;
 }

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint/atomic.h"
+#include "common/atomic.h"
 #include "common/error.h"
 
 /* Tensor data is written and read as host floats. */

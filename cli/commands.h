@@ -10,6 +10,16 @@ int nd_cli_eval(int argc, char **argv);
 int nd_cli_kernel_check(int argc, char **argv);
 int nd_cli_trace(int argc, char **argv);
 
+/* Exit statuses (cli/exit.c holds the table from error codes). The input a
+ * command reads to know what to do, its configuration or the trace it
+ * summarizes, is bad input whatever the reason it cannot be read. */
+#define ND_EXIT_FAILURE 1
+#define ND_EXIT_BAD_INPUT 2
+/* The exit status for a library return code (0 for 0). */
+int nd_cli_status(int rc);
+/* Prints "ndgraph: MESSAGE" (err's, or the code's) on stderr; returns nd_cli_status(rc). */
+int nd_cli_fail(int rc, const nd_error *err);
+
 /* Options a command takes besides CONFIG and --set: names, and where their values go. */
 typedef struct nd_cli_option {
   const char *name;  /* "--metrics" */

@@ -1,3 +1,4 @@
+/* `ndgraph eval`: the mean cross-entropy of a checkpoint, as one JSON line. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,7 +17,7 @@ int nd_cli_eval(int argc, char **argv) {
   if (!opts[0].value) {
     fprintf(stderr, "ndgraph: eval needs --checkpoint DIR\n");
     nd_config_free(cfg);
-    return 2;
+    return ND_EXIT_BAD_INPUT;
   }
   if (opts[2].value) {
     char *end;
@@ -24,7 +25,7 @@ int nd_cli_eval(int argc, char **argv) {
     if (*end || batches < 1) {
       fprintf(stderr, "ndgraph: --batches '%s': expected a positive integer\n", opts[2].value);
       nd_config_free(cfg);
-      return 2;
+      return ND_EXIT_BAD_INPUT;
     }
   } else if (nd_config_get(cfg, "train.eval_batches", buf, sizeof buf) == 0) {
     batches = atoll(buf);
@@ -35,10 +36,7 @@ int nd_cli_eval(int argc, char **argv) {
     rc = nd_trainer_eval(tr, opts[1].value, batches, &loss, &tokens, &err);
   nd_trainer_close(tr);
   nd_config_free(cfg);
-  if (rc) {
-    fprintf(stderr, "ndgraph: %s\n", err.msg[0] ? err.msg : nd_strerror(rc));
-    return rc == ND_ECONFIG ? 2 : 1;
-  }
+  if (rc) return nd_cli_fail(rc, &err);
   printf("{\"loss\": %.9g, \"tokens\": %lld}\n", loss, tokens);
   return 0;
 }

@@ -6,7 +6,8 @@
  *   ndgraph kernel-check PLUGIN.so NAME
  *   ndgraph trace summarize FILE [--json] | ndgraph trace svg FILE -o OUT
  *
- * Exit status: 0 success, 1 failure at run time, 2 bad input (usage, configuration). */
+ * Exit status: 0 success, 1 failure at run time, 2 bad input (usage,
+ * configuration): one table for every command, in cli/exit.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
     usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+    return argc < 2 ? ND_EXIT_BAD_INPUT : 0;
   }
   /* one line per subcommand */
   static const struct {
@@ -54,5 +55,5 @@ int main(int argc, char **argv) {
   }
   fprintf(stderr, "ndgraph: unknown command '%s'\n", cmd);
   usage(stderr);
-  return 2;
+  return ND_EXIT_BAD_INPUT;
 }

@@ -1,3 +1,4 @@
+/* The arguments every configured command shares: CONFIG, --set and its own options. */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,7 +13,7 @@ int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_conf
     if (argv[i][0] != '-') {
       if (path) {
         fprintf(stderr, "ndgraph: more than one configuration file ('%s' and '%s')\n", path, argv[i]);
-        return 2;
+        return ND_EXIT_BAD_INPUT;
       }
       path = argv[i];
       continue;
@@ -23,7 +24,7 @@ int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_conf
   }
   if (nd_config_new(&cfg)) {
     fprintf(stderr, "ndgraph: out of memory\n");
-    return 2;
+    return ND_EXIT_BAD_INPUT;
   }
   if (path && nd_config_load_file(cfg, path, &err)) goto bad;
   for (int i = 0; i < argc; i++) {
@@ -58,5 +59,5 @@ bad:
   fprintf(stderr, "%s\n", err.msg);
 usage:
   nd_config_free(cfg);
-  return 2;
+  return ND_EXIT_BAD_INPUT; /* the configuration is the command's input, whatever kept it from reading */
 }

@@ -1,7 +1,7 @@
+/* `ndgraph plan`: what one training step becomes, and where its ranks are placed. */
 #include <stdio.h>
 
 #include "cli/commands.h"
-#include "scheduler/hints.h"
 
 int nd_cli_plan(int argc, char **argv) {
   nd_cli_option opts[] = {{"--dot", 1, NULL}, {"--json", 0, NULL}};
@@ -12,9 +12,5 @@ int nd_cli_plan(int argc, char **argv) {
   int rc = nd_plan_report(cfg, stdout, opts[1].value != NULL, opts[0].value, &err);
   if (!rc && !opts[1].value) rc = nd_placement_report(cfg, stdout, &err);
   nd_config_free(cfg);
-  if (rc) {
-    fprintf(stderr, "ndgraph: %s\n", err.msg[0] ? err.msg : nd_strerror(rc));
-    return rc == ND_ECONFIG || rc == ND_EPLUGIN ? 2 : 1;
-  }
-  return 0;
+  return rc ? nd_cli_fail(rc, &err) : 0;
 }

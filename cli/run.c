@@ -198,10 +198,6 @@ int nd_cli_run(int argc, char **argv) {
   nd_error err = {0};
   int rc = train(cfg, opts[0].value, opts[1].value, opts[2].value, &err);
   nd_config_free(cfg);
-  if (rc > 0) return rc;
-  if (rc) {
-    fprintf(stderr, "ndgraph: %s\n", err.msg[0] ? err.msg : nd_strerror(rc));
-    return rc == ND_ECONFIG || rc == ND_ENODEV || rc == ND_EPLUGIN ? 2 : 1;
-  }
-  return 0;
+  if (rc > 0) return rc; /* the exit status a signal asked for */
+  return rc ? nd_cli_fail(rc, &err) : 0;
 }

@@ -4,14 +4,11 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "trace/model.h"
-#include "trace/summary.h"
-#include "trace/svg.h"
 
 static int usage(void) {
   fprintf(stderr, "usage: ndgraph trace summarize FILE [--json]\n"
                   "       ndgraph trace svg FILE -o OUT.svg\n");
-  return 2;
+  return ND_EXIT_BAD_INPUT;
 }
 
 int nd_cli_trace(int argc, char **argv) {
@@ -30,22 +27,13 @@ int nd_cli_trace(int argc, char **argv) {
   int summarize = strcmp(what, "summarize") == 0, svg = strcmp(what, "svg") == 0;
   if (!file || (!summarize && !svg) || (svg && !out) || (svg && json)) return usage();
   nd_error err = {0};
-  nd_trace_model m;
-  int rc = nd_trace_model_load(&m, file, &err);
+  nd_trace *t;
+  int rc = nd_trace_read(&t, file, &err);
   if (rc) {
-    fprintf(stderr, "ndgraph: %s\n", err.msg);
-    return 2;
+    nd_cli_fail(rc, &err);
+    return ND_EXIT_BAD_INPUT; /* the trace is this command's input */
   }
-  if (svg) rc = nd_trace_svg_write(&m, out, &err);
-  else {
-    nd_trace_summary s;
-    if (!(rc = nd_trace_summarize(&m, &s))) rc = nd_trace_summary_print(stdout, file, &m, &s, json);
-    nd_trace_summary_free(&s);
-  }
-  nd_trace_model_free(&m);
-  if (rc) {
-    fprintf(stderr, "ndgraph: %s\n", err.msg[0] ? err.msg : nd_strerror(rc));
-    return 1;
-  }
-  return 0;
+  rc = svg ? nd_trace_svg_save(t, out, &err) : nd_trace_summary_write(t, stdout, json, &err);
+  nd_trace_free(t);
+  return rc ? nd_cli_fail(rc, &err) : 0;
 }

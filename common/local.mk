@@ -1,2 +1,3 @@
-# common: what every layer shares (error codes and messages).
-libndgraph_la_SOURCES += common/error.c common/error.h
+# common: what every layer shares: error codes and messages, atomic files,
+# reading a whole file. Includes nothing from the other folders.
+libndgraph_internal_la_SOURCES += common/error.c common/error.h common/atomic.c common/atomic.h common/file.c common/file.h

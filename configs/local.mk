@@ -1,5 +1,5 @@
 # configs: files of this folder, included by the top-level Makefile.am.
-libndgraph_la_SOURCES += \
+libndgraph_internal_la_SOURCES += \
 	configs/config.h configs/config.c \
 	configs/keys.h configs/keys.c \
 	configs/value.c configs/format.c \

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "kernels/registry.h"
 
 static const char *const kind_names[] = {
 #define ND__KIND_NAME(k, s) s,
@@ -76,7 +75,6 @@ int32_t nd__graph_add_task(nd_graph *g, const nd_task *t, const nd_access *acc, 
     g->access[g->n_access++] = acc[i];
     dst->bytes += g->tensors[acc[i].tensor].bytes;
   }
-  nd__kernel_cost(dst); /* a plugin's cost model, for the kernel that will run it */
   return g->n_tasks++;
 }
 

@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/registry.h"
-
 #include "common/error.h"
 
 int nd_plan_compute(const nd_graph *g, nd_plan *p) {
@@ -98,7 +96,7 @@ void nd_plan_print(FILE *f, const nd_graph *g, const nd_plan *p) {
   }
 }
 
-char *nd_plan_json(const nd_graph *g, const nd_plan *p) {
+cJSON *nd_plan_json(const nd_graph *g, const nd_plan *p) {
   cJSON *root = cJSON_CreateObject();
   cJSON *layout = cJSON_AddObjectToObject(root, "layout");
   cJSON_AddNumberToObject(layout, "data_parallel_size", g->dp);
@@ -136,16 +134,7 @@ char *nd_plan_json(const nd_graph *g, const nd_plan *p) {
     cJSON_AddNumberToObject(r, "input_bytes", (double)m->bytes[ND_TENSOR_INPUT]);
     cJSON_AddItemToArray(ranks, r);
   }
-  cJSON *kernels = cJSON_AddObjectToObject(root, "kernels");
-  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
-    if (!nd__kernels[k].fn) continue;
-    cJSON *impl = cJSON_AddObjectToObject(kernels, nd_task_kind_name((enum nd_task_kind)k));
-    cJSON_AddStringToObject(impl, "name", nd__kernels[k].name);
-    cJSON_AddStringToObject(impl, "origin", nd__kernels[k].origin);
-  }
-  char *s = cJSON_PrintUnformatted(root);
-  cJSON_Delete(root);
-  return s;
+  return root;
 }
 
 int nd_graph_write_dot(const nd_graph *g, const char *path, nd_error *err) {
@@ -172,33 +161,4 @@ int nd_graph_write_dot(const nd_graph *g, const char *path, nd_error *err) {
   nd_edges_free(&e);
   if (fclose(f) != 0) return nd__fail(err, ND_EIO, "%s: %s", path, strerror(errno));
   return 0;
-}
-
-int nd_plan_report(const nd_config *cfg, FILE *out, int json, const char *dot_path, nd_error *err) {
-  nd_graph *g = NULL;
-  nd_plan p;
-  int rc = nd_kernels_setup(cfg, err);
-  if (rc) return rc;
-  if ((rc = nd_graph_build(&g, cfg, 0, err))) {
-    nd_kernels_teardown();
-    return rc;
-  }
-  if ((rc = nd_plan_compute(g, &p))) {
-    nd_graph_free(g);
-    nd_kernels_teardown();
-    return nd__fail(err, rc, "plan: out of memory");
-  }
-  if (json) {
-    char *s = nd_plan_json(g, &p);
-    fprintf(out, "%s\n", s ? s : "{}");
-    free(s);
-  } else {
-    nd_plan_print(out, g, &p);
-    nd__kernels_print(out);
-  }
-  if (dot_path) rc = nd_graph_write_dot(g, dot_path, err);
-  nd_plan_free(&p);
-  nd_graph_free(g);
-  nd_kernels_teardown();
-  return rc;
 }

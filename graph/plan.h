@@ -29,8 +29,9 @@ int nd_plan_compute(const nd_graph *g, nd_plan *out);
 void nd_plan_free(nd_plan *p);
 
 void nd_plan_print(FILE *f, const nd_graph *g, const nd_plan *p);
-/* The same summary as one JSON object (caller frees). */
-char *nd_plan_json(const nd_graph *g, const nd_plan *p);
+/* The same summary as one JSON object (the caller adds to it, prints it and
+ * frees it with cJSON_Delete). */
+struct cJSON *nd_plan_json(const nd_graph *g, const nd_plan *p);
 /* The graph for Graphviz: one node per task coloured by phase, one edge per dependency. */
 int nd_graph_write_dot(const nd_graph *g, const char *path, nd_error *err);
 

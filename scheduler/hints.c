@@ -9,10 +9,10 @@
 #include "graph/priority.h"
 #include "scheduler/policies.h"
 
-int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_task *t, int spread) {
+int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can, const nd_task *t, int spread) {
   int r = nd_rank_index(g, t->rank);
   int u = pl->first[r] + (spread && t->micro_batch >= 0 ? t->micro_batch % pl->count[r] : 0);
-  if (pl->units[u].kind != ND_UNIT_OPENCL || nd_exec_runs_on_opencl(t)) return u;
+  if (pl->units[u].kind == ND_UNIT_CPU || can->runs_on(can->ctx, t, pl->units[u].kind)) return u;
   for (int i = pl->first[r]; i < pl->first[r] + pl->count[r]; i++)
     if (pl->units[i].kind == ND_UNIT_CPU) return i;
   for (int i = 0; i < pl->n_units; i++)
@@ -20,11 +20,11 @@ int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_task *t, int
   return u;
 }
 
-int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl) {
+int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can) {
   int64_t bytes = 0;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
-    int node = pl->units[nd_task_unit(g, pl, t, 1)].node;
+    int node = pl->units[nd_task_unit(g, pl, can, t, 1)].node;
     const nd_access *acc = nd_task_access(g, t);
     for (int a = 0; a < t->n_access; a++) {
       const nd_tensor *x = &g->tensors[acc[a].tensor];
@@ -39,17 +39,17 @@ int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl) {
  * weigh each task with the cost model of the unit it runs on. */
 static const nd_cost_model *unit_cost(int kind) { return kind == ND_UNIT_CPU ? &nd_cost_cpu : &nd_cost_opencl; }
 
-static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_edges *e,
-                      const double *measured, const int *home, int lo, int hi, int *prio) {
+static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_unit_check *can,
+                      const nd_edges *e, const double *measured, const int *home, int lo, int hi, int *prio) {
   const char *policy = cfg->runtime.scheduler;
   if (!nd_sched_is_fixed(policy)) {
     size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
     double *rank = malloc(n * sizeof *rank), *seconds = malloc(n * sizeof *seconds);
     int rc = rank && seconds ? 0 : ND_ENOMEM;
-    for (int32_t i = 0; i < g->n_tasks && !rc; i++)
-      seconds[i] = measured && measured[i] > 0
-                       ? measured[i]
-                       : nd_task_seconds(&g->tasks[i], unit_cost(pl->units[nd_task_unit(g, pl, &g->tasks[i], 1)].kind));
+    for (int32_t i = 0; i < g->n_tasks && !rc; i++) {
+      int kind = pl->units[nd_task_unit(g, pl, can, &g->tasks[i], 1)].kind;
+      seconds[i] = measured && measured[i] > 0 ? measured[i] : nd_task_seconds(&g->tasks[i], unit_cost(kind));
+    }
     if (!rc) nd_upward_rank(g, e, seconds, NULL, rank);
     if (!rc) rc = nd_priorities_from_rank(g, rank, cfg->runtime.priorities, lo, hi, prio);
     free(rank);
@@ -74,8 +74,8 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
   return rc;
 }
 
-int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const double *measured, int lo,
-                     int hi, nd_hints *out) {
+int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_unit_check *can,
+                     const double *measured, int lo, int hi, nd_hints *out) {
   memset(out, 0, sizeof *out);
   size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
   const char *policy = cfg->runtime.scheduler;
@@ -93,13 +93,13 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
     const nd_task *t = &g->tasks[i];
     /* a collective's home is its first participant, t->rank */
     int r = nd_rank_index(g, t->rank);
-    int home = pl->units[nd_task_unit(g, pl, t, !fixed)].id;
+    int home = pl->units[nd_task_unit(g, pl, can, t, !fixed)].id;
     out->home[i] = mode == ND_PLACEMENT_FREE && !fixed ? -1 : home;
     uint32_t *mask = out->workers ? &out->workers[(size_t)i * out->mask_words] : NULL;
     if (mask) mask[home / 32] |= UINT32_C(1) << (home % 32);
     if (mask && !fixed) nd_rank_map_mask(pl, r, mask);
   }
-  rc = priorities(g, cfg, pl, &e, measured, out->home, lo, hi, out->priority);
+  rc = priorities(g, cfg, pl, can, &e, measured, out->home, lo, hi, out->priority);
 cleanup:
   nd_edges_free(&e);
   if (rc) nd_hints_free(out);
@@ -121,22 +121,4 @@ int nd_runtime_units(nd_unit *units, int max) {
                            (int)starpu_worker_get_memory_node(w), starpu_worker_get_devid((int)w)};
   }
   return n;
-}
-
-int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
-                   nd_error *err) {
-  nd_unit units[STARPU_NMAXWORKERS];
-  int n = nd_runtime_units(units, STARPU_NMAXWORKERS);
-  nd_rank_map pl;
-  nd_hints h;
-  int rc = nd_place(units, n, g->dp, g->pp, g->tp, &pl);
-  if (rc) return nd__fail(err, rc, "placement: cannot place %d ranks on %d workers", g->dp * g->pp * g->tp, n);
-  rc = nd_hints_compute(g, cfg, &pl, measured, starpu_sched_get_min_priority(), starpu_sched_get_max_priority(), &h);
-  nd_rank_map_free(&pl);
-  if (rc) return nd__fail(err, rc, "scheduler: out of memory for the task hints");
-  rc = nd_exec_set_hints(ex, which, h.priority, h.workers, h.mask_words);
-  /* StarPU's policies may use sched_data themselves: homes only for ours */
-  if (!rc && nd_sched_policy(cfg->runtime.scheduler)) rc = nd_exec_set_homes(ex, which, h.home);
-  nd_hints_free(&h);
-  return rc ? nd__fail(err, rc, "scheduler: out of memory for the task hints") : 0;
 }

@@ -10,7 +10,13 @@
 #include "configs/config.h"
 #include "graph/ir.h"
 #include "scheduler/placement.h"
-#include "tasks/exec.h"
+
+/* Whether task t may run on a unit of kind `unit_kind` (enum nd_unit_kind).
+ * The executor knows (tasks/schedule.h, ctx its state): the scheduler asks. */
+typedef struct nd_unit_check {
+  int (*runs_on)(const void *ctx, const nd_task *t, int unit_kind);
+  const void *ctx;
+} nd_unit_check;
 
 typedef struct nd_hints {
   int *priority;     /* [n_tasks], in the running policy's range */
@@ -22,19 +28,19 @@ typedef struct nd_hints {
 /* Hints for g placed on `pl` under cfg's policy and placement, priorities in
  * [lo, hi]. measured: seconds per task from a calibration step (NULL: the
  * FLOPs/bytes cost model; a task measured at 0 keeps the model's figure). */
-int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const double *measured, int lo,
-                     int hi, nd_hints *out);
+int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_unit_check *can,
+                     const double *measured, int lo, int hi, nd_hints *out);
 void nd_hints_free(nd_hints *h);
 
 /* The unit (an index into pl->units) task t of g runs on first: its rank's
  * unit (micro-batches spread over the rank's units when spread), or a CPU
  * unit, the rank's own first, when t cannot run on that unit's device. */
-int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_task *t, int spread);
+int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can, const nd_task *t, int spread);
 
 /* Bytes per step that cross between memory nodes: for every read (R or RW)
  * of a tensor by a task, the tensor's bytes when the memory node of the unit
  * the task runs on (nd_task_unit) differs from that of its home rank's first unit. */
-int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl);
+int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can);
 
 /* Before allocating (scheduler/fit.c): the memory `plan` gives for g's ranks
  * against what the machine has: host RAM for all of them (every tensor has
@@ -45,18 +51,9 @@ int nd_sched_check_memory(const nd_graph *g, const nd_config *cfg, nd_error *err
 /* The running StarPU workers as placement units. */
 int nd_runtime_units(nd_unit *units, int max);
 
-/* Places g on the running workers and gives graph `which` of ex its hints
- * (measured as for nd_hints_compute). */
-int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
-                   nd_error *err);
-
 /* The units `ndgraph plan` places ranks on: the topology's GPUs when it has
  * any, else its cores (runtime.workers of them, all when 0; on this machine
  * capped as StarPU caps CPU workers). Returns how many, or ND_ENOMEM. */
 int nd_plan_units(hwloc_topology_t topo, const nd_config *cfg, nd_unit **out, int *gpus);
-
-/* `ndgraph plan`: the mapping rank -> workers, cores, devices, on
- * runtime.topology (an hwloc XML) or this machine. */
-int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err);
 
 #endif

@@ -1,11 +1,11 @@
 # scheduler: files of this folder, included by the top-level Makefile.am.
-libndgraph_la_SOURCES += \
+libndgraph_internal_la_SOURCES += \
 	scheduler/queue.c scheduler/queue.h \
 	scheduler/idle.c scheduler/idle.h \
 	scheduler/home.c scheduler/home.h \
 	scheduler/ndws.c scheduler/ndseq.c \
 	scheduler/policies.c scheduler/policies.h \
 	scheduler/topology.c scheduler/topology.h
-libndgraph_la_SOURCES += \
+libndgraph_internal_la_SOURCES += \
 	scheduler/placement.c scheduler/placement.h \
 	scheduler/hints.c scheduler/hints.h scheduler/report.c scheduler/fit.c

@@ -8,3 +8,5 @@ include tests/trace.mk
 include tests/plugin.mk
 include tests/scheduler.mk
 include tests/opencl.mk
+include tests/cli.mk
+include tests/layers.mk

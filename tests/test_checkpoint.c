@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint/atomic.h"
+#include "common/atomic.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/safetensors.h"
 #include "tests/tap.h"

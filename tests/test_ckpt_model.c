@@ -120,7 +120,7 @@ static void test_state(const char *good) {
 
 static void test_config_json(const char *good) {
   const char *d = variant(good, "noconfig", "config.json", NULL);
-  expect_refused("config.json missing", d, 1, (const char *const[]){path_in(d, "config.json"), "cannot open", NULL});
+  expect_refused("config.json missing", d, 1, (const char *const[]){path_in(d, "config.json"), "No such file", NULL});
   expect_refused("config.json missing, weights only", d, 0, (const char *const[]){path_in(d, "config.json"), NULL});
   d = variant(good, "garbage", "config.json", "garbage");
   expect_refused("config.json garbage", d, 0, (const char *const[]){path_in(d, "config.json"), "not a JSON object", NULL});

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checkpoint/atomic.h"
+#include "common/atomic.h"
 #include "data/builtin.h"
 #include "data/dataset.h"
 #include "tests/tap.h"

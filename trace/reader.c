@@ -4,18 +4,15 @@
 #include "trace/model.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/error.h"
+#include "common/file.h"
 
 /* One end of an arrow before binding: the key pairs "s" with "f". */
 typedef struct flow_end {
@@ -301,35 +298,14 @@ cleanup:
 
 int nd_trace_model_load(nd_trace_model *m, const char *path, nd_error *err) {
   memset(m, 0, sizeof *m);
-  /* non-blocking, then a regular file only: a FIFO would wait for a writer */
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0) return nd__fail(err, ND_EIO, "%s: cannot open the trace: %s", path, strerror(errno));
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return nd__fail(err, ND_EIO, "%s: not a regular file", path);
-  }
-  FILE *f = fdopen(fd, "rb");
-  if (!f) {
-    close(fd);
-    return nd__fail(err, ND_ENOMEM, "%s: cannot open the trace: %s", path, strerror(errno));
-  }
-  char *text = NULL;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-  if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1)) &&
-      fread(text, 1, (size_t)size, f) == (size_t)size)
-    text[size] = '\0';
-  else size = -1;
-  fclose(f);
-  if (size < 0) {
-    free(text);
-    return nd__fail(err, ND_EIO, "%s: cannot read the trace", path);
-  }
+  char *text;
+  int rc = nd__read_file(path, SIZE_MAX, &text, NULL);
+  if (rc == ND_EDATA) return nd__fail(err, ND_EIO, "%s: not a regular file", path);
+  if (rc) return nd__fail(err, rc, "%s: %s the trace", path, rc == ND_ENOMEM ? "out of memory reading" : "cannot read");
   cJSON *doc = cJSON_Parse(text);
   free(text);
   if (!doc) return nd__fail(err, ND_EINVAL, "%s: not valid JSON", path);
-  int rc = nd_trace_model_from_json(m, doc, path, err);
+  rc = nd_trace_model_from_json(m, doc, path, err);
   cJSON_Delete(doc);
   return rc;
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint/atomic.h"
+#include "common/atomic.h"
 #include "common/error.h"
 #include "trace/chrome.h"
 #include "trace/model.h"

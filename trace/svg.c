@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint/atomic.h"
+#include "common/atomic.h"
 #include "common/error.h"
 
 #define WIDTH 1200.0

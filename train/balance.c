@@ -9,8 +9,8 @@
 #include <starpu.h>
 
 #include "common/error.h"
-#include "scheduler/hints.h"
 #include "scheduler/placement.h"
+#include "tasks/schedule.h"
 #include "train/trainer_internal.h"
 
 #define ND_MAX_LAYERS_SPLIT 257

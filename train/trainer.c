@@ -16,9 +16,10 @@
 #include "graph/plan.h"
 #include "graph/shard.h"
 #include "kernels/registry.h"
-#include "scheduler/hints.h"
 #include "scheduler/policies.h"
 #include "tasks/exec.h"
+#include "tasks/schedule.h"
+#include "train/costs.h"
 #include "train/init.h"
 #include "train/trainer_internal.h"
 
@@ -159,6 +160,16 @@ static int bind(nd_trainer *tr, nd_error *err) {
   return 0;
 }
 
+/* The step and evaluation graphs, costed by the kernels that will run them. */
+static int build_graphs(nd_trainer *tr, nd_error *err) {
+  int rc;
+  if ((rc = nd_graph_build(&tr->step_graph, &tr->cfg, 0, err)) || (rc = nd_graph_build(&tr->eval_graph, &tr->cfg, 1, err)))
+    return rc;
+  nd__apply_plugin_costs(tr->step_graph);
+  nd__apply_plugin_costs(tr->eval_graph);
+  return 0;
+}
+
 const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
 char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
 const char *nd_trainer_resume_note(const nd_trainer *tr) { return tr->resume_note; }
@@ -175,8 +186,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   /* plugins first: the graph's costs come from the kernels that will run it */
   if ((rc = nd_kernels_setup(c, err))) goto fail;
   tr->kernels_loaded = 1;
-  if ((rc = nd_graph_build(&tr->step_graph, c, 0, err))) goto fail;
-  if ((rc = nd_graph_build(&tr->eval_graph, c, 1, err))) goto fail;
+  if ((rc = build_graphs(tr, err))) goto fail;
   nd_plan plan;
   if ((rc = nd_plan_compute(tr->step_graph, &plan))) goto oom;
   tr->model_flops = plan.model_flops;
@@ -199,8 +209,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
     free(tr->ckpt);
     tr->ckpt = NULL, tr->n_hf = 0;
     tr->steps_done = 0;
-    if ((rc = nd_graph_build(&tr->step_graph, c, 0, err)) || (rc = nd_graph_build(&tr->eval_graph, c, 1, err)) ||
-        (rc = bind(tr, err)))
+    if ((rc = build_graphs(tr, err)) || (rc = bind(tr, err)))
       goto fail;
   }
   *out = tr;

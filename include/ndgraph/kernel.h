@@ -19,6 +19,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What the library exports: it is built with -fvisibility=hidden
+ * (Makefile.am), and the public API's functions are marked with this. */
+#ifndef ND_EXPORT
+#if defined(__GNUC__)
+#define ND_EXPORT __attribute__((visibility("default")))
+#else
+#define ND_EXPORT
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -120,8 +130,8 @@ typedef int (*nd_plugin_init_fn)(nd_kernel_registry *reg, int abi_version);
 /* For programs that link libndgraph: an init function that runs as if it
  * were a plugin named label, on every (re)load of the kernels, before the
  * configuration's plugins. Returns 0, or -1 when the table (16) is full. */
-int nd_kernels_add_static(const char *label, nd_plugin_init_fn init);
-void nd_kernels_clear_static(void);
+ND_EXPORT int nd_kernels_add_static(const char *label, nd_plugin_init_fn init);
+ND_EXPORT void nd_kernels_clear_static(void);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,16 @@ extern "C" {
 
 #define NDGRAPH_VERSION "0.1.0"
 
+/* What the library exports: it is built with -fvisibility=hidden
+ * (Makefile.am), and the public API's functions are marked with this. */
+#ifndef ND_EXPORT
+#if defined(__GNUC__)
+#define ND_EXPORT __attribute__((visibility("default")))
+#else
+#define ND_EXPORT
+#endif
+#endif
+
 /* Error codes: 0 is success, every failure is negative. */
 #define ND_ERRNO_MAP(X)                                                    \
   X(ENOMEM, -1, "out of memory")                                           \
@@ -36,7 +46,7 @@ enum {
 };
 
 /* A static message for an error code ("unknown error" for codes not in the table). */
-const char *nd_strerror(int code);
+ND_EXPORT const char *nd_strerror(int code);
 
 /* Where a failure's one-line explanation is left. */
 #define ND_ERROR_MAX 1024
@@ -50,32 +60,57 @@ typedef struct nd_error {
 typedef struct nd_config nd_config;
 
 /* A configuration holding every default (the embedded quick-start model). */
-int nd_config_new(nd_config **out);
-void nd_config_free(nd_config *cfg);
+ND_EXPORT int nd_config_new(nd_config **out);
+ND_EXPORT void nd_config_free(nd_config *cfg);
 
 /* Reads a YAML file over the current values. Errors read
  * "FILE:LINE:COL: error: MESSAGE". The result is not validated across keys:
  * call nd_config_validate before use. */
-int nd_config_load_file(nd_config *cfg, const char *path, nd_error *err);
+ND_EXPORT int nd_config_load_file(nd_config *cfg, const char *path, nd_error *err);
 /* Same, from a buffer; name is used in messages in place of a file name. */
-int nd_config_load_string(nd_config *cfg, const char *name, const char *yaml, size_t len,
+ND_EXPORT int nd_config_load_string(nd_config *cfg, const char *name, const char *yaml, size_t len,
                           nd_error *err);
 /* Sets one key from text, as --set does: "section.key" and "value". */
-int nd_config_set(nd_config *cfg, const char *key, const char *value, nd_error *err);
+ND_EXPORT int nd_config_set(nd_config *cfg, const char *key, const char *value, nd_error *err);
 /* Parses one "section.key=value" assignment, as given on the command line. */
-int nd_config_set_assignment(nd_config *cfg, const char *assignment, nd_error *err);
+ND_EXPORT int nd_config_set_assignment(nd_config *cfg, const char *assignment, nd_error *err);
 /* Checks ranges and the rules that tie keys together. */
-int nd_config_validate(const nd_config *cfg, nd_error *err);
+ND_EXPORT int nd_config_validate(const nd_config *cfg, nd_error *err);
 /* Writes the value of a key as text into buf; ND_EINVAL for an unknown key. */
-int nd_config_get(const nd_config *cfg, const char *key, char *buf, size_t size);
+ND_EXPORT int nd_config_get(const nd_config *cfg, const char *key, char *buf, size_t size);
 /* Writes the whole configuration as YAML (every key, defaults included). */
-int nd_config_dump(const nd_config *cfg, char **yaml_out, size_t *len_out);
+ND_EXPORT int nd_config_dump(const nd_config *cfg, char **yaml_out, size_t *len_out);
 
 /* ------------------------------------------------------------------- plan */
 
 /* `ndgraph plan`: builds the step's graph and writes its summary to out (text,
  * or one JSON object), and the graph for Graphviz to dot_path when given. */
-int nd_plan_report(const nd_config *cfg, FILE *out, int json, const char *dot_path, nd_error *err);
+ND_EXPORT int nd_plan_report(const nd_config *cfg, FILE *out, int json, const char *dot_path, nd_error *err);
+/* `ndgraph plan`, its placement section: the mapping rank -> workers, cores,
+ * devices on runtime.topology (an hwloc XML) or this machine, and the bytes
+ * a step moves between memory nodes. */
+ND_EXPORT int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err);
+
+/* ----------------------------------------------------------- kernel check */
+
+/* `ndgraph kernel-check`: loads the plugin at `plugin` and checks each
+ * kernel or activation it registers under `name` against ndgraph's
+ * double-precision reference on random inputs, one line per case to out.
+ * 0 when every case passes, 1 when one fails; a negative ND_E* code when the
+ * plugin cannot be used or registers nothing under name (ND_EINVAL). */
+ND_EXPORT int nd_kernel_check(const char *plugin, const char *name, FILE *out, nd_error *err);
+
+/* ----------------------------------------------------------------- traces */
+
+/* A Chrome trace read back (ndgraph's, or any other with complete events). */
+typedef struct nd_trace nd_trace;
+ND_EXPORT int nd_trace_read(nd_trace **out, const char *path, nd_error *err);
+ND_EXPORT void nd_trace_free(nd_trace *t);
+/* `ndgraph trace summarize`: bubbles, critical path and efficiency, as text
+ * or as one JSON object. */
+ND_EXPORT int nd_trace_summary_write(const nd_trace *t, FILE *out, int json, nd_error *err);
+/* `ndgraph trace svg`: the Gantt chart, written to svg_path atomically. */
+ND_EXPORT int nd_trace_svg_save(const nd_trace *t, const char *svg_path, nd_error *err);
 
 /* --------------------------------------------------------------- training */
 
@@ -88,11 +123,11 @@ typedef struct nd_step_result {
   double step_ms, tokens_per_s, gflops;
 } nd_step_result;
 
-/* Opens the datasets, builds the step's graph, starts StarPU and initializes
+/* Builds the step's graph, starts StarPU and initializes
  * the parameters from train.seed (the same values whatever the layout). One
  * trainer per process at a time. */
-int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err);
-void nd_trainer_close(nd_trainer *tr);
+ND_EXPORT int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err);
+ND_EXPORT void nd_trainer_close(nd_trainer *tr);
 /* Loads a checkpoint directory (step-N/): the model, and with_state the
  * optimizer and the step count too. Shapes must match the configuration,
  * every value must be finite, config.json must agree with the configuration
@@ -100,18 +135,18 @@ void nd_trainer_close(nd_trainer *tr);
  * state.json must hold integers in range: ND_ECHECKPOINT naming the file and
  * the tensor or field otherwise. The data sets open at the first step or
  * evaluation, so that `eval --data` needs neither data.train nor data.val. */
-int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *err);
+ND_EXPORT int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *err);
 /* Runs one training step. A non-finite loss is an error (ND_ENUMERIC). */
-int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err);
+ND_EXPORT int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err);
 /* Mean cross-entropy over `batches` batches of micro_batch_size sequences read
  * llm.c-style from the start of data (NULL: data.val). */
-int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,
+ND_EXPORT int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,
                     nd_error *err);
 /* Writes save_dir/step-N (N: steps done) atomically, after checking that
  * every tensor is finite (ND_ENUMERIC naming the tensor otherwise); then,
  * with train.keep_checkpoints N > 0, removes all but the N newest complete
  * checkpoints. */
-int nd_trainer_save(nd_trainer *tr, nd_error *err);
+ND_EXPORT int nd_trainer_save(nd_trainer *tr, nd_error *err);
 /* Before training into train.save_dir (nothing to do when it is empty):
  * removes the temporaries of writers that are gone, puts back a checkpoint a
  * writer left moved aside, and checks that the directory can be created and
@@ -121,33 +156,35 @@ typedef struct nd_save_dir_check {
   int removed, restored; /* stale temporaries removed; checkpoints put back */
   unsigned long long free_bytes, need_bytes;
 } nd_save_dir_check;
-int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_error *err);
-long long nd_trainer_steps_done(const nd_trainer *tr);
+ND_EXPORT int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_error *err);
+ND_EXPORT long long nd_trainer_steps_done(const nd_trainer *tr);
 
 /* What nd_trainer_gather copies. */
 enum nd_gather { ND_GATHER_PARAM, ND_GATHER_GRAD, ND_GATHER_ADAM_M, ND_GATHER_ADAM_V };
 /* Copies a tensor, given by its Hugging Face name, into the single-rank
  * layout (n: its element count). Gradients are those of the last step. */
-int nd_trainer_gather(nd_trainer *tr, const char *hf_name, enum nd_gather what, float *out, long long n);
+ND_EXPORT int nd_trainer_gather(nd_trainer *tr, const char *hf_name, enum nd_gather what, float *out, long long n);
 /* Hugging Face names of the model's tensors, in checkpoint order; NULL past the end. */
-const char *nd_trainer_tensor_name(const nd_trainer *tr, int i, long long *numel);
+ND_EXPORT const char *nd_trainer_tensor_name(const nd_trainer *tr, int i, long long *numel);
 
 /* Loads the checkpoint in dir: a step-N directory, or a save_dir (its newest
  * step-N). The optimizer state and the step count come too when the
  * directory holds them; weights alone (a Hugging Face GPT-2 checkpoint, say)
  * start a fine-tuning run at step 0. Writes the directory used to used[size]
  * and whether the state was loaded to *with_state. */
-int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, size_t size, int *with_state, nd_error *err);
+ND_EXPORT int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, size_t size, int *with_state,
+                                nd_error *err);
 /* After nd_trainer_resume of a save_dir: why a newer step-N there was not
  * used (it lacks a file), as one line; "" when the newest was used. */
-const char *nd_trainer_resume_note(const nd_trainer *tr);
+ND_EXPORT const char *nd_trainer_resume_note(const nd_trainer *tr);
 
 /* The devices a trainer's tasks run on. */
-void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices);
+ND_EXPORT void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices);
 
 /* The i-th task kind (from 0) whose kernel a plugin supplies: its kind, the
  * kernel's name and the plugin's path. ND_EINVAL past the end. */
-int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name, const char **origin);
+ND_EXPORT int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name,
+                                       const char **origin);
 
 /* How parallelism.stage_layers: auto split the layers, stage by stage. */
 typedef struct nd_stage_info {
@@ -158,17 +195,17 @@ typedef struct nd_stage_info {
   double layer_ms, other_ms;
 } nd_stage_info;
 /* ND_EINVAL when the split was given, not chosen, or stage is out of range. */
-int nd_trainer_stage(const nd_trainer *tr, int stage, nd_stage_info *out);
+ND_EXPORT int nd_trainer_stage(const nd_trainer *tr, int stage, nd_stage_info *out);
 
 /* Whether training step `step` (from 1) of a run doing steps first..last is
  * to be traced: listed in trace.steps or, when the list is empty, the second
  * step of the run (after warm-up; the last if fewer). */
-int nd_trace_wanted(const nd_config *cfg, long long first, long long last, long long step);
+ND_EXPORT int nd_trace_wanted(const nd_config *cfg, long long first, long long last, long long step);
 /* Runs one training step with its tasks recorded, then rewrites the Chrome
  * trace json_path and the Gantt chart svg_path (either may be NULL or empty)
  * with every step this trainer traced, so a later crash keeps them. *tasks:
  * the tasks the step recorded. */
-int nd_trainer_step_traced(nd_trainer *tr, const char *json_path, const char *svg_path, nd_step_result *res,
+ND_EXPORT int nd_trainer_step_traced(nd_trainer *tr, const char *json_path, const char *svg_path, nd_step_result *res,
                            int *tasks, nd_error *err);
 
 #ifdef __cplusplus

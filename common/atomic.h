@@ -1,8 +1,8 @@
 /* Files that are either absent, or complete: written to PATH.tmp.PID,
  * fsync'd, renamed over PATH, and the directory fsync'd, so that a crash at
  * any moment leaves the old file or the new one, never a torn mix. */
-#ifndef ND_CHECKPOINT_ATOMIC_H
-#define ND_CHECKPOINT_ATOMIC_H
+#ifndef ND_COMMON_ATOMIC_H
+#define ND_COMMON_ATOMIC_H
 
 #include <stddef.h>
 

@@ -1,4 +1,4 @@
-#include "checkpoint/atomic.h"
+#include "common/atomic.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,19 @@
+/* Where the scheduler meets the executor: what a unit can run, and a graph's
+ * hints handed to the running executor. The scheduler sees neither tasks/
+ * nor StarPU codelets; this is the one place that knows both. */
+#ifndef ND_TASKS_SCHEDULE_H
+#define ND_TASKS_SCHEDULE_H
+
+#include "scheduler/hints.h"
+#include "tasks/exec.h"
+
+/* What this executor's codelets and kernels can run on each kind of unit
+ * (an nd_unit_check's runs_on; ctx: the nd_exec, unused yet). */
+int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind);
+
+/* Places g on the running workers and gives graph `which` of ex its hints
+ * (measured as for nd_hints_compute). */
+int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
+                   nd_error *err);
+
+#endif
