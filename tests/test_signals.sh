@@ -4,6 +4,8 @@
 # on); a second SIGINT stops at once; train.keep_checkpoints keeps the newest
 # complete checkpoints; the temporaries of dead writers go at the next start.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
+# no long run outlives the test, whatever fails
+trap 'kill -KILL $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 
 tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16
       --set train.micro_batch_size=2 --set parallelism.micro_batches=2 --set train.eval_every=0
@@ -22,6 +24,15 @@ start() {
   return 1
 }
 
+# finish: the exit status of $pid once it ends; a run that ignores the
+# signal is killed after two minutes (so that the suite cannot hang) and
+# reported as 137
+finish() {
+  for _ in $(seq 1200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid"
+}
+
 # the directories step-* of DIR all hold the four files
 all_complete() {
   local d
@@ -34,7 +45,7 @@ all_complete() {
 for sig in TERM INT; do
   want=$([ $sig = TERM ] && echo 143 || echo 130)
   start "$sig" "$tmp/ck-$sig"; ok $? "SIG$sig: the run is under way"
-  kill -"$sig" "$pid"; wait "$pid"; got=$?
+  kill -"$sig" "$pid"; finish; got=$?
   line=$(grep "SIG$sig" "$tmp/$sig.out")
   step=$(sed -n "s|^ndgraph: SIG$sig after step \([0-9]*\): checkpoint $tmp/ck-$sig/step-\1; stopping\$|\1|p" \
          "$tmp/$sig.out")
@@ -61,11 +72,11 @@ kill -0 "$pid" 2>/dev/null; ok $? "SIGUSR1: the run goes on"
 n=$(grep -c '^step ' "$tmp/USR1.out")
 for _ in $(seq 600); do [ "$(grep -c '^step ' "$tmp/USR1.out")" -gt $((n + 2)) ] && break; sleep 0.1; done
 [ "$(grep -c '^step ' "$tmp/USR1.out")" -gt $((n + 2)) ]; ok $? "SIGUSR1: steps after the checkpoint"
-kill -TERM "$pid"; wait "$pid"; ok $(($? != 143)) "SIGUSR1 then SIGTERM: exit 143"
+kill -TERM "$pid"; finish; ok $(($? != 143)) "SIGUSR1 then SIGTERM: exit 143"
 
 # a second SIGINT: no waiting for the checkpoint; whatever is left is complete
 start INT2 "$tmp/ck-INT2" --set train.save_every=1; ok $? "double SIGINT: the run is under way"
-kill -INT "$pid"; kill -INT "$pid"; wait "$pid"; got=$?
+kill -INT "$pid"; kill -INT "$pid"; finish; got=$?
 [ "$got" -eq 130 ]; ok $? "double SIGINT: exit 130 (got $got)"
 all_complete "$tmp/ck-INT2"; ok $? "double SIGINT: every step-N left is complete"
 
