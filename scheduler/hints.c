@@ -63,8 +63,7 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
   for (int32_t i = 0; i < g->n_tasks; i++)
     if (home[i] > top) top = home[i];
   int *next = calloc((size_t)top + 1, sizeof *next); /* per worker: tasks placed so far */
-  int rc = next ? nd_fixed_order(g, e, strcmp(policy, "gpipe") == 0 ? ND_FIXED_GPIPE : ND_FIXED_1F1B, order)
-                : ND_ENOMEM;
+  int rc = next ? nd_fixed_order(g, e, (enum nd_fixed_schedule)nd_fixed_schedule_of(policy), order) : ND_ENOMEM;
   for (int32_t k = 0; k < g->n_tasks && !rc; k++) {
     int w = home[order[k]];
     prio[order[k]] = -next[w >= 0 ? w : 0]++;
