@@ -11,8 +11,7 @@
 #include "graph/optim.h"
 
 static const nd__model *model_of(const nd_config *cfg) {
-  (void)cfg;
-  return &nd__gpt2_model;
+  return cfg->model.arch == ND_ARCH_LLAMA ? &nd__llama_model : &nd__gpt2_model;
 }
 
 int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_error *err) {
@@ -22,8 +21,11 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
   nd_graph *g = calloc(1, sizeof *g);
   if (!g) return nd__fail(err, ND_ENOMEM, "graph: out of memory");
   if ((rc = nd__set_layout(g, cfg, err))) goto cleanup;
+  g->NKV = g->NH;
+  g->tied = 1; /* GPT-2's head is its embedding */
   if (m->check && (rc = m->check(g, cfg, err))) goto cleanup;
   g->forward_only = forward_only;
+  b.cfg = cfg;
   if ((rc = nd__builder_init(&b, g, m->acts, m->nparams(g)))) goto cleanup;
   rc = ND_ENOMEM;
 
@@ -61,7 +63,7 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
       for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, k - (g->pool_slots[s][ND_POOL_GRAD_W] - 1));
     }
     for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, g->micro_batches);
-    nd__optimizer_tail(&b, m->tied);
+    nd__optimizer_tail(&b, g->tied ? m->tied : -1);
   }
   if (b.oom) goto cleanup;
   if (b.bad_order) {

@@ -127,8 +127,8 @@ void nd__matmul_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__line
   nd__task_spec s;
   if (x->dinp >= 0) {
     nd__spec_init(&s, ND_TASK_MATMUL_BWD_IN, ND_PHASE_B, r, mb, layer);
-    s.t.a.mm = (struct nd_mm_args){x->M, x->K, x->N, x->trans_w, 0, 0.0f};
-    nd__acc(&s, x->dinp, ND_ACCESS_W);
+    s.t.a.mm = (struct nd_mm_args){x->M, x->K, x->N, x->trans_w, 0, x->dinp_add ? 1.0f : 0.0f};
+    nd__acc(&s, x->dinp, x->dinp_add ? ND_ACCESS_RW : ND_ACCESS_W);
     nd__acc(&s, x->dout, ND_ACCESS_R);
     nd__acc(&s, x->w, ND_ACCESS_R);
     nd__emit(b, &s);
@@ -180,6 +180,81 @@ void nd__ln_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x)
   nd__acc(&s, x->mean, ND_ACCESS_R);
   nd__acc(&s, x->rstd, ND_ACCESS_R);
   s.t.a.ln = (struct nd_ln_args){N, C, 0, beta};
+  nd__emit(b, &s);
+}
+
+void nd__rms_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x) {
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_RMSNORM_FWD, ND_PHASE_F, r, mb, layer);
+  s.t.replica = r.tp > 0;
+  s.t.a.rms = (struct nd_rms_args){b->g->B * b->g->T, b->g->C, 0, 0.0f, (float)b->cfg->model.rms_norm_eps};
+  nd__acc(&s, x->out, ND_ACCESS_W);
+  nd__acc(&s, x->rstd, ND_ACCESS_W);
+  nd__acc(&s, x->inp, ND_ACCESS_R);
+  nd__acc(&s, x->w, ND_ACCESS_R);
+  nd__emit(b, &s);
+}
+
+void nd__rms_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x) {
+  nd__task_spec s;
+  int N = b->g->B * b->g->T, C = b->g->C;
+  float eps = (float)b->cfg->model.rms_norm_eps;
+  nd__spec_init(&s, ND_TASK_RMSNORM_BWD_IN, ND_PHASE_B, r, mb, layer);
+  s.t.replica = r.tp > 0;
+  s.t.a.rms = (struct nd_rms_args){N, C, x->dskip >= 0, 0.0f, eps};
+  nd__acc(&s, x->dinp, ND_ACCESS_W);
+  if (x->dskip >= 0) nd__acc(&s, x->dskip, ND_ACCESS_R);
+  nd__acc(&s, x->dout, ND_ACCESS_R);
+  nd__acc(&s, x->inp, ND_ACCESS_R);
+  nd__acc(&s, x->w, ND_ACCESS_R);
+  nd__acc(&s, x->rstd, ND_ACCESS_R);
+  nd__emit(b, &s);
+
+  nd__spec_init(&s, ND_TASK_RMSNORM_BWD_W, ND_PHASE_W, r, mb, layer);
+  s.t.replica = r.tp > 0;
+  float beta = nd__gacc(b, &s, x->dw);
+  nd__acc(&s, x->dout, ND_ACCESS_R);
+  nd__acc(&s, x->inp, ND_ACCESS_R);
+  nd__acc(&s, x->rstd, ND_ACCESS_R);
+  s.t.a.rms = (struct nd_rms_args){N, C, 0, beta, eps};
+  nd__emit(b, &s);
+}
+
+/* ------------------------------------------------------------ cross-entropy */
+
+void nd__ce_stats(nd__builder *b, nd_rank r, int mb, int stats, int logits, int targets) {
+  nd_graph *g = b->g;
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_CE_STATS, ND_PHASE_F, r, mb, g->L);
+  s.t.a.ce = (struct nd_ce_args){g->B * g->T, nd__vocab_size(g, r.tp), nd__vocab_begin(g, r.tp), g->tp};
+  nd__acc(&s, nd__act(b, r, mb, g->L, stats), ND_ACCESS_W);
+  nd__acc(&s, nd__act(b, r, mb, g->L, logits), ND_ACCESS_R);
+  nd__acc(&s, nd__act(b, r, mb, g->L, targets), ND_ACCESS_R);
+  nd__emit(b, &s);
+}
+
+void nd__ce_combine(nd__builder *b, int d, int mb, int lse, int stats) {
+  nd_graph *g = b->g;
+  int st = g->pp - 1, BT = g->B * g->T, L = g->L;
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_CE_COMBINE, g->tp > 1 ? ND_PHASE_COLLECTIVE : ND_PHASE_F, nd__rank(d, st, 0), mb, L);
+  s.t.group = g->tp > 1 ? ND_GROUP_TP : ND_GROUP_NONE;
+  s.t.a.ce = (struct nd_ce_args){BT, 0, 0, g->tp};
+  for (int t = 0; t < g->tp; t++) nd__acc(&s, nd__act(b, nd__rank(d, st, t), mb, L, lse), ND_ACCESS_W);
+  for (int t = 0; t < g->tp; t++) nd__acc(&s, nd__act(b, nd__rank(d, st, t), mb, L, stats), ND_ACCESS_R);
+  nd__gacc(b, &s, g->loss[d]); /* the first micro-batch overwrites the last step's loss */
+  s.t.comm_bytes = g->tp > 1 ? 2LL * (g->tp - 1) * BT * 3 * 4 : 0;
+  nd__emit(b, &s);
+}
+
+void nd__ce_bwd(nd__builder *b, nd_rank r, int mb, int logits, int lse, int targets) {
+  nd_graph *g = b->g;
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_CE_BWD, ND_PHASE_B, r, mb, g->L);
+  s.t.a.ce = (struct nd_ce_args){g->B * g->T, nd__vocab_size(g, r.tp), nd__vocab_begin(g, r.tp), g->tp};
+  nd__acc(&s, nd__act(b, r, mb, g->L, logits), ND_ACCESS_RW); /* becomes dlogits, in place */
+  nd__acc(&s, nd__act(b, r, mb, g->L, lse), ND_ACCESS_R);
+  nd__acc(&s, nd__act(b, r, mb, g->L, targets), ND_ACCESS_R);
   nd__emit(b, &s);
 }
 

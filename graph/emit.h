@@ -37,6 +37,7 @@ typedef struct nd__linear {
   int32_t out, inp, w, bias;
   int32_t dinp, dout, dw, dbias;
   int M, K, N, trans_w;
+  int dinp_add; /* the input gradient adds to dinp (a second consumer of inp) */
 } nd__linear;
 
 void nd__matmul_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__linear *x);
@@ -53,6 +54,17 @@ typedef struct nd__norm {
 
 void nd__ln_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
 void nd__ln_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
+/* RMSNorm (model.rms_norm_eps): as LayerNorm without mean and bias. */
+void nd__rms_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
+void nd__rms_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
+
+/* The vocabulary-parallel cross-entropy of replica d at the last stage, by
+ * activation index: per tensor rank the statistics of its logits shard, then
+ * the log-sum-exp over all shards and the loss (a collective when split). */
+void nd__ce_stats(nd__builder *b, nd_rank r, int mb, int stats, int logits, int targets);
+void nd__ce_combine(nd__builder *b, int d, int mb, int lse, int stats);
+/* dlogits in place of the logits of rank r. */
+void nd__ce_bwd(nd__builder *b, nd_rank r, int mb, int logits, int lse, int targets);
 
 /* out = f(in0, in1) elementwise over out's elements. */
 void nd__elementwise(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_rank r, int mb, int layer,

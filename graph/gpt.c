@@ -163,7 +163,7 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
                                  .N = 3 * Cs});
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_ATTN_FWD, ND_PHASE_F, r, mb, l);
-    s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};
+    s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH, g->NH / g->tp};
     nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
@@ -220,24 +220,9 @@ static void head_forward(nd__builder *b, int d, int mb) {
                    &(nd__linear){.out = A(b, r, mb, L, A_LOGITS), .inp = A(b, r, mb, L, A_LNF),
                                  .w = P(b, r, P_WTE), .bias = -1, .M = BT, .K = g->C,
                                  .N = nd__vocab_size(g, t), .trans_w = 1});
-    nd__task_spec s;
-    nd__spec_init(&s, ND_TASK_CE_STATS, ND_PHASE_F, r, mb, L);
-    s.t.a.ce = (struct nd_ce_args){BT, nd__vocab_size(g, t), nd__vocab_begin(g, t), g->tp};
-    nd__acc(&s, A(b, r, mb, L, A_CE_STATS), ND_ACCESS_W);
-    nd__acc(&s, A(b, r, mb, L, A_LOGITS), ND_ACCESS_R);
-    nd__acc(&s, A(b, r, mb, L, A_TARGETS), ND_ACCESS_R);
-    nd__emit(b, &s);
+    nd__ce_stats(b, r, mb, A_CE_STATS, A_LOGITS, A_TARGETS);
   }
-  /* log-sum-exp over the whole vocabulary: a collective when the vocabulary is split */
-  nd__task_spec s;
-  nd__spec_init(&s, ND_TASK_CE_COMBINE, g->tp > 1 ? ND_PHASE_COLLECTIVE : ND_PHASE_F, R(d, st, 0), mb, L);
-  s.t.group = g->tp > 1 ? ND_GROUP_TP : ND_GROUP_NONE;
-  s.t.a.ce = (struct nd_ce_args){BT, 0, 0, g->tp};
-  for (int t = 0; t < g->tp; t++) nd__acc(&s, A(b, R(d, st, t), mb, L, A_LSE), ND_ACCESS_W);
-  for (int t = 0; t < g->tp; t++) nd__acc(&s, A(b, R(d, st, t), mb, L, A_CE_STATS), ND_ACCESS_R);
-  nd__gacc(b, &s, g->loss[d]); /* the first micro-batch overwrites the last step's loss */
-  s.t.comm_bytes = g->tp > 1 ? 2LL * (g->tp - 1) * BT * 3 * 4 : 0;
-  nd__emit(b, &s);
+  nd__ce_combine(b, d, mb, A_LSE, A_CE_STATS);
 }
 
 static void load_batch(nd__builder *b, nd_rank r, int mb, int tokens, int targets) {
@@ -283,13 +268,7 @@ static void head_backward(nd__builder *b, int d, int mb) {
   int st = g->pp - 1, BT = g->B * g->T, L = g->L;
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    nd__task_spec s;
-    nd__spec_init(&s, ND_TASK_CE_BWD, ND_PHASE_B, r, mb, L);
-    s.t.a.ce = (struct nd_ce_args){BT, nd__vocab_size(g, t), nd__vocab_begin(g, t), g->tp};
-    nd__acc(&s, A(b, r, mb, L, A_LOGITS), ND_ACCESS_RW); /* becomes dlogits, in place */
-    nd__acc(&s, A(b, r, mb, L, A_LSE), ND_ACCESS_R);
-    nd__acc(&s, A(b, r, mb, L, A_TARGETS), ND_ACCESS_R);
-    nd__emit(b, &s);
+    nd__ce_bwd(b, r, mb, A_LOGITS, A_LSE, A_TARGETS);
     nd__matmul_bwd(b, r, mb, L,
                    &(nd__linear){.dinp = A(b, r, mb, L, A_D_LNF), .dout = A(b, r, mb, L, A_LOGITS),
                                  .inp = A(b, r, mb, L, A_LNF), .w = P(b, r, P_WTE), .dw = G(b, r, P_WTE),
@@ -346,7 +325,7 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
                                  .dbias = t == 0 ? G(b, r, LP(l, L_ATTPROJ_B)) : -1, .M = BT, .K = Cs, .N = C});
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_ATTN_BWD, ND_PHASE_B, r, mb, l);
-    s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};
+    s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH, g->NH / g->tp};
     nd__acc(&s, A(b, r, mb, l, A_D_QKV), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_D_ATT), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_D_ATTY), ND_ACCESS_R);

@@ -8,15 +8,15 @@
 
 typedef struct nd__model {
   const nd__act_set *acts;
-  /* Refuses a layout the model cannot split (message naming cfg->source). */
-  int (*check)(const nd_graph *g, const nd_config *cfg, nd_error *err);
+  /* Sets the model's own sizes in g; refuses a layout it cannot split (message naming cfg->source). */
+  int (*check)(nd_graph *g, const nd_config *cfg, nd_error *err);
   int (*nparams)(const nd_graph *g);
   void (*add_rank_params)(nd__builder *b, nd_rank r);
   void (*forward)(nd__builder *b, int d, int st, int mb);
   void (*backward)(nd__builder *b, int d, int st, int mb);
-  int tied; /* the parameter shared by the first and last stages, or -1 */
+  int tied; /* the parameter shared by the first and last stages when g->tied, or -1 */
 } nd__model;
 
-extern const nd__model nd__gpt2_model;
+extern const nd__model nd__gpt2_model, nd__llama_model;
 
 #endif

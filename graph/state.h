@@ -26,6 +26,7 @@ struct nd__task_spec;
 
 typedef struct nd__builder {
   nd_graph *g;
+  const nd_config *cfg;
   const nd__act_set *acts;
   int nranks, nparams;
   int32_t *param, *grad, *mom, *vel; /* [rank][nparams], -1 where absent */
