@@ -163,7 +163,7 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
                                  .N = 3 * Cs});
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_ATTN_FWD, ND_PHASE_F, r, mb, l);
-    s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH, g->NH / g->tp};
+    s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};
     nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
@@ -325,7 +325,7 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
                                  .dbias = t == 0 ? G(b, r, LP(l, L_ATTPROJ_B)) : -1, .M = BT, .K = Cs, .N = C});
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_ATTN_BWD, ND_PHASE_B, r, mb, l);
-    s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH, g->NH / g->tp};
+    s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};
     nd__acc(&s, A(b, r, mb, l, A_D_QKV), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_D_ATT), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_D_ATTY), ND_ACCESS_R);
@@ -383,6 +383,8 @@ static void backward(nd__builder *b, int d, int st, int mb) {
 const nd__model nd__gpt2_model = {&acts, NULL, nparams, add_rank_params, forward, backward, P_WTE};
 
 int64_t nd_gpt_param_order(const char *hf_name) {
+  if (strncmp(hf_name, "model.", 6) == 0 || strcmp(hf_name, "lm_head.weight") == 0)
+    return nd__llama_param_order(hf_name);
   if (strcmp(hf_name, "wte.weight") == 0) return 0;
   if (strcmp(hf_name, "wpe.weight") == 0) return 1;
   int layer, used = 0;

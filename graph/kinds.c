@@ -29,7 +29,7 @@ static float beta_emb(const nd_task *t) { return t->a.emb.beta; }
 /* kernel-check's sizes: odd, degenerate (1) and larger, with and without the options */
 #define MM(M, K, N, tw, bias, beta) {.mm = {M, K, N, tw, bias, beta}}
 #define LN(N, C, skip, beta) {.ln = {N, C, skip, beta}}
-#define AT(B, T, NH, hs) {.attn = {B, T, NH, hs, NH}}
+#define AT(B, T, NH, hs) {.attn = {B, T, NH, hs}}
 #define EW(n) {.ew = {n}}
 static const nd_task_args mm_samples[] = {MM(7, 5, 3, 1, 0, 1), MM(1, 1, 1, 0, 1, 0), MM(33, 17, 65, 0, 1, 1),
                                           MM(64, 48, 40, 1, 1, 0)};
@@ -188,7 +188,7 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
   case ND_D_N: return a->mm.N;
   case ND_D_ROWS: return a->ln.N;
   case ND_D_C: return a->ln.C;
-  case ND_D_KV: return a->attn.NKV;
+  case ND_D_KV: return a->gqa.NKV;
   case ND_D_B: return a->attn.B;
   case ND_D_T: return a->attn.T;
   case ND_D_NH: return a->attn.NH;

@@ -161,9 +161,9 @@ static void rope(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_ra
   nd__emit(b, &s);
 }
 
-static struct nd_attn_args attn_args(const nd_graph *g) {
+static struct nd_gqa_args attn_args(const nd_graph *g) {
   dims z = dims_of(g);
-  return (struct nd_attn_args){g->B, g->T, z.NHs, z.hs, z.KVs};
+  return (struct nd_gqa_args){g->B, g->T, z.NHs, z.hs, z.KVs};
 }
 
 /* A [out, in] weight's forward: out = in . w^T. */
@@ -191,7 +191,7 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     rope(b, ND_TASK_ROPE_FWD, ND_PHASE_F, r, mb, l, A(b, r, mb, l, A_KR), A(b, r, mb, l, A_K), z.KVs);
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_GQA_FWD, ND_PHASE_F, r, mb, l);
-    s.t.a.attn = attn_args(g);
+    s.t.a.gqa = attn_args(g);
     nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_QR), ND_ACCESS_R);
@@ -334,7 +334,7 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
                C, 0);
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_GQA_BWD, ND_PHASE_B, r, mb, l);
-    s.t.a.attn = attn_args(g);
+    s.t.a.gqa = attn_args(g);
     nd__acc(&s, A(b, r, mb, l, A_D_QR), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_D_KR), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_D_V), ND_ACCESS_W);
@@ -397,3 +397,13 @@ static int check(nd_graph *g, const nd_config *cfg, nd_error *err) {
 }
 
 const nd__model nd__llama_model = {&acts, check, nparams, add_rank_params, forward, backward, P_EMBED};
+
+int64_t nd__llama_param_order(const char *hf_name) {
+  if (strcmp(hf_name, "model.embed_tokens.weight") == 0) return 0;
+  int layer, used = 0;
+  if (sscanf(hf_name, "model.layers.%d.%n", &layer, &used) == 1 && used > 0)
+    for (int j = 0; j < L_NPARAMS; j++)
+      if (strcmp(hf_name + used, layer_param_names[j]) == 0) return 1 + (int64_t)layer * L_NPARAMS + j;
+  if (strcmp(hf_name, "model.norm.weight") == 0) return INT64_MAX - 1;
+  return INT64_MAX;
+}

@@ -19,4 +19,8 @@ typedef struct nd__model {
 
 extern const nd__model nd__gpt2_model, nd__llama_model;
 
+/* The place of a Llama parameter in the model, by its Hugging Face name
+ * (nd_gpt_param_order for that family). */
+int64_t nd__llama_param_order(const char *hf_name);
+
 #endif

@@ -143,7 +143,7 @@ static int swiglu_bwd(const nd_kcall *c) {
 }
 
 static int gqa_fwd(const nd_kcall *c) {
-  const struct nd_attn_args *a = &c->task->a.attn;
+  const struct nd_gqa_args *a = &c->task->a.gqa;
   // out (B, T, NH, hs), att (B, NH, T, T), q (B, T, NH, hs), k, v (B, T, NKV, hs)
   nd_attention_gqa_forward(CF(0), CF(1), CF(2), CF(3), CF(4), a->NH * a->hs, a->NKV * a->hs, a->B, a->T, a->NH,
                            a->NKV, a->hs);
@@ -151,7 +151,7 @@ static int gqa_fwd(const nd_kcall *c) {
 }
 
 static int gqa_bwd(const nd_kcall *c) {
-  const struct nd_attn_args *a = &c->task->a.attn;
+  const struct nd_gqa_args *a = &c->task->a.gqa;
   // dq, dk, dv, dout, q, k, v, att; the score gradient is scratch of this call
   float *datt = malloc((size_t)a->B * a->NH * a->T * a->T * sizeof *datt);
   if (!datt) return ND_ENOMEM;
