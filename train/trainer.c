@@ -371,8 +371,12 @@ int nd_trainer_save(nd_trainer *tr, nd_error *err) {
       (rc = gather_all(tr, ND_GATHER_ADAM_M, opt, names + n)) ||
       (rc = gather_all(tr, ND_GATHER_ADAM_V, opt + n, names + 2 * n)))
     goto done;
-  if ((rc = nd_hf_config_json(&config_json, c->model.vocab_size, c->model.seq_len, c->model.n_embd,
-                              c->model.n_layer, c->model.n_head)))
+  nd_hf_llama llama = {c->model.vocab_size, c->model.seq_len, c->model.n_embd, nd_config_intermediate_size(c),
+                       c->model.n_layer, c->model.n_head, nd_config_n_kv_head(c), c->model.rms_norm_eps,
+                       c->model.rope_theta, c->model.tie_word_embeddings};
+  if ((rc = c->model.arch == ND_ARCH_LLAMA ? nd_hf_llama_config_json(&config_json, &llama)
+                                           : nd_hf_config_json(&config_json, c->model.vocab_size, c->model.seq_len,
+                                                               c->model.n_embd, c->model.n_layer, c->model.n_head)))
     goto done;
   cJSON *state = cJSON_CreateObject();
   cJSON_AddNumberToObject(state, "step", (double)tr->steps_done);
