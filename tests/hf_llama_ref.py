@@ -7,7 +7,11 @@ arithmetic (RMSNorm, rotate_half rotary embeddings, grouped-query causal
 attention, SiLU-gated MLP). Prints the mean cross-entropy of predicting each
 byte of FILE from the ones before it (the first seq_len + 1 bytes).
 
-  hf_llama_ref.py CHECKPOINT_DIR FILE SEQ_LEN"""
+  hf_llama_ref.py CHECKPOINT_DIR FILE SEQ_LEN
+  hf_llama_ref.py --shard-bf16 CHECKPOINT_DIR OUT_DIR
+     writes the checkpoint as Hugging Face does for large models: bf16 (rounded
+     to nearest even), two model-0000N-of-00002.safetensors shards and
+     model.safetensors.index.json, with its config.json."""
 import json
 import math
 import os
@@ -71,7 +75,39 @@ def rope(x, heads, hs, theta):
     return out
 
 
+def shard_bf16(src, dst):
+    W = load(src)
+    os.makedirs(dst, exist_ok=True)
+    names = sorted(W)
+    parts = [names[: len(names) // 2], names[len(names) // 2:]]
+    weight_map = {}
+    for k, part in enumerate(parts):
+        fname = f"model-{k + 1:05d}-of-00002.safetensors"
+        header, blobs, at = {}, [], 0
+        for name in part:
+            shape, vals = W[name]
+            raw = bytearray()
+            for v in vals:
+                u = struct.unpack("<I", struct.pack("<f", v))[0]
+                u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+                raw += struct.pack("<H", u)
+            header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [at, at + len(raw)]}
+            blobs.append(bytes(raw))
+            at += len(raw)
+            weight_map[name] = fname
+        h = json.dumps(header).encode()
+        h += b" " * (-len(h) % 8)
+        with open(os.path.join(dst, fname), "wb") as f:
+            f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+    json.dump({"metadata": {}, "weight_map": weight_map}, open(os.path.join(dst, "model.safetensors.index.json"), "w"))
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    cfg["torch_dtype"] = "bfloat16"
+    json.dump(cfg, open(os.path.join(dst, "config.json"), "w"))
+
+
 def main():
+    if sys.argv[1] == "--shard-bf16":
+        return shard_bf16(sys.argv[2], sys.argv[3])
     d, path, T = sys.argv[1], sys.argv[2], int(sys.argv[3])
     cfg = json.load(open(os.path.join(d, "config.json")))
     assert cfg["model_type"] == "llama" and cfg["architectures"] == ["LlamaForCausalLM"]

@@ -7,12 +7,14 @@
 #include "common/error.h"
 #include "configs/config.h"
 
-/* A step-N directory, or a save_dir whose newest step-N is meant. */
+/* A step-N directory (or a Hugging Face one, whose weights may be in shards
+ * listed by model.safetensors.index.json), or a save_dir whose newest step-N is meant. */
 static int resolve(const char *dir, char *out, size_t size, nd_error *err) {
-  char probe[ND_PATH_MAX + 32];
+  char probe[ND_PATH_MAX + 32], index[ND_PATH_MAX + 48];
   struct stat st;
   snprintf(probe, sizeof probe, "%s/model.safetensors", dir);
-  if (stat(probe, &st) == 0) {
+  snprintf(index, sizeof index, "%s/model.safetensors.index.json", dir);
+  if (stat(probe, &st) == 0 || stat(index, &st) == 0) {
     if ((size_t)snprintf(out, size, "%s", dir) >= size) return nd__fail(err, ND_EINVAL, "%s: path too long", dir);
     return 0;
   }
