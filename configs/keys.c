@@ -92,6 +92,8 @@ const struct nd__key nd__keys[] = {
      .max = 1024,
      .keyword = "auto",
      .keyword_off = OFF(parallelism.stage_layers_auto)},
+    /* "auto" is a C keyword: the field has another name */
+    {.section = "parallelism", .name = "auto", .type = ND__T_BOOL, .off = OFF(parallelism.plan_auto), .def = "false"},
 
     INT(train, steps, 1, BILLION, "300"),
     INT(train, micro_batch_size, 1, INT64_C(1) << 16, "4"),
@@ -104,6 +106,7 @@ const struct nd__key nd__keys[] = {
     INT(train, eval_batches, 1, INT64_C(1) << 16, "8"),
     INT(train, save_every, 0, BILLION, "0"),
     STR(train, save_dir, 0, NULL, "runs/quickstart"),
+    INT(train, keep_checkpoints, 0, BILLION, "0"),
 
     STR(data, train, 1, NULL, "builtin:tales"),
     STR(data, val, 1, NULL, "builtin:tales-val"),
@@ -116,6 +119,7 @@ const struct nd__key nd__keys[] = {
     ENUM(runtime, priorities, priority_orders, "pipeline"),
     STR(runtime, topology, 0, NULL, ""),
     INT(runtime, opencl_devices, 0, 64, "0"),
+    BOOL(runtime, allow_oversubscribe, "false"),
 
     STR(trace, path, 0, NULL, ""),
     LIST(trace, steps, ND__T_INTS, steps, n_steps, 1, BILLION),

@@ -17,10 +17,24 @@ void nd__spec_init(nd__task_spec *s, enum nd_task_kind kind, enum nd_phase phase
   s->t.micro_batch = mb;
   s->t.layer = layer;
   s->n = 0;
+  s->acc = s->fixed;
+  s->cap = (int)(sizeof s->fixed / sizeof s->fixed[0]);
+  s->oom = 0;
 }
 
 void nd__acc(nd__task_spec *s, int32_t tensor, int mode) {
-  if (s->n < (int)(sizeof s->acc / sizeof s->acc[0])) s->acc[s->n++] = (nd_access){tensor, (uint8_t)mode};
+  if (s->n == s->cap) {
+    nd_access *grown = s->acc == s->fixed ? malloc(2 * (size_t)s->cap * sizeof *grown)
+                                          : realloc(s->acc, 2 * (size_t)s->cap * sizeof *grown);
+    if (!grown) {
+      s->oom = 1;
+      return;
+    }
+    if (s->acc == s->fixed) memcpy(grown, s->fixed, sizeof s->fixed);
+    s->acc = grown;
+    s->cap *= 2;
+  }
+  s->acc[s->n++] = (nd_access){tensor, (uint8_t)mode};
 }
 
 float nd__gacc(nd__builder *b, nd__task_spec *s, int32_t tensor) {
@@ -33,6 +47,11 @@ float nd__gacc(nd__builder *b, nd__task_spec *s, int32_t tensor) {
 void nd__emit(nd__builder *b, nd__task_spec *s) {
   s->t.flops = nd__task_flops(&s->t);
   /* the buffers in the order of the kind's row (graph/kinds.c): kernels read them so */
+  if (s->oom) {
+    b->oom = 1;
+    if (s->acc != s->fixed) free(s->acc);
+    return;
+  }
   if (!nd_kind_check_access(&s->t, s->acc, s->n)) b->bad_order = s->t.kind + 1;
   if (b->defer_w && s->t.phase == ND_PHASE_W) {
     /* appended later by nd__flush_w, in the same order among W tasks, so every
@@ -42,14 +61,20 @@ void nd__emit(nd__builder *b, nd__task_spec *s) {
       nd__task_spec *more = realloc(b->deferred, (size_t)cap * sizeof *more);
       if (!more) {
         b->oom = 1;
+        if (s->acc != s->fixed) free(s->acc);
         return;
       }
       b->deferred = more, b->cap_deferred = cap;
     }
-    b->deferred[b->n_deferred++] = *s;
+    nd__task_spec *d = &b->deferred[b->n_deferred++];
+    *d = *s;
+    /* the copy moves (realloc, compaction): accesses kept in `fixed` are
+     * found there (acc NULL), not through a pointer into the original */
+    if (s->acc == s->fixed) d->acc = NULL;
     return;
   }
   if (nd__graph_add_task(b->g, &s->t, s->acc, s->n) < 0) b->oom = 1;
+  if (s->acc != s->fixed) free(s->acc);
 }
 
 void nd__flush_w(nd__builder *b, int st, int mb) {
@@ -57,7 +82,8 @@ void nd__flush_w(nd__builder *b, int st, int mb) {
   for (int k = 0; k < b->n_deferred; k++) {
     nd__task_spec *s = &b->deferred[k];
     if (s->t.rank.pp == st && s->t.micro_batch <= mb) {
-      if (nd__graph_add_task(b->g, &s->t, s->acc, s->n) < 0) b->oom = 1;
+      if (nd__graph_add_task(b->g, &s->t, s->acc ? s->acc : s->fixed, s->n) < 0) b->oom = 1;
+      free(s->acc); /* NULL when the accesses were in `fixed` */
     } else if (kept++ != k) {
       b->deferred[kept - 1] = *s;
     }
@@ -83,7 +109,7 @@ void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, in
 }
 
 void nd__allreduce_tp(nd__builder *b, int d, int st, int layer, int which, int mb) {
-  int32_t parts[ND_MAX_STAGES];
+  int32_t *parts = b->parts;
   for (int t = 0; t < b->g->tp; t++) parts[t] = nd__act(b, nd__rank(d, st, t), mb, layer, which);
   nd__allreduce(b, ND_GROUP_TP, parts, b->g->tp, mb, layer);
 }

@@ -8,10 +8,13 @@
 
 #include "graph/state.h"
 
+/* A task being built. Its accesses live in `fixed` until they outgrow it (a
+ * collective over many ranks, a stage's gradient norm): then on the heap,
+ * freed by nd__emit. */
 typedef struct nd__task_spec {
   nd_task t;
-  nd_access acc[64];
-  int n;
+  nd_access fixed[64], *acc;
+  int n, cap, oom;
 } nd__task_spec;
 
 void nd__spec_init(nd__task_spec *s, enum nd_task_kind kind, enum nd_phase phase, nd_rank r, int mb, int layer);

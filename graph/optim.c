@@ -2,18 +2,11 @@
  * data-parallel gradient all-reduces, the global gradient norm and AdamW. */
 #include "graph/optim.h"
 
-#include <stdlib.h>
-
 #include "graph/emit.h"
 
 void nd__optimizer_tail(nd__builder *b, int tied) {
   nd_graph *g = b->g;
-  /* a group is at most every rank */
-  int32_t *parts = malloc(((size_t)b->nranks + 2) * sizeof *parts);
-  if (!parts) {
-    b->oom = 1;
-    return;
-  }
+  int32_t *parts = b->parts;
   /* the tied embedding's two gradients become their sum */
   if (g->pp > 1 && tied >= 0)
     for (int d = 0; d < g->dp; d++)
@@ -73,5 +66,4 @@ void nd__optimizer_tail(nd__builder *b, int tied) {
           nd__emit(b, &s);
         }
       }
-  free(parts);
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/emit.h"
+
 int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->dp = (int)cfg->parallelism.data_parallel_size;
   g->tp = (int)cfg->parallelism.tensor_parallel_size;
@@ -19,7 +21,7 @@ int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->NH = (int)cfg->model.n_head;
   g->L = (int)cfg->model.n_layer;
   g->V = (int)cfg->model.vocab_size;
-  if (g->pp > ND_MAX_STAGES || g->tp > ND_MAX_STAGES || g->L < g->pp)
+  if (g->pp > ND_MAX_STAGES || g->L < g->pp)
     return nd__fail(err, ND_ECONFIG, "%s: layout does not fit the graph builder", cfg->source);
   int at = 0;
   for (int s = 0; s < g->pp; s++) {
@@ -173,8 +175,9 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->vel = table(ptab);
   b->act = table((size_t)b->nranks * b->max_slots * (g->L + 1) * acts->count);
   b->normsq = table((size_t)b->nranks);
+  b->parts = malloc((size_t)(b->nranks > 2 ? b->nranks : 2) * sizeof *b->parts);
   g->loss = malloc((size_t)g->dp * sizeof *g->loss);
-  if (!b->param || !b->grad || !b->mom || !b->vel || !b->act || !b->normsq || !g->loss) return ND_ENOMEM;
+  if (!b->param || !b->grad || !b->mom || !b->vel || !b->act || !b->normsq || !b->parts || !g->loss) return ND_ENOMEM;
   return 0;
 }
 
@@ -185,7 +188,9 @@ void nd__builder_free(nd__builder *b) {
   free(b->vel);
   free(b->act);
   free(b->normsq);
+  free(b->parts);
   free(b->written);
+  for (int k = 0; k < b->n_deferred; k++) free(b->deferred[k].acc); /* left by a failure */
   free(b->deferred);
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # configs/llama-tiny.yaml trains with one command (here 60 steps): the loss
 # falls, the checkpoint is in Hugging Face's Llama layout (LlamaForCausalLM
-# config.json, [out, in] projections) and `ndgraph eval` reads it back.
+# config.json, [out, in] projections), `ndgraph eval` reads it back, a run
+# resumes from it, and a config.json that differs from the configuration in
+# what Llama adds is refused with the field and both values.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 
 "$ndgraph" run "$srcdir/configs/llama-tiny.yaml" --set train.steps=60 --set train.eval_every=0 \
@@ -35,4 +37,17 @@ ok $? "the checkpoint has Hugging Face's Llama names, shapes and config.json"
 
 ev=$("$ndgraph" eval "$srcdir/configs/llama-tiny.yaml" --checkpoint "$tmp/ll/step-60" --batches 2 2>&1)
 ok $? "ndgraph eval reads the Llama checkpoint: $ev"
+
+"$ndgraph" run "$srcdir/configs/llama-tiny.yaml" --resume "$tmp/ll" --set train.steps=62 --set train.eval_every=0 \
+  --set train.save_dir="$tmp/ll" >"$tmp/out" 2>&1 && test -f "$tmp/ll/step-62/model.safetensors"
+ok $? "ndgraph run --resume continues from the Llama checkpoint and saves step-62"
+grep -q 'step-60' "$tmp/out"
+ok $? "the resumed run names step-60"
+
+mkdir -p "$tmp/theta" && cp "$tmp/ll/step-60/"* "$tmp/theta/"
+python3 -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['rope_theta']=500000.0; json.dump(c, open(p,'w'))" \
+  "$tmp/theta/config.json"
+"$ndgraph" eval "$srcdir/configs/llama-tiny.yaml" --checkpoint "$tmp/theta" --batches 1 >"$tmp/out" 2>&1
+test $? -ne 0 && grep -q "$tmp/theta/config.json: rope_theta is 500000, the configuration has model.rope_theta 10000" "$tmp/out"
+ok $? "a config.json with another rope_theta is refused naming the field and both values: $(head -1 "$tmp/out")"
 done_testing
