@@ -208,3 +208,43 @@ out:
   cJSON_Delete(c);
   return rc;
 }
+
+int nd_hf_llama_config_json(char **out, const nd_hf_llama *m) {
+  *out = NULL;
+  if (m->vocab_size < 1 || m->hidden_size < 1 || m->num_hidden_layers < 1 || m->num_attention_heads < 1 ||
+      m->num_key_value_heads < 1 || m->intermediate_size < 1)
+    return ND_EINVAL;
+  int rc = ND_ENOMEM;
+  cJSON *c = cJSON_CreateObject();
+  cJSON *arch = cJSON_CreateStringArray((const char *const[]){"LlamaForCausalLM"}, 1);
+  if (!c || !arch) {
+    cJSON_Delete(arch);
+    goto out;
+  }
+  cJSON_AddItemToObject(c, "architectures", arch);
+  /* every field LlamaConfig reads; no dropout and no biases in what ndgraph trains */
+  if (!cJSON_AddStringToObject(c, "model_type", "llama") ||
+      !cJSON_AddNumberToObject(c, "vocab_size", (double)m->vocab_size) ||
+      !cJSON_AddNumberToObject(c, "max_position_embeddings", (double)m->max_position_embeddings) ||
+      !cJSON_AddNumberToObject(c, "hidden_size", (double)m->hidden_size) ||
+      !cJSON_AddNumberToObject(c, "intermediate_size", (double)m->intermediate_size) ||
+      !cJSON_AddNumberToObject(c, "num_hidden_layers", (double)m->num_hidden_layers) ||
+      !cJSON_AddNumberToObject(c, "num_attention_heads", (double)m->num_attention_heads) ||
+      !cJSON_AddNumberToObject(c, "num_key_value_heads", (double)m->num_key_value_heads) ||
+      !cJSON_AddNumberToObject(c, "head_dim", (double)(m->hidden_size / m->num_attention_heads)) ||
+      !cJSON_AddStringToObject(c, "hidden_act", "silu") ||
+      !cJSON_AddNumberToObject(c, "rms_norm_eps", m->rms_norm_eps) ||
+      !cJSON_AddNumberToObject(c, "rope_theta", m->rope_theta) || !cJSON_AddNullToObject(c, "rope_scaling") ||
+      !cJSON_AddBoolToObject(c, "tie_word_embeddings", m->tie_word_embeddings) ||
+      !cJSON_AddFalseToObject(c, "attention_bias") || !cJSON_AddFalseToObject(c, "mlp_bias") ||
+      !cJSON_AddNumberToObject(c, "attention_dropout", 0.0) ||
+      !cJSON_AddNumberToObject(c, "initializer_range", 0.02) ||
+      !cJSON_AddNumberToObject(c, "pretraining_tp", 1) || !cJSON_AddStringToObject(c, "torch_dtype", "float32") ||
+      !cJSON_AddTrueToObject(c, "use_cache"))
+    goto out;
+  *out = cJSON_Print(c);
+  if (*out) rc = 0;
+out:
+  cJSON_Delete(c);
+  return rc;
+}

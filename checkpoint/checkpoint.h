@@ -66,4 +66,16 @@ const char *nd__checkpoint_missing(const char *dir);
 int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64_t n_embd,
                       int64_t n_layer, int64_t n_head);
 
+/* What a Hugging Face Llama config.json says of the model. */
+typedef struct nd_hf_llama {
+  int64_t vocab_size, max_position_embeddings, hidden_size, intermediate_size;
+  int64_t num_hidden_layers, num_attention_heads, num_key_value_heads;
+  double rms_norm_eps, rope_theta;
+  int tie_word_embeddings;
+} nd_hf_llama;
+
+/* The Hugging Face Llama config.json (model_type llama, LlamaForCausalLM,
+ * silu, no biases), as nd_hf_config_json. */
+int nd_hf_llama_config_json(char **out, const nd_hf_llama *m);
+
 #endif

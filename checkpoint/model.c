@@ -61,8 +61,12 @@ int nd_ckpt_save(const nd_ckpt_model *m, const nd_ckpt_state *s, nd_error *err) 
       (rc = gather_all(m, ND_GATHER_ADAM_V, opt + n, names + 2 * n, err)))
     goto done;
   rc = ND_ENOMEM;
-  if (nd_hf_config_json(&config_json, c->model.vocab_size, c->model.seq_len, c->model.n_embd, c->model.n_layer,
-                        c->model.n_head))
+  nd_hf_llama llama = {c->model.vocab_size, c->model.seq_len, c->model.n_embd, nd_config_intermediate_size(c),
+                       c->model.n_layer, c->model.n_head, nd_config_n_kv_head(c), c->model.rms_norm_eps,
+                       c->model.rope_theta, c->model.tie_word_embeddings};
+  if (c->model.arch == ND_ARCH_LLAMA ? nd_hf_llama_config_json(&config_json, &llama)
+                                     : nd_hf_config_json(&config_json, c->model.vocab_size, c->model.seq_len,
+                                                         c->model.n_embd, c->model.n_layer, c->model.n_head))
     goto oom;
   if (!(state = cJSON_CreateObject()) || !cJSON_AddNumberToObject(state, "step", (double)s->step) ||
       !cJSON_AddNumberToObject(state, "data_position", (double)s->data_position) ||
@@ -173,7 +177,22 @@ static int int_field(const cJSON *doc, const char *path, const char *key, int op
   return 0;
 }
 
-/* config.json against the configuration: the sizes that shape the tensors. */
+/* A real field near want (relative 1e-6: the JSON's printed digits); absent is accepted. */
+static int real_field(const cJSON *doc, const char *path, const char *field, const char *key, double want,
+                      nd_error *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, field);
+  if (!v) return 0;
+  if (!cJSON_IsNumber(v)) return nd__fail(err, ND_ECHECKPOINT, "%s: \"%s\" must be a number", path, field);
+  if (!(fabs(v->valuedouble - want) <= 1e-6 * fabs(want)))
+    return nd__fail(err, ND_ECHECKPOINT, "%s: %s is %g, the configuration has %s %g", path, field, v->valuedouble,
+                    key, want);
+  return 0;
+}
+
+/* config.json against the configuration: the model family, the sizes that
+ * shape the tensors and, for Llama, what else changes the function computed
+ * (a Llama's context may be longer than model.seq_len: RoPE has no position
+ * table). */
 static int check_config(const nd_ckpt_model *m, const char *dir, int required, nd_error *err) {
   char path[ND_PATH_MAX + 64];
   snprintf(path, sizeof path, "%s/config.json", dir);
@@ -181,19 +200,48 @@ static int check_config(const nd_ckpt_model *m, const char *dir, int required, n
   cJSON *doc = read_json(path, &missing, err);
   if (!doc) return missing && !required ? 0 : ND_ECHECKPOINT;
   const nd_config *c = m->cfg;
-  const struct {
+  int llama = c->model.arch == ND_ARCH_LLAMA;
+  /* at_least: the file's value may exceed the configuration's; optional: HF's default is want */
+  typedef struct {
     const char *field, *key;
     int64_t want;
-  } f[] = {{"vocab_size", "model.vocab_size", c->model.vocab_size}, {"n_positions", "model.seq_len", c->model.seq_len},
-           {"n_embd", "model.n_embd", c->model.n_embd},             {"n_layer", "model.n_layer", c->model.n_layer},
-           {"n_head", "model.n_head", c->model.n_head}};
+    int at_least, optional;
+  } field;
+  const field gpt2[] = {{"vocab_size", "model.vocab_size", c->model.vocab_size, 0, 0},
+                        {"n_positions", "model.seq_len", c->model.seq_len, 0, 0},
+                        {"n_embd", "model.n_embd", c->model.n_embd, 0, 0},
+                        {"n_layer", "model.n_layer", c->model.n_layer, 0, 0},
+                        {"n_head", "model.n_head", c->model.n_head, 0, 0}};
+  const field llama_f[] = {{"vocab_size", "model.vocab_size", c->model.vocab_size, 0, 0},
+                           {"max_position_embeddings", "model.seq_len", c->model.seq_len, 1, 0},
+                           {"hidden_size", "model.n_embd", c->model.n_embd, 0, 0},
+                           {"intermediate_size", "model.intermediate_size", nd_config_intermediate_size(c), 0, 0},
+                           {"num_hidden_layers", "model.n_layer", c->model.n_layer, 0, 0},
+                           {"num_attention_heads", "model.n_head", c->model.n_head, 0, 0},
+                           {"num_key_value_heads", "model.n_kv_head", nd_config_n_kv_head(c), 0, 1}};
+  const field *f = llama ? llama_f : gpt2;
+  size_t nf = llama ? sizeof llama_f / sizeof llama_f[0] : sizeof gpt2 / sizeof gpt2[0];
+  const char *arch = llama ? "llama" : "gpt2";
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(doc, "model_type");
   int rc = 0;
-  for (size_t i = 0; i < sizeof f / sizeof f[0] && !rc; i++) {
-    int64_t got = 0;
-    rc = int_field(doc, path, f[i].field, 0, 1, INT64_C(1) << 53, &got, err);
-    if (!rc && got != f[i].want)
-      rc = nd__fail(err, ND_ECHECKPOINT, "%s: %s is %" PRId64 ", the configuration has %s %" PRId64, path, f[i].field,
-                    got, f[i].key, f[i].want);
+  if (type && (!cJSON_IsString(type) || strcmp(type->valuestring, arch) != 0))
+    rc = nd__fail(err, ND_ECHECKPOINT, "%s: model_type is %s, the configuration has model.arch %s", path,
+                  cJSON_IsString(type) ? type->valuestring : "not a string", arch);
+  for (size_t i = 0; i < nf && !rc; i++) {
+    int64_t got = f[i].want;
+    rc = int_field(doc, path, f[i].field, f[i].optional, 1, INT64_C(1) << 53, &got, err);
+    if (!rc && (f[i].at_least ? got < f[i].want : got != f[i].want))
+      rc = nd__fail(err, ND_ECHECKPOINT, "%s: %s is %" PRId64 ", the configuration has %s %" PRId64 "%s", path,
+                    f[i].field, got, f[i].key, f[i].want, f[i].at_least ? " (at most the file's)" : "");
+  }
+  if (!rc && llama) rc = real_field(doc, path, "rms_norm_eps", "model.rms_norm_eps", c->model.rms_norm_eps, err);
+  if (!rc && llama) rc = real_field(doc, path, "rope_theta", "model.rope_theta", c->model.rope_theta, err);
+  if (!rc && llama) {
+    const cJSON *tie = cJSON_GetObjectItemCaseSensitive(doc, "tie_word_embeddings");
+    if (tie && (!cJSON_IsBool(tie) || cJSON_IsTrue(tie) != !!c->model.tie_word_embeddings))
+      rc = nd__fail(err, ND_ECHECKPOINT, "%s: tie_word_embeddings is %s, the configuration has "
+                    "model.tie_word_embeddings %s", path, cJSON_IsBool(tie) ? (cJSON_IsTrue(tie) ? "true" : "false")
+                    : "not a boolean", c->model.tie_word_embeddings ? "true" : "false");
   }
   cJSON_Delete(doc);
   return rc;

@@ -12,7 +12,7 @@
 #include "ndgraph/ndgraph.h"
 
 typedef struct nd_ckpt_tensor {
-  const char *name; /* Hugging Face GPT-2 name, "wte.weight" */
+  const char *name; /* Hugging Face name, "wte.weight", "model.norm.weight" */
   int ndim;         /* 1 or 2 */
   int64_t shape[2];
   int64_t numel;

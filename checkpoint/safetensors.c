@@ -161,7 +161,9 @@ struct nd_safetensors {
   const uint8_t *data; /* start of the data area */
   uint64_t data_len;
   int n;
-  entry *e; /* in file order */
+  entry *e;                   /* in file order */
+  float **f32;                /* [n]: BF16 and F16 tensors converted on first read */
+  struct nd_safetensors *next; /* the next shard of a sharded checkpoint */
 };
 
 /* Bytes per element, or 0 for a dtype we do not know (such a tensor is kept
@@ -340,8 +342,54 @@ out:
   return rc;
 }
 
+/* PATH.index.json's shards ("weight_map" values, in name order), opened and
+ * chained: a Hugging Face checkpoint of model-0000N-of-0000M.safetensors. */
+static int open_sharded(nd_safetensors **out, const char *path, nd_error *err) {
+  char index[4096], shard[4096];
+  snprintf(index, sizeof index, "%s.index.json", path);
+  FILE *f = fopen(index, "rb");
+  if (!f) return 1;
+  char *text = NULL;
+  long len = -1;
+  if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+  if (len >= 0 && len < MAX_HEADER && fseek(f, 0, SEEK_SET) == 0 && (text = calloc(1, (size_t)len + 1)) &&
+      fread(text, 1, (size_t)len, f) != (size_t)len)
+    free(text), text = NULL;
+  fclose(f);
+  cJSON *root = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  const cJSON *map = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
+  int rc = 0;
+  if (!cJSON_IsObject(map) || !map->child) {
+    rc = nd__fail(err, ND_ECHECKPOINT, "%s: no \"weight_map\" of tensor names to shard files", index);
+    goto out;
+  }
+  const char *slash = strrchr(path, '/');
+  int dir = slash ? (int)(slash - path + 1) : 0;
+  nd_safetensors **tail = out;
+  for (const cJSON *x = map->child; x; x = x->next) {
+    if (!cJSON_IsString(x) || strchr(x->valuestring, '/')) {
+      rc = nd__fail(err, ND_ECHECKPOINT, "%s: %s: expected a file name in the same directory", index, x->string);
+      goto out;
+    }
+    int seen = 0;
+    for (const cJSON *y = map->child; y != x; y = y->next) seen |= strcmp(y->valuestring, x->valuestring) == 0;
+    if (seen) continue;
+    snprintf(shard, sizeof shard, "%.*s%s", dir, path, x->valuestring);
+    if ((rc = nd_safetensors_open(tail, shard, err))) goto out;
+    tail = &(*tail)->next;
+  }
+out:
+  cJSON_Delete(root);
+  if (rc) nd_safetensors_close(*out), *out = NULL;
+  return rc;
+}
+
 int nd_safetensors_open(nd_safetensors **out, const char *path, nd_error *err) {
   int rc = 0, fd = -1;
+  *out = NULL;
+  if (access(path, F_OK) != 0 && errno == ENOENT && (rc = open_sharded(out, path, err)) <= 0) return rc;
+  rc = 0;
   struct stat sb;
   nd_safetensors *st = NULL;
   *out = NULL;
@@ -391,6 +439,10 @@ int nd_safetensors_open(nd_safetensors **out, const char *path, nd_error *err) {
   st->data_len = size - 8 - hlen;
   rc = parse_header(st, (const char *)p + 8, (size_t)hlen, err);
   if (rc) goto fail;
+  if (!(st->f32 = calloc(st->n ? (size_t)st->n : 1, sizeof *st->f32))) {
+    rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+    goto fail;
+  }
   close(fd);
   *out = st;
   return 0;
@@ -402,8 +454,10 @@ fail:
 
 void nd_safetensors_close(nd_safetensors *st) {
   if (!st) return;
+  nd_safetensors_close(st->next);
   if (st->map) munmap(st->map, st->map_len);
-  for (int i = 0; i < st->n; i++) free(st->e[i].name);
+  for (int i = 0; i < st->n; i++) free(st->e[i].name), free(st->f32 ? st->f32[i] : NULL);
+  free(st->f32);
   free(st->e);
   free(st->path);
   free(st);
@@ -415,7 +469,7 @@ const char *nd_safetensors_name(const nd_safetensors *st, int i) {
   return i >= 0 && i < st->n ? st->e[i].name : NULL;
 }
 
-static const entry *find(const nd_safetensors *st, const char *name) {
+static const entry *find_in(const nd_safetensors *st, const char *name) {
   size_t plen = strlen(PREFIX);
   for (int i = 0; i < st->n; i++) {
     const char *s = st->e[i].name;
@@ -429,13 +483,53 @@ static const entry *find(const nd_safetensors *st, const char *name) {
   return NULL;
 }
 
+/* The shard holding name, and its entry there. */
+static const entry *find(const nd_safetensors **st, const char *name) {
+  for (const nd_safetensors *s = *st; s; s = s->next) {
+    const entry *e = find_in(s, name);
+    if (e) return *st = s, e;
+  }
+  return NULL;
+}
+
+/* A 16-bit float (bf16: the top half of an f32; f16: IEEE half) as f32. */
+static float widen(uint16_t h, int bf16) {
+  if (bf16) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+  }
+  int e = h >> 10 & 0x1f, m = h & 0x3ff;
+  float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 0x400), e - 25);
+  return h & 0x8000 ? -v : v;
+}
+
 int nd_safetensors_get(const nd_safetensors *st, const char *name, const float **data,
                        int64_t shape[4], int *ndim, nd_error *err) {
-  const entry *e = find(st, name);
-  if (!e) return nd__fail(err, ND_ECHECKPOINT, "%s: no tensor %s", st->path, name);
-  if (strcmp(e->dtype, "F32") != 0)
-    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has dtype %s, only F32 is supported",
+  const nd_safetensors *top = st;
+  const entry *e = find(&st, name);
+  if (!e) return nd__fail(err, ND_ECHECKPOINT, "%s: no tensor %s", top->path, name);
+  int half = strcmp(e->dtype, "BF16") == 0 || strcmp(e->dtype, "F16") == 0;
+  if (strcmp(e->dtype, "F32") != 0 && !half)
+    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has dtype %s, only F32, BF16 and F16 are supported",
                     st->path, e->name, e->dtype);
+  if (half && e->ndim <= 4) {
+    /* converted once, kept until close: callers read fp32 */
+    int i = (int)(e - st->e);
+    uint64_t n = (e->end - e->begin) / 2;
+    if (!st->f32[i]) {
+      float *f = malloc((n ? n : 1) * sizeof *f);
+      if (!f) return nd__fail(err, ND_ENOMEM, "%s: out of memory", st->path);
+      const uint8_t *p = st->data + e->begin;
+      for (uint64_t k = 0; k < n; k++) f[k] = widen((uint16_t)(p[2 * k] | p[2 * k + 1] << 8), e->dtype[0] == 'B');
+      st->f32[i] = f;
+    }
+    *data = st->f32[i];
+    for (int d = 0; d < 4; d++) shape[d] = d < e->ndim ? e->shape[d] : 0;
+    *ndim = e->ndim;
+    return 0;
+  }
   if (e->ndim > 4)
     return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has %d dimensions, at most 4 supported",
                     st->path, e->name, e->ndim);

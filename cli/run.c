@@ -56,12 +56,13 @@ static void print_balance(const nd_trainer *tr) {
 
 /* The header: the model, the layout, the devices, the kernels plugins supply. */
 static void print_header(const nd_config *cfg, const nd_trainer *tr) {
-  char sched[64];
+  char sched[64], arch[16];
   int workers, devices;
   nd_trainer_devices(tr, &workers, &devices);
-  printf("ndgraph: GPT-2 %lld layers, %lld heads, n_embd %lld, seq_len %lld, vocab %lld | data %lld x tensor %lld x "
+  int llama = strcmp(text(cfg, "model.arch", arch, sizeof arch), "llama") == 0;
+  printf("ndgraph: %s %lld layers, %lld heads, n_embd %lld, seq_len %lld, vocab %lld | data %lld x tensor %lld x "
          "pipeline %lld, %lld micro-batches of %lld | %d CPU workers, %d OpenCL devices, scheduler %s\n",
-         num(cfg, "model.n_layer"), num(cfg, "model.n_head"), num(cfg, "model.n_embd"), num(cfg, "model.seq_len"),
+         llama ? "Llama" : "GPT-2", num(cfg, "model.n_layer"), num(cfg, "model.n_head"), num(cfg, "model.n_embd"), num(cfg, "model.seq_len"),
          num(cfg, "model.vocab_size"), num(cfg, "parallelism.data_parallel_size"),
          num(cfg, "parallelism.tensor_parallel_size"), num(cfg, "parallelism.pipeline_parallel_size"),
          num(cfg, "parallelism.micro_batches"), num(cfg, "train.micro_batch_size"), workers, devices,

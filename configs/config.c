@@ -80,3 +80,13 @@ int nd_config_dump(const nd_config *cfg, char **yaml_out, size_t *len_out) {
   if (len_out) *len_out = sb.len;
   return 0;
 }
+
+int64_t nd_config_n_kv_head(const nd_config *cfg) {
+  return cfg->model.n_kv_head ? cfg->model.n_kv_head : cfg->model.n_head;
+}
+
+int64_t nd_config_intermediate_size(const nd_config *cfg) {
+  if (cfg->model.intermediate_size) return cfg->model.intermediate_size;
+  int64_t hidden = 2 * (4 * cfg->model.n_embd) / 3;
+  return (hidden + 255) / 256 * 256;
+}

@@ -15,7 +15,8 @@
 #define ND_MAX_OVERRIDES 16
 #define ND_MAX_SECTIONS 16
 
-enum nd_data_format { ND_FORMAT_TEXT, ND_FORMAT_TOKENS_U16 };
+enum nd_data_format { ND_FORMAT_TEXT, ND_FORMAT_TOKENS_U16, ND_FORMAT_TOKENS_U32 };
+enum nd_arch { ND_ARCH_GPT2, ND_ARCH_LLAMA };
 enum nd_placement { ND_PLACEMENT_AFFINITY, ND_PLACEMENT_STRICT, ND_PLACEMENT_FREE };
 /* How task priorities order ready tasks (graph/priority.c). */
 enum nd_priority_order { ND_PRIORITY_PIPELINE, ND_PRIORITY_CRITICAL_PATH };
@@ -39,8 +40,14 @@ struct nd_config {
   char source[ND_PATH_MAX]; /* file the values came from, for messages */
 
   struct {
+    enum nd_arch arch;
     int64_t vocab_size, n_layer, n_head, n_embd, seq_len;
-    char activation[ND_NAME_MAX]; /* "gelu" unless a plugin adds one */
+    char activation[ND_NAME_MAX]; /* gpt2: "gelu" unless a plugin adds one */
+    /* llama (docs/models.md): 0 means the default rule (nd_config_n_kv_head,
+     * nd_config_intermediate_size) */
+    int64_t n_kv_head, intermediate_size;
+    double rms_norm_eps, rope_theta;
+    int tie_word_embeddings;
   } model;
 
   struct {
@@ -104,6 +111,12 @@ struct nd_config {
   nd_loc loc[128]; /* indexed by the key table of configs/keys.c */
   nd_loc section_loc[ND_MAX_SECTIONS]; /* where "model:" etc. were written */
 };
+
+/* Llama's key/value heads: model.n_kv_head, or n_head when 0. */
+int64_t nd_config_n_kv_head(const nd_config *cfg);
+/* Llama's MLP width: model.intermediate_size, or when 0 the rule of Meta's
+ * Llama code: 2/3 of 4 * n_embd, rounded up to a multiple of 256. */
+int64_t nd_config_intermediate_size(const nd_config *cfg);
 
 /* The location of "section.key" in the source, or {0,0} when defaulted. */
 nd_loc nd__config_loc(const nd_config *cfg, const char *key);

@@ -12,23 +12,22 @@
 #define ITEM(field) sizeof(((struct nd_config *)0)->field[0])
 #define COUNT(field) (sizeof(((struct nd_config *)0)->field) / ITEM(field))
 
-#define INT(sec, key, lo, hi, dflt)                                                     \
-  {                                                                                     \
-    .section = #sec, .name = #key, .type = ND__T_INT, .off = OFF(sec.key), .min = (lo), \
-    .max = (hi), .def = dflt                                                            \
-  }
-#define FLOAT(sec, key, lo, open, hi, dflt)                                                \
-  {                                                                                        \
-    .section = #sec, .name = #key, .type = ND__T_FLOAT, .off = OFF(sec.key), .fmin = (lo), \
-    .fmin_open = (open), .fmax = (hi), .def = dflt                                         \
-  }
-#define BOOL(sec, key, dflt) \
-  { .section = #sec, .name = #key, .type = ND__T_BOOL, .off = OFF(sec.key), .def = dflt }
-#define STR(sec, key, least, allowed, dflt)                                                       \
-  {                                                                                               \
-    .section = #sec, .name = #key, .type = ND__T_STR, .off = OFF(sec.key), .size = SIZE(sec.key), \
-    .min = (least), .names = (allowed), .def = dflt                                               \
-  }
+/* The fields of a key of each type; INT(...) etc. are whole keys. */
+#define INT_(sec, key, lo, hi, dflt) \
+  .section = #sec, .name = #key, .type = ND__T_INT, .off = OFF(sec.key), .min = (lo), .max = (hi), .def = dflt
+#define FLOAT_(sec, key, lo, open, hi, dflt)                                                              \
+  .section = #sec, .name = #key, .type = ND__T_FLOAT, .off = OFF(sec.key), .fmin = (lo), .fmin_open = (open), \
+  .fmax = (hi), .def = dflt
+#define BOOL_(sec, key, dflt) .section = #sec, .name = #key, .type = ND__T_BOOL, .off = OFF(sec.key), .def = dflt
+#define STR_(sec, key, least, allowed, dflt)                                                                   \
+  .section = #sec, .name = #key, .type = ND__T_STR, .off = OFF(sec.key), .size = SIZE(sec.key), .min = (least), \
+  .names = (allowed), .def = dflt
+#define INT(...) {INT_(__VA_ARGS__)}
+#define FLOAT(...) {FLOAT_(__VA_ARGS__)}
+#define BOOL(...) {BOOL_(__VA_ARGS__)}
+#define STR(...) {STR_(__VA_ARGS__)}
+/* A key that only architecture `a` (model.arch) takes: ONLY(LLAMA, INT_, ...). */
+#define ONLY(a, type, ...) {.arch = 1u << ND_ARCH_##a, type(__VA_ARGS__)}
 #define ENUM(sec, key, allowed, dflt)                                                           \
   {                                                                                             \
     .section = #sec, .name = #key, .type = ND__T_ENUM, .off = OFF(sec.key), .names = (allowed), \
@@ -44,7 +43,8 @@
 #define BILLION INT64_C(1000000000)
 
 static const struct nd__name formats[] = {
-    {"text", ND_FORMAT_TEXT}, {"tokens-u16", ND_FORMAT_TOKENS_U16}, {NULL, 0}};
+    {"text", ND_FORMAT_TEXT}, {"tokens-u16", ND_FORMAT_TOKENS_U16}, {"tokens-u32", ND_FORMAT_TOKENS_U32}, {NULL, 0}};
+static const struct nd__name archs[] = {{"gpt2", ND_ARCH_GPT2}, {"llama", ND_ARCH_LLAMA}, {NULL, 0}};
 static const struct nd__name placements[] = {{"strict", ND_PLACEMENT_STRICT},
                                              {"affinity", ND_PLACEMENT_AFFINITY},
                                              {"free", ND_PLACEMENT_FREE},
@@ -63,12 +63,18 @@ const size_t nd__n_sections = sizeof nd__sections / sizeof nd__sections[0];
 /* Bounds keep every product the runtime forms (elements of a tensor, bytes of
  * a buffer) inside int64_t; validate.c checks the products themselves. */
 const struct nd__key nd__keys[] = {
+    ENUM(model, arch, archs, "gpt2"),
     INT(model, vocab_size, 1, INT64_C(1) << 20, "256"),
     INT(model, n_layer, 1, 1024, "4"),
     INT(model, n_head, 1, 1024, "4"),
     INT(model, n_embd, 1, INT64_C(1) << 16, "128"),
     INT(model, seq_len, 1, INT64_C(1) << 16, "64"),
-    STR(model, activation, 1, NULL, "gelu"),
+    ONLY(GPT2, STR_, model, activation, 1, NULL, "gelu"),
+    ONLY(LLAMA, INT_, model, n_kv_head, 0, 1024, "0"),
+    ONLY(LLAMA, INT_, model, intermediate_size, 0, INT64_C(1) << 18, "0"),
+    ONLY(LLAMA, FLOAT_, model, rms_norm_eps, 0.0, 1, 1.0, "1e-5"),
+    ONLY(LLAMA, FLOAT_, model, rope_theta, 1.0, 0, 1e12, "10000"),
+    ONLY(LLAMA, BOOL_, model, tie_word_embeddings, "false"),
 
     INT(parallelism, data_parallel_size, 1, 1024, "1"),
     INT(parallelism, tensor_parallel_size, 1, 1024, "1"),

@@ -40,6 +40,7 @@ struct nd__key {
   const char *keyword;          /* ND__T_INTS: a word accepted in place of the list */
   size_t keyword_off;           /* the int flag the keyword sets */
   const char *def;              /* default, spelled as --set takes it; NULL: empty list */
+  unsigned arch;                /* bit 1 << enum nd_arch of each architecture taking it; 0: all */
 };
 
 extern const struct nd__key nd__keys[];

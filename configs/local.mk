@@ -6,4 +6,4 @@ libndgraph_internal_la_SOURCES += \
 	configs/text.h configs/text.c \
 	configs/reader.h configs/reader.c \
 	configs/load.c configs/set.c configs/validate.c
-EXTRA_DIST += configs/quickstart.yaml
+EXTRA_DIST += configs/quickstart.yaml configs/llama-tiny.yaml

@@ -49,6 +49,44 @@ static int check_ranges(const nd_config *cfg, nd_error *err) {
   return 0;
 }
 
+/* A key given for an architecture that does not take it. */
+static int check_arch(const nd_config *cfg, nd_error *err) {
+  char name[160];
+  for (size_t i = 0; i < nd__n_keys; i++) {
+    const struct nd__key *k = &nd__keys[i];
+    if (!k->arch || (k->arch & 1u << cfg->model.arch) || !cfg->loc[i].line) continue;
+    snprintf(name, sizeof name, "%s.%s", k->section, k->name);
+    return fail_at(cfg, err, KEYS(name), "%s applies to model.arch %s only, not %s", name,
+                   k->arch & 1u << ND_ARCH_LLAMA ? "llama" : "gpt2",
+                   cfg->model.arch == ND_ARCH_LLAMA ? "llama" : "gpt2");
+  }
+  return 0;
+}
+
+/* Llama: grouped-query attention and the MLP width split by tensor ranks. */
+static int check_llama(const nd_config *cfg, nd_error *err) {
+  const int64_t head = cfg->model.n_head, kv = nd_config_n_kv_head(cfg);
+  const int64_t inter = nd_config_intermediate_size(cfg), tp = cfg->parallelism.tensor_parallel_size;
+  if (kv > head || head % kv)
+    return fail_at(cfg, err, KEYS("model.n_kv_head", "model.n_head"),
+                   "model.n_kv_head (%" PRId64 ") must divide model.n_head (%" PRId64 ")", kv, head);
+  if (kv % tp)
+    return fail_at(cfg, err, KEYS("parallelism.tensor_parallel_size", "model.n_kv_head"),
+                   "parallelism.tensor_parallel_size (%" PRId64 ") must divide model.n_kv_head (%" PRId64
+                   "): each tensor rank holds whole key/value heads",
+                   tp, kv);
+  if (inter % tp)
+    return fail_at(cfg, err, KEYS("model.intermediate_size", "parallelism.tensor_parallel_size"),
+                   "the MLP width model.intermediate_size (%" PRId64
+                   ") must be divisible by parallelism.tensor_parallel_size (%" PRId64 ")",
+                   inter, tp);
+  if ((cfg->model.n_embd / head) % 2)
+    return fail_at(cfg, err, KEYS("model.n_embd", "model.n_head"),
+                   "the head size model.n_embd / model.n_head (%" PRId64 ") must be even for rotary embeddings",
+                   cfg->model.n_embd / head);
+  return 0;
+}
+
 static int check_shapes(const nd_config *cfg, nd_error *err) {
   const int64_t embd = cfg->model.n_embd, head = cfg->model.n_head;
   const int64_t tp = cfg->parallelism.tensor_parallel_size;
@@ -56,6 +94,7 @@ static int check_shapes(const nd_config *cfg, nd_error *err) {
     return fail_at(cfg, err, KEYS("model.n_embd", "model.n_head"),
                    "model.n_embd (%" PRId64 ") must be divisible by model.n_head (%" PRId64 ")",
                    embd, head);
+  if (cfg->model.arch == ND_ARCH_LLAMA) return check_llama(cfg, err);
   /* Before the head rule, which implies it, so that its message can be seen
    * when only the MLP split is wrong. */
   if ((4 * embd) % tp)
@@ -166,6 +205,7 @@ int nd_config_validate(const nd_config *cfg, nd_error *err) {
   int rc;
   if (!cfg) return nd__fail(err, ND_EINVAL, "error: no configuration");
   if ((rc = check_ranges(cfg, err)) < 0) return rc;
+  if ((rc = check_arch(cfg, err)) < 0) return rc;
   if ((rc = check_shapes(cfg, err)) < 0) return rc;
   if ((rc = check_stages(cfg, err)) < 0) return rc;
   if ((rc = check_data(cfg, err)) < 0) return rc;

@@ -28,14 +28,22 @@ struct nd_dataset {
 
 /* Token i of the stream. u16 ids are assembled from bytes so that the file
  * reads as little-endian on any host, with no alignment assumption. */
-static inline int32_t token_at(const nd_dataset *ds, int64_t i) {
-  if (ds->format == ND_FORMAT_TEXT) return ds->bytes[i];
-  const uint8_t *p = ds->bytes + 2 * i;
-  return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8);
+/* Bytes per token: text 1, tokens-u16 2, tokens-u32 4 (little-endian). */
+static int token_bytes(enum nd_data_format f) {
+  return f == ND_FORMAT_TEXT ? 1 : f == ND_FORMAT_TOKENS_U16 ? 2 : 4;
+}
+
+/* Wider than int32_t: an unchecked u32 id may not fit one. */
+static inline int64_t token_at(const nd_dataset *ds, int64_t i) {
+  int w = token_bytes(ds->format);
+  const uint8_t *p = ds->bytes + w * i;
+  uint32_t v = 0;
+  for (int k = w - 1; k >= 0; k--) v = v << 8 | p[k];
+  return v;
 }
 
 static const char *format_name(enum nd_data_format f) {
-  return f == ND_FORMAT_TEXT ? "text" : "tokens-u16";
+  return f == ND_FORMAT_TEXT ? "text" : f == ND_FORMAT_TOKENS_U16 ? "tokens-u16" : "tokens-u32";
 }
 
 /* Maps a whole regular file read-only. An empty file is not mapped (mmap
@@ -81,7 +89,7 @@ int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format form
   nd_dataset *ds = NULL;
   *out = NULL;
   if (!spec || !*spec) return nd__fail(err, ND_EINVAL, "dataset: empty path");
-  if (format != ND_FORMAT_TEXT && format != ND_FORMAT_TOKENS_U16)
+  if (format != ND_FORMAT_TEXT && format != ND_FORMAT_TOKENS_U16 && format != ND_FORMAT_TOKENS_U32)
     return nd__fail(err, ND_EINVAL, "%s: unknown data format %d", spec, (int)format);
   if (vocab_size < 1)
     return nd__fail(err, ND_EINVAL, "%s: vocab_size %" PRId64 " must be >= 1", spec, vocab_size);
@@ -110,12 +118,16 @@ int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format form
     if (rc) goto fail;
   }
 
-  if (format == ND_FORMAT_TOKENS_U16 && ds->n_bytes % 2 != 0) {
-    rc = nd__fail(err, ND_EDATA, "%s: odd byte count %zu for tokens-u16 (2 bytes per token)", spec,
-                  ds->n_bytes);
+  int width = token_bytes(format);
+  if (ds->n_bytes % (size_t)width != 0) {
+    if (width == 2)
+      rc = nd__fail(err, ND_EDATA, "%s: odd byte count %zu for tokens-u16 (2 bytes per token)", spec, ds->n_bytes);
+    else
+      rc = nd__fail(err, ND_EDATA, "%s: byte count %zu is not a multiple of 4 for tokens-u32 (4 bytes per token)",
+                    spec, ds->n_bytes);
     goto fail;
   }
-  ds->n_tokens = (int64_t)(format == ND_FORMAT_TEXT ? ds->n_bytes : ds->n_bytes / 2);
+  ds->n_tokens = (int64_t)(ds->n_bytes / (size_t)width);
   if (ds->n_tokens < (int64_t)seq_len + 1) {
     rc = nd__fail(err, ND_EDATA, "%s: %" PRId64 " tokens (%s), need at least seq_len + 1 = %" PRId64,
                   spec, ds->n_tokens, format_name(format), (int64_t)seq_len + 1);
@@ -124,11 +136,11 @@ int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format form
   /* Validate every id once here so that the training loop can index
    * embeddings with them unchecked. */
   for (int64_t i = 0; i < ds->n_tokens; i++) {
-    int32_t t = token_at(ds, i);
+    int64_t t = token_at(ds, i);
     if (t >= vocab_size) {
-      int64_t offset = format == ND_FORMAT_TEXT ? i : 2 * i;
+      int64_t offset = width * i;
       rc = nd__fail(err, ND_EDATA,
-                    "%s: token %" PRId32 " at offset %" PRId64 " is >= vocab_size %" PRId64, spec,
+                    "%s: token %" PRId64 " at offset %" PRId64 " is >= vocab_size %" PRId64, spec,
                     t, offset, vocab_size);
       goto fail;
     }
@@ -158,8 +170,8 @@ void nd_dataset_sequence(const nd_dataset *ds, int64_t j, int32_t *inputs, int32
   if (k < 0) k += n; /* defensive: callers pass j >= 0, but never index before the start */
   int64_t start = k * ds->seq_len;
   for (int t = 0; t < ds->seq_len; t++) {
-    if (inputs) inputs[t] = token_at(ds, start + t);
-    if (targets) targets[t] = token_at(ds, start + t + 1);
+    if (inputs) inputs[t] = (int32_t)token_at(ds, start + t);
+    if (targets) targets[t] = (int32_t)token_at(ds, start + t + 1);
   }
 }
 

@@ -20,16 +20,21 @@ int64_t nd__flops_attention(const nd_task *t) {
   const struct nd_attn_args *a = &t->a.attn;
   int64_t pairs = (int64_t)a->B * a->NH * a->T * (a->T + 1) / 2;
   int64_t fwd = pairs * (4LL * a->hs + 5);
-  return t->kind == ND_TASK_ATTN_FWD ? fwd : 2 * fwd;
+  return t->kind == ND_TASK_ATTN_FWD || t->kind == ND_TASK_GQA_FWD ? fwd : 2 * fwd;
 }
 
 int64_t nd__flops_layernorm(const nd_task *t) {
-  int per = t->kind == ND_TASK_LN_FWD ? 8 : t->kind == ND_TASK_LN_BWD_IN ? 10 : 4;
+  int per = t->kind == ND_TASK_LN_FWD || t->kind == ND_TASK_RMSNORM_FWD         ? 8
+            : t->kind == ND_TASK_LN_BWD_IN || t->kind == ND_TASK_RMSNORM_BWD_IN ? 10
+                                                                               : 4;
   return per * (int64_t)t->a.ln.N * t->a.ln.C;
 }
 
 int64_t nd__flops_elementwise(const nd_task *t) {
-  int per = t->kind == ND_TASK_ACT_FWD ? 8 : t->kind == ND_TASK_ACT_BWD ? 12 : 1;
+  int per = t->kind == ND_TASK_ACT_FWD || t->kind == ND_TASK_SWIGLU_FWD   ? 8
+            : t->kind == ND_TASK_ACT_BWD || t->kind == ND_TASK_SWIGLU_BWD ? 12
+            : t->kind == ND_TASK_ROPE_FWD || t->kind == ND_TASK_ROPE_BWD  ? 4
+                                                                          : 1;
   return per * t->a.ew.n;
 }
 

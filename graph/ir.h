@@ -96,7 +96,16 @@ enum nd_phase {
   X(ALLREDUCE) \
   X(SENDRECV) \
   X(GRAD_SUMSQ) \
-  X(ADAMW)
+  X(ADAMW) \
+  X(RMSNORM_FWD) \
+  X(RMSNORM_BWD_IN) \
+  X(RMSNORM_BWD_W) \
+  X(ROPE_FWD) \
+  X(ROPE_BWD) \
+  X(SWIGLU_FWD) \
+  X(SWIGLU_BWD) \
+  X(GQA_FWD) \
+  X(GQA_BWD)
 
 enum nd_task_kind {
 #define ND__KIND_ENUM(k) ND_TASK_##k,
@@ -120,6 +129,9 @@ enum nd_group {
 struct nd_mm_args { int M, K, N, trans_w, has_bias; float beta; };   /* linear layers */
 struct nd_ln_args { int N, C, has_skip; float beta; };
 struct nd_attn_args { int B, T, NH, hs; };
+struct nd_gqa_args { int B, T, NH, hs, NKV; };                      /* begins as nd_attn_args; NKV key/value heads */
+struct nd_rms_args { int N, C, has_skip; float beta, eps; };         /* begins as nd_ln_args */
+struct nd_rope_args { int64_t n; int B, T, H, hs; float theta; };    /* n = B*T*H*hs, as nd_ew_args */
 struct nd_ew_args { int64_t n; };                                    /* elementwise */
 struct nd_emb_args { int B, T, C, v0, Vs, wpe; float beta; };        /* wpe: the position table (bwd: only it) */
 struct nd_ce_args { int N, Vs, v0, nshards; };
@@ -132,7 +144,10 @@ struct nd_sumsq_args { int nparts; int64_t n; };                     /* n: gradi
 typedef union nd_task_args {
   struct nd_mm_args mm;
   struct nd_ln_args ln;
+  struct nd_rms_args rms;
+  struct nd_rope_args rope;
   struct nd_attn_args attn;
+  struct nd_gqa_args gqa;
   struct nd_ew_args ew;
   struct nd_emb_args emb;
   struct nd_ce_args ce;
@@ -170,6 +185,7 @@ typedef struct nd_graph {
   int dp, tp, pp, micro_batches, slots;
   int pool_slots[ND_MAX_STAGES][ND_POOL_COUNT]; /* per stage */
   int B, T, C, NH, L, V;
+  int NKV, FF, tied; /* llama: key/value heads, MLP width, LM head tied to the embedding */
   int stage_first[ND_MAX_STAGES], stage_layers[ND_MAX_STAGES];
   int forward_only;
 
@@ -202,7 +218,8 @@ static inline const nd_access *nd_task_access(const nd_graph *g, const nd_task *
 /* Index of a tensor by name, or -1. Linear: for tools and tests. */
 int32_t nd_graph_find(const nd_graph *g, const char *name);
 int nd_rank_index(const nd_graph *g, nd_rank r);
-/* The place of a GPT-2 tensor in checkpoint order: wte, wpe, h.0 ... h.L-1, ln_f. */
+/* The place of a tensor in checkpoint order: GPT-2's wte, wpe, h.0 ... h.L-1, ln_f;
+ * Llama's embed_tokens, layers 0 ... L-1, norm, lm_head. */
 int64_t nd_gpt_param_order(const char *hf_name); /* (dp, pp, tp) -> 0 .. dp*pp*tp - 1 */
 
 /* Dependencies as StarPU derives them from the accesses in array order

@@ -120,6 +120,44 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                             {B("normsq", OUT, W, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1),
                              B("grad", IN, R, F32, ND_ALWAYS, ND_REST, 0, 0, ND_D_BUF)},
                             nd__flops_sumsq, NULL, NO_SAMPLES},
+    [ND_TASK_RMSNORM_FWD] = {"rmsnorm_fwd", 0, 0, 4,
+                             {T("out", OUT, W, ND_D_ROWS, ND_D_C), T("rstd", OUT, W, ND_D_ROWS),
+                              T("inp", IN, R, ND_D_ROWS, ND_D_C), T("weight", IN, R, ND_D_C)},
+                             nd__flops_layernorm, NULL, NO_SAMPLES},
+    [ND_TASK_RMSNORM_BWD_IN] = {"rmsnorm_bwd_input", 0, 0, 6,
+                                {T("dinp", OUT, W, ND_D_ROWS, ND_D_C),
+                                 B("dskip", IN, R, F32, ND_IF_SKIP, ND_ONCE, 0, 0, ND_D_ROWS, ND_D_C),
+                                 T("dout", IN, R, ND_D_ROWS, ND_D_C), T("inp", IN, R, ND_D_ROWS, ND_D_C),
+                                 T("weight", IN, R, ND_D_C), T("rstd", IN, R, ND_D_ROWS)},
+                                nd__flops_layernorm, NULL, NO_SAMPLES},
+    [ND_TASK_RMSNORM_BWD_W] = {"rmsnorm_bwd_weight", 0, 0, 4,
+                               {B("dweight", OUT, W, F32, ND_ALWAYS, ND_ONCE, 0, 1, ND_D_C),
+                                T("dout", IN, R, ND_D_ROWS, ND_D_C), T("inp", IN, R, ND_D_ROWS, ND_D_C),
+                                T("rstd", IN, R, ND_D_ROWS)},
+                               nd__flops_layernorm, beta_ln, NO_SAMPLES},
+    [ND_TASK_ROPE_FWD] = {"rope_fwd", 0, 0, 2, {T("out", OUT, W, ND_D_n), T("inp", IN, R, ND_D_n)},
+                          nd__flops_elementwise, NULL, NO_SAMPLES},
+    [ND_TASK_ROPE_BWD] = {"rope_bwd", 0, 0, 2, {T("dinp", OUT, W, ND_D_n), T("dout", IN, R, ND_D_n)},
+                          nd__flops_elementwise, NULL, NO_SAMPLES},
+    [ND_TASK_SWIGLU_FWD] = {"swiglu_fwd", 0, 0, 3,
+                            {T("out", OUT, W, ND_D_n), T("gate", IN, R, ND_D_n), T("up", IN, R, ND_D_n)},
+                            nd__flops_elementwise, NULL, NO_SAMPLES},
+    [ND_TASK_SWIGLU_BWD] = {"swiglu_bwd", 0, 0, 5,
+                            {T("dgate", OUT, W, ND_D_n), T("dup", OUT, W, ND_D_n), T("gate", IN, R, ND_D_n),
+                             T("up", IN, R, ND_D_n), T("dout", IN, R, ND_D_n)},
+                            nd__flops_elementwise, NULL, NO_SAMPLES},
+    [ND_TASK_GQA_FWD] = {"gqa_fwd", 0, 0, 5,
+                         {T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                          T("att", OUT, W, ND_D_B, ND_D_NH, ND_D_T, ND_D_T), T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                          T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS)},
+                         nd__flops_attention, NULL, NO_SAMPLES},
+    [ND_TASK_GQA_BWD] = {"gqa_bwd", 0, 0, 8,
+                         {T("dq", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("dk", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+                          T("dv", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+                          T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                          T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+                          T("att", IN, R, ND_D_B, ND_D_NH, ND_D_T, ND_D_T)},
+                         nd__flops_attention, NULL, NO_SAMPLES},
     [ND_TASK_ADAMW] = {"adamw", 0, 0, 5,
                        {T("param", OUT, RW, ND_D_n), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n), T("grad", IN, R, ND_D_n),
                         B("normsq", IN, R, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)},
@@ -150,6 +188,7 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
   case ND_D_N: return a->mm.N;
   case ND_D_ROWS: return a->ln.N;
   case ND_D_C: return a->ln.C;
+  case ND_D_KV: return a->gqa.NKV;
   case ND_D_B: return a->attn.B;
   case ND_D_T: return a->attn.T;
   case ND_D_NH: return a->attn.NH;
@@ -171,7 +210,7 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
 }
 
 const char *nd_kind_dim_name(enum nd_dim d) {
-  static const char *const names[ND_D_COUNT] = {"1",   "3",  "M",   "K", "N",  "N",  "C", "B", "T", "NH", "hs",
+  static const char *const names[ND_D_COUNT] = {"1",   "3",  "M",   "K", "N",  "N",  "C", "B", "T", "NH", "hs", "KV",
                                                 "n",   "B*T", "C", "Vs", "T", "Vs|T", "N", "Vs", "B*T", "numel"};
   return (unsigned)d < ND_D_COUNT ? names[d] : "?";
 }

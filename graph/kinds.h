@@ -39,6 +39,7 @@ enum nd_dim {
   ND_D_M, ND_D_K, ND_D_N,                        /* linear layers: mm */
   ND_D_ROWS, ND_D_C,                             /* LayerNorm: ln.N, ln.C */
   ND_D_B, ND_D_T, ND_D_NH, ND_D_HS,              /* attention */
+  ND_D_KV,                                       /* grouped-query attention: key/value heads */
   ND_D_n,                                        /* elementwise and collectives: ew.n, coll.n, adamw.n */
   ND_D_BT, ND_D_EC, ND_D_VS, ND_D_ET, ND_D_TABLE, /* embedding: B*T, C, Vs, T, Vs or T (the table a bwd writes) */
   ND_D_CN, ND_D_CVS,                             /* cross-entropy: ce.N, ce.Vs */

@@ -3,14 +3,18 @@ check_PROGRAMS += tests/test_parity
 TESTS += tests/test_parity
 tests_test_parity_SOURCES = tests/test_parity.c tests/runtime/harness.h tests/tap.h
 tests_test_parity_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_parity_llama
+TESTS += tests/test_parity_llama
+tests_test_parity_llama_SOURCES = tests/test_parity_llama.c tests/runtime/harness.h tests/tap.h
+tests_test_parity_llama_LDADD = $(ND_TEST_LIBS)
 check_PROGRAMS += tests/test_train
 TESTS += tests/test_train
 tests_test_train_SOURCES = tests/test_train.c tests/runtime/harness.h tests/tap.h
 tests_test_train_LDADD = $(ND_TEST_LIBS)
-TESTS += tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_signals.sh \
-	tests/test_reliability.sh
-EXTRA_DIST += tests/tap.sh tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_signals.sh \
-	tests/test_reliability.sh
+TESTS += tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_llama_tiny.sh tests/test_hf_llama.sh \
+	tests/test_signals.sh tests/test_reliability.sh
+EXTRA_DIST += tests/tap.sh tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_llama_tiny.sh \
+	tests/test_hf_llama.sh tests/hf_llama_ref.py tests/test_signals.sh tests/test_reliability.sh
 check_PROGRAMS += tests/test_memory
 TESTS += tests/test_memory
 tests_test_memory_SOURCES = tests/test_memory.c tests/runtime/harness.h tests/tap.h

@@ -38,6 +38,9 @@ static void key_name(const struct nd__key *k, char *out, size_t size) {
   snprintf(out, size, "%s.%s", k->section, k->name);
 }
 
+/* Whether cfg's architecture takes key k (model.arch). */
+static int takes(const nd_config *cfg, const struct nd__key *k) { return !k->arch || (k->arch & 1u << cfg->model.arch); }
+
 /* Whether a and b hold the same value for every key; names the first that differs. */
 static int same_values(const nd_config *a, const nd_config *b) {
   char name[160];
@@ -69,9 +72,9 @@ static void test_defaults(void) {
   int all = 1;
   for (size_t i = 0; i < nd__n_keys; i++) {
     key_name(&nd__keys[i], name, sizeof name);
-    if (nd__config_loc(qs, name).line == 0) diag("quickstart.yaml lacks %s", name), all = 0;
+    if (takes(qs, &nd__keys[i]) && nd__config_loc(qs, name).line == 0) diag("quickstart.yaml lacks %s", name), all = 0;
   }
-  ok(all, "quickstart.yaml lists every key");
+  ok(all, "quickstart.yaml lists every key of its architecture");
   ok(same_values(def, qs), "quickstart.yaml equals the defaults key by key");
   ok(nd__config_loc(def, "model.n_layer").line == 0, "defaults have no location");
   nd_config_free(def);
@@ -88,9 +91,29 @@ static void test_good(void) {
   int all = 1;
   for (size_t i = 0; i < nd__n_keys; i++) {
     key_name(&nd__keys[i], name, sizeof name);
+    /* model.arch: good/llama.yaml */
+    if (!takes(cfg, &nd__keys[i]) || strcmp(name, "model.arch") == 0) continue;
     if (strcmp(get(cfg, name), get(def, name)) == 0) diag("%s kept its default", name), all = 0;
   }
-  ok(all, "full.yaml changes every key");
+  ok(all, "full.yaml changes every key of its architecture");
+  nd_config *ll = fresh();
+  ok(nd_config_load_file(ll, path_of("good/llama.yaml"), &err) == 0 && nd_config_validate(ll, &err) == 0,
+     "llama.yaml loads and validates (%s)", err.msg);
+  all = ll->model.arch == ND_ARCH_LLAMA;
+  for (size_t i = 0; i < nd__n_keys; i++) {
+    key_name(&nd__keys[i], name, sizeof name);
+    if (nd__keys[i].arch && takes(ll, &nd__keys[i]) && strcmp(get(ll, name), get(def, name)) == 0)
+      diag("%s kept its default", name), all = 0;
+  }
+  ok(all, "llama.yaml changes model.arch and every key only llama takes");
+  ok(nd_config_n_kv_head(ll) == 2 && nd_config_intermediate_size(ll) == 344, "llama sizes read");
+  nd_config_free(ll);
+  ll = fresh();
+  nd_config_set(ll, "model.arch", "llama", &err);
+  ok(nd_config_n_kv_head(ll) == 4 && nd_config_intermediate_size(ll) == 512,
+     "llama defaults: n_kv_head = n_head, intermediate_size 2/3 of 4 * 128 rounded up to 256: %lld",
+     (long long)nd_config_intermediate_size(ll));
+  nd_config_free(ll);
   ok(cfg->parallelism.n_stage_layers == 3 && cfg->parallelism.stage_layers[2] == 3 &&
          !cfg->parallelism.stage_layers_auto,
      "stage_layers list read");

@@ -110,6 +110,36 @@ static void test_u16(void) {
   nd_dataset_close(ds);
 }
 
+/* Llama 3 sized ids, above 65535, little-endian uint32; and the same checks. */
+static void test_u32(void) {
+  enum { N = 13, T = 4 };
+  uint8_t buf[4 * N];
+  int32_t tok[N];
+  for (int i = 0; i < N; i++) {
+    tok[i] = (i * 104729 + 3) % 128256;
+    for (int k = 0; k < 4; k++) buf[4 * i + k] = (uint8_t)((uint32_t)tok[i] >> (8 * k));
+  }
+  const char *path = write_tmp("tok32.bin", buf, sizeof buf);
+  nd_dataset *ds = NULL;
+  nd_error err = {0};
+  ok(nd_dataset_open(&ds, path, ND_FORMAT_TOKENS_U32, 128256, T, &err) == 0, "u32: open (%s)", err.msg);
+  if (ds) {
+    int32_t in[T], tg[T];
+    nd_dataset_sequence(ds, 2, in, tg);
+    ok(nd_dataset_tokens(ds) == N && in[0] == tok[8] && tg[3] == tok[12] && tok[8] > 65535,
+       "u32: %d tokens, little-endian ids above 65535, sequence 2 = tokens 8..12", N);
+    nd_dataset_close(ds);
+  }
+  char want[700];
+  path = write_tmp("odd32.bin", buf, 10);
+  snprintf(want, sizeof want, "%s: byte count 10 is not a multiple of 4 for tokens-u32 (4 bytes per token)", path);
+  expect_fail("u32 byte count", path, ND_FORMAT_TOKENS_U32, 128256, 1, ND_EDATA, want);
+  uint8_t huge[12] = {1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0};
+  path = write_tmp("huge32.bin", huge, sizeof huge);
+  snprintf(want, sizeof want, "%s: token 4294967295 at offset 4 is >= vocab_size 128256", path);
+  expect_fail("u32 id beyond int32 reported whole", path, ND_FORMAT_TOKENS_U32, 128256, 2, ND_EDATA, want);
+}
+
 static void test_builtin(void) {
   uint8_t *a = NULL, *b = NULL, *v = NULL;
   size_t na = 0, nb = 0, nv = 0;
@@ -223,6 +253,7 @@ int main(void) {
   }
   test_text();
   test_u16();
+  test_u32();
   test_builtin();
   test_bad_inputs();
   nd_error err = {0};

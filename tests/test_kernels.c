@@ -3,7 +3,8 @@
  *  - backward: float kernel vs central finite differences of the DOUBLE
  *    reference forward of L = sum(dout * f(x)), relative error < TOL_BWD;
  *  - beta (overwrite / accumulate) and aliasing semantics;
- *  - AdamW over steps t = 1..3, and the reductions. */
+ *  - AdamW over steps t = 1..3, and the reductions;
+ *  - Llama's kinds: RMSNorm, rotary embedding, gated SiLU, grouped-query attention. */
 #include "kernels/cpu/kernels.h"
 #include "tests/ref/ref.h"
 #include "tests/tap.h"
@@ -573,6 +574,202 @@ static void test_clip_scale(void) {
   }
 }
 
+/* =============================================================== llama */
+
+/* out (N, C) = w * x / sqrt(mean(x^2) + eps), in double */
+static void ref_rmsnorm(double *out, const double *x, const double *w, int N, int C, double eps) {
+  for (int i = 0; i < N; i++) {
+    double ss = 0;
+    for (int j = 0; j < C; j++) ss += x[(size_t)i * C + j] * x[(size_t)i * C + j];
+    double s = 1.0 / sqrt(ss / C + eps);
+    for (int j = 0; j < C; j++) out[(size_t)i * C + j] = w[j] * x[(size_t)i * C + j] * s;
+  }
+}
+
+typedef struct {
+  double *inp, *w, *dout, *out;
+  int N, C;
+  double eps;
+} rms_ctx;
+
+static double rms_obj(void *p) {
+  rms_ctx *c = p;
+  ref_rmsnorm(c->out, c->inp, c->w, c->N, c->C, c->eps);
+  return dot(c->dout, c->out, (int64_t)c->N * c->C);
+}
+
+static void test_rmsnorm(int N, int C, float eps) {
+  int64_t n = (int64_t)N * C;
+  float *inp = falloc(n), *w = falloc(C), *dout = falloc(n), *out = falloc(n), *rstd = falloc(N);
+  nd_ref_fill(inp, n, &rng, -2, 2);
+  nd_ref_fill(w, C, &rng, 0.5, 1.5);
+  nd_ref_fill(dout, n, &rng, -1, 1);
+  rms_ctx c = {dcopy(inp, n), dcopy(w, C), dcopy(dout, n), dalloc(n), N, C, eps};
+  nd_rmsnorm_forward(out, rstd, inp, w, N, C, eps);
+  rms_obj(&c);
+  double e = nd_ref_rel_err(out, c.out, n);
+  ok(e < TOL_FWD, "rmsnorm forward N=%d C=%d eps=%g: rel err %.2e", N, C, (double)eps, e);
+
+  float *dinp = falloc(n), *dw = falloc(C), *dskip = falloc(n), *alias = falloc(n), *dw1 = falloc(C);
+  fill_nan(dinp, n);
+  fill_nan(dw, C);
+  nd_rmsnorm_backward_input(dinp, NULL, dout, inp, w, rstd, N, C);
+  nd_rmsnorm_backward_weight(dw, dout, inp, rstd, N, C, 0.0f);
+  double *g = dalloc(n > C ? n : C);
+  fd_grad(g, c.inp, n, rms_obj, &c);
+  e = nd_ref_rel_err(dinp, g, n);
+  ok(e < TOL_BWD, "rmsnorm dinp N=%d C=%d vs finite differences: rel err %.2e", N, C, e);
+  fd_grad(g, c.w, C, rms_obj, &c);
+  e = nd_ref_rel_err(dw, g, C);
+  ok(e < TOL_BWD, "rmsnorm dweight N=%d C=%d vs finite differences: rel err %.2e", N, C, e);
+
+  // dskip, aliased, and beta = 1
+  nd_ref_fill(dskip, n, &rng, -1, 1);
+  memcpy(alias, dskip, (size_t)n * sizeof(float));
+  double *want = dsum(dskip, dinp, n);
+  nd_rmsnorm_backward_input(alias, alias, dout, inp, w, rstd, N, C);
+  e = nd_ref_rel_err(alias, want, n);
+  nd_ref_fill(dw1, C, &rng, -1, 1);
+  double *ww = dsum(dw1, dw, C);
+  nd_rmsnorm_backward_weight(dw1, dout, inp, rstd, N, C, 1.0f);
+  double e2 = nd_ref_rel_err(dw1, ww, C);
+  ok(e < TOL_ACC && e2 < TOL_ACC, "rmsnorm dinp onto an aliased dskip %.2e, dweight beta=1 %.2e N=%d C=%d", e, e2,
+     N, C);
+  free_all();
+}
+
+/* Hugging Face's rotate_half rotation of x (B, T, H, hs) at each position, in double */
+static void ref_rope(double *out, const double *x, int B, int T, int H, int hs, double theta) {
+  int half = hs / 2;
+  for (int b = 0; b < B; b++)
+    for (int t = 0; t < T; t++)
+      for (int h = 0; h < H; h++) {
+        size_t o = (((size_t)b * T + t) * H + h) * hs;
+        for (int i = 0; i < half; i++) {
+          double a = t * pow(theta, -2.0 * i / hs);
+          out[o + i] = x[o + i] * cos(a) - x[o + i + half] * sin(a);
+          out[o + i + half] = x[o + i + half] * cos(a) + x[o + i] * sin(a);
+        }
+      }
+}
+
+typedef struct {
+  double *inp, *dout, *out;
+  int B, T, H, hs;
+  double theta;
+} rope_ctx;
+
+static double rope_obj(void *p) {
+  rope_ctx *c = p;
+  ref_rope(c->out, c->inp, c->B, c->T, c->H, c->hs, c->theta);
+  return dot(c->dout, c->out, (int64_t)c->B * c->T * c->H * c->hs);
+}
+
+static void test_rope(int B, int T, int H, int hs, float theta) {
+  int64_t n = (int64_t)B * T * H * hs;
+  float *inp = falloc(n), *dout = falloc(n), *out = falloc(n), *dinp = falloc(n);
+  nd_ref_fill(inp, n, &rng, -1, 1);
+  nd_ref_fill(dout, n, &rng, -1, 1);
+  rope_ctx c = {dcopy(inp, n), dcopy(dout, n), dalloc(n), B, T, H, hs, theta};
+  nd_rope_forward(out, inp, B, T, H, hs, theta);
+  rope_obj(&c);
+  double e = nd_ref_rel_err(out, c.out, n);
+  ok(e < TOL_FWD, "rope forward B=%d T=%d H=%d hs=%d theta=%g: rel err %.2e", B, T, H, hs, (double)theta, e);
+  fill_nan(dinp, n);
+  nd_rope_backward(dinp, dout, B, T, H, hs, theta);
+  double *g = dalloc(n);
+  fd_grad(g, c.inp, n, rope_obj, &c);
+  e = nd_ref_rel_err(dinp, g, n);
+  ok(e < TOL_BWD, "rope backward B=%d T=%d H=%d hs=%d vs finite differences: rel err %.2e", B, T, H, hs, e);
+  free_all();
+}
+
+typedef struct {
+  double *gate, *up, *dout, *out;
+  int64_t n;
+} swiglu_ctx;
+
+static double swiglu_obj(void *p) {
+  swiglu_ctx *c = p;
+  for (int64_t i = 0; i < c->n; i++) c->out[i] = c->gate[i] / (1.0 + exp(-c->gate[i])) * c->up[i];
+  return dot(c->dout, c->out, c->n);
+}
+
+static void test_swiglu(int64_t n) {
+  float *gate = falloc(n), *up = falloc(n), *dout = falloc(n), *out = falloc(n), *dg = falloc(n), *du = falloc(n);
+  nd_ref_fill(gate, n, &rng, -4, 4);
+  nd_ref_fill(up, n, &rng, -2, 2);
+  nd_ref_fill(dout, n, &rng, -1, 1);
+  swiglu_ctx c = {dcopy(gate, n), dcopy(up, n), dcopy(dout, n), dalloc(n), n};
+  nd_swiglu_forward(out, gate, up, n);
+  swiglu_obj(&c);
+  double e = nd_ref_rel_err(out, c.out, n);
+  ok(e < TOL_FWD, "swiglu forward n=%lld: rel err %.2e", (long long)n, e);
+  fill_nan(dg, n);
+  fill_nan(du, n);
+  nd_swiglu_backward(dg, du, gate, up, dout, n);
+  double *g = dalloc(n);
+  fd_grad(g, c.gate, n, swiglu_obj, &c);
+  e = nd_ref_rel_err(dg, g, n);
+  fd_grad(g, c.up, n, swiglu_obj, &c);
+  double e2 = nd_ref_rel_err(du, g, n);
+  ok(e < TOL_BWD && e2 < TOL_BWD, "swiglu dgate %.2e dup %.2e n=%lld vs finite differences", e, e2, (long long)n);
+  free_all();
+}
+
+/* Grouped-query attention: the reference is multi-head attention on a qkv whose
+ * key/value heads are repeated across each query group. */
+typedef struct {
+  double *q, *k, *v, *qkv, *dout, *out;
+  int B, T, NH, NKV, hs;
+} gqa_ctx;
+
+static double gqa_obj(void *p) {
+  gqa_ctx *c = p;
+  int C = c->NH * c->hs, g = c->NH / c->NKV;
+  for (int bt = 0; bt < c->B * c->T; bt++)
+    for (int h = 0; h < c->NH; h++)
+      for (int i = 0; i < c->hs; i++) {
+        double *row = c->qkv + (size_t)bt * 3 * C;
+        row[h * c->hs + i] = c->q[((size_t)bt * c->NH + h) * c->hs + i];
+        row[C + h * c->hs + i] = c->k[((size_t)bt * c->NKV + h / g) * c->hs + i];
+        row[2 * C + h * c->hs + i] = c->v[((size_t)bt * c->NKV + h / g) * c->hs + i];
+      }
+  nd_ref_attention(c->out, NULL, c->qkv, c->B, c->T, c->NH, c->hs);
+  return dot(c->dout, c->out, (int64_t)c->B * c->T * C);
+}
+
+static void test_gqa(int B, int T, int NH, int NKV, int hs) {
+  int64_t nq = (int64_t)B * T * NH * hs, nkv = (int64_t)B * T * NKV * hs, natt = (int64_t)B * NH * T * T;
+  float *q = falloc(nq), *k = falloc(nkv), *v = falloc(nkv), *dout = falloc(nq), *out = falloc(nq);
+  float *att = falloc(natt), *datt = falloc(natt), *dq = falloc(nq), *dk = falloc(nkv), *dv = falloc(nkv);
+  nd_ref_fill(q, nq, &rng, -1.5, 1.5);
+  nd_ref_fill(k, nkv, &rng, -1.5, 1.5);
+  nd_ref_fill(v, nkv, &rng, -1.5, 1.5);
+  nd_ref_fill(dout, nq, &rng, -1, 1);
+  gqa_ctx c = {dcopy(q, nq), dcopy(k, nkv), dcopy(v, nkv), dalloc(3 * nq), dcopy(dout, nq), dalloc(nq),
+               B, T, NH, NKV, hs};
+  nd_attention_gqa_forward(out, att, q, k, v, NH * hs, NKV * hs, B, T, NH, NKV, hs);
+  gqa_obj(&c);
+  double e = nd_ref_rel_err(out, c.out, nq);
+  ok(e < TOL_FWD, "gqa forward B=%d T=%d NH=%d NKV=%d hs=%d: rel err %.2e", B, T, NH, NKV, hs, e);
+  fill_nan(dq, nq);
+  fill_nan(dk, nkv);
+  fill_nan(dv, nkv);
+  nd_attention_gqa_backward(dq, dk, dv, datt, dout, q, k, v, att, NH * hs, NKV * hs, B, T, NH, NKV, hs);
+  double *g = dalloc(nq);
+  fd_grad(g, c.q, nq, gqa_obj, &c);
+  e = nd_ref_rel_err(dq, g, nq);
+  fd_grad(g, c.k, nkv, gqa_obj, &c);
+  double ek = nd_ref_rel_err(dk, g, nkv);
+  fd_grad(g, c.v, nkv, gqa_obj, &c);
+  double ev = nd_ref_rel_err(dv, g, nkv);
+  ok(e < TOL_BWD && ek < TOL_BWD && ev < TOL_BWD,
+     "gqa B=%d T=%d NH=%d NKV=%d hs=%d vs finite differences: rel err dq %.2e dk %.2e dv %.2e", B, T, NH, NKV, hs, e,
+     ek, ev);
+  free_all();
+}
+
 int main(void) {
 #ifdef OPENBLAS_VERSION
   openblas_set_num_threads(1);
@@ -631,6 +828,19 @@ int main(void) {
   test_sumsq(1);
   test_sumsq(10007);
   test_clip_scale();
+
+  test_rmsnorm(1, 4, 1e-5f);
+  test_rmsnorm(3, 5, 1e-5f);
+  test_rmsnorm(7, 64, 1e-6f);
+  test_rope(1, 1, 1, 2, 10000.0f);
+  test_rope(2, 5, 3, 4, 10000.0f);
+  test_rope(1, 16, 2, 8, 500000.0f);
+  test_swiglu(1);
+  test_swiglu(1000);
+  test_gqa(1, 1, 1, 1, 1);
+  test_gqa(2, 5, 4, 2, 3);
+  test_gqa(1, 7, 6, 2, 4);
+  test_gqa(2, 6, 4, 1, 2);
 
   free_all();
   return done_testing();

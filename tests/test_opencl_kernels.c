@@ -114,7 +114,7 @@ static void check(const kcase *k, int cpu, int ocl, const nd_step *step) {
 
 static int cases(kcase *out) {
   int n = 0;
-  static char names[96][96];
+  static char names[128][96];
   static const int mm[][3] = {{32, 48, 64}, {64, 128, 96}, {17, 33, 50}};
   for (int s = 0; s < 3; s++)
     for (int tw = 0; tw <= 1; tw++) {
@@ -257,11 +257,66 @@ static int cases(kcase *out) {
     memcpy(k.mode, (uint8_t[]){RW, R, R}, 3);
     out[n++] = k;
   }
+  /* Llama's kinds */
+  for (int s = 0; s < 3; s++) {
+    int N = ln[s][0], C = ln[s][1];
+    kcase k = {.lower_tri = -1, .tol = 1e-5};
+    k.t.a.rms = (struct nd_rms_args){N, C, s != 1, (float)(s % 2), 1e-5f};
+    snprintf(names[n], 96, "rmsnorm_fwd %dx%d", N, C);
+    k.name = names[n], k.t.kind = ND_TASK_RMSNORM_FWD, k.n = 4;
+    memcpy(k.numel, (int64_t[]){(int64_t)N * C, N, (int64_t)N * C, C}, sizeof(int64_t) * 4);
+    memcpy(k.mode, (uint8_t[]){W, W, R, R}, 4);
+    out[n++] = k;
+    snprintf(names[n], 96, "rmsnorm_bwd_input %dx%d%s", N, C, s != 1 ? " skip" : "");
+    k.name = names[n], k.t.kind = ND_TASK_RMSNORM_BWD_IN, k.n = 5 + (s != 1);
+    /* dinp, [dskip], dout, inp, weight, rstd */
+    if (s != 1)
+      memcpy(k.numel, (int64_t[]){(int64_t)N * C, (int64_t)N * C, (int64_t)N * C, (int64_t)N * C, C, N},
+             sizeof(int64_t) * 6);
+    else
+      memcpy(k.numel, (int64_t[]){(int64_t)N * C, (int64_t)N * C, (int64_t)N * C, C, N}, sizeof(int64_t) * 5);
+    memcpy(k.mode, (uint8_t[]){W, R, R, R, R, R}, 6);
+    out[n++] = k;
+    snprintf(names[n], 96, "rmsnorm_bwd_weight %dx%d beta %d", N, C, s % 2);
+    k.name = names[n], k.t.kind = ND_TASK_RMSNORM_BWD_W, k.n = 4, k.tol = 2e-5;
+    memcpy(k.numel, (int64_t[]){C, (int64_t)N * C, (int64_t)N * C, N}, sizeof(int64_t) * 4);
+    memcpy(k.mode, (uint8_t[]){RW, R, R, R}, 4);
+    out[n++] = k;
+  }
+  static const int rp[][4] = {{2, 16, 2, 8}, {1, 64, 4, 16}, {3, 9, 3, 6}};
+  for (int s = 0; s < 3; s++) {
+    int B = rp[s][0], T = rp[s][1], H = rp[s][2], hs = rp[s][3];
+    int64_t m = (int64_t)B * T * H * hs;
+    kcase k = {.lower_tri = -1, .tol = 1e-5};
+    k.t.a.rope = (struct nd_rope_args){m, B, T, H, hs, s == 1 ? 500000.0f : 10000.0f};
+    for (int bwd = 0; bwd <= 1; bwd++) {
+      snprintf(names[n], 96, "rope_%s B %d T %d H %d hs %d", bwd ? "bwd" : "fwd", B, T, H, hs);
+      k.name = names[n], k.t.kind = bwd ? ND_TASK_ROPE_BWD : ND_TASK_ROPE_FWD, k.n = 2;
+      memcpy(k.numel, (int64_t[]){m, m}, sizeof(int64_t) * 2);
+      memcpy(k.mode, (uint8_t[]){W, R}, 2);
+      out[n++] = k;
+    }
+  }
+  for (int s = 0; s < 3; s++) {
+    int64_t m = ew[s];
+    kcase k = {.lower_tri = -1, .tol = 1e-5};
+    k.t.a.ew.n = m;
+    snprintf(names[n], 96, "swiglu_fwd n %lld", (long long)m);
+    k.name = names[n], k.t.kind = ND_TASK_SWIGLU_FWD, k.n = 3;
+    memcpy(k.numel, (int64_t[]){m, m, m}, sizeof(int64_t) * 3);
+    memcpy(k.mode, (uint8_t[]){W, R, R}, 3);
+    out[n++] = k;
+    snprintf(names[n], 96, "swiglu_bwd n %lld", (long long)m);
+    k.name = names[n], k.t.kind = ND_TASK_SWIGLU_BWD, k.n = 5;
+    memcpy(k.numel, (int64_t[]){m, m, m, m, m}, sizeof(int64_t) * 5);
+    memcpy(k.mode, (uint8_t[]){W, W, R, R, R}, 5);
+    out[n++] = k;
+  }
   return n;
 }
 
 int main(void) {
-  static kcase all[96];
+  static kcase all[128];
   int n = cases(all);
   nd_config *cfg;
   nd_error err = {0};

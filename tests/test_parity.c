@@ -10,6 +10,13 @@
 
 #define STEPS 5
 
+/* Settings of every run besides the layout: none for GPT-2; tests/test_parity_llama.c
+ * defines PARITY_MODEL to train the Llama architecture instead. */
+#ifndef PARITY_MODEL
+#define PARITY_MODEL NULL
+#endif
+static const char *const model[] = {PARITY_MODEL, NULL};
+
 typedef struct run {
   double loss[STEPS];
   int n;            /* tensors */
@@ -25,7 +32,12 @@ static void run_free(run *r) {
 
 static int train(const char *const *overrides, run *out) {
   memset(out, 0, sizeof *out);
-  nd_config *cfg = tiny_config(overrides);
+  const char *all[32];
+  int n = 0;
+  for (const char *const *kv = overrides; *kv && n < 16; kv++) all[n++] = *kv;
+  for (const char *const *kv = model; *kv && n < 31; kv++) all[n++] = *kv;
+  all[n] = NULL;
+  nd_config *cfg = tiny_config(all);
   nd_trainer *tr = NULL;
   nd_error err = {0};
   int rc = -1;

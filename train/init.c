@@ -23,7 +23,8 @@ void nd_init_tensor(float *out, const char *hf_name, int64_t n, int n_layer, uin
     memset(out, 0, (size_t)n * sizeof *out);
     return;
   }
-  if (strstr(hf_name, "ln_")) { /* LayerNorm weights */
+  /* LayerNorm (GPT-2) and RMSNorm (Llama) weights */
+  if (strstr(hf_name, "ln_") || ends_with(hf_name, "layernorm.weight") || ends_with(hf_name, "model.norm.weight")) {
     for (int64_t i = 0; i < n; i++) out[i] = 1.0f;
     return;
   }

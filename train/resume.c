@@ -10,14 +10,16 @@
 #include "configs/config.h"
 #include "train/trainer_internal.h"
 
-/* A step-N directory, or a save_dir whose newest complete step-N is meant
- * (a newer incomplete one is named in note, never skipped silently). */
+/* A step-N directory (or a Hugging Face one, whose weights may be in shards
+ * listed by model.safetensors.index.json), or a save_dir whose newest complete
+ * step-N is meant (a newer incomplete one is named in note, never skipped silently). */
 static int resolve(const char *dir, char *out, size_t size, char *note, nd_error *err) {
-  char probe[ND_PATH_MAX + 32];
+  char probe[ND_PATH_MAX + 32], index[ND_PATH_MAX + 48];
   struct stat st;
   note[0] = '\0';
   snprintf(probe, sizeof probe, "%s/model.safetensors", dir);
-  if (stat(probe, &st) == 0) {
+  snprintf(index, sizeof index, "%s/model.safetensors.index.json", dir);
+  if (stat(probe, &st) == 0 || stat(index, &st) == 0) {
     if ((size_t)snprintf(out, size, "%s", dir) >= size) return nd__fail(err, ND_EINVAL, "%s: path too long", dir);
     return 0;
   }

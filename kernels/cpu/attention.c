@@ -1,5 +1,6 @@
-/* Causal multi-head self-attention. Per (batch, head) it is three GEMMs on
- * strided views of qkv (row stride 3C) plus a masked softmax:
+/* Causal multi-head self-attention, grouped-query when NKV < NH (each key and
+ * value head serves NH / NKV query heads). Per (batch, head) it is three GEMMs
+ * on strided views of qkv (row stride (NH + 2 NKV) hs) plus a masked softmax:
  *   att (T, T) = softmax_causal(q . k^T / sqrt(hs)),  out (T, hs) = att . v */
 #include "kernels/cpu/kernels.h"
 
@@ -25,48 +26,53 @@ static void causal_softmax(float *att, int T) {
   }
 }
 
-void nd_attention_forward(float *out, float *att, const float *qkv, int B, int T, int NH, int hs) {
-  // out (B, T, C), att (B, NH, T, T), qkv (B, T, 3C), C = NH * hs
-  const int C = NH * hs, C3 = 3 * C;
+void nd_attention_gqa_forward(float *out, float *att, const float *q, const float *k, const float *v, int qs, int kvs,
+                              int B, int T, int NH, int NKV, int hs) {
+  // out (B, T, C), att (B, NH, T, T); q (B, T, NH, hs) with row stride qs, k and v (B, T, NKV, hs) with kvs; C = NH hs
+  const int C = NH * hs, group = NH / NKV;
   const float scale = 1.0f / sqrtf((float)hs);
   if (T <= 0 || hs <= 0) return;
   for (int b = 0; b < B; b++) {
     for (int h = 0; h < NH; h++) {
-      const float *q = qkv + (size_t)b * T * C3 + (size_t)h * hs;  // (T, hs), row stride 3C
-      const float *k = q + C;
-      const float *v = q + 2 * C;
+      const float *qh = q + (size_t)b * T * qs + (size_t)h * hs;             // (T, hs), row stride qs
+      const float *kh = k + (size_t)b * T * kvs + (size_t)(h / group) * hs;  // (T, hs), row stride kvs
+      const float *vh = v + (size_t)b * T * kvs + (size_t)(h / group) * hs;
       float *a = att + ((size_t)b * NH + h) * T * T;                // (T, T)
       float *o = out + (size_t)b * T * C + (size_t)h * hs;          // (T, hs), row stride C
       // scores; the upper triangle is computed and then masked
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, k, C3,
-                  0.0f, a, T);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, qh, qs, kh, kvs, 0.0f, a, T);
       causal_softmax(a, T);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, v, C3,
-                  0.0f, o, C);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, vh, kvs, 0.0f, o, C);
     }
   }
 }
 
-void nd_attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv,
-                           const float *att, int B, int T, int NH, int hs) {
-  // dqkv (B, T, 3C) overwritten, datt (B, NH, T, T) scratch, dout (B, T, C),
-  // qkv (B, T, 3C), att (B, NH, T, T); C = NH * hs
-  const int C = NH * hs, C3 = 3 * C;
+void nd_attention_forward(float *out, float *att, const float *qkv, int B, int T, int NH, int hs) {
+  const int C = NH * hs;
+  nd_attention_gqa_forward(out, att, qkv, qkv + C, qkv + 2 * C, 3 * C, 3 * C, B, T, NH, NH, hs);
+}
+
+void nd_attention_gqa_backward(float *dq, float *dk, float *dv, float *datt, const float *dout, const float *q,
+                               const float *k, const float *v, const float *att, int qs, int kvs, int B, int T,
+                               int NH, int NKV, int hs) {
+  // dq, dk, dv overwritten, strides as q, k, v; datt (B, NH, T, T) scratch; dout (B, T, C);
+  // q, k, v, att as the forward's; C = NH hs
+  const int C = NH * hs, group = NH / NKV;
   const float scale = 1.0f / sqrtf((float)hs);
   if (T <= 0 || hs <= 0) return;
   for (int b = 0; b < B; b++) {
     for (int h = 0; h < NH; h++) {
-      const size_t qoff = (size_t)b * T * C3 + (size_t)h * hs;
-      const float *q = qkv + qoff, *k = q + C, *v = q + 2 * C;     // (T, hs), stride 3C
-      float *dq = dqkv + qoff, *dk = dq + C, *dv = dq + 2 * C;     // (T, hs), stride 3C
+      const size_t qo = (size_t)b * T * qs + (size_t)h * hs, ko = (size_t)b * T * kvs + (size_t)(h / group) * hs;
+      const float *qh = q + qo, *kh = k + ko, *vh = v + ko;  // (T, hs)
+      float *dqh = dq + qo, *dkh = dk + ko, *dvh = dv + ko;
+      // the first query head of a group overwrites its key/value head's gradient, the others add
+      const float kv_beta = h % group ? 1.0f : 0.0f;
       const float *a = att + ((size_t)b * NH + h) * T * T;          // (T, T)
       float *da = datt + ((size_t)b * NH + h) * T * T;              // (T, T)
       const float *dout_bh = dout + (size_t)b * T * C + (size_t)h * hs;  // (T, hs), stride C
       // datt = dout . v^T;  dv = att^T . dout
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dout_bh, C, v, C3,
-                  0.0f, da, T);
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, dout_bh, C,
-                  0.0f, dv, C3);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dout_bh, C, vh, kvs, 0.0f, da, T);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, dout_bh, C, kv_beta, dvh, kvs);
       // softmax backward in place: dscore = att * (datt - sum(att * datt)), masked to 0
       for (int t = 0; t < T; t++) {
         const float *arow = a + (size_t)t * T;
@@ -77,10 +83,15 @@ void nd_attention_backward(float *dqkv, float *datt, const float *dout, const fl
         for (int u = t + 1; u < T; u++) drow[u] = 0.0f;
       }
       // dq = scale * dscore . k;  dk = scale * dscore^T . q
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, scale, da, T, k, C3,
-                  0.0f, dq, C3);
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, scale, da, T, q, C3,
-                  0.0f, dk, C3);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, scale, da, T, kh, kvs, 0.0f, dqh, qs);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, scale, da, T, qh, qs, kv_beta, dkh, kvs);
     }
   }
+}
+
+void nd_attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv,
+                           const float *att, int B, int T, int NH, int hs) {
+  const int C = NH * hs;
+  nd_attention_gqa_backward(dqkv, dqkv + C, dqkv + 2 * C, datt, dout, qkv, qkv + C, qkv + 2 * C, att, 3 * C, 3 * C,
+                            B, T, NH, NH, hs);
 }

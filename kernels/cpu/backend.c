@@ -99,6 +99,68 @@ static int gelu_bwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   return 0;
 }
 
+static int rmsnorm_fwd(const nd_kcall *c) {
+  const struct nd_rms_args *a = &c->task->a.rms;
+  // out (N, C), rstd (N), inp (N, C), weight (C)
+  nd_rmsnorm_forward(CF(0), CF(1), CF(2), CF(3), a->N, a->C, a->eps);
+  return 0;
+}
+
+static int rmsnorm_bwd_input(const nd_kcall *c) {
+  const struct nd_rms_args *a = &c->task->a.rms;
+  // dinp (N, C), dskip (N, C) or absent, dout, inp (N, C), weight (C), rstd (N)
+  nd_rmsnorm_backward_input(CF(0), CF(1), CF(2), CF(3), CF(4), CF(5), a->N, a->C);
+  return 0;
+}
+
+static int rmsnorm_bwd_weight(const nd_kcall *c) {
+  const struct nd_rms_args *a = &c->task->a.rms;
+  // dweight (C), dout (N, C), inp (N, C), rstd (N)
+  nd_rmsnorm_backward_weight(CF(0), CF(1), CF(2), CF(3), a->N, a->C, a->beta);
+  return 0;
+}
+
+static int rope_fwd(const nd_kcall *c) {
+  const struct nd_rope_args *a = &c->task->a.rope;
+  nd_rope_forward(CF(0), CF(1), a->B, a->T, a->H, a->hs, a->theta);
+  return 0;
+}
+
+static int rope_bwd(const nd_kcall *c) {
+  const struct nd_rope_args *a = &c->task->a.rope;
+  nd_rope_backward(CF(0), CF(1), a->B, a->T, a->H, a->hs, a->theta);
+  return 0;
+}
+
+static int swiglu_fwd(const nd_kcall *c) {
+  nd_swiglu_forward(CF(0), CF(1), CF(2), c->task->a.ew.n);
+  return 0;
+}
+
+static int swiglu_bwd(const nd_kcall *c) {
+  nd_swiglu_backward(CF(0), CF(1), CF(2), CF(3), CF(4), c->task->a.ew.n);
+  return 0;
+}
+
+static int gqa_fwd(const nd_kcall *c) {
+  const struct nd_gqa_args *a = &c->task->a.gqa;
+  // out (B, T, NH, hs), att (B, NH, T, T), q (B, T, NH, hs), k, v (B, T, NKV, hs)
+  nd_attention_gqa_forward(CF(0), CF(1), CF(2), CF(3), CF(4), a->NH * a->hs, a->NKV * a->hs, a->B, a->T, a->NH,
+                           a->NKV, a->hs);
+  return 0;
+}
+
+static int gqa_bwd(const nd_kcall *c) {
+  const struct nd_gqa_args *a = &c->task->a.gqa;
+  // dq, dk, dv, dout, q, k, v, att; the score gradient is scratch of this call
+  float *datt = malloc((size_t)a->B * a->NH * a->T * a->T * sizeof *datt);
+  if (!datt) return ND_ENOMEM;
+  nd_attention_gqa_backward(CF(0), CF(1), CF(2), datt, CF(3), CF(4), CF(5), CF(6), CF(7), a->NH * a->hs,
+                            a->NKV * a->hs, a->B, a->T, a->NH, a->NKV, a->hs);
+  free(datt);
+  return 0;
+}
+
 static int embedding_fwd(const nd_kcall *c) {
   const struct nd_emb_args *a = &c->task->a.emb;
   nd_embedding_forward(CF(0), CI(1), CF(2), CF(3), a->B, a->T, a->C, a->v0, a->Vs);
@@ -210,5 +272,8 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_EMBED_BWD] = embedding_bwd, [ND_TASK_CE_STATS] = crossentropy_stats,
              [ND_TASK_CE_COMBINE] = crossentropy_combine, [ND_TASK_CE_BWD] = crossentropy_bwd,
              [ND_TASK_ALLREDUCE] = allreduce, [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_GRAD_SUMSQ] = grad_sumsq,
-             [ND_TASK_ADAMW] = adamw},
+             [ND_TASK_ADAMW] = adamw, [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd,
+             [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input, [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight,
+             [ND_TASK_ROPE_FWD] = rope_fwd, [ND_TASK_ROPE_BWD] = rope_bwd, [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
+             [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd, [ND_TASK_GQA_BWD] = gqa_bwd},
 };

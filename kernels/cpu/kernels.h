@@ -47,6 +47,38 @@ void nd_attention_forward(float *out, float *att, const float *qkv, int B, int T
 void nd_attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv,
                            const float *att, int B, int T, int NH, int hs);
 
+/* Grouped-query attention on separate q (B, T, NH, hs), k and v (B, T, NKV, hs)
+ * with row strides qs and kvs (elements from one (b, t) to the next): query
+ * head h reads key/value head h / (NH / NKV); NKV == NH with q, k, v the three
+ * parts of qkv is the above. The backward's dk and dv sum over each group. */
+void nd_attention_gqa_forward(float *out, float *att, const float *q, const float *k, const float *v, int qs, int kvs,
+                              int B, int T, int NH, int NKV, int hs);
+void nd_attention_gqa_backward(float *dq, float *dk, float *dv, float *datt, const float *dout, const float *q,
+                               const float *k, const float *v, const float *att, int qs, int kvs, int B, int T,
+                               int NH, int NKV, int hs);
+
+/* ---- RMSNorm over the last dimension (Llama): out = weight * x / rms(x),
+ * rms(x) = sqrt(mean(x^2) + eps). out (N, C), rstd (N) = 1 / rms; inp (N, C), weight (C) */
+void nd_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps);
+/* dinp (N, C) = dskip + d(RMSNorm)/d(inp) . dout; dskip may be NULL or alias dinp */
+void nd_rmsnorm_backward_input(float *dinp, const float *dskip, const float *dout, const float *inp,
+                               const float *weight, const float *rstd, int N, int C);
+/* dweight (C) = beta * dweight + sum over rows of dout * inp * rstd */
+void nd_rmsnorm_backward_weight(float *dweight, const float *dout, const float *inp, const float *rstd, int N, int C,
+                                float beta);
+
+/* ---- rotary position embedding, Hugging Face's rotate_half convention: in
+ * each head of size hs, element i < hs/2 pairs with i + hs/2, rotated by
+ * pos * theta^(-2i/hs), pos the position in its sequence. x (B, T, H, hs).
+ * The backward rotates by the opposite angle. out may not alias inp. */
+void nd_rope_forward(float *out, const float *inp, int B, int T, int H, int hs, float theta);
+void nd_rope_backward(float *dinp, const float *dout, int B, int T, int H, int hs, float theta);
+
+/* ---- gated SiLU MLP: out = silu(gate) * up, n elements; the backward
+ * overwrites dgate and dup. */
+void nd_swiglu_forward(float *out, const float *gate, const float *up, int64_t n);
+void nd_swiglu_backward(float *dgate, float *dup, const float *gate, const float *up, const float *dout, int64_t n);
+
 /* ---- GeLU, tanh approximation (GPT-2's gelu_new). n elements. */
 void nd_gelu_forward(float *out, const float *inp, int64_t n);
 /* dinp = gelu'(inp) * dout (overwrite) */

@@ -188,6 +188,60 @@ static int adamw(const nd_kcall *c) {
   return rc ? rc : nd_ocl_run(ND_OCL_adamw, 1, &n, 12, args);
 }
 
+static int rmsnorm_fwd(const nd_kcall *c) {
+  const struct nd_rms_args *l = &c->task->a.rms;
+  cl_mem out = M(0), rstd = M(1), inp = M(2), w = M(3);
+  size_t n = (size_t)l->N;
+  nd_ocl_arg a[] = {ND_OCL_ARG(out), ND_OCL_ARG(rstd), ND_OCL_ARG(inp), ND_OCL_ARG(w), ND_OCL_ARG(l->C),
+                    ND_OCL_ARG(l->eps)};
+  return nd_ocl_run(ND_OCL_rms_fwd, 1, &n, 6, a);
+}
+
+static int rmsnorm_bwd_input(const nd_kcall *c) {
+  const struct nd_rms_args *l = &c->task->a.rms;
+  cl_mem dinp = M(0), dout = M(2), inp = M(3), w = M(4), rstd = M(5);
+  cl_mem dskip = l->has_skip ? M(1) : dinp; /* not read without a skip */
+  size_t n = (size_t)l->N;
+  nd_ocl_arg a[] = {ND_OCL_ARG(dinp), ND_OCL_ARG(dskip), ND_OCL_ARG(l->has_skip), ND_OCL_ARG(dout),
+                    ND_OCL_ARG(inp),  ND_OCL_ARG(w),     ND_OCL_ARG(rstd),        ND_OCL_ARG(l->C)};
+  return nd_ocl_run(ND_OCL_rms_bwd_in, 1, &n, 8, a);
+}
+
+static int rmsnorm_bwd_weight(const nd_kcall *c) {
+  const struct nd_rms_args *l = &c->task->a.rms;
+  cl_mem dw = M(0), dout = M(1), inp = M(2), rstd = M(3);
+  size_t n = (size_t)l->C;
+  nd_ocl_arg a[] = {ND_OCL_ARG(dw),   ND_OCL_ARG(dout), ND_OCL_ARG(inp),
+                    ND_OCL_ARG(rstd), ND_OCL_ARG(l->N), ND_OCL_ARG(l->C), ND_OCL_ARG(l->beta)};
+  return nd_ocl_run(ND_OCL_rms_bwd_w, 1, &n, 7, a);
+}
+
+static int rope(const nd_kcall *c, float sign) {
+  const struct nd_rope_args *r = &c->task->a.rope;
+  cl_mem out = M(0), inp = M(1);
+  size_t g[] = {(size_t)r->B * r->T * r->H, (size_t)r->hs / 2};
+  nd_ocl_arg a[] = {ND_OCL_ARG(out), ND_OCL_ARG(inp), ND_OCL_ARG(r->T), ND_OCL_ARG(r->H),
+                    ND_OCL_ARG(r->hs), ND_OCL_ARG(r->theta), ND_OCL_ARG(sign)};
+  return nd_ocl_run(ND_OCL_rope, 2, g, 7, a);
+}
+
+static int rope_fwd(const nd_kcall *c) { return rope(c, 1.0f); }
+static int rope_bwd(const nd_kcall *c) { return rope(c, -1.0f); }
+
+static int swiglu_fwd(const nd_kcall *c) {
+  size_t n = (size_t)c->task->a.ew.n;
+  cl_mem out = M(0), gate = M(1), up = M(2);
+  nd_ocl_arg a[] = {ND_OCL_ARG(out), ND_OCL_ARG(gate), ND_OCL_ARG(up)};
+  return nd_ocl_run(ND_OCL_swiglu_fwd, 1, &n, 3, a);
+}
+
+static int swiglu_bwd(const nd_kcall *c) {
+  size_t n = (size_t)c->task->a.ew.n;
+  cl_mem dg = M(0), du = M(1), gate = M(2), up = M(3), dout = M(4);
+  nd_ocl_arg a[] = {ND_OCL_ARG(dg), ND_OCL_ARG(du), ND_OCL_ARG(gate), ND_OCL_ARG(up), ND_OCL_ARG(dout)};
+  return nd_ocl_run(ND_OCL_swiglu_bwd, 1, &n, 5, a);
+}
+
 static int supports(const nd_task *t) { return t->kind != ND_TASK_ALLREDUCE || t->a.coll.dtype == ND_F32; }
 
 static void *queue(int *device) {
@@ -212,6 +266,9 @@ const nd_backend_ops nd__opencl_backend = {
              [ND_TASK_ACT_FWD] = gelu_fwd, [ND_TASK_ACT_BWD] = gelu_bwd, [ND_TASK_RESIDUAL_FWD] = residual_fwd,
              [ND_TASK_EMBED_FWD] = embedding_fwd, [ND_TASK_EMBED_BWD] = embedding_bwd,
              [ND_TASK_CE_STATS] = crossentropy_stats, [ND_TASK_CE_BWD] = crossentropy_bwd,
-             [ND_TASK_ALLREDUCE] = allreduce, [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_ADAMW] = adamw},
+             [ND_TASK_ALLREDUCE] = allreduce, [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_ADAMW] = adamw,
+             [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd, [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input,
+             [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight, [ND_TASK_ROPE_FWD] = rope_fwd,
+             [ND_TASK_ROPE_BWD] = rope_bwd, [ND_TASK_SWIGLU_FWD] = swiglu_fwd, [ND_TASK_SWIGLU_BWD] = swiglu_bwd},
     .check_call = nd_ocl_check_call,
 };

@@ -256,3 +256,63 @@ __kernel void nd_adamw(__global float *param, __global float *m, __global float 
   v[i] = vi;
   param[i] -= lr * (mi * c1 / (sqrt(vi * c2) + eps) + wd * param[i]);
 }
+
+/* Llama: RMSNorm, one work-item per row (or per column for the weight gradient) */
+__kernel void nd_rms_fwd(__global float *out, __global float *rstd, __global const float *inp,
+                         __global const float *w, int C, float eps) {
+  size_t i = get_global_id(0);
+  __global const float *x = inp + i * C;
+  float ss = 0.0f;
+  for (int j = 0; j < C; j++) ss += x[j] * x[j];
+  float s = 1.0f / sqrt(ss / (float)C + eps);
+  for (int j = 0; j < C; j++) out[i * C + j] = w[j] * (x[j] * s);
+  rstd[i] = s;
+}
+
+__kernel void nd_rms_bwd_in(__global float *dinp, __global const float *dskip, int has_skip,
+                            __global const float *dout, __global const float *inp, __global const float *w,
+                            __global const float *rstd, int C) {
+  size_t i = get_global_id(0);
+  __global const float *x = inp + i * C, *dy = dout + i * C;
+  float s = rstd[i], dot = 0.0f;
+  for (int j = 0; j < C; j++) dot += dy[j] * w[j] * x[j] * s;
+  dot /= (float)C;
+  for (int j = 0; j < C; j++) {
+    float g = s * (dy[j] * w[j] - x[j] * s * dot);
+    dinp[i * C + j] = has_skip ? dskip[i * C + j] + g : g;
+  }
+}
+
+__kernel void nd_rms_bwd_w(__global float *dw, __global const float *dout, __global const float *inp,
+                           __global const float *rstd, int N, int C, float beta) {
+  int j = get_global_id(0);
+  float sw = beta == 0.0f ? 0.0f : beta * dw[j];
+  for (int i = 0; i < N; i++) sw += dout[(size_t)i * C + j] * inp[(size_t)i * C + j] * rstd[i];
+  dw[j] = sw;
+}
+
+/* rotary embedding, rotate_half: global (B*T*H, hs/2); sign -1 is the backward */
+__kernel void nd_rope(__global float *out, __global const float *inp, int T, int H, int hs, float theta, float sign) {
+  size_t r = get_global_id(0);
+  int i = get_global_id(1), hh = hs / 2, t = (int)(r / H % T);
+  float inv_freq = 1.0f / pow(theta, (float)(2 * i) / (float)hs);
+  float ang = (float)t * inv_freq, c = cos(ang), s = sign * sin(ang);
+  float x0 = inp[r * hs + i], x1 = inp[r * hs + i + hh];
+  out[r * hs + i] = x0 * c - x1 * s;
+  out[r * hs + i + hh] = x1 * c + x0 * s;
+}
+
+/* the gated SiLU: out = silu(gate) * up */
+__kernel void nd_swiglu_fwd(__global float *out, __global const float *gate, __global const float *up) {
+  size_t i = get_global_id(0);
+  float g = gate[i];
+  out[i] = g / (1.0f + exp(-g)) * up[i];
+}
+
+__kernel void nd_swiglu_bwd(__global float *dgate, __global float *dup, __global const float *gate,
+                            __global const float *up, __global const float *dout) {
+  size_t i = get_global_id(0);
+  float g = gate[i], sig = 1.0f / (1.0f + exp(-g));
+  dup[i] = dout[i] * g * sig;
+  dgate[i] = dout[i] * up[i] * sig * (1.0f + g * (1.0f - sig));
+}

@@ -1,0 +1,83 @@
+/* Builds the IR of one training step for a data x tensor x pipeline layout:
+ * the state of every rank, then a sequential program of forwards, backwards
+ * and held-back W tasks whose buffer reuse the pools allow, then the
+ * optimizer tail. The model family (graph/model.h) supplies the layers. */
+#include <stdlib.h>
+
+#include "common/error.h"
+#include "graph/emit.h"
+#include "graph/kinds.h"
+#include "graph/model.h"
+#include "graph/optim.h"
+
+static const nd__model *model_of(const nd_config *cfg) {
+  return cfg->model.arch == ND_ARCH_LLAMA ? &nd__llama_model : &nd__gpt2_model;
+}
+
+int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_error *err) {
+  int rc = ND_ENOMEM;
+  const nd__model *m = model_of(cfg);
+  nd__builder b = {0};
+  nd_graph *g = calloc(1, sizeof *g);
+  if (!g) return nd__fail(err, ND_ENOMEM, "graph: out of memory");
+  if ((rc = nd__set_layout(g, cfg, err))) goto cleanup;
+  g->NKV = g->NH;
+  g->tied = 1; /* GPT-2's head is its embedding */
+  if (m->check && (rc = m->check(g, cfg, err))) goto cleanup;
+  g->forward_only = forward_only;
+  b.cfg = cfg;
+  if ((rc = nd__builder_init(&b, g, m->acts, m->nparams(g)))) goto cleanup;
+  rc = ND_ENOMEM;
+
+  /* state first, in a fixed order, so that a training and an evaluation graph
+   * of the same configuration name the same tensors */
+  for (int d = 0; d < g->dp; d++)
+    for (int s = 0; s < g->pp; s++)
+      for (int t = 0; t < g->tp; t++) m->add_rank_params(&b, nd__rank(d, s, t));
+  nd__add_stats(&b);
+  if (b.oom) goto cleanup;
+  /* every gradient and the loss exist now: track which were written */
+  b.written = calloc((size_t)g->n_tensors, 1);
+  if (!b.written) goto cleanup;
+
+  if (forward_only) {
+    for (int k = 0; k < g->micro_batches; k++)
+      for (int d = 0; d < g->dp; d++)
+        for (int s = 0; s < g->pp; s++) m->forward(&b, d, s, k);
+  } else {
+    /* A sequential program in which the last use of a buffer comes before
+     * the next write of its slot: micro-batch k's B follows the forward of
+     * k + fwd - 1 (FWD_B), its W follows the B of k + wgrad - 1 (GRAD_W) and
+     * so the forward of k + fwd + wgrad - 2 (FWD_W). Any such order yields
+     * the same dependencies; the scheduler decides what runs when. */
+    int fwd = g->pool_slots[0][ND_POOL_FWD_B];
+    b.defer_w = 1;
+    for (int i = 0; i < g->micro_batches + fwd - 1; i++) {
+      if (i < g->micro_batches)
+        for (int d = 0; d < g->dp; d++)
+          for (int s = 0; s < g->pp; s++) m->forward(&b, d, s, i);
+      int k = i - fwd + 1;
+      if (k >= 0 && k < g->micro_batches)
+        for (int d = 0; d < g->dp; d++)
+          for (int s = g->pp - 1; s >= 0; s--) m->backward(&b, d, s, k);
+      for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, k - (g->pool_slots[s][ND_POOL_GRAD_W] - 1));
+    }
+    for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, g->micro_batches);
+    nd__optimizer_tail(&b, g->tied ? m->tied : -1);
+  }
+  if (b.oom) goto cleanup;
+  if (b.bad_order) {
+    rc = nd__fail(err, ND_EINVAL, "graph: a %s task's buffers differ from its row in graph/kinds.c",
+                  nd_task_kind_name(b.bad_order - 1));
+    goto cleanup;
+  }
+  *out = g;
+  g = NULL;
+  rc = 0;
+
+cleanup:
+  if (rc == ND_ENOMEM) nd__fail(err, rc, "graph: out of memory building the step");
+  nd_graph_free(g);
+  nd__builder_free(&b);
+  return rc;
+}

@@ -1,0 +1,297 @@
+/* The task emitters of graph/emit.h: collectives, the batch loader, linear
+ * layers, LayerNorm and elementwise tasks, with gradients accumulated in a
+ * fixed order (the first write of a step overwrites, later ones add). */
+#include "graph/emit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/kinds.h"
+
+void nd__spec_init(nd__task_spec *s, enum nd_task_kind kind, enum nd_phase phase, nd_rank r, int mb, int layer) {
+  memset(&s->t, 0, sizeof s->t);
+  s->t.kind = kind;
+  s->t.phase = phase;
+  s->t.group = ND_GROUP_NONE;
+  s->t.rank = r;
+  s->t.micro_batch = mb;
+  s->t.layer = layer;
+  s->n = 0;
+  s->acc = s->fixed;
+  s->cap = (int)(sizeof s->fixed / sizeof s->fixed[0]);
+  s->oom = 0;
+}
+
+void nd__acc(nd__task_spec *s, int32_t tensor, int mode) {
+  if (s->n == s->cap) {
+    nd_access *grown = s->acc == s->fixed ? malloc(2 * (size_t)s->cap * sizeof *grown)
+                                          : realloc(s->acc, 2 * (size_t)s->cap * sizeof *grown);
+    if (!grown) {
+      s->oom = 1;
+      return;
+    }
+    if (s->acc == s->fixed) memcpy(grown, s->fixed, sizeof s->fixed);
+    s->acc = grown;
+    s->cap *= 2;
+  }
+  s->acc[s->n++] = (nd_access){tensor, (uint8_t)mode};
+}
+
+float nd__gacc(nd__builder *b, nd__task_spec *s, int32_t tensor) {
+  float beta = b->written[tensor] ? 1.0f : 0.0f;
+  nd__acc(s, tensor, b->written[tensor] ? ND_ACCESS_RW : ND_ACCESS_W);
+  b->written[tensor] = 1;
+  return beta;
+}
+
+void nd__emit(nd__builder *b, nd__task_spec *s) {
+  s->t.flops = nd__task_flops(&s->t);
+  /* the buffers in the order of the kind's row (graph/kinds.c): kernels read them so */
+  if (s->oom) {
+    b->oom = 1;
+    if (s->acc != s->fixed) free(s->acc);
+    return;
+  }
+  if (!nd_kind_check_access(&s->t, s->acc, s->n)) b->bad_order = s->t.kind + 1;
+  if (b->defer_w && s->t.phase == ND_PHASE_W) {
+    /* appended later by nd__flush_w, in the same order among W tasks, so every
+     * gradient is accumulated in the same order */
+    if (b->n_deferred == b->cap_deferred) {
+      int cap = b->cap_deferred ? 2 * b->cap_deferred : 64;
+      nd__task_spec *more = realloc(b->deferred, (size_t)cap * sizeof *more);
+      if (!more) {
+        b->oom = 1;
+        if (s->acc != s->fixed) free(s->acc);
+        return;
+      }
+      b->deferred = more, b->cap_deferred = cap;
+    }
+    nd__task_spec *d = &b->deferred[b->n_deferred++];
+    *d = *s;
+    /* the copy moves (realloc, compaction): accesses kept in `fixed` are
+     * found there (acc NULL), not through a pointer into the original */
+    if (s->acc == s->fixed) d->acc = NULL;
+    return;
+  }
+  if (nd__graph_add_task(b->g, &s->t, s->acc, s->n) < 0) b->oom = 1;
+  if (s->acc != s->fixed) free(s->acc);
+}
+
+void nd__flush_w(nd__builder *b, int st, int mb) {
+  int kept = 0;
+  for (int k = 0; k < b->n_deferred; k++) {
+    nd__task_spec *s = &b->deferred[k];
+    if (s->t.rank.pp == st && s->t.micro_batch <= mb) {
+      if (nd__graph_add_task(b->g, &s->t, s->acc ? s->acc : s->fixed, s->n) < 0) b->oom = 1;
+      free(s->acc); /* NULL when the accesses were in `fixed` */
+    } else if (kept++ != k) {
+      b->deferred[kept - 1] = *s;
+    }
+  }
+  b->n_deferred = kept;
+}
+
+/* ------------------------------------------------------------ collectives */
+
+void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, int n, int mb, int layer) {
+  if (n < 2) return;
+  nd_graph *g = b->g;
+  const nd_tensor *t0 = &g->tensors[parts[0]];
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_ALLREDUCE, ND_PHASE_COLLECTIVE, t0->home, mb, layer);
+  s.t.group = group;
+  s.t.a.coll.nparts = n;
+  s.t.a.coll.n = t0->bytes / (t0->dtype == ND_F64 ? 8 : 4);
+  s.t.a.coll.dtype = t0->dtype;
+  s.t.comm_bytes = 2LL * (n - 1) * t0->bytes;
+  for (int i = 0; i < n; i++) nd__acc(&s, parts[i], ND_ACCESS_RW);
+  nd__emit(b, &s);
+}
+
+void nd__allreduce_tp(nd__builder *b, int d, int st, int layer, int which, int mb) {
+  int32_t *parts = b->parts;
+  for (int t = 0; t < b->g->tp; t++) parts[t] = nd__act(b, nd__rank(d, st, t), mb, layer, which);
+  nd__allreduce(b, ND_GROUP_TP, parts, b->g->tp, mb, layer);
+}
+
+void nd__sendrecv(nd__builder *b, enum nd_group group, int32_t src, int32_t dst, int mb, int layer) {
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_SENDRECV, ND_PHASE_COLLECTIVE, b->g->tensors[src].home, mb, layer);
+  s.t.group = group;
+  s.t.a.ew.n = b->g->tensors[src].bytes / 4;
+  s.t.comm_bytes = b->g->tensors[src].bytes;
+  nd__acc(&s, src, ND_ACCESS_R);
+  nd__acc(&s, dst, ND_ACCESS_W);
+  nd__emit(b, &s);
+}
+
+void nd__load_batch(nd__builder *b, nd_rank r, int mb, int32_t tokens, int32_t targets) {
+  nd_graph *g = b->g;
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_LOAD_BATCH, ND_PHASE_F, r, mb, -1);
+  s.t.replica = r.tp > 0;
+  s.t.a.load = (struct nd_load_args){g->B, g->T, (r.dp * g->micro_batches + mb) * g->B, tokens >= 0, targets >= 0};
+  if (tokens >= 0) nd__acc(&s, tokens, ND_ACCESS_W);
+  if (targets >= 0) nd__acc(&s, targets, ND_ACCESS_W);
+  nd__emit(b, &s);
+}
+
+/* ------------------------------------------------------------ layers */
+
+void nd__matmul_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__linear *x) {
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_MATMUL_FWD, ND_PHASE_F, r, mb, layer);
+  s.t.a.mm = (struct nd_mm_args){x->M, x->K, x->N, x->trans_w, x->bias >= 0, 0.0f};
+  nd__acc(&s, x->out, ND_ACCESS_W);
+  nd__acc(&s, x->inp, ND_ACCESS_R);
+  nd__acc(&s, x->w, ND_ACCESS_R);
+  if (x->bias >= 0) nd__acc(&s, x->bias, ND_ACCESS_R);
+  nd__emit(b, &s);
+}
+
+void nd__matmul_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__linear *x) {
+  nd__task_spec s;
+  if (x->dinp >= 0) {
+    nd__spec_init(&s, ND_TASK_MATMUL_BWD_IN, ND_PHASE_B, r, mb, layer);
+    s.t.a.mm = (struct nd_mm_args){x->M, x->K, x->N, x->trans_w, 0, x->dinp_add ? 1.0f : 0.0f};
+    nd__acc(&s, x->dinp, x->dinp_add ? ND_ACCESS_RW : ND_ACCESS_W);
+    nd__acc(&s, x->dout, ND_ACCESS_R);
+    nd__acc(&s, x->w, ND_ACCESS_R);
+    nd__emit(b, &s);
+  }
+  nd__spec_init(&s, ND_TASK_MATMUL_BWD_W, ND_PHASE_W, r, mb, layer);
+  float beta = nd__gacc(b, &s, x->dw);
+  if (x->dbias >= 0) nd__gacc(b, &s, x->dbias); /* always written together with dw: same beta */
+  nd__acc(&s, x->dout, ND_ACCESS_R);
+  nd__acc(&s, x->inp, ND_ACCESS_R);
+  s.t.a.mm = (struct nd_mm_args){x->M, x->K, x->N, x->trans_w, x->dbias >= 0, beta};
+  nd__emit(b, &s);
+}
+
+void nd__ln_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x) {
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_LN_FWD, ND_PHASE_F, r, mb, layer);
+  s.t.replica = r.tp > 0;
+  s.t.a.ln = (struct nd_ln_args){b->g->B * b->g->T, b->g->C, 0, 0.0f};
+  nd__acc(&s, x->out, ND_ACCESS_W);
+  nd__acc(&s, x->mean, ND_ACCESS_W);
+  nd__acc(&s, x->rstd, ND_ACCESS_W);
+  nd__acc(&s, x->inp, ND_ACCESS_R);
+  nd__acc(&s, x->w, ND_ACCESS_R);
+  nd__acc(&s, x->bias, ND_ACCESS_R);
+  nd__emit(b, &s);
+}
+
+void nd__ln_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x) {
+  nd__task_spec s;
+  int N = b->g->B * b->g->T, C = b->g->C;
+  nd__spec_init(&s, ND_TASK_LN_BWD_IN, ND_PHASE_B, r, mb, layer);
+  s.t.replica = r.tp > 0;
+  s.t.a.ln = (struct nd_ln_args){N, C, x->dskip >= 0, 0.0f};
+  nd__acc(&s, x->dinp, ND_ACCESS_W);
+  if (x->dskip >= 0) nd__acc(&s, x->dskip, ND_ACCESS_R);
+  nd__acc(&s, x->dout, ND_ACCESS_R);
+  nd__acc(&s, x->inp, ND_ACCESS_R);
+  nd__acc(&s, x->w, ND_ACCESS_R);
+  nd__acc(&s, x->mean, ND_ACCESS_R);
+  nd__acc(&s, x->rstd, ND_ACCESS_R);
+  nd__emit(b, &s);
+
+  nd__spec_init(&s, ND_TASK_LN_BWD_W, ND_PHASE_W, r, mb, layer);
+  s.t.replica = r.tp > 0;
+  float beta = nd__gacc(b, &s, x->dw);
+  nd__gacc(b, &s, x->dbias);
+  nd__acc(&s, x->dout, ND_ACCESS_R);
+  nd__acc(&s, x->inp, ND_ACCESS_R);
+  nd__acc(&s, x->mean, ND_ACCESS_R);
+  nd__acc(&s, x->rstd, ND_ACCESS_R);
+  s.t.a.ln = (struct nd_ln_args){N, C, 0, beta};
+  nd__emit(b, &s);
+}
+
+void nd__rms_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x) {
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_RMSNORM_FWD, ND_PHASE_F, r, mb, layer);
+  s.t.replica = r.tp > 0;
+  s.t.a.rms = (struct nd_rms_args){b->g->B * b->g->T, b->g->C, 0, 0.0f, (float)b->cfg->model.rms_norm_eps};
+  nd__acc(&s, x->out, ND_ACCESS_W);
+  nd__acc(&s, x->rstd, ND_ACCESS_W);
+  nd__acc(&s, x->inp, ND_ACCESS_R);
+  nd__acc(&s, x->w, ND_ACCESS_R);
+  nd__emit(b, &s);
+}
+
+void nd__rms_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x) {
+  nd__task_spec s;
+  int N = b->g->B * b->g->T, C = b->g->C;
+  float eps = (float)b->cfg->model.rms_norm_eps;
+  nd__spec_init(&s, ND_TASK_RMSNORM_BWD_IN, ND_PHASE_B, r, mb, layer);
+  s.t.replica = r.tp > 0;
+  s.t.a.rms = (struct nd_rms_args){N, C, x->dskip >= 0, 0.0f, eps};
+  nd__acc(&s, x->dinp, ND_ACCESS_W);
+  if (x->dskip >= 0) nd__acc(&s, x->dskip, ND_ACCESS_R);
+  nd__acc(&s, x->dout, ND_ACCESS_R);
+  nd__acc(&s, x->inp, ND_ACCESS_R);
+  nd__acc(&s, x->w, ND_ACCESS_R);
+  nd__acc(&s, x->rstd, ND_ACCESS_R);
+  nd__emit(b, &s);
+
+  nd__spec_init(&s, ND_TASK_RMSNORM_BWD_W, ND_PHASE_W, r, mb, layer);
+  s.t.replica = r.tp > 0;
+  float beta = nd__gacc(b, &s, x->dw);
+  nd__acc(&s, x->dout, ND_ACCESS_R);
+  nd__acc(&s, x->inp, ND_ACCESS_R);
+  nd__acc(&s, x->rstd, ND_ACCESS_R);
+  s.t.a.rms = (struct nd_rms_args){N, C, 0, beta, eps};
+  nd__emit(b, &s);
+}
+
+/* ------------------------------------------------------------ cross-entropy */
+
+void nd__ce_stats(nd__builder *b, nd_rank r, int mb, int stats, int logits, int targets) {
+  nd_graph *g = b->g;
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_CE_STATS, ND_PHASE_F, r, mb, g->L);
+  s.t.a.ce = (struct nd_ce_args){g->B * g->T, nd__vocab_size(g, r.tp), nd__vocab_begin(g, r.tp), g->tp};
+  nd__acc(&s, nd__act(b, r, mb, g->L, stats), ND_ACCESS_W);
+  nd__acc(&s, nd__act(b, r, mb, g->L, logits), ND_ACCESS_R);
+  nd__acc(&s, nd__act(b, r, mb, g->L, targets), ND_ACCESS_R);
+  nd__emit(b, &s);
+}
+
+void nd__ce_combine(nd__builder *b, int d, int mb, int lse, int stats) {
+  nd_graph *g = b->g;
+  int st = g->pp - 1, BT = g->B * g->T, L = g->L;
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_CE_COMBINE, g->tp > 1 ? ND_PHASE_COLLECTIVE : ND_PHASE_F, nd__rank(d, st, 0), mb, L);
+  s.t.group = g->tp > 1 ? ND_GROUP_TP : ND_GROUP_NONE;
+  s.t.a.ce = (struct nd_ce_args){BT, 0, 0, g->tp};
+  for (int t = 0; t < g->tp; t++) nd__acc(&s, nd__act(b, nd__rank(d, st, t), mb, L, lse), ND_ACCESS_W);
+  for (int t = 0; t < g->tp; t++) nd__acc(&s, nd__act(b, nd__rank(d, st, t), mb, L, stats), ND_ACCESS_R);
+  nd__gacc(b, &s, g->loss[d]); /* the first micro-batch overwrites the last step's loss */
+  s.t.comm_bytes = g->tp > 1 ? 2LL * (g->tp - 1) * BT * 3 * 4 : 0;
+  nd__emit(b, &s);
+}
+
+void nd__ce_bwd(nd__builder *b, nd_rank r, int mb, int logits, int lse, int targets) {
+  nd_graph *g = b->g;
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_CE_BWD, ND_PHASE_B, r, mb, g->L);
+  s.t.a.ce = (struct nd_ce_args){g->B * g->T, nd__vocab_size(g, r.tp), nd__vocab_begin(g, r.tp), g->tp};
+  nd__acc(&s, nd__act(b, r, mb, g->L, logits), ND_ACCESS_RW); /* becomes dlogits, in place */
+  nd__acc(&s, nd__act(b, r, mb, g->L, lse), ND_ACCESS_R);
+  nd__acc(&s, nd__act(b, r, mb, g->L, targets), ND_ACCESS_R);
+  nd__emit(b, &s);
+}
+
+void nd__elementwise(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_rank r, int mb, int layer,
+                     int32_t out, int32_t in0, int32_t in1, int replica) {
+  nd__task_spec s;
+  nd__spec_init(&s, kind, ph, r, mb, layer);
+  s.t.replica = replica;
+  s.t.a.ew.n = b->g->tensors[out].bytes / 4;
+  nd__acc(&s, out, ND_ACCESS_W);
+  nd__acc(&s, in0, ND_ACCESS_R);
+  nd__acc(&s, in1, ND_ACCESS_R);
+  nd__emit(b, &s);
+}

@@ -1,0 +1,76 @@
+/* Internal to graph/'s model builders: the task emitters any transformer
+ * uses. A task is a spec (the task and its accesses in the order of its kind's
+ * row, graph/kinds.c) appended to the graph by nd__emit; W tasks may be held
+ * back and appended later in the same order (nd__flush_w). Tensor ids are
+ * -1 where a buffer is absent. */
+#ifndef ND_GRAPH_EMIT_H
+#define ND_GRAPH_EMIT_H
+
+#include "graph/state.h"
+
+/* A task being built. Its accesses live in `fixed` until they outgrow it (a
+ * collective over many ranks, a stage's gradient norm): then on the heap,
+ * freed by nd__emit. */
+typedef struct nd__task_spec {
+  nd_task t;
+  nd_access fixed[64], *acc;
+  int n, cap, oom;
+} nd__task_spec;
+
+void nd__spec_init(nd__task_spec *s, enum nd_task_kind kind, enum nd_phase phase, nd_rank r, int mb, int layer);
+void nd__acc(nd__task_spec *s, int32_t tensor, int mode);
+/* A gradient output: W the first time in the step (beta 0), RW after (beta 1). */
+float nd__gacc(nd__builder *b, nd__task_spec *s, int32_t tensor);
+void nd__emit(nd__builder *b, nd__task_spec *s);
+/* Appends stage st's deferred W tasks of micro-batches up to `mb`, in order. */
+void nd__flush_w(nd__builder *b, int st, int mb);
+
+/* The all-reduce of a group's buffers, in place: every part ends as the sum.
+ * A group of one needs none. */
+void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, int n, int mb, int layer);
+/* All-reduce of one activation across the tensor-parallel group of (d, st). */
+void nd__allreduce_tp(nd__builder *b, int d, int st, int layer, int which, int mb);
+void nd__sendrecv(nd__builder *b, enum nd_group group, int32_t src, int32_t dst, int mb, int layer);
+void nd__load_batch(nd__builder *b, nd_rank r, int mb, int32_t tokens, int32_t targets);
+
+/* A linear layer out (M, N) = inp (M, K) @ w (K, N; stored (N, K) when
+ * trans_w) + bias: the forward reads out, inp, w, bias; the backward dinp,
+ * dout, inp, w, dw, dbias (dinp -1: no input gradient). */
+typedef struct nd__linear {
+  int32_t out, inp, w, bias;
+  int32_t dinp, dout, dw, dbias;
+  int M, K, N, trans_w;
+  int dinp_add; /* the input gradient adds to dinp (a second consumer of inp) */
+} nd__linear;
+
+void nd__matmul_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__linear *x);
+/* The two halves of a linear layer's backward: B (input gradient) and W (weight gradient). */
+void nd__matmul_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__linear *x);
+
+/* A normalization over the last dimension (B*T rows of n_embd): the forward
+ * reads out, mean, rstd, inp, w, bias; the backward dinp = dskip + N'(dout)
+ * (dskip -1: none), then dw and dbias. */
+typedef struct nd__norm {
+  int32_t out, mean, rstd, inp, w, bias;
+  int32_t dinp, dskip, dout, dw, dbias;
+} nd__norm;
+
+void nd__ln_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
+void nd__ln_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
+/* RMSNorm (model.rms_norm_eps): as LayerNorm without mean and bias. */
+void nd__rms_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
+void nd__rms_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
+
+/* The vocabulary-parallel cross-entropy of replica d at the last stage, by
+ * activation index: per tensor rank the statistics of its logits shard, then
+ * the log-sum-exp over all shards and the loss (a collective when split). */
+void nd__ce_stats(nd__builder *b, nd_rank r, int mb, int stats, int logits, int targets);
+void nd__ce_combine(nd__builder *b, int d, int mb, int lse, int stats);
+/* dlogits in place of the logits of rank r. */
+void nd__ce_bwd(nd__builder *b, nd_rank r, int mb, int logits, int lse, int targets);
+
+/* out = f(in0, in1) elementwise over out's elements. */
+void nd__elementwise(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_rank r, int mb, int layer,
+                     int32_t out, int32_t in0, int32_t in1, int replica);
+
+#endif

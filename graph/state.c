@@ -1,0 +1,212 @@
+/* The per-rank state tables of a model builder (graph/state.h): the layout,
+ * parameters with their gradients and moments, activation pools sized by
+ * lifetime within `activation_slots`, and the per-step scalars. */
+#include "graph/state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/emit.h"
+
+int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
+  g->dp = (int)cfg->parallelism.data_parallel_size;
+  g->tp = (int)cfg->parallelism.tensor_parallel_size;
+  g->pp = (int)cfg->parallelism.pipeline_parallel_size;
+  g->micro_batches = (int)cfg->parallelism.micro_batches;
+  g->slots = (int)cfg->parallelism.activation_slots;
+  g->B = (int)cfg->train.micro_batch_size;
+  g->T = (int)cfg->model.seq_len;
+  g->C = (int)cfg->model.n_embd;
+  g->NH = (int)cfg->model.n_head;
+  g->L = (int)cfg->model.n_layer;
+  g->V = (int)cfg->model.vocab_size;
+  if (g->pp > ND_MAX_STAGES || g->L < g->pp)
+    return nd__fail(err, ND_ECONFIG, "%s: layout does not fit the graph builder", cfg->source);
+  int at = 0;
+  for (int s = 0; s < g->pp; s++) {
+    g->stage_layers[s] = cfg->parallelism.n_stage_layers
+                             ? (int)cfg->parallelism.stage_layers[s]
+                             : g->L / g->pp + (s < g->L % g->pp);
+    g->stage_first[s] = at;
+    at += g->stage_layers[s];
+  }
+  if (at != g->L) return nd__fail(err, ND_ECONFIG, "%s: stage_layers do not sum to n_layer", cfg->source);
+  return 0;
+}
+
+int32_t nd__add_tensor(nd__builder *b, nd_tensor *t) {
+  t->bytes = t->dtype == ND_F64 ? 8 : 4;
+  for (int i = 0; i < t->ndim; i++) t->bytes *= t->shape[i];
+  int32_t id = nd__graph_add_tensor(b->g, t);
+  if (id < 0) b->oom = 1;
+  return id;
+}
+
+/* ------------------------------------------------------------ parameters */
+
+int32_t *nd__pslot(nd__builder *b, int32_t *table, nd_rank r, int p) {
+  return &table[nd_rank_index(b->g, r) * b->nparams + p];
+}
+
+void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec) {
+  static const char *const suffix[] = {"", ".grad", ".m", ".v"};
+  static const enum nd_tensor_kind kinds[] = {ND_TENSOR_PARAM, ND_TENSOR_GRAD, ND_TENSOR_OPTSTATE,
+                                              ND_TENSOR_OPTSTATE};
+  int32_t *tables[] = {b->param, b->grad, b->mom, b->vel};
+  int32_t param_id = -1;
+  for (int k = 0; k < 4; k++) {
+    nd_tensor t = {0};
+    snprintf(t.name, sizeof t.name, "d%dp%dt%d.%s%s", r.dp, r.pp, r.tp, spec->hf, suffix[k]);
+    snprintf(t.hf_name, sizeof t.hf_name, "%s", spec->hf);
+    t.kind = kinds[k];
+    t.dtype = ND_F32;
+    t.ndim = spec->ndim;
+    t.shape[0] = spec->shape[0];
+    t.shape[1] = spec->shape[1];
+    t.full_shape[0] = spec->full[0];
+    t.full_shape[1] = spec->full[1];
+    t.home = r;
+    t.layer = spec->layer;
+    t.slot = -1;
+    t.shard = spec->shard;
+    t.shard_begin = spec->shard_begin;
+    t.primary = spec->primary;
+    t.decay = spec->decay;
+    t.param = param_id;
+    int32_t id = nd__add_tensor(b, &t);
+    if (k == 0) param_id = id;
+    *nd__pslot(b, tables[k], r, p) = id;
+  }
+}
+
+/* ------------------------------------------------------------ activations */
+
+int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which) {
+  nd_graph *g = b->g;
+  const nd__act_set *as = b->acts;
+  int at_stage = which >= as->first_stage;
+  int li = at_stage ? g->L : layer, slot = mb % g->pool_slots[r.pp][as->pool[which]];
+  int64_t idx = (((int64_t)nd_rank_index(g, r) * b->max_slots + slot) * (g->L + 1) + li) * as->count + which;
+  if (b->act[idx] >= 0) return b->act[idx];
+
+  nd_tensor t = {0};
+  as->shape(g, r, which, &t);
+  t.home = r;
+  t.layer = at_stage ? -1 : layer;
+  t.slot = slot;
+  t.param = -1;
+  if (at_stage)
+    snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.%s", r.dp, r.pp, r.tp, slot, as->names[which]);
+  else
+    snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.h%d.%s", r.dp, r.pp, r.tp, slot, layer, as->names[which]);
+  return b->act[idx] = nd__add_tensor(b, &t);
+}
+
+/* Do stage st's pools fit within the bound with `fwd` forwards in flight and
+ * W tasks `wgrad - 1` micro-batches behind their B (every tensor-parallel rank)? */
+static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, int fwd, int wgrad) {
+  int depth[ND_POOL_COUNT] = {[ND_POOL_FWD_SCRATCH] = 1, [ND_POOL_FWD_B] = fwd, [ND_POOL_FWD_W] = fwd + wgrad - 1,
+                              [ND_POOL_GRAD_B] = 1, [ND_POOL_GRAD_W] = wgrad};
+  if (fwd > g->micro_batches || wgrad > g->micro_batches) return 0;
+  for (int t = 0; t < g->tp; t++) {
+    nd_rank r = {0, st, t};
+    int64_t one = 0, used = 0;
+    for (int a = 0; a < as->count; a++) {
+      if (!as->on_rank(g, r, a)) continue;
+      nd_tensor x = {0};
+      int64_t bytes = as->shape(g, r, a, &x) * (a < as->first_stage ? g->stage_layers[st] : 1);
+      one += bytes;
+      used += bytes * depth[as->pool[a]];
+    }
+    if (used > (int64_t)g->slots * one) return 0;
+  }
+  return 1;
+}
+
+/* Pool depths. The bound is `activation_slots` micro-batches of every
+ * activation of a rank. Scratch pools (read within one forward or one input
+ * gradient) need one slot; `fwd` forwards in flight need fwd slots of what B
+ * reads; W may run wgrad - 1 micro-batches after its B, so what W reads needs
+ * wgrad slots of gradients and fwd + wgrad - 1 of forward data. From 1F1B's
+ * (slots, 1), depth is added to fwd (on every stage: the program order of B
+ * needs one fwd) and to each stage's wgrad in turn while they fit: the memory
+ * that the scratch pools save buys forwards in flight and W tasks that wait. */
+static void size_pools(nd_graph *g, const nd__act_set *as) {
+  int fwd = g->slots < g->micro_batches ? g->slots : g->micro_batches, wgrad[ND_MAX_STAGES];
+  for (int s = 0; s < g->pp; s++) wgrad[s] = 1;
+  for (int grew = 1; grew;) {
+    grew = 1;
+    for (int s = 0; s < g->pp && grew; s++) grew = pools_fit(g, as, s, fwd + 1, wgrad[s]);
+    fwd += grew;
+    for (int s = 0; s < g->pp; s++)
+      if (pools_fit(g, as, s, fwd, wgrad[s] + 1)) wgrad[s]++, grew = 1;
+  }
+  for (int s = 0; s < g->pp; s++) {
+    int *d = g->pool_slots[s];
+    d[ND_POOL_FWD_SCRATCH] = d[ND_POOL_GRAD_B] = 1;
+    d[ND_POOL_FWD_B] = fwd;
+    d[ND_POOL_FWD_W] = fwd + wgrad[s] - 1;
+    d[ND_POOL_GRAD_W] = wgrad[s];
+  }
+}
+
+/* ------------------------------------------------------------ the builder */
+
+static int32_t *table(size_t n) {
+  int32_t *t = malloc(n * sizeof *t);
+  if (t) memset(t, 0xff, n * sizeof *t);
+  return t;
+}
+
+int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int nparams) {
+  b->g = g;
+  b->acts = acts;
+  b->nranks = g->dp * g->pp * g->tp;
+  b->nparams = nparams;
+  size_pools(g, acts);
+  for (int s = 0; s < g->pp; s++)
+    for (int p = 0; p < ND_POOL_COUNT; p++)
+      if (g->pool_slots[s][p] > b->max_slots) b->max_slots = g->pool_slots[s][p];
+  size_t ptab = (size_t)b->nranks * b->nparams;
+  b->param = table(ptab);
+  b->grad = table(ptab);
+  b->mom = table(ptab);
+  b->vel = table(ptab);
+  b->act = table((size_t)b->nranks * b->max_slots * (g->L + 1) * acts->count);
+  b->normsq = table((size_t)b->nranks);
+  b->parts = malloc((size_t)(b->nranks > 2 ? b->nranks : 2) * sizeof *b->parts);
+  g->loss = malloc((size_t)g->dp * sizeof *g->loss);
+  if (!b->param || !b->grad || !b->mom || !b->vel || !b->act || !b->normsq || !b->parts || !g->loss) return ND_ENOMEM;
+  return 0;
+}
+
+void nd__builder_free(nd__builder *b) {
+  free(b->param);
+  free(b->grad);
+  free(b->mom);
+  free(b->vel);
+  free(b->act);
+  free(b->normsq);
+  free(b->parts);
+  free(b->written);
+  for (int k = 0; k < b->n_deferred; k++) free(b->deferred[k].acc); /* left by a failure */
+  free(b->deferred);
+}
+
+void nd__add_stats(nd__builder *b) {
+  nd_graph *g = b->g;
+  nd_tensor stat = {.kind = ND_TENSOR_STAT, .dtype = ND_F64, .ndim = 1, .shape = {1}, .layer = -1,
+                    .slot = -1, .param = -1};
+  for (int d = 0; d < g->dp; d++) {
+    snprintf(stat.name, sizeof stat.name, "d%d.loss", d);
+    stat.home = nd__rank(d, g->pp - 1, 0);
+    g->loss[d] = nd__add_tensor(b, &stat);
+    for (int s = 0; s < g->pp; s++)
+      for (int t = 0; t < g->tp; t++) {
+        snprintf(stat.name, sizeof stat.name, "d%dp%dt%d.grad_normsq", d, s, t);
+        stat.home = nd__rank(d, s, t);
+        b->normsq[nd_rank_index(g, stat.home)] = nd__add_tensor(b, &stat);
+      }
+  }
+}

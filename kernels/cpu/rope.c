@@ -1,0 +1,36 @@
+/* Rotary position embedding in Hugging Face's rotate_half convention, so that
+ * Llama q/k projection weights need no permutation. */
+#include <math.h>
+#include <stddef.h>
+
+#include "kernels/cpu/kernels.h"
+
+/* sign +1: the forward rotation; -1: its transpose (the backward). */
+static void rotate(float *out, const float *inp, int B, int T, int H, int hs, float theta, float sign) {
+  // out, inp (B, T, H, hs)
+  const int half = hs / 2;
+  for (int b = 0; b < B; b++)
+    for (int t = 0; t < T; t++) {
+      size_t row = ((size_t)b * T + t) * H * hs;
+      for (int h = 0; h < H; h++) {
+        const float *x = inp + row + (size_t)h * hs;
+        float *y = out + row + (size_t)h * hs;
+        for (int i = 0; i < half; i++) {
+          // as Hugging Face computes it: inv_freq and the angle in single precision
+          float inv_freq = 1.0f / powf(theta, (float)(2 * i) / (float)hs);
+          float ang = (float)t * inv_freq, c = cosf(ang), s = sign * sinf(ang);
+          float x0 = x[i], x1 = x[i + half];
+          y[i] = x0 * c - x1 * s;
+          y[i + half] = x1 * c + x0 * s;
+        }
+      }
+    }
+}
+
+void nd_rope_forward(float *out, const float *inp, int B, int T, int H, int hs, float theta) {
+  rotate(out, inp, B, T, H, hs, theta, 1.0f);
+}
+
+void nd_rope_backward(float *dinp, const float *dout, int B, int T, int H, int hs, float theta) {
+  rotate(dinp, dout, B, T, H, hs, theta, -1.0f);
+}
