@@ -88,6 +88,13 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   long long eval_batches = num(cfg, "train.eval_batches"), save_every = num(cfg, "train.save_every");
   int rc = nd_trainer_open(&tr, cfg, err);
   if (rc) return rc;
+  nd_process_info procs;
+  nd_trainer_processes(tr, &procs);
+  /* under mpirun, process 0 speaks for the job: step lines, metrics */
+  if (procs.process != 0) {
+    if (!freopen("/dev/null", "w", stdout)) return rc;
+    metrics_path = "";
+  }
   print_balance(tr);
   if (resume) {
     char dir[PATH_TEXT];
@@ -102,6 +109,9 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     goto done;
   }
   print_header(cfg, tr);
+  if (procs.processes > 1)
+    printf("mpirun: %d processes; process 0 submits %lld of the step's %lld tasks\n", procs.processes,
+           procs.tasks_submitted, procs.tasks);
   long long last = num(cfg, "train.steps"), first = nd_trainer_steps_done(tr) + 1;
   int tracing = trace_path[0] || svg[0];
   while (nd_trainer_steps_done(tr) < last) {
@@ -136,6 +146,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       printf("step %5lld | checkpoint %s/step-%lld\n", r.step, save_dir, r.step);
     }
   }
+  if (procs.processes > 1 && !nd_trainer_processes(tr, &procs))
+    printf("mpirun: StarPU-MPI sent %lld bytes, the plan predicts %lld\n", procs.bytes_sent, procs.bytes_predicted);
 done:
   if (metrics) fclose(metrics);
   nd_trainer_close(tr);

@@ -19,6 +19,7 @@
 #include "kernels/registry.h"
 #include "scheduler/policies.h"
 #include "tasks/exec.h"
+#include "tasks/mpi.h"
 #include "tasks/schedule.h"
 #include "train/init.h"
 #include "train/trainer_internal.h"
@@ -41,6 +42,7 @@ struct nd_trainer {
   int64_t *hf_numel;
   nd_balance balance;     /* stage_layers: auto */
   nd_trace_recorder *rec; /* the steps traced so far */
+  int64_t steps_run;      /* training steps this trainer ran (not resumed): the bytes predicted */
 };
 
 static double now_ms(void) {
@@ -129,7 +131,8 @@ static void scatter(nd_trainer *tr, const char *hf_name, enum nd_gather what, fl
   const nd_graph *g = tr->step_graph;
   for (int32_t i = 0; i < g->n_tensors; i++) {
     const nd_tensor *t = &g->tensors[i];
-    if (!is_kind(t, what) || strcmp(t->hf_name, hf_name) != 0) continue;
+    /* with several processes, each writes the tensors it owns */
+    if (!is_kind(t, what) || strcmp(t->hf_name, hf_name) != 0 || !nd_exec_local(tr->exec, i)) continue;
     float *p = nd_exec_acquire(tr->exec, i, 1);
     nd_shard_copy(t, full, p, 0);
     nd_exec_release(tr->exec, i);
@@ -173,6 +176,7 @@ static int build_graphs(nd_trainer *tr, nd_error *err) {
 }
 
 const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
+int64_t nd__trainer_steps_run(const nd_trainer *tr) { return tr->steps_run; }
 struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) { return tr->kernels; }
 nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr) { return &tr->rec; }
 const nd_balance *nd__trainer_balance(const nd_trainer *tr) { return &tr->balance; }
@@ -180,6 +184,12 @@ const nd_balance *nd__trainer_balance(const nd_trainer *tr) { return &tr->balanc
 int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   int rc = nd_config_validate(cfg, err);
   if (rc) return rc;
+  if ((rc = nd_mpi_join(nd_trainer_config_hash(cfg), cfg->source, err))) return rc;
+  if (nd_mpi_size() > 1 && cfg->parallelism.stage_layers_auto && cfg->parallelism.pipeline_parallel_size > 1)
+    return nd__fail(err, ND_ECONFIG,
+                    "%s: parallelism.stage_layers: auto measures one process's devices; under mpirun give the "
+                    "split (a list) or [] for an even one",
+                    cfg->source);
   nd_trainer *tr = calloc(1, sizeof *tr);
   if (!tr) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   tr->cfg = *cfg;
@@ -295,6 +305,7 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   double loss = total_loss(tr, tr->step_graph);
   int32_t normsq = nd_graph_find(tr->step_graph, "d0p0t0.grad_normsq");
   tr->steps_done++;
+  tr->steps_run++;
   memset(res, 0, sizeof *res);
   res->step = tr->steps_done;
   res->loss = loss;
@@ -382,7 +393,8 @@ int nd_trainer_save(nd_trainer *tr, nd_error *err) {
   state_json = cJSON_PrintUnformatted(state);
   cJSON_Delete(state);
   nd_checkpoint_files files = {model, n, opt, 2 * n, config_json, state_json};
-  rc = nd_checkpoint_write(c->train.save_dir, tr->steps_done, &files, err);
+  /* every process gathered (the reads are collective); process 0 writes */
+  rc = nd_mpi_rank() == 0 ? nd_checkpoint_write(c->train.save_dir, tr->steps_done, &files, err) : 0;
 done:
   if (rc == ND_ENOMEM) nd__fail(err, rc, "%s: out of memory writing the checkpoint", c->train.save_dir);
   for (int k = 0; model && k < n; k++) free((void *)model[k].data);

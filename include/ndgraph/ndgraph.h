@@ -160,6 +160,18 @@ ND_EXPORT int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, siz
 /* The devices a trainer's tasks run on. */
 ND_EXPORT void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices);
 
+/* Several processes (`mpirun -np N ndgraph run`, docs/nodes.md): this
+ * process, how many there are (1 without mpirun), and across all of them the
+ * bytes StarPU-MPI sent since the trainer opened next to what the plan
+ * predicts for the steps run, and the tasks each step submits here. Every
+ * process calls it at the same point (it sums over the processes). */
+typedef struct nd_process_info {
+  int process, processes;
+  long long bytes_sent, bytes_predicted;
+  long long tasks, tasks_submitted; /* per step: the graph's, this process's */
+} nd_process_info;
+ND_EXPORT int nd_trainer_processes(nd_trainer *tr, nd_process_info *out);
+
 /* The i-th task kind (from 0) whose kernel a plugin supplies: its kind, the
  * kernel's name and the plugin's path. ND_EINVAL past the end. */
 ND_EXPORT int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name,
