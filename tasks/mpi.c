@@ -54,8 +54,10 @@ int nd_mpi_join(uint64_t hash, const char *source, nd_error *err) {
     if (all[p] != all[0]) differs = p;
   free(all);
   if (differs < 0) return 0;
-  /* every process saw the same difference: they leave together */
+  /* every process saw the same difference: they leave together, and
+   * process 0 alone says why (one line, not one per process) */
   MPI_Finalize();
+  if (rank != 0 && !freopen("/dev/null", "w", stderr)) return ND_ECONFIG;
   return nd__fail(err, ND_ECONFIG,
                   "%s: process %d runs a different configuration or plugins than process 0 (mpirun: every process "
                   "must read the same configuration)",
