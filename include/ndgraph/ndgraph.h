@@ -90,6 +90,10 @@ ND_EXPORT int nd_plan_report(const nd_config *cfg, FILE *out, int json, const ch
  * devices on runtime.topology (an hwloc XML) or this machine, and the bytes
  * a step moves between memory nodes. */
 ND_EXPORT int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err);
+/* `ndgraph plan --nodes N`: the step cut across N processes as `mpirun -np N
+ * ndgraph run` cuts it: each process's ranks, the tasks it runs and submits,
+ * and the bytes sent between processes per step (docs/nodes.md). */
+ND_EXPORT int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err);
 
 /* ----------------------------------------------------------- kernel check */
 
