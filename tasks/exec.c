@@ -330,7 +330,7 @@ static int submit_mpi(nd_exec *ex, const bound_graph *bg, int32_t i) {
     handles[a] = ex->handles[bg->tensor[acc[a].tensor]];
     modes[a] = starpu_mode(acc[a].mode);
   }
-  return nd_mpi_submit(nd__codelet(t->kind), nd_mpi_process_of(bg->g, t->rank, ex->procs), handles, modes,
+  return nd_mpi_submit(nd__codelet(t->kind), nd_mpi_task_process(bg->g, t, ex->procs), handles, modes,
                        t->n_access, fill, &(fill_arg){ex, bg, i});
 }
 

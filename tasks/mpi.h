@@ -52,6 +52,10 @@ int64_t nd_mpi_sum(int64_t v);
  * in blocks, replica-major, so replicas spread across processes first and
  * pipeline neighbours land on the same or the next process. */
 int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs);
+/* The process task t runs on: its rank's, except a data-parallel sum of a
+ * gradient, which runs on the process of one of its replicas chosen by the
+ * gradient, so that the sums spread evenly over the processes. */
+int nd_mpi_task_process(const nd_graph *g, const nd_task *t, int procs);
 /* The processes must not outnumber the (replica, stage) pairs. */
 int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err);
 

@@ -11,6 +11,16 @@ int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs) {
   return (int)(pair * procs / pairs);
 }
 
+int nd_mpi_task_process(const nd_graph *g, const nd_task *t, int procs) {
+  if (t->kind != ND_TASK_ALLREDUCE || t->group != ND_GROUP_DP) return nd_mpi_process_of(g, t->rank, procs);
+  /* a replica's gradient sums over the replicas: each process coordinates
+   * an equal share of them (the sum's order is the parts', wherever it runs) */
+  /* the graph emits them one after another: by task index, round robin */
+  const nd_access *acc = nd_task_access(g, t);
+  int64_t index = t - g->tasks;
+  return nd_mpi_process_of(g, g->tensors[acc[index % t->n_access].tensor].home, procs);
+}
+
 int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err) {
   if (procs <= (int64_t)g->dp * g->pp) return 0;
   return nd__fail(err, ND_ECONFIG,
@@ -25,7 +35,7 @@ void nd_mpi_mark_readers(const nd_graph *g, const int32_t *map, const int *owner
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
     const nd_access *acc = nd_task_access(g, t);
-    int x = nd_mpi_process_of(g, t->rank, procs);
+    int x = nd_mpi_task_process(g, t, procs);
     for (int a = 0; a < t->n_access; a++) {
       int32_t k = index_of(map, acc[a].tensor);
       if ((acc[a].mode & ND_ACCESS_R) && owner[k] != x) reader[(int64_t)k * procs + x] = 1;
@@ -35,7 +45,7 @@ void nd_mpi_mark_readers(const nd_graph *g, const int32_t *map, const int *owner
 
 int nd_mpi_takes_part(const nd_graph *g, const nd_task *t, const int32_t *map, const int *owner, int procs,
                       const uint8_t *reader, int me) {
-  if (nd_mpi_process_of(g, t->rank, procs) == me) return 1;
+  if (nd_mpi_task_process(g, t, procs) == me) return 1;
   const nd_access *acc = nd_task_access(g, t);
   for (int a = 0; a < t->n_access; a++) {
     int32_t k = index_of(map, acc[a].tensor);
@@ -76,7 +86,7 @@ int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *v
     for (int32_t i = 0; i < g->n_tasks; i++) {
       const nd_task *t = &g->tasks[i];
       const nd_access *acc = nd_task_access(g, t);
-      int x = nd_mpi_process_of(g, t->rank, procs);
+      int x = nd_mpi_task_process(g, t, procs);
       for (int a = 0; a < t->n_access; a++) {
         int32_t k = acc[a].tensor;
         if (!(acc[a].mode & ND_ACCESS_R) || owner[k] == x || held[(int64_t)k * procs + x]) continue;
