@@ -64,12 +64,19 @@ done
 
 # resume across process counts: a checkpoint of 2 processes continues on 1,
 # and one of 1 process on 2, with the losses of an uninterrupted run
-steps=(--set train.steps=4 --set train.save_every=2)
+steps=(--set train.steps=4 --set train.save_every=2 --set train.eval_every=2 --set train.eval_batches=2)
 "$ndgraph" run "$cfg" "${tiny[@]}" "${steps[@]}" $(layout 2 1 1) --set train.save_dir="$tmp/a" --metrics "$tmp/full.jsonl" >/dev/null 2>&1
 "${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" "${steps[@]}" $(layout 2 1 1) --set train.save_dir="$tmp/b" \
   --metrics "$tmp/b.jsonl" >/dev/null 2>&1
-[ -f "$tmp/b/step-2/model.safetensors" ] && [ -f "$tmp/b/step-4/model.safetensors" ]
-ok $? "2 processes write one checkpoint directory per save (process 0, after gathering)"
+[ -f "$tmp/b/step-2/model.safetensors" ] && [ -f "$tmp/b/step-4/model.safetensors" ] &&
+  cmp -s "$tmp/a/step-4/model.safetensors" "$tmp/b/step-4/model.safetensors"
+ok $? "2 processes write one checkpoint directory per save (process 0, after gathering), the same bytes as 1 process"
+python3 - "$tmp/full.jsonl" "$tmp/b.jsonl" <<'PY'
+import json, sys
+a, b = ([(l["step"], l["val_loss"]) for l in map(json.loads, open(p)) if "val_loss" in l] for p in sys.argv[1:3])
+sys.exit(0 if len(a) == 2 and a == b else 1)
+PY
+ok $? "2 processes evaluate with the validation losses of 1 process, bit for bit"
 "$ndgraph" run "$cfg" "${tiny[@]}" "${steps[@]}" $(layout 2 1 1) --set train.save_dir="$tmp/c" --resume "$tmp/b/step-2" \
   --metrics "$tmp/c.jsonl" >/dev/null 2>&1
 python3 - "$tmp/full.jsonl" "$tmp/c.jsonl" <<'PY'
