@@ -92,7 +92,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   nd_trainer_processes(tr, &procs);
   /* under mpirun, process 0 speaks for the job: step lines, metrics */
   if (procs.process != 0) {
-    metrics_path = "";
+    metrics_path = trace_path = "";
+    svg[0] = '\0';
     if (!freopen("/dev/null", "w", stdout))
       fprintf(stderr, "ndgraph: note: process %d could not silence its standard output\n", procs.process);
   }
