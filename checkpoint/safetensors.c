@@ -187,16 +187,26 @@ static int get_uint(const cJSON *x, uint64_t *v) {
   return 0;
 }
 
+/* The first control character of s, or 0: names and dtypes go into one-line messages. */
+static unsigned control_char(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f) return (unsigned char)*s;
+  return 0;
+}
+
 static int parse_entry(const char *path, const cJSON *item, entry *e, uint64_t data_len,
                        nd_error *err) {
   const char *name = item->string;
+  if (control_char(name))
+    return nd__fail(err, ND_ECHECKPOINT, "%s: a tensor name holds the control character 0x%02x",
+                    path, control_char(name));
   if (!cJSON_IsObject(item))
     return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: header entry is not an object", path,
                     name);
   const cJSON *dt = cJSON_GetObjectItemCaseSensitive(item, "dtype");
   const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
   const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
-  if (!cJSON_IsString(dt) || strlen(dt->valuestring) >= sizeof e->dtype)
+  if (!cJSON_IsString(dt) || strlen(dt->valuestring) >= sizeof e->dtype || control_char(dt->valuestring))
     return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: missing or invalid dtype", path, name);
   strcpy(e->dtype, dt->valuestring);
   if (!cJSON_IsArray(shape))
@@ -340,7 +350,7 @@ int nd_safetensors_open(nd_safetensors **out, const char *path, nd_error *err) {
     rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
     goto fail;
   }
-  fd = open(path, O_RDONLY | O_CLOEXEC);
+  fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block */
   if (fd < 0) {
     rc = nd__fail(err, errno == ENOENT ? ND_ECHECKPOINT : ND_EIO, "%s: cannot open: %s", path,
                   strerror(errno));

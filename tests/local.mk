@@ -10,4 +10,5 @@ include tests/scheduler.mk
 include tests/opencl.mk
 include tests/cli.mk
 include tests/layers.mk
+include tests/reliability.mk
 include tests/nodes.mk

@@ -1,6 +1,8 @@
 /* Every data x tensor x pipeline layout reproduces the single-rank reference:
  * the loss at each of 5 steps within 1e-4 relative, and the whole gradient of
- * the first step, gathered into the single-rank layout, within 1e-5 relative. */
+ * the first step, gathered into the single-rank layout, within 1e-5 relative.
+ * Groups of 3 and 4 (dp 3 and 4, tp 4) too, against a reference of the
+ * same global batch. */
 #include <math.h>
 
 #include "tests/runtime/harness.h"
@@ -59,6 +61,35 @@ static double grad_rel_err(const run *a, const run *ref) {
   return sqrt(num / den);
 }
 
+/* One layout against its single-rank reference: losses and the first gradient. */
+static void check_layout(const char *name, const char *const *ov, const run *ref) {
+  run r;
+  if (!ok(train(ov, &r) == 0, "%s: trains", name)) {
+    run_free(&r);
+    return;
+  }
+  double worst = 0;
+  for (int s = 0; s < STEPS; s++) worst = fmax(worst, fabs(r.loss[s] - ref->loss[s]) / ref->loss[s]);
+  ok(worst < 1e-4, "%s: losses of %d steps within %.2e relative (need 1e-4)", name, STEPS, worst);
+  double ge = grad_rel_err(&r, ref);
+  ok(ge < 1e-5, "%s: first gradient within %.2e relative (need 1e-5)", name, ge);
+  run_free(&r);
+}
+
+/* A layout {dp, tp, pp, micro-batches} of `seqs` sequences per step. */
+static void check_wide(const int l[4], int seqs, const run *ref) {
+  char kv[6][64], name[96];
+  snprintf(kv[0], sizeof kv[0], "parallelism.data_parallel_size=%d", l[0]);
+  snprintf(kv[1], sizeof kv[1], "parallelism.tensor_parallel_size=%d", l[1]);
+  snprintf(kv[2], sizeof kv[2], "parallelism.pipeline_parallel_size=%d", l[2]);
+  snprintf(kv[3], sizeof kv[3], "parallelism.micro_batches=%d", l[3]);
+  snprintf(kv[4], sizeof kv[4], "train.micro_batch_size=%d", seqs / (l[0] * l[3]));
+  snprintf(kv[5], sizeof kv[5], "parallelism.activation_slots=%d", l[3] > 1 ? 2 : 1);
+  const char *ov[] = {kv[0], kv[1], kv[2], kv[3], kv[4], kv[5], NULL};
+  snprintf(name, sizeof name, "dp %d tp %d pp %d micro-batches %d (%d sequences)", l[0], l[1], l[2], l[3], seqs);
+  check_layout(name, ov, ref);
+}
+
 int main(void) {
   run ref;
   const char *single[] = {"parallelism.data_parallel_size=1", "parallelism.tensor_parallel_size=1",
@@ -84,18 +115,22 @@ int main(void) {
             char name[96];
             snprintf(name, sizeof name, "dp %d tp %d pp %d micro-batches %d%s", dp, tp, pp, mb,
                      uneven ? " stage_layers [1,2]" : "");
-            run r;
-            if (!ok(train(ov, &r) == 0, "%s: trains", name)) {
-              run_free(&r);
-              continue;
-            }
-            double worst = 0;
-            for (int s = 0; s < STEPS; s++) worst = fmax(worst, fabs(r.loss[s] - ref.loss[s]) / ref.loss[s]);
-            ok(worst < 1e-4, "%s: losses of %d steps within %.2e relative (need 1e-4)", name, STEPS, worst);
-            double ge = grad_rel_err(&r, &ref);
-            ok(ge < 1e-5, "%s: first gradient within %.2e relative (need 1e-5)", name, ge);
-            run_free(&r);
+            check_layout(name, ov, &ref);
           }
+
+  /* groups of 3 and 4: the all-reduces over data and tensor ranks have more
+   * than 2 parts, where a sum of the first two, or in another order, shows */
+  static const int wide[][4] = {{4, 1, 1, 1}, {1, 4, 1, 1}, {2, 4, 2, 2}, {4, 2, 1, 2}};
+  for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) check_wide(wide[i], 8, &ref);
+  run ref6;
+  const char *single6[] = {"parallelism.data_parallel_size=1", "parallelism.tensor_parallel_size=1",
+                           "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
+                           "parallelism.activation_slots=1", "train.micro_batch_size=6", NULL};
+  if (ok(train(single6, &ref6) == 0, "single-rank reference of 6 sequences per step trains")) {
+    static const int three[][4] = {{3, 1, 1, 1}, {3, 2, 1, 2}, {3, 4, 2, 1}};
+    for (size_t i = 0; i < sizeof three / sizeof three[0]; i++) check_wide(three[i], 6, &ref6);
+  }
+  run_free(&ref6);
   run_free(&ref);
   return done_testing();
 }

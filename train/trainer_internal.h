@@ -16,6 +16,8 @@ int64_t nd__trainer_steps_run(const nd_trainer *tr);
 /* What every process of an mpirun launch must agree on: the configuration
  * as text and the bytes of each plugin (train/processes.c). */
 uint64_t nd_trainer_config_hash(const nd_config *cfg);
+/* ND_ERROR_MAX bytes: nd_trainer_resume's note (train/resume.c) */
+char *nd__trainer_resume_note(nd_trainer *tr);
 /* The trainer's kernel table (kernels/registry.h). */
 struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr);
 /* The trainer's trace recorder, made at its first traced step. */
