@@ -7,3 +7,5 @@ bench_schedule_LDADD = $(ND_TEST_LIBS)
 noinst_PROGRAMS += bench/mixed-node
 bench_mixed_node_SOURCES = bench/mixed_node.c bench/run.c bench/run.h
 bench_mixed_node_LDADD = $(ND_TEST_LIBS)
+# bench/nodes: one process against two under mpirun, and tasks per process from the plan (docs/nodes.md).
+EXTRA_DIST += bench/nodes

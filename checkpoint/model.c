@@ -74,7 +74,7 @@ int nd_ckpt_save(const nd_ckpt_model *m, const nd_ckpt_state *s, nd_error *err) 
       !cJSON_AddStringToObject(state, "data", c->data.train) || !(state_json = cJSON_PrintUnformatted(state)))
     goto oom;
   nd_checkpoint_files files = {model, n, opt, 2 * n, config_json, state_json};
-  rc = nd_checkpoint_write(c->train.save_dir, s->step, &files, err);
+  rc = m->gather_only ? 0 : nd_checkpoint_write(c->train.save_dir, s->step, &files, err);
   goto done;
 oom:
   rc = nd__fail(err, ND_ENOMEM, "%s: out of memory writing the checkpoint", c->train.save_dir);

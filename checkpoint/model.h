@@ -26,6 +26,7 @@ typedef struct nd_ckpt_model {
   int (*gather)(void *user, int k, enum nd_gather what, float *out);
   void (*scatter)(void *user, int k, enum nd_gather what, const float *in);
   void *user;
+  int gather_only; /* several processes (docs/nodes.md): gather with the others, write nothing */
 } nd_ckpt_model;
 
 /* What state.json holds: steps done, sequences consumed, Adam's t. */

@@ -32,11 +32,14 @@ int nd_cli_eval(int argc, char **argv) {
   }
   double loss = 0;
   long long tokens = 0;
-  if (!(rc = nd_trainer_open(&tr, cfg, &err)) && !(rc = nd_trainer_load(tr, opts[0].value, 0, &err)))
-    rc = nd_trainer_eval(tr, opts[1].value, batches, &loss, &tokens, &err);
+  nd_process_info procs = {0};
+  if (!(rc = nd_trainer_open(&tr, cfg, &err)) && !(rc = nd_trainer_load(tr, opts[0].value, 0, &err)) &&
+      !(rc = nd_trainer_eval(tr, opts[1].value, batches, &loss, &tokens, &err)))
+    nd_trainer_processes(tr, &procs);
   nd_trainer_close(tr);
   nd_config_free(cfg);
   if (rc) return nd_cli_fail(rc, &err);
-  printf("{\"loss\": %.9g, \"tokens\": %lld}\n", loss, tokens);
+  /* under mpirun, process 0 answers for the job */
+  if (procs.process == 0) printf("{\"loss\": %.9g, \"tokens\": %lld}\n", loss, tokens);
   return 0;
 }

@@ -129,8 +129,18 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   nd_cli_signals_install();
   nd_cli_signals_block(0);
   if (rc) return rc;
+  nd_process_info procs;
+  nd_trainer_processes(tr, &procs);
+  /* under mpirun, process 0 speaks for the job: step lines, metrics */
+  if (procs.process != 0) {
+    metrics_path = trace_path = "";
+    svg[0] = '\0';
+    if (!freopen("/dev/null", "w", stdout))
+      fprintf(stderr, "ndgraph: note: process %d could not silence its standard output\n", procs.process);
+  }
   print_balance(tr);
-  if ((rc = prepare_save_dir(tr, save_dir, err))) goto done;
+  /* the save directory is process 0's (under mpirun the others only gather) */
+  if (procs.process == 0 && (rc = prepare_save_dir(tr, save_dir, err))) goto done;
   if (resume) {
     char dir[PATH_TEXT];
     int with_state;
@@ -145,6 +155,9 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     goto done;
   }
   print_header(cfg, tr);
+  if (procs.processes > 1)
+    printf("mpirun: %d processes; process 0 submits %lld of the step's %lld tasks\n", procs.processes,
+           procs.tasks_submitted, procs.tasks);
   long long last = num(cfg, "train.steps"), first = nd_trainer_steps_done(tr) + 1;
   int tracing = trace_path[0] || svg[0];
   while (nd_trainer_steps_done(tr) < last) {
@@ -186,6 +199,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   /* a stop asked for during the last step */
   int sig = nd_cli_signal_take();
   if (sig == SIGINT || sig == SIGTERM) rc = on_signal(tr, sig, save_dir, &saved, err);
+  if (!rc && procs.processes > 1 && !nd_trainer_processes(tr, &procs))
+    printf("mpirun: StarPU-MPI sent %lld bytes, the plan predicts %lld\n", procs.bytes_sent, procs.bytes_predicted);
 done:
   if (metrics) fclose(metrics);
   nd_trainer_close(tr);

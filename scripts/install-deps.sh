@@ -7,6 +7,7 @@ packages=(
   build-essential autoconf automake libtool pkg-config
   libstarpu-dev libhwloc-dev hwloc libyaml-dev libopenblas-dev libcjson-dev
   ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd
+  libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev valgrind python3
 )
 

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "kernels/registry.h"
 #include "tasks/codelets.h"
+#include "tasks/mpi.h"
 
 #define ND_ALIGN 64
 #define ND_MAX_GRAPHS 4
@@ -21,6 +22,7 @@ typedef struct bound_graph {
   uint32_t *workers;   /* [g->n_tasks][mask_words] worker bitmaps, or NULL */
   int mask_words;
   int *home;           /* [g->n_tasks] or NULL */
+  uint8_t *visit;      /* [g->n_tasks] several processes: this one takes part in the task */
 } bound_graph;
 
 struct nd_exec {
@@ -35,7 +37,15 @@ struct nd_exec {
   bound_graph graphs[ND_MAX_GRAPHS];
   int n_graphs;
   nd_kernels *kernels; /* NULL: the built-ins */
+  /* several processes (tasks/mpi.h): procs > 1 */
+  int procs, me;
+  int *proc;       /* [owner->n_tensors]: the process that owns each tensor */
+  uint8_t *reader; /* [owner->n_tensors * procs]: processes that may hold a copy */
 };
+
+/* StarPU-MPI tags: unique per tensor of every executor of the process, and
+ * the same on every process, since all create the same executors in order. */
+static int64_t next_tag;
 
 static int64_t round_up(int64_t x) { return (x + ND_ALIGN - 1) / ND_ALIGN * ND_ALIGN; }
 
@@ -89,7 +99,8 @@ static int allocate(nd_exec *ex) {
     const nd_tensor *t = &g->tensors[i];
     int b = nd_rank_index(g, t->home) * ND_TENSOR_KIND_COUNT + t->kind;
     offset[i] = size[b];
-    size[b] += round_up(t->bytes);
+    /* another process's tensors: StarPU allocates copies when they come */
+    if (!ex->proc || ex->proc[i] == ex->me) size[b] += round_up(t->bytes);
   }
   int rc = 0;
   for (int b = 0; b < ex->n_blocks && !rc; b++)
@@ -98,7 +109,7 @@ static int allocate(nd_exec *ex) {
   for (int32_t i = 0; i < g->n_tensors && !rc; i++) {
     const nd_tensor *t = &g->tensors[i];
     int b = nd_rank_index(g, t->home) * ND_TENSOR_KIND_COUNT + t->kind;
-    ex->ptr[i] = (char *)ex->blocks[b] + offset[i];
+    if (!ex->proc || ex->proc[i] == ex->me) ex->ptr[i] = (char *)ex->blocks[b] + offset[i];
   }
   free(size);
   free(offset);
@@ -112,6 +123,23 @@ int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
   ex->handles = calloc((size_t)owner->n_tensors, sizeof *ex->handles);
   ex->ptr = calloc((size_t)owner->n_tensors, sizeof *ex->ptr);
   ex->by_name = malloc((size_t)owner->n_tensors * sizeof *ex->by_name);
+  ex->procs = nd_mpi_size();
+  ex->me = nd_mpi_rank();
+  int rc = ex->procs > 1 ? nd_mpi_check_layout(owner, ex->procs, err) : 0;
+  if (rc) {
+    nd_exec_free(ex);
+    return rc;
+  }
+  if (ex->procs > 1) {
+    ex->proc = malloc((size_t)(owner->n_tensors ? owner->n_tensors : 1) * sizeof *ex->proc);
+    ex->reader = calloc((size_t)owner->n_tensors * (size_t)ex->procs + 1, 1);
+    if (!ex->proc || !ex->reader) {
+      nd_exec_free(ex);
+      return nd__fail(err, ND_ENOMEM, "executor: out of memory");
+    }
+    for (int32_t i = 0; i < owner->n_tensors; i++)
+      ex->proc[i] = nd_mpi_process_of(owner, owner->tensors[i].home, ex->procs);
+  }
   if (!ex->handles || !ex->ptr || !ex->by_name || allocate(ex)) {
     int64_t bytes = 0;
     for (int32_t i = 0; i < owner->n_tensors; i++) bytes += owner->tensors[i].bytes;
@@ -124,11 +152,14 @@ int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
   for (int32_t i = 0; i < owner->n_tensors; i++) {
     const nd_tensor *t = &owner->tensors[i];
     size_t elem = t->dtype == ND_F64 ? 8 : 4;
-    starpu_vector_data_register(&ex->handles[i], STARPU_MAIN_RAM, (uintptr_t)ex->ptr[i],
+    int local = ex->ptr[i] != NULL;
+    starpu_vector_data_register(&ex->handles[i], local ? STARPU_MAIN_RAM : -1, (uintptr_t)ex->ptr[i],
                                 (uint32_t)(t->bytes / (int64_t)elem), elem);
     starpu_data_set_name(ex->handles[i], t->name);
+    if (ex->procs > 1) nd_mpi_register(ex->handles[i], next_tag + i, ex->proc[i]);
   }
-  int rc = sort_by_name(ex);
+  next_tag += owner->n_tensors;
+  rc = sort_by_name(ex);
   if (rc) {
     nd_exec_free(ex);
     return nd__fail(err, rc, "executor: out of memory");
@@ -139,6 +170,21 @@ int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
     return rc;
   }
   *out = ex;
+  return 0;
+}
+
+/* Several processes: the tasks this process takes part in, for every graph,
+ * since a graph's readers decide what another graph's writers must tell. */
+static int mark_visits(nd_exec *ex) {
+  const bound_graph *last = &ex->graphs[ex->n_graphs - 1];
+  nd_mpi_mark_readers(last->g, last->tensor, ex->proc, ex->procs, ex->reader);
+  for (int i = 0; i < ex->n_graphs; i++) {
+    bound_graph *bg = &ex->graphs[i];
+    if (!bg->visit && !(bg->visit = malloc((size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1)))) return ND_ENOMEM;
+    for (int32_t t = 0; t < bg->g->n_tasks; t++)
+      bg->visit[t] = (uint8_t)nd_mpi_takes_part(bg->g, &bg->g->tasks[t], bg->tensor, ex->proc, ex->procs,
+                                                 ex->reader, ex->me);
+  }
   return 0;
 }
 
@@ -166,7 +212,10 @@ int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
   bg->priority = NULL;
   bg->workers = NULL;
   bg->home = NULL;
-  return ex->n_graphs++;
+  bg->visit = NULL;
+  int which = ex->n_graphs++;
+  if (ex->procs > 1 && mark_visits(ex)) return nd__fail(err, ND_ENOMEM, "executor: out of memory");
+  return which;
 }
 
 /* Runs on the worker after the task: copies what the observer needs, since
@@ -219,53 +268,112 @@ int nd_exec_set_homes(nd_exec *ex, int which, const int *home) {
   return 0;
 }
 
+/* What a task carries besides its buffers. */
+typedef struct fill_arg {
+  nd_exec *ex;
+  const bound_graph *bg;
+  int32_t i;
+} fill_arg;
+
+static void fill(struct starpu_task *task, void *arg) {
+  const fill_arg *f = arg;
+  const bound_graph *bg = f->bg;
+  int32_t i = f->i;
+  task->cl_arg = &bg->ctx[i];
+  /* the executor's: task insertion's default is to free them with the task */
+  task->cl_arg_free = task->callback_arg_free = task->prologue_callback_arg_free = 0;
+  task->name = nd_task_kind_name(bg->g->tasks[i].kind);
+  if (f->ex->observer.task_done) {
+    task->callback_func = task_done;
+    task->callback_arg = &bg->ctx[i];
+  }
+  if (bg->priority) task->priority = bg->priority[i];
+  /* the scheduler's worker numbers are one process's: with several, each
+   * process's StarPU places the tasks it runs */
+  if (f->ex->procs > 1) return;
+  if (bg->home && bg->home[i] >= 0) task->sched_data = (void *)(intptr_t)(bg->home[i] + 1);
+  uint32_t *mask = bg->workers ? &bg->workers[(size_t)i * bg->mask_words] : NULL;
+  int restricted = 0;
+  for (int w = 0; mask && w < bg->mask_words; w++) restricted |= mask[w] != 0;
+  if (restricted) {
+    /* the bitmap stays the executor's: StarPU only reads it */
+    task->workerids_len = (unsigned)bg->mask_words;
+    task->workerids = mask;
+  }
+}
+
+static enum starpu_data_access_mode starpu_mode(uint8_t mode) {
+  return mode == ND_ACCESS_R ? STARPU_R : mode == ND_ACCESS_W ? STARPU_W : STARPU_RW;
+}
+
+static int submit_local(nd_exec *ex, const bound_graph *bg, int32_t i) {
+  const nd_task *t = &bg->g->tasks[i];
+  const nd_access *acc = nd_task_access(bg->g, t);
+  struct starpu_task *task = starpu_task_create();
+  task->cl = nd__codelet(t->kind);
+  task->nbuffers = t->n_access;
+  fill(task, &(fill_arg){ex, bg, i});
+  starpu_data_handle_t *handles = task->handles;
+  enum starpu_data_access_mode *modes = task->modes;
+  if (t->n_access > STARPU_NMAXBUFS) {
+    /* StarPU frees the dynamic arrays with the task */
+    task->dyn_handles = malloc((size_t)t->n_access * sizeof *task->dyn_handles);
+    task->dyn_modes = malloc((size_t)t->n_access * sizeof *task->dyn_modes);
+    handles = task->dyn_handles;
+    modes = task->dyn_modes;
+  }
+  for (int a = 0; a < t->n_access; a++) {
+    handles[a] = ex->handles[bg->tensor[acc[a].tensor]];
+    modes[a] = starpu_mode(acc[a].mode);
+  }
+  return starpu_task_submit(task);
+}
+
+/* Several processes: the task runs on its rank's process; StarPU-MPI posts
+ * the transfers on the processes that take part. */
+static int submit_mpi(nd_exec *ex, const bound_graph *bg, int32_t i) {
+  const nd_task *t = &bg->g->tasks[i];
+  const nd_access *acc = nd_task_access(bg->g, t);
+  starpu_data_handle_t handles[t->n_access > 0 ? t->n_access : 1];
+  enum starpu_data_access_mode modes[t->n_access > 0 ? t->n_access : 1];
+  for (int a = 0; a < t->n_access; a++) {
+    handles[a] = ex->handles[bg->tensor[acc[a].tensor]];
+    modes[a] = starpu_mode(acc[a].mode);
+  }
+  return nd_mpi_submit(nd__codelet(t->kind), nd_mpi_task_process(bg->g, t, ex->procs), handles, modes,
+                       t->n_access, fill, &(fill_arg){ex, bg, i});
+}
+
 int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
   const bound_graph *bg = &ex->graphs[which];
   const nd_graph *g = bg->g;
   ex->step = *step;
   for (int32_t i = 0; i < g->n_tasks; i++) {
-    const nd_task *t = &g->tasks[i];
-    const nd_access *acc = nd_task_access(g, t);
-    struct starpu_task *task = starpu_task_create();
-    task->cl = nd__codelet(t->kind);
-    task->cl_arg = &bg->ctx[i];
-    task->nbuffers = t->n_access;
-    task->name = nd_task_kind_name(t->kind);
-    if (ex->observer.task_done) {
-      task->callback_func = task_done;
-      task->callback_arg = &bg->ctx[i];
-    }
-    if (bg->priority) task->priority = bg->priority[i];
-    if (bg->home && bg->home[i] >= 0) task->sched_data = (void *)(intptr_t)(bg->home[i] + 1);
-    uint32_t *mask = bg->workers ? &bg->workers[(size_t)i * bg->mask_words] : NULL;
-    int restricted = 0;
-    for (int w = 0; mask && w < bg->mask_words; w++) restricted |= mask[w] != 0;
-    if (restricted) {
-      /* the bitmap stays the executor's: StarPU only reads it */
-      task->workerids_len = (unsigned)bg->mask_words;
-      task->workerids = mask;
-    }
-    starpu_data_handle_t *handles = task->handles;
-    enum starpu_data_access_mode *modes = task->modes;
-    if (t->n_access > STARPU_NMAXBUFS) {
-      /* StarPU frees the dynamic arrays with the task */
-      task->dyn_handles = malloc((size_t)t->n_access * sizeof *task->dyn_handles);
-      task->dyn_modes = malloc((size_t)t->n_access * sizeof *task->dyn_modes);
-      handles = task->dyn_handles;
-      modes = task->dyn_modes;
-    }
-    for (int a = 0; a < t->n_access; a++) {
-      handles[a] = ex->handles[bg->tensor[acc[a].tensor]];
-      modes[a] = acc[a].mode == ND_ACCESS_R ? STARPU_R : acc[a].mode == ND_ACCESS_W ? STARPU_W : STARPU_RW;
-    }
-    int rc = starpu_task_submit(task);
+    if (ex->procs > 1 && !bg->visit[i]) continue;
+    int rc = ex->procs > 1 ? submit_mpi(ex, bg, i) : submit_local(ex, bg, i);
     if (rc) {
-      starpu_task_wait_for_all();
-      return nd__fail(err, ND_ERUNTIME, "StarPU refused task %d (%s): error %d", i, nd_task_kind_name(t->kind), rc);
+      nd_mpi_wait();
+      return nd__fail(err, ND_ERUNTIME, "StarPU refused task %d (%s): error %d", i, nd_task_kind_name(g->tasks[i].kind),
+                      rc);
     }
   }
-  starpu_task_wait_for_all();
+  if (ex->procs > 1) nd_mpi_wait();
+  else starpu_task_wait_for_all();
   return nd__kernel_failure(ex->kernels, err);
+}
+
+int nd_exec_procs(const nd_exec *ex, int *me) {
+  if (me) *me = ex->me;
+  return ex->procs;
+}
+
+int nd_exec_local(const nd_exec *ex, int32_t tensor) { return ex->procs == 1 || ex->proc[tensor] == ex->me; }
+
+int64_t nd_exec_visited(const nd_exec *ex, int which) {
+  const bound_graph *bg = &ex->graphs[which];
+  int64_t n = 0;
+  for (int32_t i = 0; i < bg->g->n_tasks; i++) n += ex->procs == 1 || bg->visit[i];
+  return n;
 }
 
 void nd_exec_set_kernels(nd_exec *ex, nd_kernels *k) {
@@ -279,11 +387,16 @@ int nd_exec_runs_on_opencl(const nd_exec *ex, const nd_task *t) {
 }
 
 void *nd_exec_acquire(nd_exec *ex, int32_t tensor, int write) {
-  starpu_data_acquire(ex->handles[tensor], write ? STARPU_RW : STARPU_R);
-  return ex->ptr[tensor];
+  starpu_data_handle_t h = ex->handles[tensor];
+  if (ex->procs > 1 && !write) nd_mpi_fetch(h);
+  starpu_data_acquire(h, write ? STARPU_RW : STARPU_R);
+  return ex->procs > 1 ? (void *)starpu_data_get_local_ptr(h) : ex->ptr[tensor];
 }
 
-void nd_exec_release(nd_exec *ex, int32_t tensor) { starpu_data_release(ex->handles[tensor]); }
+void nd_exec_release(nd_exec *ex, int32_t tensor) {
+  starpu_data_release(ex->handles[tensor]);
+  if (ex->procs > 1) nd_mpi_forget(ex->handles[tensor]);
+}
 
 void nd_exec_free(nd_exec *ex) {
   if (!ex) return;
@@ -297,6 +410,7 @@ void nd_exec_free(nd_exec *ex) {
     free(ex->graphs[i].priority);
     free(ex->graphs[i].workers);
     free(ex->graphs[i].home);
+    free(ex->graphs[i].visit);
   }
   if (ex->blocks)
     for (int b = 0; b < ex->n_blocks; b++) free(ex->blocks[b]);
@@ -304,5 +418,7 @@ void nd_exec_free(nd_exec *ex) {
   free(ex->handles);
   free(ex->ptr);
   free(ex->by_name);
+  free(ex->proc);
+  free(ex->reader);
   free(ex);
 }

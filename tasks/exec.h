@@ -65,7 +65,16 @@ int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_
  * task->sched_data as (void *)(home + 1). StarPU's policies must not get it. */
 int nd_exec_set_homes(nd_exec *ex, int which, const int *home);
 
-/* Host memory of an owner tensor, valid between acquire and release. */
+/* Several processes (tasks/mpi.h): how many, and which this one is (me). */
+int nd_exec_procs(const nd_exec *ex, int *me);
+/* This process owns the tensor (always, with one process). */
+int nd_exec_local(const nd_exec *ex, int32_t tensor);
+/* Tasks of graph `which` this process submits each run. */
+int64_t nd_exec_visited(const nd_exec *ex, int which);
+
+/* Host memory of an owner tensor, valid between acquire and release. With
+ * several processes every process calls both, in the same order: a read
+ * brings the tensor from its owner; a write is for the owner only. */
 void *nd_exec_acquire(nd_exec *ex, int32_t tensor, int write);
 void nd_exec_release(nd_exec *ex, int32_t tensor);
 

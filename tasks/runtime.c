@@ -12,6 +12,7 @@
 #include "kernels/backend.h"
 #include "scheduler/policies.h"
 #include "tasks/exec.h"
+#include "tasks/mpi.h"
 
 /* StarPU's own policies that ndgraph can select by name. */
 static const char *const starpu_policies[] = {"eager", "prio", "ws", "lws", "dmda", "dmdas", NULL};
@@ -51,6 +52,10 @@ static int start(const nd_config *cfg, nd_error *err) {
   if (cores < 1) cores = 1;
   /* the OpenCL devices' driver threads take cores too: by default the CPU
    * workers get what they leave */
+  /* processes sharing this machine (mpirun) share its cores, and each
+   * StarPU-MPI keeps one for its own thread */
+  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (nd_mpi_size() > 1 && local && atol(local) > 1) cores = cores / atol(local) > 1 ? cores / atol(local) - 1 : 1;
   int workers = cfg->runtime.workers > 0 ? (int)cfg->runtime.workers : (int)(cores > opencl ? cores - opencl : 1);
   if (workers > STARPU_MAXCPUS) {
     if (cfg->runtime.workers > 0)
@@ -83,11 +88,11 @@ static int start(const nd_config *cfg, nd_error *err) {
   conf.sched_policy = own;
   /* one BLAS thread per StarPU worker: the workers are the parallelism */
   openblas_set_num_threads(1);
-  int rc = starpu_init(&conf);
+  int rc = nd_mpi_starpu_init(&conf);
   if (rc != 0) return nd__fail(err, ND_ERUNTIME, "StarPU failed to start (starpu_init returned %d)", rc);
   int found = nd_runtime_opencl_devices();
   if (found < opencl) {
-    starpu_shutdown();
+    nd_mpi_starpu_shutdown();
     return nd__fail(err, ND_ENODEV,
                     "%s: runtime.opencl_devices %d: only %d OpenCL device%s found (is an OpenCL platform such as PoCL "
                     "installed? clinfo lists them)",
@@ -99,7 +104,7 @@ static int start(const nd_config *cfg, nd_error *err) {
     if (!ops || !ops->start || (b == ND_BACKEND_OPENCL && opencl == 0)) continue;
     if ((rc = ops->start(err))) {
       stop_backends();
-      starpu_shutdown();
+      nd_mpi_starpu_shutdown();
       return rc;
     }
     backend_started[b] = 1;
@@ -133,7 +138,7 @@ void nd_runtime_stop(void) {
   pthread_mutex_lock(&lock);
   if (users > 0 && --users == 0) {
     stop_backends();
-    starpu_shutdown();
+    nd_mpi_starpu_shutdown();
   }
   pthread_mutex_unlock(&lock);
 }

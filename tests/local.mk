@@ -11,3 +11,4 @@ include tests/opencl.mk
 include tests/cli.mk
 include tests/layers.mk
 include tests/reliability.mk
+include tests/nodes.mk

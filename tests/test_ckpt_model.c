@@ -37,7 +37,7 @@ static void scatter(void *user, int k, enum nd_gather what, const float *in) {
 
 static nd_config *cfg;
 
-static nd_ckpt_model model(void) { return (nd_ckpt_model){cfg, tensors, 2, gather, scatter, NULL}; }
+static nd_ckpt_model model(void) { return (nd_ckpt_model){cfg, tensors, 2, gather, scatter, NULL, 0}; }
 
 static void write_text(const char *path, const char *text) {
   FILE *f = fopen(path, "w");

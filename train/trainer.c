@@ -18,6 +18,7 @@
 #include "kernels/registry.h"
 #include "scheduler/policies.h"
 #include "tasks/exec.h"
+#include "tasks/mpi.h"
 #include "tasks/schedule.h"
 #include "train/init.h"
 #include "train/trainer_internal.h"
@@ -39,6 +40,7 @@ struct nd_trainer {
   nd_ckpt_tensor *ckpt;    /* [n_hf] */
   nd_balance balance;     /* stage_layers: auto */
   nd_trace_recorder *rec; /* the steps traced so far */
+  int64_t steps_run;      /* training steps this trainer ran (not resumed): the bytes predicted */
   char resume_note[ND_ERROR_MAX]; /* why resuming skipped a newer checkpoint */
 };
 
@@ -126,7 +128,8 @@ static void scatter(nd_trainer *tr, const char *hf_name, enum nd_gather what, co
   const nd_graph *g = tr->step_graph;
   for (int32_t i = 0; i < g->n_tensors; i++) {
     const nd_tensor *t = &g->tensors[i];
-    if (!is_kind(t, what) || strcmp(t->hf_name, hf_name) != 0) continue;
+    /* with several processes, each writes the tensors it owns */
+    if (!is_kind(t, what) || strcmp(t->hf_name, hf_name) != 0 || !nd_exec_local(tr->exec, i)) continue;
     float *p = nd_exec_acquire(tr->exec, i, 1);
     nd_shard_copy(t, (float *)full, p, 0); /* to the shard: full is only read */
     nd_exec_release(tr->exec, i);
@@ -171,6 +174,7 @@ static int build_graphs(nd_trainer *tr, nd_error *err) {
 }
 
 const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
+int64_t nd__trainer_steps_run(const nd_trainer *tr) { return tr->steps_run; }
 char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
 const char *nd_trainer_resume_note(const nd_trainer *tr) { return tr->resume_note; }
 struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) { return tr->kernels; }
@@ -180,6 +184,12 @@ const nd_balance *nd__trainer_balance(const nd_trainer *tr) { return &tr->balanc
 int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   int rc = nd_config_validate(cfg, err);
   if (rc) return rc;
+  if ((rc = nd_mpi_join(nd_trainer_config_hash(cfg), cfg->source, err))) return rc;
+  if (nd_mpi_size() > 1 && cfg->parallelism.stage_layers_auto && cfg->parallelism.pipeline_parallel_size > 1)
+    return nd__fail(err, ND_ECONFIG,
+                    "%s: parallelism.stage_layers: auto measures one process's devices; under mpirun give the "
+                    "split (a list) or [] for an even one",
+                    cfg->source);
   nd_trainer *tr = calloc(1, sizeof *tr);
   if (!tr) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   tr->cfg = *cfg;
@@ -302,6 +312,7 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   double loss = total_loss(tr, tr->step_graph);
   int32_t normsq = nd_graph_find(tr->step_graph, "d0p0t0.grad_normsq");
   tr->steps_done++;
+  tr->steps_run++;
   memset(res, 0, sizeof *res);
   res->step = tr->steps_done;
   res->loss = loss;
@@ -361,15 +372,18 @@ static void scatter_one(void *user, int k, enum nd_gather what, const float *in)
 }
 
 static nd_ckpt_model ckpt_model(nd_trainer *tr) {
-  return (nd_ckpt_model){&tr->cfg, tr->ckpt, tr->n_hf, gather_one, scatter_one, tr};
+  return (nd_ckpt_model){&tr->cfg, tr->ckpt, tr->n_hf, gather_one, scatter_one, tr, 0};
 }
 
 int nd_trainer_save(nd_trainer *tr, nd_error *err) {
   nd_ckpt_model m = ckpt_model(tr);
+  /* several processes: every one takes part in the gathering (the reads
+   * are collective), process 0 writes */
+  m.gather_only = nd_mpi_rank() != 0;
   nd_ckpt_state s = {tr->steps_done, tr->steps_done * tr->seqs_per_step, tr->steps_done};
   int removed, rc = nd_ckpt_save(&m, &s, err);
   /* retention only once the new one is complete */
-  return rc ? rc
+  return rc || m.gather_only ? rc
             : nd_checkpoint_prune(tr->cfg.train.save_dir, tr->steps_done, tr->cfg.train.keep_checkpoints, &removed,
                                   err);
 }

@@ -82,6 +82,10 @@ ND_EXPORT int nd_plan_report(const nd_config *cfg, FILE *out, int json, const ch
  * devices on runtime.topology (an hwloc XML) or this machine, and the bytes
  * a step moves between memory nodes. */
 ND_EXPORT int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err);
+/* `ndgraph plan --nodes N`: the step cut across N processes as `mpirun -np N
+ * ndgraph run` cuts it: each process's ranks, the tasks it runs and submits,
+ * and the bytes sent between processes per step (docs/nodes.md). */
+ND_EXPORT int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err);
 /* `ndgraph plan --auto`: every layout of cfg's model and global batch that
  * fits the machine (runtime.topology, or this one) simulated with the
  * calibration file (NULL: built-in estimates), best ten printed (text, or
@@ -182,6 +186,18 @@ ND_EXPORT const char *nd_trainer_resume_note(const nd_trainer *tr);
 
 /* The devices a trainer's tasks run on. */
 ND_EXPORT void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices);
+
+/* Several processes (`mpirun -np N ndgraph run`, docs/nodes.md): this
+ * process, how many there are (1 without mpirun), and across all of them the
+ * bytes StarPU-MPI sent since the trainer opened next to what the plan
+ * predicts for the steps run, and the tasks each step submits here. Every
+ * process calls it at the same point (it sums over the processes). */
+typedef struct nd_process_info {
+  int process, processes;
+  long long bytes_sent, bytes_predicted;
+  long long tasks, tasks_submitted; /* per step: the graph's, this process's */
+} nd_process_info;
+ND_EXPORT int nd_trainer_processes(nd_trainer *tr, nd_process_info *out);
 
 /* The i-th task kind (from 0) whose kernel a plugin supplies: its kind, the
  * kernel's name and the plugin's path. ND_EINVAL past the end. */

@@ -1,0 +1,158 @@
+/* The StarPU-MPI side of several processes: joining an mpirun launch,
+ * StarPU's start through StarPU-MPI, registration and submission. Only the
+ * submitting thread calls MPI here; workers never block on it. */
+#include "tasks/mpi.h"
+
+#include <mpi.h>
+#include <starpu_mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+static int joined, rank, size = 1;
+static int starpu_mpi_on;
+static int stats_ours; /* ndgraph asked StarPU-MPI to count, not the user */
+
+/* The launcher's variables: MPI starts only under one (no cost otherwise). */
+static int launched(void) {
+  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+}
+
+/* A process that fails alone would leave the others waiting for its data:
+ * any non-zero exit aborts the job (the others stop at once, and mpirun
+ * names this process); a clean exit finalizes. */
+static void at_exit(int status, void *arg) {
+  (void)arg;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (status != 0) MPI_Abort(MPI_COMM_WORLD, status);
+  MPI_Finalize();
+}
+
+static int start_mpi(nd_error *err) {
+  int provided;
+  if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+    return nd__fail(err, ND_ERUNTIME, "mpirun: MPI failed to start in this process");
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  on_exit(at_exit, NULL);
+  joined = 1;
+  return 0;
+}
+
+int nd_mpi_join(uint64_t hash, const char *source, nd_error *err) {
+  if (!launched()) return 0;
+  int rc;
+  if (!joined && (rc = start_mpi(err))) return rc;
+  uint64_t *all = malloc((size_t)size * sizeof *all);
+  if (!all) return nd__fail(err, ND_ENOMEM, "mpirun: out of memory");
+  MPI_Allgather(&hash, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+  int differs = -1;
+  for (int p = 1; p < size && differs < 0; p++)
+    if (all[p] != all[0]) differs = p;
+  free(all);
+  if (differs < 0) return 0;
+  /* every process saw the same difference: they leave together, and
+   * process 0 alone says why (one line, not one per process) */
+  MPI_Finalize();
+  if (rank != 0 && !freopen("/dev/null", "w", stderr)) return ND_ECONFIG;
+  return nd__fail(err, ND_ECONFIG,
+                  "%s: process %d runs a different configuration or plugins than process 0 (mpirun: every process "
+                  "must read the same configuration)",
+                  source, differs);
+}
+
+int nd_mpi_rank(void) { return joined ? rank : 0; }
+int nd_mpi_size(void) { return joined ? size : 1; }
+
+int nd_mpi_starpu_init(struct starpu_conf *conf) {
+  if (!joined) return starpu_init(conf);
+  /* StarPU-MPI counts what it sends only when asked before it starts */
+  if (!getenv("STARPU_COMM_STATS")) {
+    setenv("STARPU_COMM_STATS", "1", 1);
+    stats_ours = 1;
+  }
+  int rc = starpu_mpi_init_conf(NULL, NULL, 0, MPI_COMM_WORLD, conf);
+  starpu_mpi_on = rc == 0;
+  return rc;
+}
+
+void nd_mpi_starpu_shutdown(void) {
+  if (!starpu_mpi_on) {
+    starpu_shutdown();
+    return;
+  }
+  /* the counts were for ndgraph's report: StarPU-MPI's own table of them
+   * at shutdown goes only to a user who asked for it */
+  int saved = -1, null = stats_ours ? open("/dev/null", O_WRONLY) : -1;
+  if (null >= 0) {
+    fflush(stderr);
+    saved = dup(2);
+    dup2(null, 2);
+    close(null);
+  }
+  starpu_mpi_shutdown();
+  if (saved >= 0) {
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+  }
+  starpu_mpi_on = 0;
+}
+
+void nd_mpi_register(starpu_data_handle_t h, int64_t tag, int owner) { starpu_mpi_data_register(h, tag, owner); }
+
+int nd_mpi_submit(struct starpu_codelet *cl, int node, starpu_data_handle_t *h, const enum starpu_data_access_mode *m,
+                  int n, void (*fill)(struct starpu_task *task, void *arg), void *arg) {
+  struct starpu_data_descr descr[n > 0 ? n : 1];
+  for (int i = 0; i < n; i++) descr[i] = (struct starpu_data_descr){h[i], m[i]};
+  struct starpu_task *task =
+      starpu_mpi_task_build(MPI_COMM_WORLD, cl, STARPU_EXECUTE_ON_NODE, node, STARPU_DATA_MODE_ARRAY, descr, n, 0);
+  int rc = 0;
+  if (task) {
+    fill(task, arg);
+    rc = starpu_task_submit(task);
+  }
+  int post = starpu_mpi_task_post_build(MPI_COMM_WORLD, cl, STARPU_EXECUTE_ON_NODE, node, STARPU_DATA_MODE_ARRAY,
+                                        descr, n, 0);
+  return rc ? rc : post;
+}
+
+void nd_mpi_wait(void) {
+  if (starpu_mpi_on) starpu_mpi_wait_for_all(MPI_COMM_WORLD);
+  else starpu_task_wait_for_all();
+}
+
+void nd_mpi_fetch(starpu_data_handle_t h) {
+  if (starpu_mpi_on) starpu_mpi_get_data_on_all_nodes_detached(MPI_COMM_WORLD, h);
+}
+
+void nd_mpi_forget(starpu_data_handle_t h) {
+  if (!starpu_mpi_on) return;
+  if (starpu_mpi_data_get_rank(h) == rank) {
+    starpu_mpi_cached_send_clear(h);
+  } else {
+    starpu_mpi_cached_receive_clear(h);
+    starpu_data_invalidate_submit(h);
+  }
+}
+
+int64_t nd_mpi_bytes_sent(void) {
+  if (!starpu_mpi_on) return 0;
+  size_t *amounts = calloc((size_t)size, sizeof *amounts);
+  if (!amounts) return -1;
+  starpu_mpi_comm_amounts_retrieve(amounts);
+  int64_t sum = 0;
+  for (int p = 0; p < size; p++) sum += (int64_t)amounts[p];
+  free(amounts);
+  return sum;
+}
+
+int64_t nd_mpi_sum(int64_t v) {
+  if (!joined) return v;
+  int64_t sum = 0;
+  MPI_Allreduce(&v, &sum, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return sum;
+}

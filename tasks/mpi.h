@@ -1,0 +1,79 @@
+/* Several processes (`mpirun -np N ndgraph run`, docs/nodes.md): every
+ * process builds the same graph, each tensor is owned by the process of its
+ * rank, and StarPU-MPI runs each task on the process of its rank and moves
+ * the data between processes. Without mpirun (or in builds without
+ * StarPU-MPI, tasks/mpi_none.c) there is one process and nothing here costs. */
+#ifndef ND_TASKS_MPI_H
+#define ND_TASKS_MPI_H
+
+#include <starpu.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "graph/ir.h"
+
+/* Joins the processes of an mpirun launch (MPI starts once per process) and
+ * checks that all of them run the same configuration and plugins: `hash` of
+ * each is compared, and a difference is refused (ND_ECONFIG) on every
+ * process, naming the first process that differs from process 0. Without
+ * mpirun: 0, nothing started. */
+int nd_mpi_join(uint64_t hash, const char *source, nd_error *err);
+/* This process and how many there are: 0 and 1 outside a launch. */
+int nd_mpi_rank(void);
+int nd_mpi_size(void);
+
+/* StarPU started (and stopped) through StarPU-MPI when joined. */
+int nd_mpi_starpu_init(struct starpu_conf *conf);
+void nd_mpi_starpu_shutdown(void);
+
+/* Declares h's owner process and its tag (unique, the same on every process). */
+void nd_mpi_register(starpu_data_handle_t h, int64_t tag, int owner);
+/* Submits a task on process `node` with these buffers: this process posts
+ * the transfers it takes part in; when it is `node`, fill(task, arg) sets
+ * the task up before StarPU gets it. */
+int nd_mpi_submit(struct starpu_codelet *cl, int node, starpu_data_handle_t *h, const enum starpu_data_access_mode *m,
+                  int n, void (*fill)(struct starpu_task *task, void *arg), void *arg);
+/* Waits for this process's tasks and transfers, then for every process. */
+void nd_mpi_wait(void);
+/* Brings h from its owner to every process (all call it), and after the read,
+ * forgets the copies again, so that no process keeps a copy the graph does
+ * not know of. */
+void nd_mpi_fetch(starpu_data_handle_t h);
+void nd_mpi_forget(starpu_data_handle_t h);
+/* Bytes this process's StarPU-MPI sent so far (all destinations). */
+int64_t nd_mpi_bytes_sent(void);
+/* Sum over the processes (a collective on the submitting thread). */
+int64_t nd_mpi_sum(int64_t v);
+
+/* ---- The plan (IR only, no MPI): which process owns what. */
+
+/* The process of rank r among `procs`: a (replica, stage) pair's
+ * tensor-parallel group stays in one process; pairs are dealt to processes
+ * in blocks, replica-major, so replicas spread across processes first and
+ * pipeline neighbours land on the same or the next process. */
+int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs);
+/* The process task t runs on: its rank's, except a data-parallel sum of a
+ * gradient, which runs on the process of one of its replicas chosen by the
+ * gradient, so that the sums spread evenly over the processes. */
+int nd_mpi_task_process(const nd_graph *g, const nd_task *t, int procs);
+/* The processes must not outnumber the (replica, stage) pairs. */
+int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err);
+
+/* Which processes may hold a copy of a tensor they do not own: those that
+ * run a task reading it. reader[tensor * procs + p]; map: g's tensor ->
+ * index of the tensor (NULL: the same). */
+void nd_mpi_mark_readers(const nd_graph *g, const int32_t *map, const int *owner, int procs, uint8_t *reader);
+/* Whether process me must see task t: it runs it, owns one of its tensors,
+ * or may hold a copy of one that t writes (the copy must be dropped). Every
+ * other process skips t: its submission cost is its own share. */
+int nd_mpi_takes_part(const nd_graph *g, const nd_task *t, const int32_t *map, const int *owner, int procs,
+                      const uint8_t *reader, int me);
+
+/* What StarPU-MPI sends running graph g `steps` times on `procs` processes
+ * (its caching rules: a copy is sent once until its tensor is written; a
+ * task's written tensors go back to their owners), plus the reads of the
+ * statistics after each step: bytes in all, and the tasks each process
+ * visits (per[procs]) in one step. */
+int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *visited);
+
+#endif

@@ -1,0 +1,23 @@
+/* Builds without StarPU-MPI: one process, and every call of tasks/mpi.h is
+ * StarPU's own single-process equivalent. */
+#include "tasks/mpi.h"
+
+int nd_mpi_join(uint64_t hash, const char *source, nd_error *err) {
+  (void)hash, (void)source, (void)err;
+  return 0;
+}
+int nd_mpi_rank(void) { return 0; }
+int nd_mpi_size(void) { return 1; }
+int nd_mpi_starpu_init(struct starpu_conf *conf) { return starpu_init(conf); }
+void nd_mpi_starpu_shutdown(void) { starpu_shutdown(); }
+void nd_mpi_register(starpu_data_handle_t h, int64_t tag, int owner) { (void)h, (void)tag, (void)owner; }
+int nd_mpi_submit(struct starpu_codelet *cl, int node, starpu_data_handle_t *h, const enum starpu_data_access_mode *m,
+                  int n, void (*fill)(struct starpu_task *task, void *arg), void *arg) {
+  (void)cl, (void)node, (void)h, (void)m, (void)n, (void)fill, (void)arg;
+  return -1; /* never called: nd_mpi_size() is 1 */
+}
+void nd_mpi_wait(void) { starpu_task_wait_for_all(); }
+void nd_mpi_fetch(starpu_data_handle_t h) { (void)h; }
+void nd_mpi_forget(starpu_data_handle_t h) { (void)h; }
+int64_t nd_mpi_bytes_sent(void) { return 0; }
+int64_t nd_mpi_sum(int64_t v) { return v; }

@@ -1,0 +1,54 @@
+/* `ndgraph plan --nodes N`: the step's graph cut across N processes (the
+ * placement `mpirun -np N ndgraph run` uses): each process's ranks, the tasks
+ * it runs and the tasks it submits (its share plus the transfers it takes
+ * part in), and the bytes StarPU-MPI sends between processes per step. */
+#include <stdlib.h>
+
+#include "common/error.h"
+#include "tasks/mpi.h"
+
+int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err) {
+  nd_graph *g = NULL;
+  int64_t *visited = NULL, *runs = NULL;
+  int rc = nd_graph_build(&g, cfg, 0, err);
+  if (rc) return rc;
+  if (nodes < 1) {
+    rc = nd__fail(err, ND_EINVAL, "plan: --nodes %d: must be at least 1", nodes);
+    goto done;
+  }
+  if ((rc = nd_mpi_check_layout(g, nodes, err))) goto done;
+  visited = calloc((size_t)nodes, sizeof *visited);
+  runs = calloc((size_t)nodes, sizeof *runs);
+  if (!visited || !runs) {
+    rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
+    goto done;
+  }
+  /* the first step sends what later ones do (nothing is cached across the
+   * optimizer's writes): one step is the figure per step */
+  int64_t bytes = nd_mpi_predict_bytes(g, nodes, 1, visited);
+  if (bytes < 0) {
+    rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
+    goto done;
+  }
+  for (int32_t i = 0; i < g->n_tasks; i++) runs[nd_mpi_task_process(g, &g->tasks[i], nodes)]++;
+  fprintf(out, "nodes: %d processes, %d tasks per step, %.3f MB sent between processes per step\n", nodes,
+          g->n_tasks, (double)bytes / 1e6);
+  for (int p = 0; p < nodes; p++) {
+    fprintf(out, "  process %d: ranks", p);
+    int first = -1, last = -1;
+    /* ranks come in (replica, stage) blocks: print each block's span */
+    for (int d = 0; d < g->dp; d++)
+      for (int s = 0; s < g->pp; s++)
+        if (nd_mpi_process_of(g, (nd_rank){d, s, 0}, nodes) == p) {
+          if (first < 0) first = d * g->pp + s;
+          last = d * g->pp + s;
+        }
+    for (int u = first; u >= 0 && u <= last; u++) fprintf(out, " d%dp%dt*", u / g->pp, u % g->pp);
+    fprintf(out, " | runs %lld tasks, submits %lld\n", (long long)runs[p], (long long)visited[p]);
+  }
+done:
+  free(visited);
+  free(runs);
+  nd_graph_free(g);
+  return rc;
+}

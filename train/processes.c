@@ -1,0 +1,47 @@
+/* A trainer across the processes of an mpirun launch: what they must agree
+ * on (the configuration's hash) and what they report together (bytes sent
+ * against the plan's prediction, tasks submitted per process). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/file.h"
+#include "tasks/mpi.h"
+#include "train/trainer_internal.h"
+
+/* FNV-1a, 64 bits: a difference, not an attacker, is what it must catch. */
+static uint64_t fnv(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+uint64_t nd_trainer_config_hash(const nd_config *cfg) {
+  uint64_t h = 14695981039346656037ULL;
+  char *yaml = NULL;
+  size_t len = 0;
+  if (nd_config_dump(cfg, &yaml, &len) == 0) h = fnv(h, yaml, len);
+  free(yaml);
+  for (int64_t i = 0; i < cfg->kernels.n_plugins; i++) {
+    char *bytes = NULL;
+    size_t n = 0;
+    /* a plugin this process cannot read hashes differently from one it can */
+    if (nd__read_file(cfg->kernels.plugins[i], (size_t)1 << 30, &bytes, &n) == 0) h = fnv(h, bytes, n);
+    else h = fnv(h, "unreadable", 10);
+    free(bytes);
+  }
+  return h;
+}
+
+int nd_trainer_processes(nd_trainer *tr, nd_process_info *out) {
+  nd_exec *ex = nd__trainer_exec(tr);
+  const nd_graph *g = nd__trainer_graph(tr);
+  memset(out, 0, sizeof *out);
+  out->processes = nd_exec_procs(ex, &out->process);
+  out->tasks = g->n_tasks;
+  out->tasks_submitted = nd_exec_visited(ex, 0);
+  out->bytes_sent = nd_mpi_sum(nd_mpi_bytes_sent());
+  if (out->processes > 1)
+    out->bytes_predicted = nd_mpi_predict_bytes(g, out->processes, (int)nd__trainer_steps_run(tr), NULL);
+  return 0;
+}
