@@ -9,3 +9,4 @@ libndgraph_internal_la_SOURCES += kernels/registry.h kernels/registry.c kernels/
 libndgraph_internal_la_LIBADD += -ldl
 ndgraphinclude_HEADERS += include/ndgraph/kernel.h
 include kernels/opencl/local.mk
+include kernels/cuda/local.mk

@@ -27,6 +27,13 @@ void nd_runtime_stop(void);
 int nd_runtime_workers(void);
 /* OpenCL devices StarPU actually started (0 in builds without OpenCL). */
 int nd_runtime_opencl_devices(void);
+/* CUDA devices StarPU actually started, and those on this machine (before
+ * StarPU starts; 0 in builds without CUDA). */
+int nd_runtime_cuda_devices(void);
+int nd_runtime_cuda_devices_present(void);
+/* Whether the CUDA and OpenCL backends are built in. */
+int nd_runtime_has_cuda(void);
+int nd_runtime_has_opencl(void);
 
 /* Whether task t has an OpenCL implementation in this build: its kind has
  * one, and no plugin replaced its CPU kernel (whose results the OpenCL twin

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "kernels/cuda/cuda.h"
 #include "kernels/opencl/opencl.h"
 #include "scheduler/policies.h"
 #include "tasks/exec.h"
@@ -31,11 +32,24 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
                     cfg->source, opencl);
 #endif
 
+  int cuda = (int)cfg->runtime.cuda_devices, cuda_found = nd_runtime_cuda_devices_present();
+  if (cuda < 0) cuda = cuda_found; /* all */
+  if (cuda > cuda_found && !nd_runtime_has_cuda())
+    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: no CUDA device: this ndgraph was built without CUDA",
+                    cfg->source, cuda);
+  if (cuda > cuda_found && cuda_found == 0)
+    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: no CUDA device found", cfg->source, cuda);
+  if (cuda > cuda_found)
+    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: only %d CUDA device%s found", cfg->source, cuda,
+                    cuda_found, cuda_found == 1 ? "" : "s");
+
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores < 1) cores = 1;
-  /* the OpenCL devices' driver threads take cores too: by default the CPU
-   * workers get what they leave */
-  int workers = cfg->runtime.workers > 0 ? (int)cfg->runtime.workers : (int)(cores > opencl ? cores - opencl : 1);
+  /* the OpenCL devices' driver threads take cores too, and each CUDA device
+   * has a CPU thread of StarPU's driving it: the CPU workers get the cores
+   * they leave, of all the cores or of the runtime.workers asked for */
+  int workers = (cfg->runtime.workers > 0 ? (int)cfg->runtime.workers : (int)cores - opencl) - cuda;
+  if (workers < 1) workers = 1;
   if (workers > STARPU_MAXCPUS) {
     if (cfg->runtime.workers > 0)
       fprintf(stderr, "ndgraph: note: runtime.workers %d capped at %d, the most this StarPU build starts\n", workers,
@@ -49,7 +63,7 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
   struct starpu_conf conf;
   starpu_conf_init(&conf);
   conf.ncpus = workers;
-  conf.ncuda = 0;
+  conf.ncuda = cuda;
   conf.nopencl = opencl;
 #ifdef ND_HAVE_OPENCL
   /* PoCL and other CPU-type devices count: StarPU skips them otherwise. Set
@@ -79,6 +93,11 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
                     "installed? clinfo lists them)",
                     cfg->source, opencl, found, found == 1 ? "" : "s");
   }
+  if ((found = nd_runtime_cuda_devices()) < cuda) {
+    starpu_shutdown();
+    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: StarPU started only %d CUDA device%s", cfg->source,
+                    cuda, found, found == 1 ? "" : "s");
+  }
 #ifdef ND_HAVE_OPENCL
   if (opencl > 0 && (rc = nd_ocl_load(err))) {
     starpu_shutdown();
@@ -102,5 +121,31 @@ int nd_runtime_opencl_devices(void) {
   return 0;
 #endif
 }
+
+int nd_runtime_has_cuda(void) {
+#ifdef ND_HAVE_CUDA
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+int nd_runtime_has_opencl(void) {
+#ifdef ND_HAVE_OPENCL
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+int nd_runtime_cuda_devices_present(void) {
+#ifdef ND_HAVE_CUDA
+  return nd_cuda_device_count();
+#else
+  return 0;
+#endif
+}
+
+int nd_runtime_cuda_devices(void) { return (int)starpu_cuda_worker_get_count(); }
 
 int nd_runtime_workers(void) { return (int)starpu_cpu_worker_get_count(); }

@@ -10,3 +10,4 @@ include tests/scheduler.mk
 include tests/opencl.mk
 include tests/cli.mk
 include tests/layers.mk
+include tests/cuda.mk
