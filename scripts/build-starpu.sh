@@ -62,7 +62,9 @@ fi
 
 src=$work/starpu-${version%-*}
 rm -rf "$src" "$work/build"
-(cd "$work" && apt-get source -q "starpu=$version")
+# a deb-src entry whose lists were never fetched needs one update first
+(cd "$work" && apt-get source -q "starpu=$version") ||
+  { $sudo apt-get update -q && (cd "$work" && apt-get source -q "starpu=$version"); }
 for p in "$here"/starpu-patches/*.patch; do
   echo "build-starpu: applying $(basename "$p"): $(head -1 "$p")"
   patch -d "$src" -p1 -s <"$p"
