@@ -1,52 +1,51 @@
-/* The cost model: floating-point operations per task, from its sizes.
- * Matrix products count 2 per multiply-add; elementwise work counts a few
- * operations per element, so that cheap tasks are not free to the planner. */
+/* The cost model: floating-point operations per task, from its sizes, one
+ * function per kind family (graph/kinds.c names each kind's). Matrix products
+ * count 2 per multiply-add; elementwise work counts a few operations per
+ * element, so that cheap tasks are not free to the planner. */
 #include "graph/builder.h"
 
-int64_t nd__task_flops(const nd_task *t) {
-  const nd_task_args *a = &t->a;
-  switch (t->kind) {
-  case ND_TASK_MATMUL_FWD:
-  case ND_TASK_MATMUL_BWD_W:
-    return 2LL * a->mm.M * a->mm.K * a->mm.N + (a->mm.has_bias ? (int64_t)a->mm.M * a->mm.N : 0);
-  case ND_TASK_MATMUL_BWD_IN:
-    return 2LL * a->mm.M * a->mm.K * a->mm.N;
-  case ND_TASK_ATTN_FWD: /* QK^T and att.V over the causal triangle, plus the softmax */
-  case ND_TASK_ATTN_BWD: {
-    int64_t pairs = (int64_t)a->attn.B * a->attn.NH * a->attn.T * (a->attn.T + 1) / 2;
-    int64_t fwd = pairs * (4LL * a->attn.hs + 5);
-    return t->kind == ND_TASK_ATTN_FWD ? fwd : 2 * fwd;
-  }
-  case ND_TASK_LN_FWD:
-    return 8LL * a->ln.N * a->ln.C;
-  case ND_TASK_LN_BWD_IN:
-    return 10LL * a->ln.N * a->ln.C;
-  case ND_TASK_LN_BWD_W:
-    return 4LL * a->ln.N * a->ln.C;
-  case ND_TASK_ACT_FWD:
-    return 8 * a->ew.n;
-  case ND_TASK_ACT_BWD:
-    return 12 * a->ew.n;
-  case ND_TASK_RESIDUAL_FWD:
-    return a->ew.n;
-  case ND_TASK_EMBED_FWD: /* a gather of token rows (no arithmetic), plus the position rows */
-  case ND_TASK_EMBED_BWD: /* the position gradient's sums; the token rows' scatter counts as data movement */
-    return a->emb.wpe ? (int64_t)a->emb.B * a->emb.T * a->emb.C : 0;
-  case ND_TASK_CE_STATS:
-  case ND_TASK_CE_BWD:
-    return 3LL * a->ce.N * a->ce.Vs;
-  case ND_TASK_CE_COMBINE: /* per row: the log-sum-exp and the loss term */
-    return 4LL * a->ce.N;
-  case ND_TASK_ALLREDUCE:
-    return (int64_t)(a->coll.nparts - 1) * a->coll.n;
-  case ND_TASK_ADAMW:
-    return 12 * a->adamw.n;
-  case ND_TASK_GRAD_SUMSQ:
-    return 2 * a->sumsq.n;
-  case ND_TASK_LOAD_BATCH:
-  case ND_TASK_SENDRECV:
-  case ND_TASK_KIND_COUNT:
-    break;
-  }
+int64_t nd__flops_none(const nd_task *t) {
+  (void)t;
   return 0;
 }
+
+int64_t nd__flops_matmul(const nd_task *t) {
+  const struct nd_mm_args *m = &t->a.mm;
+  int64_t bias = t->kind != ND_TASK_MATMUL_BWD_IN && m->has_bias ? (int64_t)m->M * m->N : 0;
+  return 2LL * m->M * m->K * m->N + bias;
+}
+
+/* QK^T and att.V over the causal triangle, plus the softmax; the backward twice that */
+int64_t nd__flops_attention(const nd_task *t) {
+  const struct nd_attn_args *a = &t->a.attn;
+  int64_t pairs = (int64_t)a->B * a->NH * a->T * (a->T + 1) / 2;
+  int64_t fwd = pairs * (4LL * a->hs + 5);
+  return t->kind == ND_TASK_ATTN_FWD ? fwd : 2 * fwd;
+}
+
+int64_t nd__flops_layernorm(const nd_task *t) {
+  int per = t->kind == ND_TASK_LN_FWD ? 8 : t->kind == ND_TASK_LN_BWD_IN ? 10 : 4;
+  return per * (int64_t)t->a.ln.N * t->a.ln.C;
+}
+
+int64_t nd__flops_elementwise(const nd_task *t) {
+  int per = t->kind == ND_TASK_ACT_FWD ? 8 : t->kind == ND_TASK_ACT_BWD ? 12 : 1;
+  return per * t->a.ew.n;
+}
+
+/* forward: a gather of token rows (no arithmetic), plus the position rows;
+ * backward: the position gradient's sums, the token rows' scatter counts as data movement */
+int64_t nd__flops_embedding(const nd_task *t) {
+  const struct nd_emb_args *e = &t->a.emb;
+  return e->wpe ? (int64_t)e->B * e->T * e->C : 0;
+}
+
+/* stats and backward: a pass over the logits; combine: per row the log-sum-exp and the loss term */
+int64_t nd__flops_crossentropy(const nd_task *t) {
+  const struct nd_ce_args *c = &t->a.ce;
+  return t->kind == ND_TASK_CE_COMBINE ? 4LL * c->N : 3LL * c->N * c->Vs;
+}
+
+int64_t nd__flops_allreduce(const nd_task *t) { return (int64_t)(t->a.coll.nparts - 1) * t->a.coll.n; }
+int64_t nd__flops_adamw(const nd_task *t) { return 12 * t->a.adamw.n; }
+int64_t nd__flops_sumsq(const nd_task *t) { return 2 * t->a.sumsq.n; }

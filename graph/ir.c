@@ -8,22 +8,6 @@
 
 #include "common/error.h"
 
-static const char *const kind_names[] = {
-#define ND__KIND_NAME(k, s) s,
-    ND_TASK_KINDS(ND__KIND_NAME)
-#undef ND__KIND_NAME
-};
-
-const char *nd_task_kind_name(enum nd_task_kind kind) {
-  return (unsigned)kind < ND_TASK_KIND_COUNT ? kind_names[kind] : "unknown";
-}
-
-int nd_task_kind_from_name(const char *name) {
-  for (int k = 0; k < ND_TASK_KIND_COUNT; k++)
-    if (strcmp(kind_names[k], name) == 0) return k;
-  return -1;
-}
-
 const char *nd_phase_name(enum nd_phase phase) {
   static const char *const names[] = {"F", "B", "W", "collective", "optimizer"};
   return (unsigned)phase < ND_PHASE_COUNT ? names[phase] : "unknown";

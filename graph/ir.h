@@ -74,32 +74,32 @@ enum nd_phase {
   ND_PHASE_COUNT
 };
 
-/* X-macro: kind, name, phase when fixed (collectives and per-phase kinds). */
-#define ND_TASK_KINDS(X)                         \
-  X(LOAD_BATCH, "load_batch")                    \
-  X(EMBED_FWD, "embedding_fwd")                  \
-  X(EMBED_BWD, "embedding_bwd")                  \
-  X(LN_FWD, "layernorm_fwd")                     \
-  X(LN_BWD_IN, "layernorm_bwd_input")            \
-  X(LN_BWD_W, "layernorm_bwd_weight")            \
-  X(MATMUL_FWD, "matmul_fwd")                    \
-  X(MATMUL_BWD_IN, "matmul_bwd_input")           \
-  X(MATMUL_BWD_W, "matmul_bwd_weight")           \
-  X(ATTN_FWD, "attention_fwd")                   \
-  X(ATTN_BWD, "attention_bwd")                   \
-  X(ACT_FWD, "activation_fwd")                   \
-  X(ACT_BWD, "activation_bwd")                   \
-  X(RESIDUAL_FWD, "residual_fwd")                \
-  X(CE_STATS, "crossentropy_stats")              \
-  X(CE_COMBINE, "crossentropy_combine")          \
-  X(CE_BWD, "crossentropy_bwd")                  \
-  X(ALLREDUCE, "allreduce")                      \
-  X(SENDRECV, "sendrecv")                        \
-  X(GRAD_SUMSQ, "grad_sumsq")                    \
-  X(ADAMW, "adamw")
+/* The task kinds; each is described once, by its row in graph/kinds.c. */
+#define ND_TASK_KINDS(X) \
+  X(LOAD_BATCH) \
+  X(EMBED_FWD) \
+  X(EMBED_BWD) \
+  X(LN_FWD) \
+  X(LN_BWD_IN) \
+  X(LN_BWD_W) \
+  X(MATMUL_FWD) \
+  X(MATMUL_BWD_IN) \
+  X(MATMUL_BWD_W) \
+  X(ATTN_FWD) \
+  X(ATTN_BWD) \
+  X(ACT_FWD) \
+  X(ACT_BWD) \
+  X(RESIDUAL_FWD) \
+  X(CE_STATS) \
+  X(CE_COMBINE) \
+  X(CE_BWD) \
+  X(ALLREDUCE) \
+  X(SENDRECV) \
+  X(GRAD_SUMSQ) \
+  X(ADAMW)
 
 enum nd_task_kind {
-#define ND__KIND_ENUM(k, s) ND_TASK_##k,
+#define ND__KIND_ENUM(k) ND_TASK_##k,
   ND_TASK_KINDS(ND__KIND_ENUM)
 #undef ND__KIND_ENUM
   ND_TASK_KIND_COUNT
@@ -182,7 +182,7 @@ typedef struct nd_graph {
 int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_error *err);
 void nd_graph_free(nd_graph *g);
 
-const char *nd_task_kind_name(enum nd_task_kind kind);
+const char *nd_task_kind_name(enum nd_task_kind kind); /* graph/kinds.c */
 const char *nd_phase_name(enum nd_phase phase);   /* "F", "B", "W", "collective", "optimizer" */
 const char *nd_tensor_kind_name(enum nd_tensor_kind kind);
 int nd_task_kind_from_name(const char *name); /* -1 when unknown */

@@ -1,12 +1,13 @@
-/* Checking a kernel implementation on random inputs: a replacement against
- * the built-in kernel of its kind, an activation's backward against finite
- * differences of its forward. Used by `ndgraph kernel-check` and by the
- * validation call before training. */
+/* Checking a kernel implementation on random inputs: a replacement, on each
+ * backend it has a kernel for, against the built-in CPU kernel of its kind;
+ * an activation's backward against finite differences of its forward. Used
+ * by `ndgraph kernel-check` and by the validation call before training. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/error.h"
+#include "kernels/backend.h"
 #include "kernels/registry.h"
 
 #define ND__TOL 1e-4    /* float kernels summing in another order */
@@ -14,13 +15,14 @@
 
 typedef struct buffers {
   int n;
-  nd_tensor_desc d[ND__KERNEL_MAX_TENSORS];
-  uint8_t role[ND__KERNEL_MAX_TENSORS];
-  int64_t numel[ND__KERNEL_MAX_TENSORS];
+  nd_tensor_desc d[ND_KIND_MAX_BUFFERS];
+  uint8_t role[ND_KIND_MAX_BUFFERS];
+  int64_t numel[ND_KIND_MAX_BUFFERS];
   nd_kernel_args a;
 } buffers;
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+/* per thread: two runs may validate their plugins at once */
+static _Thread_local uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 static float uniform(float lo, float hi) {
   rng_state ^= rng_state << 13;
   rng_state ^= rng_state >> 7;
@@ -42,8 +44,8 @@ static void buffers_free(buffers *b) {
 /* Descriptors of task t with random contents (seeded: a and a copy agree). */
 static int buffers_new(buffers *b, const nd_task *t, uint64_t seed) {
   memset(b, 0, sizeof *b);
-  nd_tensor_desc shapes[ND__KERNEL_MAX_TENSORS];
-  b->n = nd__kernel_layout(t, NULL, shapes, &b->a, b->role);
+  nd_tensor_desc shapes[ND_KIND_MAX_BUFFERS];
+  b->n = nd__kernel_layout(t, NULL, NULL, shapes, &b->a, b->role);
   rng_state = seed;
   for (int i = 0; i < b->n; i++) {
     b->d[i] = shapes[i];
@@ -64,7 +66,7 @@ static int buffers_new(buffers *b, const nd_task *t, uint64_t seed) {
 static double out_err(const buffers *x, const buffers *ref) {
   double num = 0, den = 0;
   for (int i = 0; i < ref->n; i++) {
-    if (ref->role[i] != ND__OUT || !ref->d[i].data) continue;
+    if (ref->role[i] != ND_ROLE_OUT || !ref->d[i].data) continue;
     const float *p = x->d[i].data, *q = ref->d[i].data;
     for (int64_t k = 0; k < ref->numel[i]; k++) {
       if (!isfinite(p[k])) return NAN;
@@ -75,95 +77,117 @@ static double out_err(const buffers *x, const buffers *ref) {
   return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* The sizes each kind is checked at (the first is the quick one). */
+/* The sizes each kind is checked at: its row's samples (the first is the quick one). */
 static int cases(enum nd_task_kind kind, nd_task *t, int max) {
-  static const int mm[][6] = {{7, 5, 3, 1, 0, 1}, {1, 1, 1, 0, 1, 0}, {33, 17, 65, 0, 1, 1}, {64, 48, 40, 1, 1, 0}};
-  static const int ln[][4] = {{3, 8, 1, 1}, {1, 1, 0, 0}, {17, 33, 0, 0}, {5, 64, 1, 1}};
-  static const int at[][4] = {{2, 5, 2, 3}, {1, 1, 1, 1}, {1, 16, 4, 8}};
-  static const int ew[] = {7, 1, 1000};
-  int n = 0;
-  for (int i = 0; i < max; i++) memset(&t[i], 0, sizeof t[i]);
-  switch (kind) {
-  case ND_TASK_MATMUL_FWD:
-  case ND_TASK_MATMUL_BWD_IN:
-  case ND_TASK_MATMUL_BWD_W:
-    for (; n < 4 && n < max; n++)
-      t[n].a.mm = (struct nd_mm_args){mm[n][0], mm[n][1], mm[n][2], mm[n][3], mm[n][4], (float)mm[n][5]};
-    break;
-  case ND_TASK_LN_FWD:
-  case ND_TASK_LN_BWD_IN:
-  case ND_TASK_LN_BWD_W:
-    for (; n < 4 && n < max; n++) t[n].a.ln = (struct nd_ln_args){ln[n][0], ln[n][1], ln[n][2], (float)ln[n][3]};
-    break;
-  case ND_TASK_ATTN_FWD:
-  case ND_TASK_ATTN_BWD:
-    for (; n < 3 && n < max; n++) t[n].a.attn = (struct nd_attn_args){at[n][0], at[n][1], at[n][2], at[n][3]};
-    break;
-  default:
-    for (; n < 3 && n < max; n++) t[n].a.ew.n = ew[n];
+  const nd_kind_row *row = nd_kind(kind);
+  int n = row->n_samples < max ? row->n_samples : max;
+  for (int i = 0; i < n; i++) {
+    memset(&t[i], 0, sizeof t[i]);
+    t[i].kind = kind;
+    t[i].a = row->samples[i];
   }
-  for (int i = 0; i < n; i++) t[i].kind = kind;
   return n;
-}
-
-static void describe(const nd_task *t, char *out, size_t size) {
-  const struct nd_mm_args *m = &t->a.mm;
-  const struct nd_ln_args *l = &t->a.ln;
-  const struct nd_attn_args *a = &t->a.attn;
-  switch (t->kind) {
-  case ND_TASK_MATMUL_FWD:
-  case ND_TASK_MATMUL_BWD_IN:
-  case ND_TASK_MATMUL_BWD_W:
-    snprintf(out, size, "M %d, K %d, N %d, trans_w %d, bias %d, beta %g", m->M, m->K, m->N, m->trans_w, m->has_bias,
-             m->beta);
-    break;
-  case ND_TASK_LN_FWD:
-  case ND_TASK_LN_BWD_IN:
-  case ND_TASK_LN_BWD_W:
-    snprintf(out, size, "N %d, C %d, skip %d, beta %g", l->N, l->C, l->has_skip, l->beta);
-    break;
-  case ND_TASK_ATTN_FWD:
-  case ND_TASK_ATTN_BWD:
-    snprintf(out, size, "B %d, T %d, NH %d, hs %d", a->B, a->T, a->NH, a->hs);
-    break;
-  default:
-    snprintf(out, size, "n %lld", (long long)t->a.ew.n);
-  }
 }
 
 static int returned(const nd__kernel_impl *im, const char *kind, const char *what, int rc, nd_error *err) {
   return nd__fail(err, ND_EPLUGIN, "%s: kernel '%s' for %s returned %d on a %s", im->origin, im->name, kind, rc, what);
 }
 
-static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int quick, FILE *out, nd_error *err) {
-  nd_task t[4];
-  int n = cases(kind, t, quick ? 1 : 4), failed = 0;
+/* fn of backend dev on b (host memory; other backends copy it to a device and back). */
+static int call(int dev, nd_kernel_fn fn, buffers *b, nd_error *err) {
+  const nd_backend_ops *ops = nd__backend(dev);
+  if (dev == ND_BACKEND_CPU || !ops->check_call) return fn(b->d, b->n, &b->a);
+  return ops->check_call(fn, b->d, b->n, &b->a, err);
+}
+
+static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int dev, int quick, FILE *out, nd_error *err) {
+  nd_task t[8];
+  int n = cases(kind, t, quick ? 1 : 8), failed = 0;
+  const char *on = dev == ND_BACKEND_CPU ? "" : dev == ND_BACKEND_OPENCL ? " on opencl" : " on another backend";
   for (int c = 0; c < n; c++) {
     buffers ref, mine;
     int rc = buffers_new(&ref, &t[c], 42 + (uint64_t)c);
     if (!rc && (rc = buffers_new(&mine, &t[c], 42 + (uint64_t)c))) buffers_free(&ref);
     if (rc) return nd__fail(err, rc, "kernel check: out of memory");
-    nd__builtin_kernels[kind](ref.d, ref.n, &ref.a);
-    mine.a.user = im->user;
-    rc = im->fn(mine.d, mine.n, &mine.a);
+    nd__backend(ND_BACKEND_CPU)->kernel[kind](ref.d, ref.n, &ref.a);
+    mine.a.user = im->user[dev];
+    nd_error why = {0};
+    rc = call(dev, im->fn[dev], &mine, &why);
     double e = rc ? NAN : out_err(&mine, &ref);
     buffers_free(&ref);
     buffers_free(&mine);
+    if (rc < 0 && why.msg[0]) return nd__fail(err, rc, "%s", why.msg); /* no device: not the kernel's doing */
     if (rc) return returned(im, nd_task_kind_name(kind), quick ? "validation call" : "check", rc, err);
     int pass = e < ND__TOL;
     failed += !pass;
     if (out) {
       char what[128];
-      describe(&t[c], what, sizeof what);
-      fprintf(out, "%s %s (%s): rel err %.2e vs builtin: %s\n", nd_task_kind_name(kind), im->name, what, e,
+      nd_kind_sizes(&t[c], what, sizeof what);
+      fprintf(out, "%s %s (%s)%s: rel err %.2e vs builtin: %s\n", nd_task_kind_name(kind), im->name, what, on, e,
               pass ? "ok" : "FAIL");
     }
   }
   return failed ? 1 : 0;
 }
 
+static double rel(const float *x, const float *ref, int64_t n) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (!isfinite(x[i])) return NAN;
+    num += ((double)x[i] - ref[i]) * ((double)x[i] - ref[i]);
+    den += (double)ref[i] * ref[i];
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* The activation's kernels on backend dev against its CPU results y = f(x)
+ * and dinp = f'(x) * dout. Returns 0 pass, 1 fail, or a negative ND_E*. */
+static int activation_on(const nd__kernel_impl *im, int dev, int64_t n, const float *x, const float *dout,
+                         const float *y, const float *dinp, FILE *out, nd_error *err) {
+  size_t sz = (size_t)n * sizeof(float);
+  float *xc = malloc(sz), *dc = malloc(sz), *yd = calloc((size_t)n, sizeof(float)), *gd = calloc((size_t)n, sizeof(float));
+  int rc = 0;
+  if (!xc || !dc || !yd || !gd) {
+    rc = nd__fail(err, ND_ENOMEM, "kernel check: out of memory");
+    goto cleanup;
+  }
+  memcpy(xc, x, sz);
+  memcpy(dc, dout, sz);
+  const nd_backend_ops *ops = nd__backend(dev);
+  nd_tensor_desc d[3];
+  nd_task t = {.kind = ND_TASK_ACT_FWD, .a.ew.n = n};
+  nd_kernel_args a;
+  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  a.user = im->user[dev];
+  d[0].data = yd, d[1].data = xc;
+  nd_error why = {0};
+  if ((rc = ops->check_call(im->fn[dev], d, 2, &a, &why))) goto failed;
+  t.kind = ND_TASK_ACT_BWD;
+  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  a.user = im->user[dev];
+  d[0].data = gd, d[1].data = xc, d[2].data = dc;
+  if ((rc = ops->check_call(im->fn2[dev], d, 3, &a, &why))) goto failed;
+  double ef = rel(yd, y, n), eb = rel(gd, dinp, n);
+  int pass_f = ef < ND__TOL, pass_b = eb < ND__TOL;
+  if (out) {
+    fprintf(out, "activation %s forward (n %lld) on %s: rel err %.2e vs cpu: %s\n", im->name, (long long)n,
+            nd__backend_name(dev), ef, pass_f ? "ok" : "FAIL");
+    fprintf(out, "activation %s backward (n %lld) on %s: rel err %.2e vs cpu: %s\n", im->name, (long long)n,
+            nd__backend_name(dev), eb, pass_b ? "ok" : "FAIL");
+  }
+  rc = !pass_f || !pass_b;
+  goto cleanup;
+failed:
+  if (rc < 0 && why.msg[0]) rc = nd__fail(err, rc, "%s", why.msg);
+  else rc = returned(im, "activation", "check", rc, err);
+cleanup:
+  free(xc), free(dc), free(yd), free(gd);
+  return rc;
+}
+
 /* The activation on one point set: forward values and the backward against
- * central differences of the forward. */
+ * central differences of the forward; then its kernels on other backends
+ * against the CPU's. */
 static int check_activation(const nd__kernel_impl *im, int64_t n, int quick, FILE *out, nd_error *err) {
   int rc = 0, failed = 0;
   size_t sz = (size_t)n * sizeof(float);
@@ -184,24 +208,24 @@ static int check_activation(const nd__kernel_impl *im, int64_t n, int quick, FIL
   nd_tensor_desc d[3];
   nd_task t = {.kind = ND_TASK_ACT_FWD, .a.ew.n = n};
   nd_kernel_args a;
-  nd__kernel_layout(&t, NULL, d, &a, NULL);
-  a.user = im->user;
+  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  a.user = im->user[ND_BACKEND_CPU];
   float *fwd_out[3] = {y, yp, ym}, *fwd_in[3] = {x, xp, xm};
   for (int k = 0; k < 3; k++) {
     d[0].data = fwd_out[k];
     d[1].data = fwd_in[k];
-    if ((rc = im->fn(d, 2, &a))) {
+    if ((rc = im->fn[ND_BACKEND_CPU](d, 2, &a))) {
       rc = returned(im, "activation_fwd", quick ? "validation call" : "check", rc, err);
       goto cleanup;
     }
   }
   t.kind = ND_TASK_ACT_BWD;
-  nd__kernel_layout(&t, NULL, d, &a, NULL);
-  a.user = im->user;
+  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  a.user = im->user[ND_BACKEND_CPU];
   d[0].data = dinp;
   d[1].data = x;
   d[2].data = dout;
-  if ((rc = im->fn2(d, 3, &a))) {
+  if ((rc = im->fn2[ND_BACKEND_CPU](d, 3, &a))) {
     rc = returned(im, "activation_bwd", quick ? "validation call" : "check", rc, err);
     goto cleanup;
   }
@@ -223,17 +247,37 @@ static int check_activation(const nd__kernel_impl *im, int64_t n, int quick, FIL
             pass_b ? "ok" : "FAIL");
   }
   rc = failed;
+  for (int dev = 0; dev < ND_BACKEND_COUNT && !quick && rc >= 0; dev++) {
+    if (dev == ND_BACKEND_CPU || !im->fn[dev] || !nd__backend(dev) || !nd__backend(dev)->check_call) continue;
+    int r = activation_on(im, dev, n, x, dout, y, dinp, out, err);
+    rc = r < 0 ? r : rc | r;
+  }
 cleanup:
   free(x), free(y), free(yp), free(ym), free(xp), free(xm), free(dout), free(dinp);
   return rc;
 }
 
 int nd__kernel_check(enum nd_task_kind kind, const nd__kernel_impl *impl, int quick, FILE *out, nd_error *err) {
-  if (kind != ND_TASK_ACT_FWD && kind != ND_TASK_ACT_BWD) return check_kind(kind, impl, quick, out, err);
-  static const int64_t sizes[] = {7, 1, 1000};
+  if (kind != ND_TASK_ACT_FWD && kind != ND_TASK_ACT_BWD) {
+    int failed = 0;
+    for (int dev = 0; dev < (quick ? 1 : ND_BACKEND_COUNT); dev++) {
+      if (!impl->fn[dev]) continue;
+      if (!nd__backend(dev)) {
+        if (out) fprintf(out, "%s %s on %s: skipped (not in this build)\n", nd_task_kind_name(kind), impl->name,
+                         nd__backend_name(dev));
+        continue;
+      }
+      int rc = check_kind(kind, impl, dev, quick, out, err);
+      if (rc < 0) return rc;
+      failed |= rc;
+    }
+    return failed;
+  }
+  if (!impl->fn[ND_BACKEND_CPU]) return 0; /* activations are checked on the CPU */
+  const nd_kind_row *row = nd_kind(ND_TASK_ACT_FWD);
   int failed = 0;
-  for (int i = 0; i < (quick ? 1 : 3); i++) {
-    int rc = check_activation(impl, sizes[i], quick, out, err);
+  for (int i = 0; i < (quick ? 1 : row->n_samples); i++) {
+    int rc = check_activation(impl, row->samples[i].ew.n, quick, out, err);
     if (rc < 0) return rc;
     failed |= rc;
   }

@@ -3,9 +3,10 @@ libndgraph_internal_la_SOURCES += kernels/cpu/kernels.h \
 	kernels/cpu/matmul.c kernels/cpu/layernorm.c kernels/cpu/attention.c \
 	kernels/cpu/gelu.c kernels/cpu/residual.c kernels/cpu/embedding.c \
 	kernels/cpu/crossentropy.c kernels/cpu/adamw.c kernels/cpu/reduce.c
-# the kernel table and plugins (include/ndgraph/kernel.h)
-libndgraph_internal_la_SOURCES += kernels/registry.h kernels/registry.c kernels/builtin.c kernels/layout.c \
-	kernels/plugin.c kernels/check.c kernels/plugin_check.c
+# the backend interface, the compiled-in backends (cpu, opencl), the kernel
+# table and plugins (include/ndgraph/kernel.h)
+libndgraph_internal_la_SOURCES += kernels/backend.h kernels/backends.c kernels/cpu/backend.c \
+	kernels/registry.h kernels/registry.c kernels/layout.c kernels/plugin.c kernels/check.c kernels/plugin_check.c
 libndgraph_internal_la_LIBADD += -ldl
 ndgraphinclude_HEADERS += include/ndgraph/kernel.h
 include kernels/opencl/local.mk

@@ -1,4 +1,4 @@
-/* Loading kernel plugins (dlopen) and setting the table up from a
+/* Loading kernel plugins (dlopen) and setting a table up from a
  * configuration: built-ins, in-process inits, the configuration's plugins,
  * the selection, and one validation call of each selected plugin kernel. */
 #include <dlfcn.h>
@@ -17,9 +17,6 @@ static struct {
 } statics[ND__MAX_STATIC];
 static int n_statics;
 
-static void *handles[ND_MAX_PLUGINS + 1];
-static int n_handles;
-
 int nd_kernels_add_static(const char *label, nd_plugin_init_fn init) {
   if (n_statics == ND__MAX_STATIC || !init) return -1;
   snprintf(statics[n_statics].label, sizeof statics[n_statics].label, "%s", label ? label : "static");
@@ -29,11 +26,6 @@ int nd_kernels_add_static(const char *label, nd_plugin_init_fn init) {
 
 void nd_kernels_clear_static(void) { n_statics = 0; }
 
-void nd_kernels_teardown(void) {
-  nd__kernels_reset();
-  for (int i = 0; i < n_handles; i++) dlclose(handles[i]);
-  n_handles = 0;
-}
 
 /* dlerror's text on one line, without the path it repeats. */
 static const char *dl_reason(const char *path, char *buf, size_t size) {
@@ -47,59 +39,69 @@ static const char *dl_reason(const char *path, char *buf, size_t size) {
   return buf;
 }
 
-static int load(const char *path, nd_error *err) {
+static int load(nd_kernels *k, const char *path, nd_error *err) {
   struct stat st;
   char why[512];
   if (strchr(path, '/')) {
     if (stat(path, &st) != 0) return nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode)) return nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: not a regular file", path);
   }
-  if (n_handles == ND_MAX_PLUGINS + 1) return nd__fail(err, ND_EPLUGIN, "%s: too many plugins", path);
   dlerror();
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) return nd__fail(err, ND_EPLUGIN, "%s: not a loadable shared object: %s", path, dl_reason(path, why, sizeof why));
-  handles[n_handles++] = h;
+  if (nd__kernels_keep(k, h)) {
+    dlclose(h);
+    return nd__fail(err, ND_EPLUGIN, "%s: too many plugins", path);
+  }
   void *sym = dlsym(h, ND_PLUGIN_ENTRY);
   if (!sym) return nd__fail(err, ND_EPLUGIN, "%s: no entry point %s (is it an ndgraph plugin?)", path, ND_PLUGIN_ENTRY);
   nd_plugin_init_fn init;
   memcpy(&init, &sym, sizeof init); /* ISO C has no object-to-function pointer cast */
-  return nd__kernels_run_init(path, init, err);
+  return nd__kernels_run_init(k, path, init, err);
 }
 
-static int start(nd_error *err) {
-  nd_kernels_teardown();
+/* A new table with the built-ins and the static inits. */
+static int start(nd_kernels **out, nd_error *err) {
+  nd_kernels *k = *out = nd__kernels_new();
+  if (!k) return nd__fail(err, ND_ENOMEM, "kernels: out of memory");
   for (int i = 0; i < n_statics; i++) {
-    int rc = nd__kernels_run_init(statics[i].label, statics[i].init, err);
+    int rc = nd__kernels_run_init(k, statics[i].label, statics[i].init, err);
     if (rc) return rc;
   }
   return 0;
 }
 
-/* One small call of each plugin kernel in use, so that a kernel that fails
- * stops ndgraph before training rather than in the middle of a step. */
-static int validate(nd_error *err) {
-  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
-    const nd__kernel_slot *s = &nd__kernels[k];
-    if (!s->fn || strcmp(s->origin, "builtin") == 0 || k == ND_TASK_ACT_BWD) continue;
-    const nd__kernel_impl *im = k == ND_TASK_ACT_FWD ? nd__activation_find(s->name) : nd__kernel_find(k, s->name);
-    int rc = im ? nd__kernel_check(k, im, 1, NULL, err) : 0;
+/* One small call of each plugin kernel in use (on the CPU), so that a kernel
+ * that fails stops ndgraph before training rather than in the middle of a step. */
+static int validate(const nd_kernels *k, nd_error *err) {
+  for (int kind = 0; kind < ND_TASK_KIND_COUNT; kind++) {
+    const char *name, *origin;
+    if (!nd__kernels_selected(k, kind, &name, &origin) || strcmp(origin, "builtin") == 0 || kind == ND_TASK_ACT_BWD)
+      continue;
+    const nd__kernel_impl *im =
+        kind == ND_TASK_ACT_FWD ? nd__activation_find(k, name) : nd__kernel_find(k, kind, name);
+    int rc = im ? nd__kernel_check(kind, im, 1, NULL, err) : 0;
     if (rc < 0) return rc;
   }
   return 0;
 }
 
-int nd_kernels_setup(const nd_config *cfg, nd_error *err) {
-  int rc = start(err);
-  for (int64_t i = 0; i < cfg->kernels.n_plugins && !rc; i++) rc = load(cfg->kernels.plugins[i], err);
-  if (!rc) rc = nd__kernels_select(cfg, err);
-  if (!rc) rc = validate(err);
-  if (rc) nd_kernels_teardown();
+int nd_kernels_open(nd_kernels **out, const nd_config *cfg, nd_error *err) {
+  nd_kernels *k = NULL;
+  int rc = start(&k, err);
+  for (int64_t i = 0; i < cfg->kernels.n_plugins && !rc; i++) rc = load(k, cfg->kernels.plugins[i], err);
+  if (!rc) rc = nd__kernels_select(k, cfg, err);
+  if (!rc) rc = validate(k, err);
+  if (rc) nd_kernels_close(k);
+  *out = rc ? NULL : k;
   return rc;
 }
 
-int nd_kernels_load_one(const char *path, nd_error *err) {
-  int rc = start(err);
-  if (!rc) rc = load(path, err);
-  if (rc) nd_kernels_teardown();
+int nd_kernels_open_one(nd_kernels **out, const char *path, nd_error *err) {
+  nd_kernels *k = NULL;
+  int rc = start(&k, err);
+  if (!rc) rc = load(k, path, err);
+  if (rc) nd_kernels_close(k);
+  *out = rc ? NULL : k;
   return rc;
 }

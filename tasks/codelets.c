@@ -1,54 +1,78 @@
-/* The table from IR task kinds to codelets. */
+/* The generic codelet of every task kind: StarPU buffers to descriptors, then
+ * the implementation the run's kernel table selected for the worker's
+ * backend. Built from the kind table (graph/kinds.c) at the first start. */
 #include "tasks/codelets.h"
 
-#include <string.h>
+#include <pthread.h>
+#include <stdio.h>
 
-#include "kernels/registry.h"
-
-void nd__dispatch_cpu(void *buffers[], void *arg) {
-  const nd_task *t = ND_CTX(arg)->task;
-  void *ptrs[ND__KERNEL_MAX_TENSORS];
-  for (int i = 0; i < t->n_access && i < ND__KERNEL_MAX_TENSORS; i++) ptrs[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[i]);
-  nd_tensor_desc d[ND__KERNEL_MAX_TENSORS];
-  nd_kernel_args a;
-  int n = nd__kernel_layout(t, ptrs, d, &a, NULL);
-  const nd__kernel_slot *k = &nd__kernels[t->kind];
-  a.user = k->user;
-  int rc = k->fn(d, n, &a);
-  if (rc) nd__kernel_report(t->kind, rc);
+/* The task's buffers on backend dev as descriptors, and the call. */
+static void run(void *buffers[], void *arg, int dev, void *(*get)(void *buffer)) {
+  const nd__task_ctx *c = arg;
+  const nd_task *t = c->task;
+  int n = t->n_access;
+  void *ptr[n + 1];
+  int64_t count[n + 1];
+  for (int i = 0; i < n; i++) {
+    ptr[i] = get(buffers[i]);
+    count[i] = (int64_t)STARPU_VECTOR_GET_NX(buffers[i]);
+  }
+  nd_tensor_desc d[nd__layout_max(t)];
+  nd_kcall call = {d, 0, t, c->graph, c->step, c->graph ? nd_task_access(c->graph, t) : NULL, {0}};
+  call.n = nd__kernel_layout(t, ptr, count, d, &call.a, NULL);
+  const nd__kernel_slot *s = nd__kernels_slot(c->kernels, dev, t->kind);
+  const nd_backend_ops *ops = nd__backend(dev);
+  if (ops->queue) call.a.queue = ops->queue(&call.a.device);
+  call.a.user = s->user;
+  int rc = s->fn ? s->fn(d, call.n, &call.a) : s->impl(&call);
+  if (rc) nd__kernel_report(c->kernels, t->kind, dev, rc);
 }
 
-#define ND__DECLARE(name) extern struct starpu_codelet nd__cl_##name;
-#define ND__CODELETS(X)                                                                  \
-  X(load_batch) X(embedding_fwd) X(embedding_bwd) X(layernorm_fwd) X(layernorm_bwd_in)  \
-  X(layernorm_bwd_w) X(matmul_fwd) X(matmul_bwd_in) X(matmul_bwd_w) X(attention_fwd)    \
-  X(attention_bwd) X(activation_fwd) X(activation_bwd) X(residual_fwd)                  \
-  X(crossentropy_stats) X(crossentropy_combine) X(crossentropy_bwd) X(allreduce)        \
-  X(sendrecv) X(grad_sumsq) X(adamw)
-ND__CODELETS(ND__DECLARE)
+static void *host_ptr(void *buffer) { return (void *)STARPU_VECTOR_GET_PTR(buffer); }
+static void *dev_handle(void *buffer) { return (void *)STARPU_VECTOR_GET_DEV_HANDLE(buffer); }
+static void run_cpu(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_CPU, host_ptr); }
+static void run_opencl(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_OPENCL, dev_handle); }
 
-int nd_exec_runs_on_opencl(const nd_task *t) {
-  const struct starpu_codelet *cl = nd__codelet(t->kind);
-  if (!cl || !cl->opencl_funcs[0]) return 0;
-  /* a plugin's kernel replaces the CPU one only: the OpenCL twin would compute something else */
-  const nd__kernel_slot *k = &nd__kernels[t->kind];
-  if (k->fn && k->origin && strcmp(k->origin, "builtin") != 0) return 0;
-  if ((t->kind == ND_TASK_ACT_FWD || t->kind == ND_TASK_ACT_BWD) && k->name && strcmp(k->name, "gelu") != 0) return 0;
-  return t->kind != ND_TASK_ALLREDUCE || t->a.coll.dtype == ND_F32;
+static int worker_backend(unsigned workerid) {
+  switch (starpu_worker_get_type((int)workerid)) {
+  case STARPU_OPENCL_WORKER: return ND_BACKEND_OPENCL;
+  case STARPU_CUDA_WORKER: return ND_BACKEND_CUDA;
+  default: return ND_BACKEND_CPU;
+  }
 }
 
-#ifdef ND_HAVE_OPENCL
-int nd__can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl) {
+/* A worker runs a task when its backend has an implementation selected for the task's kind. */
+static int can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl) {
   (void)nimpl;
-  if (starpu_worker_get_type((int)workerid) != STARPU_OPENCL_WORKER) return 1;
-  return task->cl_arg && nd_exec_runs_on_opencl(ND_CTX(task->cl_arg)->task);
+  const nd__task_ctx *c = task->cl_arg;
+  return c && nd__kernels_runs(c->kernels, worker_backend(workerid), c->task);
 }
-#endif
+
+static struct starpu_perfmodel models[ND_TASK_KIND_COUNT];
+static struct starpu_codelet codelets[ND_TASK_KIND_COUNT];
+static char symbols[ND_TASK_KIND_COUNT][48];
+
+/* A history-based performance model per kind (StarPU keeps one history per
+ * architecture, so CPU workers and each device kind are calibrated apart). */
+static void build(void) {
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
+    const char *name = nd_task_kind_name((enum nd_task_kind)k);
+    snprintf(symbols[k], sizeof symbols[k], "ndgraph_%s", name);
+    models[k] = (struct starpu_perfmodel){.type = STARPU_HISTORY_BASED, .symbol = symbols[k]};
+    struct starpu_codelet *cl = &codelets[k];
+    starpu_codelet_init(cl);
+    cl->cpu_funcs[0] = run_cpu;
+    cl->cpu_funcs_name[0] = "run_cpu";
+    if (nd__backend(ND_BACKEND_OPENCL)) cl->opencl_funcs[0] = run_opencl;
+    cl->can_execute = can_execute;
+    cl->nbuffers = STARPU_VARIABLE_NBUFFERS;
+    cl->model = &models[k];
+    cl->name = name;
+  }
+}
 
 struct starpu_codelet *nd__codelet(enum nd_task_kind kind) {
-  /* in the order of ND_TASK_KINDS */
-#define ND__ADDRESS(name) &nd__cl_##name,
-  static struct starpu_codelet *const table[ND_TASK_KIND_COUNT] = {ND__CODELETS(ND__ADDRESS)};
-#undef ND__ADDRESS
-  return (unsigned)kind < ND_TASK_KIND_COUNT ? table[kind] : NULL;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, build);
+  return (unsigned)kind < ND_TASK_KIND_COUNT ? &codelets[kind] : NULL;
 }

@@ -2,6 +2,7 @@
 #include "tasks/exec.h"
 
 #include <starpu.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,13 +33,26 @@ struct nd_exec {
   nd_exec_observer observer;     /* observer.task_done NULL: none */
   bound_graph graphs[ND_MAX_GRAPHS];
   int n_graphs;
+  nd_kernels *kernels; /* NULL: the built-ins */
 };
 
 static int64_t round_up(int64_t x) { return (x + ND_ALIGN - 1) / ND_ALIGN * ND_ALIGN; }
 
-static const nd_graph *sort_graph;
+/* Sorting by name: a tensor's name is the first member of nd_tensor, so a
+ * pointer to the tensor is one to its name (no global for the comparison). */
 static int cmp_name(const void *a, const void *b) {
-  return strcmp(sort_graph->tensors[*(const int32_t *)a].name, sort_graph->tensors[*(const int32_t *)b].name);
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int sort_by_name(nd_exec *ex) {
+  const nd_graph *g = ex->owner;
+  const char **names = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *names);
+  if (!names) return ND_ENOMEM;
+  for (int32_t i = 0; i < g->n_tensors; i++) names[i] = g->tensors[i].name;
+  qsort(names, (size_t)g->n_tensors, sizeof *names, cmp_name);
+  for (int32_t i = 0; i < g->n_tensors; i++) ex->by_name[i] = (int32_t)((const nd_tensor *)(const void *)names[i] - g->tensors);
+  free(names);
+  return 0;
 }
 
 static int32_t find_owner(const nd_exec *ex, const char *name) {
@@ -107,11 +121,13 @@ int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
     starpu_vector_data_register(&ex->handles[i], STARPU_MAIN_RAM, (uintptr_t)ex->ptr[i],
                                 (uint32_t)(t->bytes / (int64_t)elem), elem);
     starpu_data_set_name(ex->handles[i], t->name);
-    ex->by_name[i] = i;
   }
-  sort_graph = owner;
-  qsort(ex->by_name, (size_t)owner->n_tensors, sizeof *ex->by_name, cmp_name);
-  int rc = nd_exec_add_graph(ex, owner, err);
+  int rc = sort_by_name(ex);
+  if (rc) {
+    nd_exec_free(ex);
+    return nd__fail(err, rc, "executor: out of memory");
+  }
+  rc = nd_exec_add_graph(ex, owner, err);
   if (rc) {
     nd_exec_free(ex);
     return rc;
@@ -140,7 +156,7 @@ int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
     }
   }
   for (int32_t i = 0; i < g->n_tasks; i++)
-    bg->ctx[i] = (nd__task_ctx){&g->tasks[i], g, &ex->step, &ex->observer, ex->n_graphs};
+    bg->ctx[i] = (nd__task_ctx){&g->tasks[i], g, &ex->step, &ex->observer, ex->n_graphs, ex->kernels};
   bg->priority = NULL;
   bg->workers = NULL;
   bg->home = NULL;
@@ -159,9 +175,17 @@ static void task_done(void *arg) {
                          starpu_timing_timespec_to_us(&info->end_time), info->workerid);
 }
 
+/* Executors with an observer: StarPU's profiling is one switch for the
+ * process, on while any executor observes (another trainer may). */
+static atomic_int observing;
+
 void nd_exec_observe(nd_exec *ex, const nd_exec_observer *obs) {
+  int was = ex->observer.task_done != NULL, now = obs && obs->task_done;
   ex->observer = obs ? *obs : (nd_exec_observer){0};
-  starpu_profiling_status_set(obs ? STARPU_PROFILING_ENABLE : STARPU_PROFILING_DISABLE);
+  if (now && !was) atomic_fetch_add(&observing, 1);
+  if (!now && was) atomic_fetch_sub(&observing, 1);
+  if (now) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+  else if (atomic_load(&observing) == 0) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
 }
 
 int nd_exec_observed(const nd_exec *ex) { return ex->observer.task_done != NULL; }
@@ -231,7 +255,17 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
     }
   }
   starpu_task_wait_for_all();
-  return nd__kernel_failure(err);
+  return nd__kernel_failure(ex->kernels, err);
+}
+
+void nd_exec_set_kernels(nd_exec *ex, nd_kernels *k) {
+  ex->kernels = k;
+  for (int i = 0; i < ex->n_graphs; i++)
+    for (int32_t t = 0; t < ex->graphs[i].g->n_tasks; t++) ex->graphs[i].ctx[t].kernels = k;
+}
+
+int nd_exec_runs_on_opencl(const nd_exec *ex, const nd_task *t) {
+  return nd__kernels_runs(ex ? ex->kernels : NULL, ND_BACKEND_OPENCL, t);
 }
 
 void *nd_exec_acquire(nd_exec *ex, int32_t tensor, int write) {
@@ -243,6 +277,7 @@ void nd_exec_release(nd_exec *ex, int32_t tensor) { starpu_data_release(ex->hand
 
 void nd_exec_free(nd_exec *ex) {
   if (!ex) return;
+  if (ex->observer.task_done) nd_exec_observe(ex, NULL);
   if (ex->handles)
     for (int32_t i = 0; i < ex->owner->n_tensors; i++)
       if (ex->handles[i]) starpu_data_unregister(ex->handles[i]);

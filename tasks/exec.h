@@ -9,44 +9,43 @@
 #include "configs/config.h"
 #include "data/dataset.h"
 #include "graph/ir.h"
+#include "kernels/backend.h"
+#include "kernels/registry.h"
 
-/* The values of one submission that the graph does not hold. */
-typedef struct nd_step {
-  const nd_dataset *data; /* where load_batch reads */
-  int64_t seq_base;       /* first global sequence of this batch */
-  int64_t seq_limit;      /* sequences from here on count for nothing (evaluation tail) */
-  float loss_scale;       /* 1 / tokens of the global batch */
-  float lr, beta1, beta2, eps, weight_decay, grad_clip;
-  int adam_t; /* AdamW step number, from 1 */
-} nd_step;
+/* nd_step, the values of one submission that the graph does not hold, is
+ * kernels/backend.h's: implementations read it. */
 
-/* StarPU for this process: workers and policy from the configuration. */
+/* StarPU for this process: workers and policy from the configuration, and
+ * the backends' start. StarPU is process-wide: the first start starts it,
+ * the last stop stops it; a start while it runs with other workers, OpenCL
+ * devices or policy is refused (ND_ECONFIG). */
 int nd_runtime_start(const nd_config *cfg, nd_error *err);
 void nd_runtime_stop(void);
 /* CPU workers StarPU actually started. */
 int nd_runtime_workers(void);
 /* OpenCL devices StarPU actually started (0 in builds without OpenCL). */
 int nd_runtime_opencl_devices(void);
-/* CUDA devices StarPU actually started, and those on this machine (before
- * StarPU starts; 0 in builds without CUDA). */
+/* CUDA devices StarPU actually started. */
 int nd_runtime_cuda_devices(void);
-int nd_runtime_cuda_devices_present(void);
-/* Whether the CUDA and OpenCL backends are built in. */
+/* Whether the CUDA kernels and the OpenCL backend are built in. */
 int nd_runtime_has_cuda(void);
 int nd_runtime_has_opencl(void);
 
-/* Whether task t has an OpenCL implementation in this build: its kind has
- * one, and no plugin replaced its CPU kernel (whose results the OpenCL twin
- * would not reproduce). Tasks that cannot run on an OpenCL device go to a CPU
- * worker wherever their rank is placed. */
-int nd_exec_runs_on_opencl(const nd_task *t);
-
 typedef struct nd_exec nd_exec;
+
+/* Whether task t can run on an OpenCL device under ex's kernel table (ex
+ * NULL: the built-ins): the implementation selected for its kind has an
+ * OpenCL kernel. Tasks that cannot go to a CPU worker wherever their rank is
+ * placed. */
+int nd_exec_runs_on_opencl(const nd_exec *ex, const nd_task *t);
 
 /* Allocates and registers the tensors of `owner` (one block per rank and
  * tensor kind, so parameters and gradients are one allocation each). */
 int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err);
 void nd_exec_free(nd_exec *ex);
+/* The kernel table ex's tasks run with (the caller keeps it open while ex
+ * runs). Not called: the built-ins. */
+void nd_exec_set_kernels(nd_exec *ex, nd_kernels *k);
 /* Makes another graph runnable on the same tensors (matched by name), e.g.
  * the evaluation graph; returns its index for nd_exec_submit. */
 int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err);

@@ -1,5 +1,7 @@
-/* Starting StarPU with the configuration's workers and policy. */
+/* Starting StarPU with the configuration's workers and policy, and the
+ * backends' device contexts; counted, since StarPU is one per process. */
 #include <cblas.h>
+#include <pthread.h>
 #include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,15 +9,29 @@
 #include <unistd.h>
 
 #include "common/error.h"
-#include "kernels/cuda/cuda.h"
-#include "kernels/opencl/opencl.h"
+#include "kernels/backend.h"
 #include "scheduler/policies.h"
 #include "tasks/exec.h"
 
 /* StarPU's own policies that ndgraph can select by name. */
 static const char *const starpu_policies[] = {"eager", "prio", "ws", "lws", "dmda", "dmdas", NULL};
 
-int nd_runtime_start(const nd_config *cfg, nd_error *err) {
+/* The running StarPU: how many hold it, and what it was started with. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int users;
+static int64_t started_workers, started_opencl, started_cuda;
+static char started_policy[ND_NAME_MAX];
+static int backend_started[ND_BACKEND_COUNT];
+
+static void stop_backends(void) {
+  for (int b = 0; b < ND_BACKEND_COUNT; b++)
+    if (backend_started[b]) {
+      nd__backend(b)->stop();
+      backend_started[b] = 0;
+    }
+}
+
+static int start(const nd_config *cfg, nd_error *err) {
   const char *policy = cfg->runtime.scheduler;
   int known = 0;
   struct starpu_sched_policy *own = nd_sched_policy(policy);
@@ -24,17 +40,16 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
     return nd__fail(err, ND_ENOTIMPL, "%s: runtime.scheduler '%s' is not implemented (available: ndws, gpipe, 1f1b, eager, prio, ws, lws, dmda, dmdas)",
                     cfg->source, policy);
   int opencl = (int)cfg->runtime.opencl_devices;
-#ifndef ND_HAVE_OPENCL
-  if (opencl > 0)
+  const nd_backend_ops *ocl = nd__backend(ND_BACKEND_OPENCL);
+  if (opencl > 0 && !ocl)
     return nd__fail(err, ND_ENODEV,
                     "%s: runtime.opencl_devices %d: this ndgraph was built without OpenCL (configure found no OpenCL "
                     "headers, ICD loader and CLBlast, or was given --without-opencl)",
                     cfg->source, opencl);
-#endif
 
-  int cuda = (int)cfg->runtime.cuda_devices, cuda_found = nd_runtime_cuda_devices_present();
-  if (cuda < 0) cuda = cuda_found; /* all */
-  if (cuda > cuda_found && !nd_runtime_has_cuda())
+  int cuda = (int)cfg->runtime.cuda_devices, cuda_found = nd__cuda_devices_present();
+  if (cuda < 0) cuda = cuda_found > 0 ? cuda_found : 0; /* all */
+  if (cuda > 0 && cuda_found < 0)
     return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: no CUDA device: this ndgraph was built without CUDA",
                     cfg->source, cuda);
   if (cuda > cuda_found && cuda_found == 0)
@@ -65,11 +80,9 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
   conf.ncpus = workers;
   conf.ncuda = cuda;
   conf.nopencl = opencl;
-#ifdef ND_HAVE_OPENCL
   /* PoCL and other CPU-type devices count: StarPU skips them otherwise. Set
    * on every start, since StarPU lists OpenCL devices once per process. */
-  setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
-#endif
+  if (ocl) setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
   if (opencl > 0) {
     /* a CPU-type device runs on threads of its own: give it the cores the
      * CPU workers leave (at least one each), unless the user chose */
@@ -98,54 +111,60 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
     return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: StarPU started only %d CUDA device%s", cfg->source,
                     cuda, found, found == 1 ? "" : "s");
   }
-#ifdef ND_HAVE_OPENCL
-  if (opencl > 0 && (rc = nd_ocl_load(err))) {
-    starpu_shutdown();
-    return rc;
+  /* each backend with workers sets its devices up: programs, libraries */
+  for (int b = 0; b < ND_BACKEND_COUNT; b++) {
+    const nd_backend_ops *ops = nd__backend(b);
+    if (!ops || !ops->start || (b == ND_BACKEND_OPENCL && opencl == 0)) continue;
+    if ((rc = ops->start(err))) {
+      stop_backends();
+      starpu_shutdown();
+      return rc;
+    }
+    backend_started[b] = 1;
   }
-#endif
   return 0;
+}
+
+int nd_runtime_start(const nd_config *cfg, nd_error *err) {
+  pthread_mutex_lock(&lock);
+  int rc = 0;
+  if (users == 0) {
+    if (!(rc = start(cfg, err))) {
+      started_workers = cfg->runtime.workers;
+      started_opencl = cfg->runtime.opencl_devices;
+      started_cuda = cfg->runtime.cuda_devices;
+      snprintf(started_policy, sizeof started_policy, "%s", cfg->runtime.scheduler);
+    }
+  } else if (cfg->runtime.workers != started_workers || cfg->runtime.opencl_devices != started_opencl ||
+             cfg->runtime.cuda_devices != started_cuda || strcmp(cfg->runtime.scheduler, started_policy) != 0) {
+    rc = nd__fail(err, ND_ECONFIG,
+                  "%s: runtime: StarPU already runs in this process with workers %lld, opencl_devices %lld, cuda_devices "
+                  "%lld, scheduler %s (another open trainer); this one asks workers %lld, opencl_devices %lld, "
+                  "cuda_devices %lld, scheduler %s",
+                  cfg->source, (long long)started_workers, (long long)started_opencl, (long long)started_cuda,
+                  started_policy, (long long)cfg->runtime.workers, (long long)cfg->runtime.opencl_devices,
+                  (long long)cfg->runtime.cuda_devices, cfg->runtime.scheduler);
+  }
+  if (!rc) users++;
+  pthread_mutex_unlock(&lock);
+  return rc;
 }
 
 void nd_runtime_stop(void) {
-#ifdef ND_HAVE_OPENCL
-  nd_ocl_unload();
-#endif
-  starpu_shutdown();
+  pthread_mutex_lock(&lock);
+  if (users > 0 && --users == 0) {
+    stop_backends();
+    starpu_shutdown();
+  }
+  pthread_mutex_unlock(&lock);
 }
 
-int nd_runtime_opencl_devices(void) {
-#ifdef ND_HAVE_OPENCL
-  return (int)starpu_opencl_worker_get_count();
-#else
-  return 0;
-#endif
-}
+int nd_runtime_opencl_devices(void) { return (int)starpu_worker_get_count_by_type(STARPU_OPENCL_WORKER); }
 
-int nd_runtime_has_cuda(void) {
-#ifdef ND_HAVE_CUDA
-  return 1;
-#else
-  return 0;
-#endif
-}
+int nd_runtime_cuda_devices(void) { return (int)starpu_worker_get_count_by_type(STARPU_CUDA_WORKER); }
 
-int nd_runtime_has_opencl(void) {
-#ifdef ND_HAVE_OPENCL
-  return 1;
-#else
-  return 0;
-#endif
-}
+int nd_runtime_has_cuda(void) { return nd__cuda_devices_present() >= 0; }
 
-int nd_runtime_cuda_devices_present(void) {
-#ifdef ND_HAVE_CUDA
-  return nd_cuda_device_count();
-#else
-  return 0;
-#endif
-}
-
-int nd_runtime_cuda_devices(void) { return (int)starpu_cuda_worker_get_count(); }
+int nd_runtime_has_opencl(void) { return nd__backend(ND_BACKEND_OPENCL) != NULL; }
 
 int nd_runtime_workers(void) { return (int)starpu_cpu_worker_get_count(); }

@@ -7,8 +7,7 @@
 #include "scheduler/policies.h"
 
 int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind) {
-  (void)ctx;
-  return unit_kind != ND_UNIT_OPENCL || nd_exec_runs_on_opencl(t);
+  return unit_kind != ND_UNIT_OPENCL || nd_exec_runs_on_opencl(ctx, t);
 }
 
 int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,

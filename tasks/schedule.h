@@ -8,7 +8,8 @@
 #include "tasks/exec.h"
 
 /* What this executor's codelets and kernels can run on each kind of unit
- * (an nd_unit_check's runs_on; ctx: the nd_exec, unused yet). */
+ * (an nd_unit_check's runs_on; ctx: the nd_exec, whose kernel table says
+ * what a device runs; NULL: the built-ins). */
 int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind);
 
 /* Places g on the running workers and gives graph `which` of ex its hints

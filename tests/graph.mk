@@ -3,3 +3,8 @@ check_PROGRAMS += tests/test_graph
 TESTS += tests/test_graph
 tests_test_graph_SOURCES = tests/test_graph.c tests/tap.h
 tests_test_graph_LDADD = $(ND_TEST_LIBS)
+# The task-kind table against the graph, the CPU backend and docs/kernels.md.
+check_PROGRAMS += tests/test_kinds
+TESTS += tests/test_kinds
+tests_test_kinds_SOURCES = tests/test_kinds.c tests/runtime/harness.h tests/tap.h
+tests_test_kinds_LDADD = $(ND_TEST_LIBS)

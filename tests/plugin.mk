@@ -3,7 +3,13 @@
 # built by examples/local.mk).
 ND_BAD_PLUGIN_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 check_LTLIBRARIES += tests/plugins/libbad_abi.la tests/plugins/libbad_kind.la tests/plugins/libbad_dup.la \
-	tests/plugins/libbad_fail.la tests/plugins/libbad_backward.la tests/plugins/libno_entry.la
+	tests/plugins/libbad_fail.la tests/plugins/libbad_backward.la tests/plugins/libno_entry.la \
+	tests/plugins/libexample_v1.la
+# The example plugin as built against kernel ABI version 1: it still loads.
+tests_plugins_libexample_v1_la_SOURCES = examples/plugins/example.c
+tests_plugins_libexample_v1_la_CPPFLAGS = $(AM_CPPFLAGS) -DND_KERNEL_ABI_VERSION=1
+tests_plugins_libexample_v1_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libexample_v1_la_LIBADD = -lm
 tests_plugins_libbad_abi_la_SOURCES = tests/plugins/bad.c
 tests_plugins_libbad_abi_la_CPPFLAGS = $(AM_CPPFLAGS) -DND_KERNEL_ABI_VERSION=99
 tests_plugins_libbad_abi_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
@@ -32,3 +38,6 @@ tests_test_plugin_LDADD = $(ND_TEST_LIBS)
 # The command line: plan's kernels section, kernel-check, every bad plugin.
 TESTS += tests/plugin.sh
 EXTRA_DIST += tests/plugin.sh
+# A plugin built against kernel ABI version 1 still loads.
+TESTS += tests/plugin_abi.sh
+EXTRA_DIST += tests/plugin_abi.sh

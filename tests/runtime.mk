@@ -13,3 +13,8 @@ check_PROGRAMS += tests/test_memory
 TESTS += tests/test_memory
 tests_test_memory_SOURCES = tests/test_memory.c tests/runtime/harness.h tests/tap.h
 tests_test_memory_LDADD = $(ND_TEST_LIBS)
+# Two trainers (and a plan) in one process, one after the other and interleaved.
+check_PROGRAMS += tests/test_trainers
+TESTS += tests/test_trainers
+tests_test_trainers_SOURCES = tests/test_trainers.c tests/runtime/harness.h tests/tap.h
+tests_test_trainers_LDADD = $(ND_TEST_LIBS)

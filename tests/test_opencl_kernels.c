@@ -62,7 +62,7 @@ static void run(const kcase *k, void **data, int worker, const nd_step *step) {
   starpu_data_handle_t h[MAXB];
   nd_task t = k->t;
   t.n_access = k->n; /* the CPU dispatch reads the buffers by access */
-  nd__task_ctx ctx = {&t, NULL, step, NULL, 0};
+  nd__task_ctx ctx = {&t, NULL, step, NULL, 0, NULL};
   struct starpu_task *task = starpu_task_create();
   task->cl = nd__codelet(k->t.kind);
   task->cl_arg = &ctx;
@@ -75,7 +75,7 @@ static void run(const kcase *k, void **data, int worker, const nd_step *step) {
     task->handles[b] = h[b];
     task->modes[b] = k->mode[b] == ND_ACCESS_R ? STARPU_R : k->mode[b] == ND_ACCESS_W ? STARPU_W : STARPU_RW;
   }
-  if (starpu_task_submit(task)) nd__kernel_report(k->t.kind, -1);
+  if (starpu_task_submit(task)) nd__kernel_report(NULL, k->t.kind, ND_BACKEND_CPU, -1);
   for (int b = 0; b < k->n; b++) starpu_data_unregister(h[b]);
 }
 
@@ -96,10 +96,10 @@ static void check(const kcase *k, int cpu, int ocl, const nd_step *step) {
     memcpy(b[i], a[i], (size_t)k->numel[i] * elem(k, i));
   }
   nd_error err = {0};
-  nd__kernel_failure(&err); /* clears any earlier failure */
+  nd__kernel_failure(NULL, &err); /* clears any earlier failure */
   run(k, a, cpu, step);
   run(k, b, ocl, step);
-  int failed = nd__kernel_failure(&err);
+  int failed = nd__kernel_failure(NULL, &err);
   double worst = 0;
   for (int i = 0; i < k->n; i++)
     if ((k->mode[i] & ND_ACCESS_W) && !k->is_int[i]) worst = fmax(worst, rel_err(b[i], a[i], k->numel[i]));
@@ -152,8 +152,12 @@ static int cases(kcase *out) {
     out[n++] = k;
     snprintf(names[n], 96, "layernorm_bwd_input %dx%d%s", N, C, s != 1 ? " skip" : "");
     k.name = names[n], k.t.kind = ND_TASK_LN_BWD_IN, k.n = 6 + (s != 1);
-    memcpy(k.numel, (int64_t[]){(int64_t)N * C, (int64_t)N * C, (int64_t)N * C, C, N, N, (int64_t)N * C},
-           sizeof(int64_t) * 7);
+    /* dinp, [dskip], dout, inp, weight, mean, rstd: the kind's row */
+    if (s != 1)
+      memcpy(k.numel, (int64_t[]){(int64_t)N * C, (int64_t)N * C, (int64_t)N * C, (int64_t)N * C, C, N, N},
+             sizeof(int64_t) * 7);
+    else
+      memcpy(k.numel, (int64_t[]){(int64_t)N * C, (int64_t)N * C, (int64_t)N * C, C, N, N}, sizeof(int64_t) * 6);
     memcpy(k.mode, (uint8_t[]){W, R, R, R, R, R, R}, 7);
     out[n++] = k;
     snprintf(names[n], 96, "layernorm_bwd_weight %dx%d beta %d", N, C, s % 2);
@@ -275,9 +279,9 @@ int main(void) {
   int cpu = -1, ocl = -1;
   starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, &cpu, 1);
   starpu_worker_get_ids_by_type(STARPU_OPENCL_WORKER, &ocl, 1);
-#ifdef ND_HAVE_OPENCL
-  diag("CPU worker %d, OpenCL worker %d (%s)", cpu, ocl, nd_ocl_device_name(starpu_worker_get_devid(ocl)));
-#endif
+  char ocl_name[128];
+  starpu_worker_get_name(ocl, ocl_name, sizeof ocl_name);
+  diag("CPU worker %d, OpenCL worker %d (%s)", cpu, ocl, ocl_name);
   nd_step step = {.loss_scale = 1.0f / 512, .lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
                   .weight_decay = 0.1f, .grad_clip = 1.0f, .adam_t = 3};
   for (int i = 0; i < n; i++) check(&all[i], cpu, ocl, &step);

@@ -13,11 +13,11 @@ void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devi
 }
 
 int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name, const char **origin) {
-  (void)tr; /* the kernel table is the process's while the trainer is open */
   for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
-    const nd__kernel_slot *s = &nd__kernels[k];
-    if (!s->fn || strcmp(s->origin, "builtin") == 0 || i-- > 0) continue;
-    *kind = nd_task_kind_name(k), *name = s->name, *origin = s->origin;
+    if (!nd__kernels_selected(nd__trainer_kernels(tr), (enum nd_task_kind)k, name, origin) ||
+        strcmp(*origin, "builtin") == 0 || i-- > 0)
+      continue;
+    *kind = nd_task_kind_name(k);
     return 0;
   }
   return ND_EINVAL;

@@ -1,22 +1,23 @@
 /* `ndgraph plan`: the step's graph as the kernels that would run it cost it,
- * summarized as text or JSON, and optionally drawn for Graphviz. */
+ * summarized as text or JSON, and optionally drawn for Graphviz. The plan's
+ * kernel table is its own: a trainer open in the process keeps its own. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 
 #include "common/error.h"
 #include "graph/plan.h"
 #include "kernels/registry.h"
-#include "train/costs.h"
 
-/* The plan's JSON with the kernel chosen for each task kind. */
-static void print_json(FILE *out, const nd_graph *g, const nd_plan *p) {
+/* The plan's JSON with the kernel chosen for each replaceable task kind. */
+static void print_json(FILE *out, const nd_graph *g, const nd_plan *p, const nd_kernels *k) {
   cJSON *root = nd_plan_json(g, p);
   cJSON *kernels = cJSON_AddObjectToObject(root, "kernels");
-  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
-    if (!nd__kernels[k].fn) continue;
-    cJSON *impl = cJSON_AddObjectToObject(kernels, nd_task_kind_name((enum nd_task_kind)k));
-    cJSON_AddStringToObject(impl, "name", nd__kernels[k].name);
-    cJSON_AddStringToObject(impl, "origin", nd__kernels[k].origin);
+  for (int kind = 0; kind < ND_TASK_KIND_COUNT; kind++) {
+    const char *name, *origin;
+    if (!nd__kernels_selected(k, (enum nd_task_kind)kind, &name, &origin)) continue;
+    cJSON *impl = cJSON_AddObjectToObject(kernels, nd_task_kind_name((enum nd_task_kind)kind));
+    cJSON_AddStringToObject(impl, "name", name);
+    cJSON_AddStringToObject(impl, "origin", origin);
   }
   char *s = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
@@ -27,27 +28,25 @@ static void print_json(FILE *out, const nd_graph *g, const nd_plan *p) {
 int nd_plan_report(const nd_config *cfg, FILE *out, int json, const char *dot_path, nd_error *err) {
   nd_graph *g = NULL;
   nd_plan p;
-  int rc = nd_kernels_setup(cfg, err);
+  nd_kernels *k = NULL;
+  int rc = nd_kernels_open(&k, cfg, err);
   if (rc) return rc;
-  if ((rc = nd_graph_build(&g, cfg, 0, err))) {
-    nd_kernels_teardown();
-    return rc;
-  }
-  nd__apply_plugin_costs(g);
+  if ((rc = nd_graph_build(&g, cfg, 0, err))) goto done;
+  nd_kernels_apply_costs(k, g);
   if ((rc = nd_plan_compute(g, &p))) {
-    nd_graph_free(g);
-    nd_kernels_teardown();
-    return nd__fail(err, rc, "plan: out of memory");
+    rc = nd__fail(err, rc, "plan: out of memory");
+    goto done;
   }
   if (json) {
-    print_json(out, g, &p);
+    print_json(out, g, &p, k);
   } else {
     nd_plan_print(out, g, &p);
-    nd__kernels_print(out);
+    nd__kernels_print(k, out);
   }
   if (dot_path) rc = nd_graph_write_dot(g, dot_path, err);
   nd_plan_free(&p);
+done:
   nd_graph_free(g);
-  nd_kernels_teardown();
+  nd_kernels_close(k);
   return rc;
 }

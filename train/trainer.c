@@ -20,7 +20,6 @@
 #include "scheduler/policies.h"
 #include "tasks/exec.h"
 #include "tasks/schedule.h"
-#include "train/costs.h"
 #include "train/init.h"
 #include "train/trainer_internal.h"
 
@@ -31,7 +30,7 @@ struct nd_trainer {
   int eval_index;
   nd_exec *exec;
   int runtime_started;
-  int kernels_loaded;
+  nd_kernels *kernels;       /* this trainer's: its tasks carry it */
   int calibrated;            /* priorities come from measured task durations */
   int64_t steps_done;
   int64_t model_flops;       /* of one step */
@@ -153,6 +152,7 @@ static int bind(nd_trainer *tr, nd_error *err) {
   const nd_config *c = &tr->cfg;
   int rc;
   if ((rc = nd_exec_create(&tr->exec, tr->step_graph, err))) return rc;
+  nd_exec_set_kernels(tr->exec, tr->kernels);
   if ((rc = nd_exec_add_graph(tr->exec, tr->eval_graph, err)) < 0) return rc;
   tr->eval_index = rc;
   if ((rc = nd_sched_apply(tr->exec, 0, tr->step_graph, c, NULL, err)) ||
@@ -167,12 +167,13 @@ static int build_graphs(nd_trainer *tr, nd_error *err) {
   int rc;
   if ((rc = nd_graph_build(&tr->step_graph, &tr->cfg, 0, err)) || (rc = nd_graph_build(&tr->eval_graph, &tr->cfg, 1, err)))
     return rc;
-  nd__apply_plugin_costs(tr->step_graph);
-  nd__apply_plugin_costs(tr->eval_graph);
+  nd_kernels_apply_costs(tr->kernels, tr->step_graph);
+  nd_kernels_apply_costs(tr->kernels, tr->eval_graph);
   return 0;
 }
 
 const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
+struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) { return tr->kernels; }
 nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr) { return &tr->rec; }
 const nd_balance *nd__trainer_balance(const nd_trainer *tr) { return &tr->balance; }
 
@@ -187,8 +188,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if ((rc = nd_dataset_open(&tr->train, c->data.train, c->data.format, V, (int)T, err))) goto fail;
   if (c->data.val[0] && (rc = nd_dataset_open(&tr->val, c->data.val, c->data.format, V, (int)T, err))) goto fail;
   /* plugins first: the graph's costs come from the kernels that will run it */
-  if ((rc = nd_kernels_setup(c, err))) goto fail;
-  tr->kernels_loaded = 1;
+  if ((rc = nd_kernels_open(&tr->kernels, c, err))) goto fail;
   if ((rc = build_graphs(tr, err))) goto fail;
   nd_plan plan;
   if ((rc = nd_plan_compute(tr->step_graph, &plan))) goto oom;
@@ -230,7 +230,7 @@ void nd_trainer_close(nd_trainer *tr) {
   nd_trace_recorder_free(tr->rec);
   nd_exec_free(tr->exec);
   if (tr->runtime_started) nd_runtime_stop();
-  if (tr->kernels_loaded) nd_kernels_teardown();
+  nd_kernels_close(tr->kernels);
   nd_graph_free(tr->step_graph);
   nd_graph_free(tr->eval_graph);
   nd_dataset_close(tr->train);

@@ -11,6 +11,8 @@
 nd_exec *nd__trainer_exec(nd_trainer *tr);
 const nd_graph *nd__trainer_graph(const nd_trainer *tr);
 const nd_config *nd__trainer_config(const nd_trainer *tr);
+/* The trainer's kernel table (kernels/registry.h). */
+struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr);
 /* The trainer's trace recorder, made at its first traced step. */
 nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr);
 

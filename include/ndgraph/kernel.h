@@ -1,12 +1,15 @@
 /* ndgraph kernel plugins: replace the kernel of a task kind, or add an
- * activation function, from a shared object loaded at run time.
+ * activation function, from a shared object loaded at run time, for the CPU
+ * and for OpenCL devices.
  *
  * A plugin exports one function,
  *
  *   int ndgraph_plugin_init(nd_kernel_registry *reg, int abi_version);
  *
  * which checks abi_version (return ND_PLUGIN_EABI when it is not
- * ND_KERNEL_ABI_VERSION) and registers its kernels through reg. It needs no
+ * ND_KERNEL_ABI_VERSION) and registers its kernels through reg. ndgraph
+ * offers its version first, then 1: a plugin built against version 1 loads
+ * unchanged (it sees no OpenCL and none of the fields marked "version 2"). It needs no
  * other header and no link against libndgraph: everything goes through the
  * function pointers of the registry. Kernels see tensors as plain descriptors;
  * the order and shapes of each kind's tensors are listed below.
@@ -33,9 +36,10 @@
 extern "C" {
 #endif
 
-/* Bumped on any change of the structures or signatures below. */
+/* Bumped on any change of the structures or signatures below. Version 2:
+ * ND_BACKEND_OPENCL, nd_kernel_args.queue and .device, nd_kernel_registry.add_activation_for. */
 #ifndef ND_KERNEL_ABI_VERSION
-#define ND_KERNEL_ABI_VERSION 1
+#define ND_KERNEL_ABI_VERSION 2
 #endif
 
 /* The name of the entry point, for dlsym. */
@@ -46,10 +50,14 @@ extern "C" {
 #define ND_KERNEL_MAX_DIMS 6
 
 enum nd_kernel_dtype { ND_KERNEL_F32, ND_KERNEL_I32, ND_KERNEL_F64 };
-enum nd_kernel_backend { ND_BACKEND_CPU, ND_BACKEND_CUDA };
+/* Where an implementation runs. On ND_BACKEND_OPENCL a descriptor's data is
+ * a cl_mem (the whole buffer, offset 0) and nd_kernel_args.queue the
+ * cl_command_queue of the calling worker's device; the kernel returns when
+ * its work on that queue is done (clFinish). */
+enum nd_kernel_backend { ND_BACKEND_CPU, ND_BACKEND_CUDA, ND_BACKEND_OPENCL, ND_BACKEND_COUNT };
 
 /* A tensor as a kernel sees it. Element (i0, i1, ...) is at
- * data + sum(ik * strides[k]) elements. An optional tensor that is absent has
+ * data + sum(ik * strides[k]) elements (on OpenCL: that offset in the cl_mem). An optional tensor that is absent has
  * data NULL and ndim 0. */
 typedef struct nd_tensor_desc {
   void *data;
@@ -64,6 +72,8 @@ typedef struct nd_kernel_args {
   const char *kind; /* the IR task kind, "matmul_fwd" */
   float beta;       /* outputs marked "beta" below: 0 overwrite, 1 add to what is there */
   void *user;       /* the pointer given at registration */
+  void *queue;      /* version 2: the device queue (cl_command_queue) on OpenCL; NULL on the CPU */
+  int device;       /* version 2: the device number within its backend */
 } nd_kernel_args;
 
 /* A kernel: t[0 .. n) in the kind's order below. Returns 0 or an error code. */
@@ -74,20 +84,12 @@ typedef int (*nd_kernel_fn)(const nd_tensor_desc *t, int n, const nd_kernel_args
 typedef void (*nd_cost_fn)(const nd_tensor_desc *t, int n, const nd_kernel_args *a, int64_t *flops,
                            int64_t *bytes);
 
-/* The tensors of each replaceable kind (all f32; "out" is written, "beta"
- * honours a->beta, "opt" may be absent):
+/* The tensors of each replaceable kind come in the order of its row in
+ * ndgraph's kind table (graph/kinds.c), listed in docs/kernels.md, e.g.
  *
- *   matmul_fwd         out (M, N), inp (M, K), weight (K, N), bias (N) opt
- *   matmul_bwd_input   dinp (M, K) beta, dout (M, N), weight (K, N)
- *   matmul_bwd_weight  dweight (K, N) beta, dbias (N) beta opt, dout (M, N), inp (M, K)
- *   layernorm_fwd      out (N, C), mean (N) out, rstd (N) out, inp (N, C), weight (C), bias (C)
- *   layernorm_bwd_input  dinp (N, C) out, dskip (N, C) opt, dout (N, C), inp (N, C), weight (C),
- *                      mean (N), rstd (N)                     [dinp = dskip + dLN(dout)]
- *   layernorm_bwd_weight dweight (C) beta, dbias (C) beta, dout (N, C), inp (N, C), mean (N), rstd (N)
- *   attention_fwd      out (B, T, NH, hs), att (B, NH, T, T) out, qkv (B, T, 3, NH, hs)
- *   attention_bwd      dqkv (B, T, 3, NH, hs) out, datt (B, NH, T, T) scratch, dout (B, T, NH, hs),
- *                      qkv (B, T, 3, NH, hs), att (B, NH, T, T)
- *   residual_fwd       out (n), a (n), b (n)
+ *   matmul_fwd  out (M, N) out, inp (M, K), weight (K, N), bias (N) opt
+ *
+ * ("out" is written, "beta" honours a->beta, "opt" may be absent: data NULL, ndim 0).
  *
  * A weight may be stored transposed (the tied LM head): its strides say so,
  * (N, 1) for row-major (K, N) and (1, K) for a stored (N, K). Every other
@@ -99,7 +101,8 @@ typedef void (*nd_cost_fn)(const nd_tensor_desc *t, int n, const nd_kernel_args 
 
 typedef struct nd_kernel_def {
   const char *kind; /* "matmul_fwd" */
-  const char *name; /* this implementation, selected by kernels.override: {KIND: NAME} */
+  const char *name; /* this implementation, selected by kernels.override: {KIND: NAME};
+                       register it once per backend under the same name */
   int backend;      /* enum nd_kernel_backend */
   nd_kernel_fn fn;
   nd_cost_fn cost;  /* NULL: ndgraph's own */
@@ -123,6 +126,9 @@ struct nd_kernel_registry {
   /* A one-line reason the plugin gives before returning non-zero from init. */
   void (*set_error)(nd_kernel_registry *reg, const char *msg);
   void *ndgraph; /* ndgraph's own state */
+  /* Version 2: an activation's kernels for a backend (enum nd_kernel_backend);
+   * add_activation is this for ND_BACKEND_CPU. Register the same name once per backend. */
+  int (*add_activation_for)(nd_kernel_registry *reg, const nd_activation_def *def, int backend);
 };
 
 typedef int (*nd_plugin_init_fn)(nd_kernel_registry *reg, int abi_version);

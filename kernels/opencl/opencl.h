@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "ndgraph/kernel.h"
 
 /* X-macro: the kernels of kernels.cl */
 #define ND_OCL_KERNELS(X)                                                                                  \
@@ -61,6 +62,11 @@ int nd_ocl_matmul_backward_input(cl_mem dinp, cl_mem dout, cl_mem weight, int M,
                                  float beta);
 int nd_ocl_matmul_backward_weight(cl_mem dweight, cl_mem dbias, cl_mem dout, cl_mem inp, int M, int K, int N,
                                   int trans_w, float beta);
+
+/* kernel-check on OpenCL (nd_backend_ops.check_call): fn on copies of the
+ * host descriptors d in a context of the first OpenCL device found, outside
+ * StarPU; the copies come back into d. */
+int nd_ocl_check_call(nd_kernel_fn fn, nd_tensor_desc *d, int n, nd_kernel_args *a, nd_error *err);
 
 /* The name of the OpenCL device of the calling worker, for messages. */
 const char *nd_ocl_device_name(int devid);

@@ -1,0 +1,84 @@
+/* Internal: the one interface through which a backend (a folder under
+ * kernels/: cpu, opencl; cuda next) offers what it runs. Each fills one
+ * nd_backend_ops: start and stop of its device contexts and libraries, the
+ * calling worker's queue, and per task kind a built-in implementation that
+ * receives the task's tensors as descriptors in the order of the kind's row
+ * (graph/kinds.c). tasks/ turns StarPU buffers into descriptors and calls
+ * what the kernel table (kernels/registry.h) selected for the worker's
+ * device; kernels/backends.c lists the backends compiled in. */
+#ifndef ND_KERNELS_BACKEND_H
+#define ND_KERNELS_BACKEND_H
+
+#include <stdint.h>
+
+#include "common/error.h"
+#include "data/dataset.h"
+#include "graph/ir.h"
+#include "graph/kinds.h"
+#include "ndgraph/kernel.h"
+
+/* The values of one submission that the graph does not hold. */
+typedef struct nd_step {
+  const nd_dataset *data; /* where load_batch reads */
+  int64_t seq_base;       /* first global sequence of this batch */
+  int64_t seq_limit;      /* sequences from here on count for nothing (evaluation tail) */
+  float loss_scale;       /* 1 / tokens of the global batch */
+  float lr, beta1, beta2, eps, weight_decay, grad_clip;
+  int adam_t; /* AdamW step number, from 1 */
+} nd_step;
+
+/* One call of an implementation: the task's tensors as descriptors in its
+ * row's order (data: a host pointer on the CPU, the buffer handle on a device; an absent
+ * optional tensor has data NULL and ndim 0), the IR task, and the step. */
+typedef struct nd_kcall {
+  const nd_tensor_desc *t;
+  int n;
+  const nd_task *task;
+  const nd_graph *graph; /* NULL outside a graph (kernel tests) */
+  const nd_step *step;
+  const nd_access *acc;  /* the task's accesses, or NULL */
+  nd_kernel_args a;      /* what a plugin's kernel gets: kind, beta, queue, device */
+} nd_kcall;
+
+/* A built-in implementation. Returns 0 or a backend error code. */
+typedef int (*nd_impl_fn)(const nd_kcall *c);
+
+typedef struct nd_backend_ops {
+  const char *name; /* "cpu", "opencl" */
+  int device;       /* enum nd_kernel_backend */
+  /* After StarPU started the backend's workers: programs, libraries. NULL: nothing to do. */
+  int (*start)(nd_error *err);
+  void (*stop)(void);
+  /* The calling worker's queue or stream (a plugin's nd_kernel_args.queue), and device number. */
+  void *(*queue)(int *device);
+  /* Whether a task of a kind with an implementation can run here (NULL: all). */
+  int (*supports)(const nd_task *t);
+  /* Per kind: the built-in implementation, or NULL. Replaceable kinds may give
+   * theirs in the plugin signature instead (kernel), as plugins do. */
+  nd_impl_fn impl[ND_TASK_KIND_COUNT];
+  nd_kernel_fn kernel[ND_TASK_KIND_COUNT];
+  /* kernel-check on this backend: runs fn on host descriptors d (copied to
+   * a device and back). NULL: the CPU (fn runs on d directly). Returns fn's
+   * code, or a negative ND_E* with err set when no device is usable. */
+  int (*check_call)(nd_kernel_fn fn, nd_tensor_desc *d, int n, nd_kernel_args *a, nd_error *err);
+} nd_backend_ops;
+
+/* The backends compiled in (kernels/backends.c), by device; NULL when absent. */
+const nd_backend_ops *nd__backend(int device);
+const char *nd__backend_name(int device);
+/* CUDA devices on this machine, before StarPU starts (0: none, or no
+ * driver); -1 when this ndgraph has no CUDA kernels. The CUDA kernels are
+ * built (kernels/cuda/) but not yet an ops table: nd__backend(ND_BACKEND_CUDA)
+ * is NULL, and tasks run on CPU workers and OpenCL devices. */
+int nd__cuda_devices_present(void);
+
+/* The descriptors of task t in its row's order from its buffers in access
+ * order: ptrs (NULL: shapes only, data NULL) and, for buffers whose shape is
+ * their own size, count (elements; NULL: 0). Sets the call's kind and beta.
+ * role, when not NULL, gets each descriptor's role. d has room for
+ * nd__layout_max(t) descriptors; returns how many were filled. */
+int nd__kernel_layout(const nd_task *t, void *const *ptrs, const int64_t *count, nd_tensor_desc *d,
+                      nd_kernel_args *a, uint8_t *role);
+static inline int nd__layout_max(const nd_task *t) { return t->n_access + ND_KIND_MAX_BUFFERS; }
+
+#endif

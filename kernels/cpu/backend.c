@@ -1,0 +1,214 @@
+/* The CPU backend: the kernels of kernels/cpu behind the descriptor
+ * interface, replaceable kinds in the plugins' signature (so that built-ins
+ * and plugins are called the same way), the others with the whole call. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/kernels.h"
+
+#define F(i) ((float *)t[i].data)
+#define CF(i) ((float *)c->t[i].data)
+#define CI(i) ((int32_t *)c->t[i].data)
+#define CD(i) ((double *)c->t[i].data)
+
+/* Whether the weight descriptor is a stored (N, K): the kernels' trans_w. */
+static int transposed(const nd_tensor_desc *w) { return w->strides[1] != 1; }
+
+static int matmul_fwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n, (void)a;
+  // out (M, N), inp (M, K), weight (K, N), bias (N) or absent
+  nd_matmul_forward(F(0), F(1), F(2), F(3), (int)t[1].shape[0], (int)t[1].shape[1], (int)t[0].shape[1],
+                    transposed(&t[2]));
+  return 0;
+}
+
+static int matmul_bwd_input(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n;
+  // dinp (M, K), dout (M, N), weight (K, N)
+  nd_matmul_backward_input(F(0), F(1), F(2), (int)t[0].shape[0], (int)t[0].shape[1], (int)t[1].shape[1],
+                           transposed(&t[2]), a->beta);
+  return 0;
+}
+
+static int matmul_bwd_weight(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n;
+  // dweight (K, N), dbias (N) or absent, dout (M, N), inp (M, K)
+  nd_matmul_backward_weight(F(0), F(1), F(2), F(3), (int)t[3].shape[0], (int)t[3].shape[1], (int)t[2].shape[1],
+                            transposed(&t[0]), a->beta);
+  return 0;
+}
+
+static int layernorm_fwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n, (void)a;
+  // out (N, C), mean (N), rstd (N), inp (N, C), weight (C), bias (C)
+  nd_layernorm_forward(F(0), F(1), F(2), F(3), F(4), F(5), (int)t[0].shape[0], (int)t[0].shape[1]);
+  return 0;
+}
+
+static int layernorm_bwd_input(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n, (void)a;
+  // dinp (N, C), dskip (N, C) or absent, dout, inp (N, C), weight (C), mean (N), rstd (N)
+  nd_layernorm_backward_input(F(0), F(1), F(2), F(3), F(4), F(5), F(6), (int)t[0].shape[0], (int)t[0].shape[1]);
+  return 0;
+}
+
+static int layernorm_bwd_weight(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n;
+  // dweight (C), dbias (C), dout (N, C), inp (N, C), mean (N), rstd (N)
+  nd_layernorm_backward_weight(F(0), F(1), F(2), F(3), F(4), F(5), (int)t[2].shape[0], (int)t[2].shape[1],
+                               a->beta);
+  return 0;
+}
+
+static int attention_fwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n, (void)a;
+  // out (B, T, NH, hs), att (B, NH, T, T), qkv (B, T, 3, NH, hs)
+  const int64_t *s = t[0].shape;
+  nd_attention_forward(F(0), F(1), F(2), (int)s[0], (int)s[1], (int)s[2], (int)s[3]);
+  return 0;
+}
+
+static int attention_bwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n, (void)a;
+  // dqkv (B, T, 3, NH, hs), datt (B, NH, T, T), dout (B, T, NH, hs), qkv, att
+  const int64_t *s = t[2].shape;
+  nd_attention_backward(F(0), F(1), F(2), F(3), F(4), (int)s[0], (int)s[1], (int)s[2], (int)s[3]);
+  return 0;
+}
+
+static int residual_fwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n, (void)a;
+  // out (n), a (n), b (n)
+  nd_residual_forward(F(0), F(1), F(2), t[0].shape[0]);
+  return 0;
+}
+
+static int gelu_fwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n, (void)a;
+  // out (n), inp (n)
+  nd_gelu_forward(F(0), F(1), t[0].shape[0]);
+  return 0;
+}
+
+static int gelu_bwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
+  (void)n, (void)a;
+  // dinp (n), inp (n), dout (n)
+  nd_gelu_backward(F(0), F(1), F(2), t[0].shape[0]);
+  return 0;
+}
+
+static int embedding_fwd(const nd_kcall *c) {
+  const struct nd_emb_args *a = &c->task->a.emb;
+  nd_embedding_forward(CF(0), CI(1), CF(2), CF(3), a->B, a->T, a->C, a->v0, a->Vs);
+  return 0;
+}
+
+static int embedding_bwd(const nd_kcall *c) {
+  const struct nd_emb_args *a = &c->task->a.emb;
+  nd_embedding_backward(a->wpe ? NULL : CF(0), a->wpe ? CF(0) : NULL, CF(1), CI(2), a->B, a->T, a->C, a->v0, a->Vs,
+                        a->beta);
+  return 0;
+}
+
+static int crossentropy_stats(const nd_kcall *c) {
+  const struct nd_ce_args *a = &c->task->a.ce;
+  nd_crossentropy_stats(CF(0), CF(1), CI(2), a->N, a->Vs, a->v0);
+  return 0;
+}
+
+/* lse (N) of each of the S shards, stats (N, 3) of each shard, loss (1, f64).
+ * Only the rows of sequences below step->seq_limit count (an evaluation's tail). */
+static int crossentropy_combine(const nd_kcall *c) {
+  const nd_graph *g = c->graph;
+  const nd_task *t = c->task;
+  int S = t->a.ce.nshards, N = t->a.ce.N;
+  const float *stats[ND_MAX_STAGES];
+  for (int s = 0; s < S; s++) stats[s] = CF(S + s);
+  int64_t first = c->step->seq_base + (int64_t)(t->rank.dp * g->micro_batches + t->micro_batch) * g->B;
+  int64_t valid = c->step->seq_limit - first;
+  int rows = valid <= 0 ? 0 : valid >= g->B ? N : (int)valid * g->T;
+  double sum = nd_crossentropy_combine(CF(0), stats, S, rows);
+  for (int s = 1; s < S; s++) memcpy(CF(s), CF(0), (size_t)N * sizeof(float));
+  double *loss = CD(2 * S);
+  double prev = c->acc[2 * S].mode & ND_ACCESS_R ? *loss : 0.0;
+  *loss = prev + sum * c->step->loss_scale;
+  return 0;
+}
+
+static int crossentropy_bwd(const nd_kcall *c) {
+  const struct nd_ce_args *a = &c->task->a.ce;
+  nd_crossentropy_backward(CF(0), CF(0), CF(1), CI(2), a->N, a->Vs, a->v0, c->step->loss_scale);
+  return 0;
+}
+
+/* a sum in rank order into the first part, then copies: deterministic, whatever the schedule */
+static int allreduce(const nd_kcall *c) {
+  const struct nd_coll_args *a = &c->task->a.coll;
+  if (a->dtype == ND_F64) {
+    double *out = CD(0);
+    for (int p = 1; p < a->nparts; p++)
+      for (int64_t i = 0; i < a->n; i++) out[i] += CD(p)[i];
+  } else {
+    const float *parts[a->nparts]; /* one per rank of the group: no fixed bound, no allocation */
+    for (int p = 0; p < a->nparts; p++) parts[p] = CF(p);
+    nd_sum_ordered(CF(0), parts, a->nparts, a->n);
+  }
+  size_t bytes = (size_t)a->n * (a->dtype == ND_F64 ? 8 : 4);
+  for (int p = 1; p < a->nparts; p++) memcpy(c->t[p].data, c->t[0].data, bytes);
+  return 0;
+}
+
+static int sendrecv(const nd_kcall *c) {
+  memcpy(CF(1), CF(0), (size_t)c->task->a.ew.n * sizeof(float));
+  return 0;
+}
+
+/* normsq (1, f64), then the rank's primary gradients */
+static int grad_sumsq(const nd_kcall *c) {
+  double sum = 0.0;
+  for (int p = 1; p < c->n; p++) sum += nd_sumsq(CF(p), c->t[p].shape[0]);
+  *CD(0) = sum;
+  return 0;
+}
+
+static int adamw(const nd_kcall *c) {
+  const struct nd_adamw_args *a = &c->task->a.adamw;
+  const nd_step *s = c->step;
+  float scale = nd_clip_scale(sqrt(*CD(4)), s->grad_clip);
+  nd_adamw(CF(0), CF(1), CF(2), CF(3), a->n, s->lr, s->beta1, s->beta2, s->eps, a->decay ? s->weight_decay : 0.0f,
+           scale, s->adam_t);
+  return 0;
+}
+
+/* [tokens (B, T)], [targets (B, T)] from the dataset */
+static int load_batch(const nd_kcall *c) {
+  const struct nd_load_args *a = &c->task->a.load;
+  int32_t *tokens = CI(0), *targets = CI(1);
+  /* nd_dataset_sequence fills both: a row of scratch stands in for the one not wanted */
+  int32_t *scratch = tokens && targets ? NULL : malloc((size_t)a->T * sizeof *scratch);
+  if (!scratch && !(tokens && targets)) return ND_ENOMEM;
+  for (int i = 0; i < a->B; i++) {
+    int64_t seq = c->step->seq_base + a->seq0 + i;
+    nd_dataset_sequence(c->step->data, seq, tokens ? tokens + (int64_t)i * a->T : scratch,
+                        targets ? targets + (int64_t)i * a->T : scratch);
+  }
+  free(scratch);
+  return 0;
+}
+
+const nd_backend_ops nd__cpu_backend = {
+    .name = "cpu",
+    .device = ND_BACKEND_CPU,
+    .kernel = {[ND_TASK_MATMUL_FWD] = matmul_fwd, [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,
+               [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight, [ND_TASK_LN_FWD] = layernorm_fwd,
+               [ND_TASK_LN_BWD_IN] = layernorm_bwd_input, [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,
+               [ND_TASK_ATTN_FWD] = attention_fwd, [ND_TASK_ATTN_BWD] = attention_bwd,
+               [ND_TASK_RESIDUAL_FWD] = residual_fwd, [ND_TASK_ACT_FWD] = gelu_fwd, [ND_TASK_ACT_BWD] = gelu_bwd},
+    .impl = {[ND_TASK_LOAD_BATCH] = load_batch, [ND_TASK_EMBED_FWD] = embedding_fwd,
+             [ND_TASK_EMBED_BWD] = embedding_bwd, [ND_TASK_CE_STATS] = crossentropy_stats,
+             [ND_TASK_CE_COMBINE] = crossentropy_combine, [ND_TASK_CE_BWD] = crossentropy_bwd,
+             [ND_TASK_ALLREDUCE] = allreduce, [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_GRAD_SUMSQ] = grad_sumsq,
+             [ND_TASK_ADAMW] = adamw},
+};

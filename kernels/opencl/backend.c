@@ -1,0 +1,217 @@
+/* The OpenCL backend: the kernels of kernels.cl and CLBlast behind the
+ * descriptor interface (a descriptor's data is the buffer's cl_mem), run on
+ * the calling StarPU worker's queue. Kernel argument lists follow kernels.cl. */
+#include <math.h>
+#include <starpu.h>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/kernels.h"
+#include "kernels/opencl/opencl.h"
+
+#define M(i) ((cl_mem)c->t[i].data)
+
+static int matmul_fwd(const nd_kcall *c) {
+  const struct nd_mm_args *m = &c->task->a.mm;
+  return nd_ocl_matmul_forward(M(0), M(1), M(2), M(3), m->M, m->K, m->N, m->trans_w);
+}
+
+static int matmul_bwd_input(const nd_kcall *c) {
+  const struct nd_mm_args *m = &c->task->a.mm;
+  return nd_ocl_matmul_backward_input(M(0), M(1), M(2), m->M, m->K, m->N, m->trans_w, m->beta);
+}
+
+static int matmul_bwd_weight(const nd_kcall *c) {
+  const struct nd_mm_args *m = &c->task->a.mm;
+  return nd_ocl_matmul_backward_weight(M(0), M(1), M(2), M(3), m->M, m->K, m->N, m->trans_w, m->beta);
+}
+
+static int layernorm_fwd(const nd_kcall *c) {
+  const struct nd_ln_args *l = &c->task->a.ln;
+  cl_mem out = M(0), mean = M(1), rstd = M(2), inp = M(3), w = M(4), b = M(5);
+  size_t n = (size_t)l->N;
+  nd_ocl_arg a[] = {ND_OCL_ARG(out), ND_OCL_ARG(mean), ND_OCL_ARG(rstd), ND_OCL_ARG(inp),
+                    ND_OCL_ARG(w),   ND_OCL_ARG(b),    ND_OCL_ARG(l->C)};
+  return nd_ocl_run(ND_OCL_ln_fwd, 1, &n, 7, a);
+}
+
+static int layernorm_bwd_input(const nd_kcall *c) {
+  const struct nd_ln_args *l = &c->task->a.ln;
+  cl_mem dinp = M(0), dout = M(2), inp = M(3), w = M(4), mean = M(5), rstd = M(6);
+  cl_mem dskip = l->has_skip ? M(1) : dinp; /* not read without a skip */
+  size_t n = (size_t)l->N;
+  nd_ocl_arg a[] = {ND_OCL_ARG(dinp), ND_OCL_ARG(dskip), ND_OCL_ARG(l->has_skip), ND_OCL_ARG(dout), ND_OCL_ARG(inp),
+                    ND_OCL_ARG(w),    ND_OCL_ARG(mean),  ND_OCL_ARG(rstd),        ND_OCL_ARG(l->C)};
+  return nd_ocl_run(ND_OCL_ln_bwd_in, 1, &n, 9, a);
+}
+
+static int layernorm_bwd_weight(const nd_kcall *c) {
+  const struct nd_ln_args *l = &c->task->a.ln;
+  cl_mem dw = M(0), db = M(1), dout = M(2), inp = M(3), mean = M(4), rstd = M(5);
+  size_t n = (size_t)l->C;
+  nd_ocl_arg a[] = {ND_OCL_ARG(dw),   ND_OCL_ARG(db),   ND_OCL_ARG(dout), ND_OCL_ARG(inp),  ND_OCL_ARG(mean),
+                    ND_OCL_ARG(rstd), ND_OCL_ARG(l->N), ND_OCL_ARG(l->C), ND_OCL_ARG(l->beta)};
+  return nd_ocl_run(ND_OCL_ln_bwd_w, 1, &n, 9, a);
+}
+
+static int attention_fwd(const nd_kcall *c) {
+  const struct nd_attn_args *at = &c->task->a.attn;
+  cl_mem out = M(0), att = M(1), qkv = M(2);
+  float scale = 1.0f / sqrtf((float)at->hs);
+  size_t tt[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->T};
+  size_t rows = (size_t)at->B * at->NH * at->T;
+  size_t td[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->hs};
+  nd_ocl_arg s[] = {ND_OCL_ARG(att), ND_OCL_ARG(qkv), ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH), ND_OCL_ARG(at->hs),
+                    ND_OCL_ARG(scale)};
+  nd_ocl_arg m[] = {ND_OCL_ARG(att), ND_OCL_ARG(at->T)};
+  nd_ocl_arg o[] = {ND_OCL_ARG(out), ND_OCL_ARG(att), ND_OCL_ARG(qkv), ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH),
+                    ND_OCL_ARG(at->hs)};
+  int rc = nd_ocl_run(ND_OCL_att_scores, 3, tt, 6, s);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax, 1, &rows, 2, m);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_out, 3, td, 6, o);
+  return rc;
+}
+
+static int attention_bwd(const nd_kcall *c) {
+  const struct nd_attn_args *at = &c->task->a.attn;
+  cl_mem dqkv = M(0), datt = M(1), dout = M(2), qkv = M(3), att = M(4);
+  float scale = 1.0f / sqrtf((float)at->hs);
+  size_t tt[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->T};
+  size_t rows = (size_t)at->B * at->NH * at->T;
+  size_t td[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->hs};
+  nd_ocl_arg d[] = {ND_OCL_ARG(datt), ND_OCL_ARG(dout), ND_OCL_ARG(qkv), ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH),
+                    ND_OCL_ARG(at->hs)};
+  nd_ocl_arg m[] = {ND_OCL_ARG(datt), ND_OCL_ARG(att), ND_OCL_ARG(at->T)};
+  nd_ocl_arg g[] = {ND_OCL_ARG(dqkv), ND_OCL_ARG(datt), ND_OCL_ARG(att),    ND_OCL_ARG(dout),  ND_OCL_ARG(qkv),
+                    ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH), ND_OCL_ARG(at->hs), ND_OCL_ARG(scale)};
+  int rc = nd_ocl_run(ND_OCL_att_dscores, 3, tt, 6, d);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax_bwd, 1, &rows, 3, m);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_dqkv, 3, td, 9, g);
+  return rc;
+}
+
+static int gelu_fwd(const nd_kcall *c) {
+  size_t n = (size_t)c->task->a.ew.n;
+  cl_mem out = M(0), inp = M(1);
+  nd_ocl_arg a[] = {ND_OCL_ARG(out), ND_OCL_ARG(inp)};
+  return nd_ocl_run(ND_OCL_gelu_fwd, 1, &n, 2, a);
+}
+
+static int gelu_bwd(const nd_kcall *c) {
+  size_t n = (size_t)c->task->a.ew.n;
+  cl_mem dinp = M(0), inp = M(1), dout = M(2);
+  nd_ocl_arg a[] = {ND_OCL_ARG(dinp), ND_OCL_ARG(inp), ND_OCL_ARG(dout)};
+  return nd_ocl_run(ND_OCL_gelu_bwd, 1, &n, 3, a);
+}
+
+static int residual_fwd(const nd_kcall *c) {
+  size_t n = (size_t)c->task->a.ew.n;
+  cl_mem out = M(0), a = M(1), b = M(2);
+  nd_ocl_arg args[] = {ND_OCL_ARG(out), ND_OCL_ARG(a), ND_OCL_ARG(b)};
+  return nd_ocl_run(ND_OCL_residual, 1, &n, 3, args);
+}
+
+static int embedding_fwd(const nd_kcall *c) {
+  const struct nd_emb_args *a = &c->task->a.emb;
+  cl_mem out = M(0), tok = M(1), wte = M(2), wpe = a->wpe ? M(3) : wte;
+  size_t g[] = {(size_t)a->B * a->T, (size_t)a->C};
+  nd_ocl_arg args[] = {ND_OCL_ARG(out), ND_OCL_ARG(tok), ND_OCL_ARG(wte),  ND_OCL_ARG(wpe),  ND_OCL_ARG(a->wpe),
+                       ND_OCL_ARG(a->T), ND_OCL_ARG(a->C), ND_OCL_ARG(a->v0), ND_OCL_ARG(a->Vs)};
+  return nd_ocl_run(ND_OCL_embed_fwd, 2, g, 9, args);
+}
+
+static int embedding_bwd(const nd_kcall *c) {
+  const struct nd_emb_args *a = &c->task->a.emb;
+  cl_mem dtable = M(0), dout = M(1), tok = M(2);
+  if (a->wpe) {
+    size_t g[] = {(size_t)a->T, (size_t)a->C};
+    nd_ocl_arg args[] = {ND_OCL_ARG(dtable), ND_OCL_ARG(dout), ND_OCL_ARG(a->B), ND_OCL_ARG(a->T),
+                         ND_OCL_ARG(a->beta)};
+    return nd_ocl_run(ND_OCL_embed_bwd_wpe, 2, g, 5, args);
+  }
+  int bt = a->B * a->T;
+  size_t cols = (size_t)a->C;
+  nd_ocl_arg args[] = {ND_OCL_ARG(dtable), ND_OCL_ARG(dout), ND_OCL_ARG(tok), ND_OCL_ARG(bt),
+                       ND_OCL_ARG(a->C),   ND_OCL_ARG(a->v0), ND_OCL_ARG(a->Vs)};
+  int rc = nd_ocl_scale(dtable, (size_t)a->Vs * cols, a->beta);
+  return rc ? rc : nd_ocl_run(ND_OCL_embed_bwd_wte, 1, &cols, 7, args);
+}
+
+static int crossentropy_stats(const nd_kcall *c) {
+  const struct nd_ce_args *a = &c->task->a.ce;
+  cl_mem stats = M(0), logits = M(1), targets = M(2);
+  size_t n = (size_t)a->N;
+  nd_ocl_arg args[] = {ND_OCL_ARG(stats), ND_OCL_ARG(logits), ND_OCL_ARG(targets), ND_OCL_ARG(a->Vs),
+                       ND_OCL_ARG(a->v0)};
+  return nd_ocl_run(ND_OCL_ce_stats, 1, &n, 5, args);
+}
+
+static int crossentropy_bwd(const nd_kcall *c) {
+  const struct nd_ce_args *a = &c->task->a.ce;
+  cl_mem logits = M(0), lse = M(1), targets = M(2);
+  float scale = c->step->loss_scale;
+  size_t g[] = {(size_t)a->N, (size_t)a->Vs};
+  nd_ocl_arg args[] = {ND_OCL_ARG(logits), ND_OCL_ARG(lse), ND_OCL_ARG(targets), ND_OCL_ARG(a->v0), ND_OCL_ARG(scale)};
+  return nd_ocl_run(ND_OCL_ce_bwd, 2, g, 5, args);
+}
+
+/* f32 only (supports): the CPU's rank-ordered sum, then copies */
+static int allreduce(const nd_kcall *c) {
+  const struct nd_coll_args *a = &c->task->a.coll;
+  size_t n = (size_t)a->n;
+  cl_mem out = M(0);
+  int rc = 0;
+  for (int p = 1; p < a->nparts && !rc; p++) {
+    cl_mem part = M(p);
+    nd_ocl_arg args[] = {ND_OCL_ARG(out), ND_OCL_ARG(part)};
+    rc = nd_ocl_run(ND_OCL_accumulate, 1, &n, 2, args);
+  }
+  for (int p = 1; p < a->nparts && !rc; p++) rc = nd_ocl_copy(M(p), out, n * sizeof(float));
+  return rc;
+}
+
+static int sendrecv(const nd_kcall *c) {
+  return nd_ocl_copy(M(1), M(0), (size_t)c->task->a.ew.n * sizeof(float));
+}
+
+static int adamw(const nd_kcall *c) {
+  const struct nd_adamw_args *a = &c->task->a.adamw;
+  const nd_step *s = c->step;
+  double normsq = 0;
+  int rc = nd_ocl_read(&normsq, M(4), sizeof normsq);
+  float scale = nd_clip_scale(sqrt(normsq), s->grad_clip), wd = a->decay ? s->weight_decay : 0.0f;
+  float c1 = (float)(1.0 / (1.0 - pow(s->beta1, s->adam_t))), c2 = (float)(1.0 / (1.0 - pow(s->beta2, s->adam_t)));
+  cl_mem p = M(0), m = M(1), v = M(2), g = M(3);
+  size_t n = (size_t)a->n;
+  nd_ocl_arg args[] = {ND_OCL_ARG(p),     ND_OCL_ARG(m),     ND_OCL_ARG(v),      ND_OCL_ARG(g),
+                       ND_OCL_ARG(s->lr), ND_OCL_ARG(s->beta1), ND_OCL_ARG(s->beta2), ND_OCL_ARG(s->eps),
+                       ND_OCL_ARG(wd),    ND_OCL_ARG(scale), ND_OCL_ARG(c1),     ND_OCL_ARG(c2)};
+  return rc ? rc : nd_ocl_run(ND_OCL_adamw, 1, &n, 12, args);
+}
+
+static int supports(const nd_task *t) { return t->kind != ND_TASK_ALLREDUCE || t->a.coll.dtype == ND_F32; }
+
+static void *queue(int *device) {
+  cl_command_queue q;
+  int devid = starpu_worker_get_devid(starpu_worker_get_id());
+  starpu_opencl_get_queue(devid, &q);
+  *device = devid;
+  return q;
+}
+
+const nd_backend_ops nd__opencl_backend = {
+    .name = "opencl",
+    .device = ND_BACKEND_OPENCL,
+    .start = nd_ocl_load,
+    .stop = nd_ocl_unload,
+    .queue = queue,
+    .supports = supports,
+    .impl = {[ND_TASK_MATMUL_FWD] = matmul_fwd, [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,
+             [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight, [ND_TASK_LN_FWD] = layernorm_fwd,
+             [ND_TASK_LN_BWD_IN] = layernorm_bwd_input, [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,
+             [ND_TASK_ATTN_FWD] = attention_fwd, [ND_TASK_ATTN_BWD] = attention_bwd,
+             [ND_TASK_ACT_FWD] = gelu_fwd, [ND_TASK_ACT_BWD] = gelu_bwd, [ND_TASK_RESIDUAL_FWD] = residual_fwd,
+             [ND_TASK_EMBED_FWD] = embedding_fwd, [ND_TASK_EMBED_BWD] = embedding_bwd,
+             [ND_TASK_CE_STATS] = crossentropy_stats, [ND_TASK_CE_BWD] = crossentropy_bwd,
+             [ND_TASK_ALLREDUCE] = allreduce, [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_ADAMW] = adamw},
+    .check_call = nd_ocl_check_call,
+};

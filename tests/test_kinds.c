@@ -1,0 +1,75 @@
+/* The task-kind table (graph/kinds.c) is whole and matches what reads it:
+ * every kind has a row with a name, a cost and at most ND_KIND_MAX_BUFFERS
+ * buffers; names are unique and round-trip; every kind runs on the CPU
+ * backend and every replaceable kind has a built-in CPU kernel; the graph of
+ * a layout with every kind follows the rows; and docs/kernels.md lists each
+ * row as nd_kind_describe prints it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/kinds.h"
+#include "kernels/backend.h"
+#include "tests/runtime/harness.h"
+#include "tests/tap.h"
+
+int main(void) {
+  int named = 1, sized = 1, round = 1, cpu = 1, kernel = 1;
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
+    const nd_kind_row *row = nd_kind((enum nd_task_kind)k);
+    named &= row->name != NULL && row->flops != NULL;
+    if (!row->name) continue;
+    sized &= row->n_buffers > 0 && row->n_buffers <= ND_KIND_MAX_BUFFERS;
+    round &= nd_task_kind_from_name(row->name) == k;
+    const nd_backend_ops *ops = nd__backend(ND_BACKEND_CPU);
+    cpu &= ops->impl[k] != NULL || ops->kernel[k] != NULL;
+    if (row->replaceable) kernel &= ops->kernel[k] != NULL;
+  }
+  ok(named, "every kind has a row with a name and a cost function");
+  ok(sized, "every row has 1 to %d buffers", ND_KIND_MAX_BUFFERS);
+  ok(round, "kind names are unique and nd_task_kind_from_name finds each");
+  ok(cpu, "the CPU backend implements every kind");
+  ok(kernel, "every replaceable kind has a built-in CPU kernel in the plugin signature");
+
+  /* a layout with every parallelism: nd_graph_build fails when an emitter leaves its row's order */
+  const char *const every[] = {"parallelism.data_parallel_size=2", "parallelism.tensor_parallel_size=2",
+                               "parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=2", NULL};
+  nd_config *cfg = tiny_config(every);
+  nd_graph *g = NULL;
+  nd_error err = {0};
+  int rc = cfg ? nd_graph_build(&g, cfg, 0, &err) : -1;
+  int seen[ND_TASK_KIND_COUNT] = {0}, all = 1, follow = 1;
+  for (int32_t i = 0; g && i < g->n_tasks; i++) {
+    seen[g->tasks[i].kind] = 1;
+    follow &= nd_kind_check_access(&g->tasks[i], nd_task_access(g, &g->tasks[i]), g->tasks[i].n_access);
+  }
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) all &= seen[k];
+  ok(rc == 0 && all && follow, "a dp 2 x tp 2 x pp 2 graph has every kind, each task's buffers in its row's order%s%s",
+     rc ? ": " : "", rc ? err.msg : "");
+  nd_graph_free(g);
+  nd_config_free(cfg);
+
+  /* the documentation's table */
+  char path[1100], line[512], doc[16384] = "";
+  const char *src = getenv("ND_SRCDIR");
+  snprintf(path, sizeof path, "%s/docs/kernels.md", src ? src : ".");
+  FILE *f = fopen(path, "r");
+  size_t len = 0;
+  int in = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    if (strncmp(line, "<!-- kinds:", 11) == 0) in = strncmp(line, "<!-- kinds:begin", 16) == 0;
+    else if (in && len + strlen(line) < sizeof doc) len += (size_t)snprintf(doc + len, sizeof doc - len, "%s", line);
+  }
+  if (f) fclose(f);
+  char want[16384] = "";
+  len = (size_t)snprintf(want, sizeof want, "```\n");
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
+    nd_kind_describe((enum nd_task_kind)k, line, sizeof line);
+    len += (size_t)snprintf(want + len, sizeof want - len, "%s\n", line);
+  }
+  snprintf(want + len, sizeof want - len, "```\n");
+  if (!ok(strcmp(doc, want) == 0, "docs/kernels.md lists every kind's buffers as graph/kinds.c declares them")) {
+    diag("expected between <!-- kinds:begin --> and <!-- kinds:end -->:");
+    for (char *p = strtok(want, "\n"); p; p = strtok(NULL, "\n")) diag("%s", p);
+  }
+  return done_testing();
+}
