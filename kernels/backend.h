@@ -67,9 +67,7 @@ typedef struct nd_backend_ops {
 const nd_backend_ops *nd__backend(int device);
 const char *nd__backend_name(int device);
 /* CUDA devices on this machine, before StarPU starts (0: none, or no
- * driver); -1 when this ndgraph has no CUDA kernels. The CUDA kernels are
- * built (kernels/cuda/) but not yet an ops table: nd__backend(ND_BACKEND_CUDA)
- * is NULL, and tasks run on CPU workers and OpenCL devices. */
+ * driver); -1 when this ndgraph has no CUDA backend. */
 int nd__cuda_devices_present(void);
 
 /* The descriptors of task t in its row's order from its buffers in access

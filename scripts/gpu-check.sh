@@ -82,8 +82,8 @@ for t in tests/test_cuda_kernels tests/test_cuda_build.sh tests/test_cuda_config
 done
 cp tests/test_cuda_kernels.log "$out/" 2>/dev/null
 
-# 5. training on the GPU, dp/tp/pp parity, NCCL: need the CUDA ops table
-row "training, parity, NCCL, ndgraph benchmark" "not available" "the CUDA kernels are not registered as a backend yet (docs/cuda.md, Not done yet)"
+# 5. training on the GPU, dp/tp/pp parity, NCCL: not part of the script yet
+row "training, parity, NCCL, ndgraph benchmark" "not written yet" "docs/cuda.md, Not done yet"
 
 # 6. the PyTorch peer and the GEMM peak, same GPU, same run
 if command -v python3 >/dev/null; then

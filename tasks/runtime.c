@@ -114,7 +114,8 @@ static int start(const nd_config *cfg, nd_error *err) {
   /* each backend with workers sets its devices up: programs, libraries */
   for (int b = 0; b < ND_BACKEND_COUNT; b++) {
     const nd_backend_ops *ops = nd__backend(b);
-    if (!ops || !ops->start || (b == ND_BACKEND_OPENCL && opencl == 0)) continue;
+    if (!ops || !ops->start || (b == ND_BACKEND_OPENCL && opencl == 0) || (b == ND_BACKEND_CUDA && cuda == 0))
+      continue;
     if ((rc = ops->start(err))) {
       stop_backends();
       starpu_shutdown();
@@ -163,7 +164,7 @@ int nd_runtime_opencl_devices(void) { return (int)starpu_worker_get_count_by_typ
 
 int nd_runtime_cuda_devices(void) { return (int)starpu_worker_get_count_by_type(STARPU_CUDA_WORKER); }
 
-int nd_runtime_has_cuda(void) { return nd__cuda_devices_present() >= 0; }
+int nd_runtime_has_cuda(void) { return nd__backend(ND_BACKEND_CUDA) != NULL; }
 
 int nd_runtime_has_opencl(void) { return nd__backend(ND_BACKEND_OPENCL) != NULL; }
 

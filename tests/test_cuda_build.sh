@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A build with the CUDA backend: the library holds the CUDA kernels as
+# A build with the CUDA backend: the library holds its ops table and the CUDA kernels as
 # device code for sm_80, sm_89 and sm_90 plus PTX, it links cuBLAS and
 # NCCL's runtime, and the StarPU it runs on has CUDA. (Wired only when
 # configure turned the backend on.)
@@ -34,6 +34,10 @@ nd_cuda_gelu_forward nd_cuda_embedding_backward nd_cuda_crossentropy_stats nd_cu
 missing=
 for s in $want; do grep -qx "$s" "$tmp/syms" || missing="$missing $s"; done
 [ -z "$missing" ]; ok $? "the CUDA launchers are built${missing:+ (missing:$missing)}"
+
+# the ops table that gives the codelets their CUDA implementations (kernels/cuda/backend.c)
+nm "${ND_BUILDDIR:-.}/.libs/libndgraph_internal.a" 2>/dev/null | grep -q " [DR] nd__cuda_backend$"
+ok $? "the library has the CUDA backend's ops table (nd__cuda_backend: the codelets' CUDA implementations)"
 
 ldd "$lib" >"$tmp/ldd"
 grep -q "libcublas" "$tmp/ldd" && grep -q "libcudart" "$tmp/ldd"

@@ -140,7 +140,7 @@ static void elementwise(int64_t n) {
   check("  adamw parameters", gp, p, n, 1e-4);
   check("  adamw first moments", gm, m, n, 1e-4);
   double *gs = dev(NULL, sizeof(double)), s = 0, ref = nd_sumsq(x, n);
-  nd_cuda_sumsq(0, gs, gx, n);
+  nd_cuda_sumsq(0, gs, gx, n, 0);
   cudaMemcpy(&s, gs, sizeof s, cudaMemcpyDeviceToHost);
   ok(fabs(s - ref) <= 1e-9 * (ref > 1 ? ref : 1), "  sum of squares %.9g (CPU %.9g)", s, ref);
   cudaFree(gs);

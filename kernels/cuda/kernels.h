@@ -61,8 +61,9 @@ int nd_cuda_crossentropy_backward(cudaStream_t s, float *dlogits, const float *l
 
 int nd_cuda_adamw(cudaStream_t s, float *param, float *m, float *v, const float *grad, int64_t n, float lr,
                   float beta1, float beta2, float eps, float weight_decay, float grad_scale, int t);
-/* *out (a device double) = sum of squares of x (n), in one fixed order. */
-int nd_cuda_sumsq(cudaStream_t s, double *out, const float *x, int64_t n);
+/* *out (a device double) = sum of squares of x (n), in one fixed order,
+ * added to *out when add (the gradient norm over several tensors, in order). */
+int nd_cuda_sumsq(cudaStream_t s, double *out, const float *x, int64_t n, int add);
 /* out (n) += x (n): the ordered sum of parts is one call per part, in order. */
 int nd_cuda_accumulate(cudaStream_t s, float *out, const float *x, int64_t n);
 
