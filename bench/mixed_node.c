@@ -1,126 +1,93 @@
 /* bench/mixed-node: one CPU worker beside one OpenCL device (PoCL on a
- * CPU-only machine), pipeline_parallel_size 2, micro_batches 8, a model whose
- * tasks take several ms. For equal stages under 1f1b, equal stages under
- * ndws, auto stages under ndws, and dmdas: the median step time over the
- * measured steps, and from the task durations of that same step
- * (nd_exec_observe) the lower bound max(critical path, total work / 2) and
- * efficiency = bound / step. One table, ratios from one run.
+ * CPU-only machine), pipeline_parallel_size 2. Rows: the default
+ * configuration (what a user gets without tuning: ndws, the default
+ * placement, equal stages), fixed and dynamic schedules with each stage held
+ * to its device (strict), stage_layers auto, StarPU's dmdas with free
+ * placement, and the CPU worker alone (the fastest device here). The rows run
+ * in turn, ROUNDS times (interleaved, so that a noisy machine slows them
+ * alike); a row is the median of its runs, each run the median of its steps.
+ * The ideal adds both devices' throughputs: 1 / (1 / T_cpu + 1 / T_device),
+ * T_device estimated as T_cpu times the device's time per layer over the
+ * CPU's, both measured in the strict equal-stages ndws run.
  *
- *   bench/mixed-node [STEPS] [SLOTS]   (measured steps after warm-up, default 3; activation slots, default 2) */
+ *   bench/mixed-node [STEPS] [SLOTS] [MODEL] [ROUNDS]
+ *   (defaults 3, 2, big: 8 layers, n_embd 256, 8 x 64 tokens, 8 micro-batches;
+ *    small: 4 layers, n_embd 128, 4 x 64 tokens, 4 micro-batches; 3 rounds) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/ir.h"
-#include "graph/priority.h"
-#include "ndgraph/ndgraph.h"
-#include "train/trainer_internal.h"
+#include "bench/run.h"
 
-#define MAX_STEPS 9
+#define MAX_ROUNDS 9
 
-typedef struct obs {
-  double *us;
-} obs;
+static const struct {
+  const char *label, *policy, *stages, *placement;
+  int opencl;
+  const char *models; /* ND_NDWS_MODELS: "0" without the expected-time rules, "all" with earliest-finish placement */
+} rows[] = {{"default (ndws)", "ndws", "[]", "", 1, "steal"},
+            {"ndws without models", "ndws", "[]", "", 1, "0"},
+            {"ndws earliest finish", "ndws", "[]", "", 1, "all"},
+            {"auto stages, ndws", "ndws", "auto", "", 1, "steal"},
+            {"equal stages, 1f1b", "1f1b", "[]", "strict", 1, "steal"},
+            {"equal stages, ndws", "ndws", "[]", "strict", 1, "steal"},
+            {"auto stages, ndws", "ndws", "auto", "strict", 1, "steal"},
+            {"equal stages, dmdas", "dmdas", "[]", "free", 1, "steal"},
+            {"CPU worker alone", "ndws", "[]", "", 0, "steal"}};
+enum { N_ROWS = sizeof rows / sizeof rows[0], ROW_STRICT_NDWS = 5, ROW_CPU = 8 };
 
-static void task_done(void *user, int graph, int32_t task, double start, double end, int worker) {
-  (void)worker;
-  if (graph == 0) ((obs *)user)->us[task] = end - start;
-}
-
-typedef struct row {
-  double step_ms, bound_ms, cp_ms, work_ms;
-  char split[32];
-} row;
-
-static int bench_slots = 2;
-
-static int bench(const char *policy, const char *stages, const char *placement, int steps, row *out) {
-  const char *kv[] = {"model.n_layer=8", "model.n_embd=256", "model.n_head=4", "model.seq_len=64",
-                      "model.vocab_size=256", "train.micro_batch_size=8", "parallelism.pipeline_parallel_size=2",
-                      "parallelism.micro_batches=8", "runtime.workers=1",
-                      "runtime.opencl_devices=1", "train.eval_every=0", "train.save_dir=", "train.steps=100", NULL};
-  char a[4][64];
-  snprintf(a[0], sizeof a[0], "runtime.scheduler=%s", policy);
-  snprintf(a[1], sizeof a[1], "parallelism.stage_layers=%s", stages);
-  snprintf(a[2], sizeof a[2], "runtime.placement=%s", placement);
-  snprintf(a[3], sizeof a[3], "parallelism.activation_slots=%d", bench_slots);
-  nd_config *cfg;
-  nd_error err = {0};
-  nd_trainer *tr = NULL;
-  if (nd_config_new(&cfg)) return -1;
-  int rc = nd_config_set_assignment(cfg, a[0], &err) || nd_config_set_assignment(cfg, a[1], &err) ||
-           nd_config_set_assignment(cfg, a[2], &err) || nd_config_set_assignment(cfg, a[3], &err);
-  for (const char *const *p = kv; *p && !rc; p++) rc = nd_config_set_assignment(cfg, *p, &err);
-  if (rc || (rc = nd_trainer_open(&tr, cfg, &err))) goto done;
-  const nd_graph *g = nd__trainer_graph(tr);
-  size_t n = (size_t)g->n_tasks;
-  obs o = {calloc(n, sizeof(double))};
-  double *rank = calloc(n, sizeof(double)), *dur = calloc(n, sizeof(double));
-  nd_edges e = {0};
-  row rows[MAX_STEPS];
-  if (!o.us || !rank || !dur || nd_graph_edges(g, &e)) rc = -1;
-  nd_exec_observer ob = {task_done, &o};
-  nd_exec_observe(nd__trainer_exec(tr), &ob);
-  for (int s = 0; s <= steps && !rc; s++) {
-    nd_step_result res;
-    if ((rc = nd_trainer_step(tr, &res, &err)) || s == 0) continue; /* the first: warm-up */
-    row *r = &rows[s - 1];
-    r->step_ms = res.step_ms;
-    r->work_ms = 0;
-    for (size_t i = 0; i < n; i++) dur[i] = o.us[i] * 1e-6, r->work_ms += o.us[i] * 1e-3;
-    nd_upward_rank(g, &e, dur, NULL, rank);
-    r->cp_ms = 0;
-    for (size_t i = 0; i < n; i++) r->cp_ms = rank[i] * 1e3 > r->cp_ms ? rank[i] * 1e3 : r->cp_ms;
-    r->bound_ms = r->cp_ms > r->work_ms / 2 ? r->cp_ms : r->work_ms / 2;
+static int run(int i, int small, int slots, int steps, nd_bench_row *out) {
+  char a[5][64];
+  snprintf(a[0], sizeof a[0], "runtime.scheduler=%s", rows[i].policy);
+  snprintf(a[1], sizeof a[1], "parallelism.stage_layers=%s", rows[i].stages);
+  snprintf(a[2], sizeof a[2], "runtime.opencl_devices=%d", rows[i].opencl);
+  snprintf(a[3], sizeof a[3], "parallelism.activation_slots=%d", slots);
+  snprintf(a[4], sizeof a[4], "runtime.placement=%s", rows[i].placement[0] ? rows[i].placement : "affinity");
+  const char *big[] = {"model.n_layer=8", "model.n_embd=256", "train.micro_batch_size=8", "parallelism.micro_batches=8", NULL};
+  const char *lite[] = {"model.n_layer=4", "model.n_embd=128", "train.micro_batch_size=4", "parallelism.micro_batches=4", NULL};
+  const char *const *model = small ? lite : big;
+  const char *kv[] = {a[0], a[1], a[2], a[3], model[0], model[1], model[2], model[3], "model.n_head=4",
+                      "model.seq_len=64", "model.vocab_size=256", "parallelism.pipeline_parallel_size=2",
+                      "runtime.workers=1", "train.eval_every=0", "train.save_dir=", "train.steps=100",
+                      rows[i].placement[0] ? a[4] : NULL, NULL};
+  setenv("ND_NDWS_MODELS", rows[i].models, 1);
+  if (nd_bench_run(kv, steps, out)) {
+    fprintf(stderr, "bench/mixed-node: %s failed\n", rows[i].label);
+    return -1;
   }
-  nd_exec_observe(nd__trainer_exec(tr), NULL);
-  if (!rc) {
-    /* the row of the median step */
-    int order[MAX_STEPS];
-    for (int s = 0; s < steps; s++) order[s] = s;
-    for (int s = 0; s < steps; s++)
-      for (int k = s + 1; k < steps; k++)
-        if (rows[order[k]].step_ms < rows[order[s]].step_ms) {
-          int t = order[s];
-          order[s] = order[k], order[k] = t;
-        }
-    *out = rows[order[steps / 2]];
-    snprintf(out->split, sizeof out->split, "[%d, %d]", g->stage_layers[0], g->stage_layers[1]);
-  }
-  nd_edges_free(&e);
-  free(o.us), free(rank), free(dur);
-done:
-  if (rc) fprintf(stderr, "bench %s %s: %s\n", policy, stages, err.msg);
-  nd_trainer_close(tr);
-  nd_config_free(cfg);
-  return rc;
+  return 0;
 }
 
 int main(int argc, char **argv) {
-  int steps = argc > 1 ? atoi(argv[1]) : 3;
-  if (steps < 1 || steps > MAX_STEPS) steps = 3;
-  if (argc > 2 && atoi(argv[2]) >= 1) bench_slots = atoi(argv[2]);
-  /* strict placement keeps each stage's work on its device, as when a GPU's
-   * memory holds its stage's weights: the split then decides the balance */
-  static const struct {
-    const char *label, *policy, *stages, *placement;
-  } runs[] = {{"equal stages, 1f1b", "1f1b", "[]", "strict"},
-              {"equal stages, ndws", "ndws", "[]", "strict"},
-              {"auto stages, ndws", "ndws", "auto", "strict"},
-              {"equal stages, ndws", "ndws", "[]", "affinity"},
-              {"equal stages, dmdas", "dmdas", "[]", "free"}};
-  enum { N_RUNS = sizeof runs / sizeof runs[0] };
-  row r[N_RUNS];
-  for (int i = 0; i < N_RUNS; i++)
-    if (bench(runs[i].policy, runs[i].stages, runs[i].placement, steps, &r[i])) return 1;
-  printf("\n1 CPU worker + 1 OpenCL device, pp=2, 8 micro-batches of 8 x 64 tokens, n_embd 256, 8 layers, %d slots;\n"
-         "median of %d steps after one warm-up; bound = max(critical path, work / 2) from that step's measured tasks\n\n",
-         bench_slots, steps);
-  printf("| configuration        | placement | stage_layers | step ms | bound ms | crit. path ms | work/2 ms | efficiency | speed-up vs equal 1f1b |\n");
-  printf("|----------------------|-----------|--------------|--------:|---------:|--------------:|----------:|-----------:|-----------------------:|\n");
-  for (int i = 0; i < N_RUNS; i++)
-    printf("| %-20s | %-9s | %-12s | %7.1f | %8.1f | %13.1f | %9.1f | %10.3f | %22.2f |\n", runs[i].label, runs[i].placement, r[i].split,
-           r[i].step_ms, r[i].bound_ms, r[i].cp_ms, r[i].work_ms / 2, r[i].bound_ms / r[i].step_ms,
-           r[0].step_ms / r[i].step_ms);
+  int steps = argc > 1 ? atoi(argv[1]) : 3, slots = argc > 2 ? atoi(argv[2]) : 2;
+  int small = argc > 3 && strcmp(argv[3], "small") == 0, rounds = argc > 4 ? atoi(argv[4]) : 3;
+  if (steps < 1) steps = 3;
+  if (slots < 1) slots = 2;
+  if (rounds < 1 || rounds > MAX_ROUNDS) rounds = 3;
+  nd_bench_row runs[N_ROWS][MAX_ROUNDS], r[N_ROWS];
+  for (int k = 0; k < rounds; k++)
+    for (int i = 0; i < N_ROWS; i++)
+      if (run(i, small, slots, steps, &runs[i][k])) return 1;
+  for (int i = 0; i < N_ROWS; i++) r[i] = nd_bench_median(runs[i], rounds);
+  /* the device's time per layer over the CPU's, from the strict equal-stages run */
+  const nd_bench_row *s = &r[ROW_STRICT_NDWS];
+  int cpu = s->is_cpu[0] ? 0 : 1; /* the stage on the CPU worker: placement puts stage 0 there */
+  double cpu_layer = (1 - s->bubble[cpu]) / s->stage_layers[0], dev_layer = (1 - s->bubble[1 - cpu]) / s->stage_layers[1];
+  double t_cpu = r[ROW_CPU].step_ms, t_dev = t_cpu * dev_layer / cpu_layer, ideal = 1 / (1 / t_cpu + 1 / t_dev);
+  printf("\n1 CPU worker + 1 OpenCL device, pp=2, %s, %d slots; each row: median of %d runs interleaved with the\n"
+         "other rows, each run the median of %d steps after one calibration step; ideal = 1 / (1 / T_cpu + 1 / T_device)\n"
+         "= %.1f ms (T_cpu %.1f ms measured, T_device %.1f ms = T_cpu x %.2f, the device's time per layer over the CPU's)\n\n",
+         small ? "4 layers, n_embd 128, 4 micro-batches of 4 x 64 tokens"
+               : "8 layers, n_embd 256, 8 micro-batches of 8 x 64 tokens",
+         slots, rounds, steps, ideal, t_cpu, t_dev, dev_layer / cpu_layer);
+  printf("| configuration        | placement | stage_layers | step ms | / default | of ideal | bound ms | efficiency |\n");
+  printf("|----------------------|-----------|--------------|--------:|----------:|---------:|---------:|-----------:|\n");
+  for (int i = 0; i < N_ROWS; i++) {
+    char split[32];
+    snprintf(split, sizeof split, "[%d, %d]", r[i].stage_layers[0], r[i].stage_layers[1]);
+    printf("| %-20s | %-9s | %-12s | %7.1f | %9.3f | %8.3f | %8.1f | %10.3f |\n", rows[i].label,
+           rows[i].placement[0] ? rows[i].placement : "default", split, r[i].step_ms, r[i].step_ms / r[0].step_ms,
+           ideal / r[i].step_ms, r[i].bound_ms, r[i].bound_ms / r[i].step_ms);
+  }
   return 0;
 }

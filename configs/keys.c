@@ -55,7 +55,7 @@ static const struct nd__name priority_orders[] = {{"pipeline", ND_PRIORITY_PIPEL
 static const struct nd__name all_devices[] = {{"all", -1}, {NULL, 0}};
 static const struct nd__name schedulers[] = {{"ndws", 0}, {"eager", 0}, {"prio", 0},  {"ws", 0},
                                              {"lws", 0},  {"dmda", 0},  {"dmdas", 0}, {"gpipe", 0},
-                                             {"1f1b", 0}, {NULL, 0}};
+                                             {"1f1b", 0}, {"zbh1", 0},  {"zbh2", 0},  {NULL, 0}};
 
 const char *const nd__sections[] = {"model",   "parallelism", "train", "data",
                                     "runtime", "trace",       "log",   "kernels"};

@@ -5,8 +5,9 @@
  * row-parallel product (forward) and after each column-parallel input gradient
  * (backward); LayerNorms and residual adds are repeated on every tensor rank.
  * The embedding and the tied LM head are split by vocabulary rows, with a
- * vocabulary-parallel cross-entropy. Each stage reuses `activation_slots` sets
- * of activation buffers, so a forward waits for the backward that frees its slot. */
+ * vocabulary-parallel cross-entropy. Activation buffers come in pools by
+ * lifetime (ir.h), reused every few micro-batches within the bound
+ * `activation_slots`, so a forward waits for the tasks that free its slots. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +48,11 @@ typedef struct builder {
   int nranks, nparams;
   int32_t *param, *grad, *mom, *vel; /* [rank][nparams], -1 where absent */
   int32_t *act;                      /* [rank][slot][L + 1][A_COUNT], created on first use */
+  int max_slots;                     /* the deepest pool */
   int32_t *normsq;                   /* [rank]: (0, s, t) ranks only */
   uint8_t *written;                  /* [tensor]: written earlier in this step */
+  struct task_spec *deferred;        /* W tasks waiting to be appended, oldest first */
+  int n_deferred, cap_deferred, defer_w;
   int oom;
   int bad_order; /* kind + 1 of a task whose accesses do not follow its row: a bug of this file */
 } builder;
@@ -150,32 +154,33 @@ static int LP(int l, int j) { return P_LAYER0 + L_NPARAMS * l + j; }
 
 /* ------------------------------------------------------------ activations */
 
-static int32_t A(builder *b, nd_rank r, int slot, int layer, enum act which) {
-  nd_graph *g = b->g;
-  int at_stage = which >= A_TOKENS;
-  int li = at_stage ? g->L : layer;
-  int64_t idx = (((int64_t)nd_rank_index(g, r) * g->slots + slot) * (g->L + 1) + li) * A_COUNT + which;
-  if (b->act[idx] >= 0) return b->act[idx];
+/* The pool of each activation, by the last phase that needs it (see ir.h). */
+static const enum nd_act_pool act_pool[A_COUNT] = {
+    [A_LN1] = ND_POOL_FWD_W, [A_LN1_MEAN] = ND_POOL_FWD_W, [A_LN1_RSTD] = ND_POOL_FWD_W,
+    [A_QKV] = ND_POOL_FWD_B, [A_ATT] = ND_POOL_FWD_B, [A_ATTY] = ND_POOL_FWD_W,
+    [A_ATTPROJ] = ND_POOL_FWD_SCRATCH, [A_RES2] = ND_POOL_FWD_W, [A_LN2] = ND_POOL_FWD_W,
+    [A_LN2_MEAN] = ND_POOL_FWD_W, [A_LN2_RSTD] = ND_POOL_FWD_W, [A_FCH] = ND_POOL_FWD_B,
+    [A_FCH_ACT] = ND_POOL_FWD_W, [A_FCPROJ] = ND_POOL_FWD_SCRATCH, [A_XOUT] = ND_POOL_FWD_W,
+    [A_D_XOUT] = ND_POOL_GRAD_W, [A_D_RES2] = ND_POOL_GRAD_W, [A_D_FCH_ACT] = ND_POOL_GRAD_B,
+    [A_D_FCH] = ND_POOL_GRAD_W, [A_D_LN2] = ND_POOL_GRAD_W, [A_D_ATTY] = ND_POOL_GRAD_B,
+    [A_D_QKV] = ND_POOL_GRAD_W, [A_D_ATT] = ND_POOL_GRAD_B, [A_D_LN1] = ND_POOL_GRAD_W,
+    [A_TOKENS] = ND_POOL_FWD_W, [A_TARGETS] = ND_POOL_FWD_B, [A_XIN] = ND_POOL_FWD_W,
+    [A_D_XIN] = ND_POOL_GRAD_W, [A_LNF] = ND_POOL_FWD_W, [A_LNF_MEAN] = ND_POOL_FWD_W,
+    [A_LNF_RSTD] = ND_POOL_FWD_W, [A_LOGITS] = ND_POOL_FWD_W, [A_CE_STATS] = ND_POOL_FWD_SCRATCH,
+    [A_LSE] = ND_POOL_FWD_B, [A_D_LNF] = ND_POOL_GRAD_W};
 
+/* Shape of an activation of rank r; returns its bytes. */
+static int64_t act_shape(const nd_graph *g, nd_rank r, enum act which, nd_tensor *t) {
   int64_t B = g->B, T = g->T, C = g->C, Cs = C / g->tp, NHs = g->NH / g->tp;
-  nd_tensor t = {0};
-  t.kind = ND_TENSOR_ACTIVATION;
-  t.dtype = ND_F32;
-  t.home = r;
-  t.layer = at_stage ? -1 : layer;
-  t.slot = slot;
-  t.param = -1;
-  if (at_stage)
-    snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.%s", r.dp, r.pp, r.tp, slot, act_names[which]);
-  else
-    snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.h%d.%s", r.dp, r.pp, r.tp, slot, layer, act_names[which]);
+  t->kind = ND_TENSOR_ACTIVATION;
+  t->dtype = ND_F32;
   int64_t s3[4] = {B, T, C, 0};
   switch (which) {
   case A_LN1_MEAN: case A_LN1_RSTD: case A_LN2_MEAN: case A_LN2_RSTD:
   case A_LNF_MEAN: case A_LNF_RSTD: case A_LSE:
     s3[2] = 0; break;
   case A_TOKENS: case A_TARGETS:
-    s3[2] = 0; t.kind = ND_TENSOR_INPUT; t.dtype = ND_I32; break;
+    s3[2] = 0; t->kind = ND_TENSOR_INPUT; t->dtype = ND_I32; break;
   case A_QKV: case A_D_QKV: s3[2] = 3 * Cs; break;
   case A_ATTY: case A_D_ATTY: s3[2] = Cs; break;
   case A_FCH: case A_FCH_ACT: case A_D_FCH: case A_D_FCH_ACT: s3[2] = 4 * Cs; break;
@@ -184,9 +189,91 @@ static int32_t A(builder *b, nd_rank r, int slot, int layer, enum act which) {
   case A_CE_STATS: s3[0] = B * T; s3[1] = 3; s3[2] = 0; break;
   default: break;
   }
-  t.ndim = 0;
-  while (t.ndim < 4 && s3[t.ndim]) t.shape[t.ndim] = s3[t.ndim], t.ndim++;
+  int64_t bytes = 4;
+  t->ndim = 0;
+  while (t->ndim < 4 && s3[t->ndim]) bytes *= s3[t->ndim], t->shape[t->ndim] = s3[t->ndim], t->ndim++;
+  return bytes;
+}
+
+/* The activation `which` of micro-batch mb: the buffer of its slot in its pool. */
+static int32_t A(builder *b, nd_rank r, int mb, int layer, enum act which) {
+  nd_graph *g = b->g;
+  int at_stage = which >= A_TOKENS;
+  int li = at_stage ? g->L : layer, slot = mb % g->pool_slots[r.pp][act_pool[which]];
+  int64_t idx = (((int64_t)nd_rank_index(g, r) * b->max_slots + slot) * (g->L + 1) + li) * A_COUNT + which;
+  if (b->act[idx] >= 0) return b->act[idx];
+
+  nd_tensor t = {0};
+  act_shape(g, r, which, &t);
+  t.home = r;
+  t.layer = at_stage ? -1 : layer;
+  t.slot = slot;
+  t.param = -1;
+  if (at_stage)
+    snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.%s", r.dp, r.pp, r.tp, slot, act_names[which]);
+  else
+    snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.h%d.%s", r.dp, r.pp, r.tp, slot, layer, act_names[which]);
   return b->act[idx] = add_tensor(b, &t);
+}
+
+/* Does rank r hold activation `which` (per layer: every layer of its stage)? */
+static int act_on_rank(const nd_graph *g, nd_rank r, enum act which) {
+  int first = r.pp == 0, last = r.pp == g->pp - 1;
+  switch (which) {
+  case A_TOKENS: return first;
+  case A_XIN: case A_D_XIN: return 1;
+  case A_TARGETS: case A_LNF: case A_LNF_MEAN: case A_LNF_RSTD: case A_LOGITS: case A_CE_STATS: case A_LSE:
+  case A_D_LNF: return last;
+  default: return which < A_TOKENS;
+  }
+}
+
+/* Do stage st's pools fit within the bound with `fwd` forwards in flight and
+ * W tasks `wgrad - 1` micro-batches behind their B (every tensor-parallel rank)? */
+static int pools_fit(const nd_graph *g, int st, int fwd, int wgrad) {
+  int depth[ND_POOL_COUNT] = {[ND_POOL_FWD_SCRATCH] = 1, [ND_POOL_FWD_B] = fwd, [ND_POOL_FWD_W] = fwd + wgrad - 1,
+                              [ND_POOL_GRAD_B] = 1, [ND_POOL_GRAD_W] = wgrad};
+  if (fwd > g->micro_batches || wgrad > g->micro_batches) return 0;
+  for (int t = 0; t < g->tp; t++) {
+    nd_rank r = {0, st, t};
+    int64_t one = 0, used = 0;
+    for (int a = 0; a < A_COUNT; a++) {
+      if (!act_on_rank(g, r, (enum act)a)) continue;
+      nd_tensor x = {0};
+      int64_t bytes = act_shape(g, r, (enum act)a, &x) * (a < A_TOKENS ? g->stage_layers[st] : 1);
+      one += bytes;
+      used += bytes * depth[act_pool[a]];
+    }
+    if (used > (int64_t)g->slots * one) return 0;
+  }
+  return 1;
+}
+
+/* Pool depths. The bound is `activation_slots` micro-batches of every
+ * activation of a rank. Scratch pools (read within one forward or one input
+ * gradient) need one slot; `fwd` forwards in flight need fwd slots of what B
+ * reads; W may run wgrad - 1 micro-batches after its B, so what W reads needs
+ * wgrad slots of gradients and fwd + wgrad - 1 of forward data. From 1F1B's
+ * (slots, 1), depth is added to fwd (on every stage: the program order of B
+ * needs one fwd) and to each stage's wgrad in turn while they fit: the memory
+ * that the scratch pools save buys forwards in flight and W tasks that wait. */
+static void size_pools(nd_graph *g) {
+  int fwd = g->slots < g->micro_batches ? g->slots : g->micro_batches, wgrad[ND_MAX_STAGES];
+  for (int s = 0; s < g->pp; s++) wgrad[s] = 1;
+  for (int grew = 1; grew;) {
+    grew = 1;
+    for (int s = 0; s < g->pp && grew; s++) grew = pools_fit(g, s, fwd + 1, wgrad[s]);
+    fwd += grew;
+    for (int s = 0; s < g->pp; s++)
+      if (pools_fit(g, s, fwd, wgrad[s] + 1)) wgrad[s]++, grew = 1;
+  }
+  for (int s = 0; s < g->pp; s++) {
+    int *d = g->pool_slots[s];
+    d[ND_POOL_FWD_SCRATCH] = d[ND_POOL_GRAD_B] = 1;
+    d[ND_POOL_FWD_B] = fwd;
+    d[ND_POOL_FWD_W] = fwd + wgrad[s] - 1;
+    d[ND_POOL_GRAD_W] = wgrad[s];
+  }
 }
 
 /* ------------------------------------------------------------ tasks */
@@ -224,7 +311,36 @@ static void emit(builder *b, task_spec *s) {
   s->t.flops = nd__task_flops(&s->t);
   /* the buffers in the order of the kind's row (graph/kinds.c): kernels read them so */
   if (!nd_kind_check_access(&s->t, s->acc, s->n)) b->bad_order = s->t.kind + 1;
+  if (b->defer_w && s->t.phase == ND_PHASE_W) {
+    /* appended later by flush_w, in the same order among W tasks, so every
+     * gradient is accumulated in the same order */
+    if (b->n_deferred == b->cap_deferred) {
+      int cap = b->cap_deferred ? 2 * b->cap_deferred : 64;
+      task_spec *more = realloc(b->deferred, (size_t)cap * sizeof *more);
+      if (!more) {
+        b->oom = 1;
+        return;
+      }
+      b->deferred = more, b->cap_deferred = cap;
+    }
+    b->deferred[b->n_deferred++] = *s;
+    return;
+  }
   if (nd__graph_add_task(b->g, &s->t, s->acc, s->n) < 0) b->oom = 1;
+}
+
+/* Appends stage st's deferred W tasks of micro-batches up to `mb`, in order. */
+static void flush_w(builder *b, int st, int mb) {
+  int kept = 0;
+  for (int k = 0; k < b->n_deferred; k++) {
+    task_spec *s = &b->deferred[k];
+    if (s->t.rank.pp == st && s->t.micro_batch <= mb) {
+      if (nd__graph_add_task(b->g, &s->t, s->acc, s->n) < 0) b->oom = 1;
+    } else if (kept++ != k) {
+      b->deferred[kept - 1] = *s;
+    }
+  }
+  b->n_deferred = kept;
 }
 
 /* The all-reduce of a group's buffers, in place: every part ends as the sum.
@@ -245,9 +361,9 @@ static void allreduce(builder *b, enum nd_group group, const int32_t *parts, int
 }
 
 /* All-reduce of one activation across the tensor-parallel group of (d, s). */
-static void allreduce_tp(builder *b, int d, int st, int slot, int layer, enum act which, int mb) {
+static void allreduce_tp(builder *b, int d, int st, int layer, enum act which, int mb) {
   int32_t parts[ND_MAX_STAGES];
-  for (int t = 0; t < b->g->tp; t++) parts[t] = A(b, R(d, st, t), slot, layer, which);
+  for (int t = 0; t < b->g->tp; t++) parts[t] = A(b, R(d, st, t), mb, layer, which);
   allreduce(b, ND_GROUP_TP, parts, b->g->tp, mb, layer);
 }
 
@@ -352,14 +468,14 @@ static void elementwise(builder *b, enum nd_task_kind kind, enum nd_phase ph, nd
   emit(b, &s);
 }
 
-static void load_batch(builder *b, nd_rank r, int slot, int mb, int tokens, int targets) {
+static void load_batch(builder *b, nd_rank r, int mb, int tokens, int targets) {
   nd_graph *g = b->g;
   task_spec s;
   spec_init(&s, ND_TASK_LOAD_BATCH, ND_PHASE_F, r, mb, -1);
   s.t.replica = r.tp > 0;
   s.t.a.load = (struct nd_load_args){g->B, g->T, (r.dp * g->micro_batches + mb) * g->B, tokens, targets};
-  if (tokens) acc(&s, A(b, r, slot, 0, A_TOKENS), ND_ACCESS_W);
-  if (targets) acc(&s, A(b, r, slot, 0, A_TARGETS), ND_ACCESS_W);
+  if (tokens) acc(&s, A(b, r, mb, 0, A_TOKENS), ND_ACCESS_W);
+  if (targets) acc(&s, A(b, r, mb, 0, A_TARGETS), ND_ACCESS_W);
   emit(b, &s);
 }
 
@@ -367,66 +483,66 @@ static void load_batch(builder *b, nd_rank r, int slot, int mb, int tokens, int 
 
 static void layer_forward(builder *b, int d, int st, int mb, int l) {
   nd_graph *g = b->g;
-  int slot = mb % g->slots, BT = g->B * g->T, C = g->C, Cs = C / g->tp, H4s = 4 * Cs;
+  int BT = g->B * g->T, C = g->C, Cs = C / g->tp, H4s = 4 * Cs;
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    int32_t x = l == g->stage_first[st] ? A(b, r, slot, l, A_XIN) : A(b, r, slot, l - 1, A_XOUT);
-    ln_fwd(b, r, mb, l, A(b, r, slot, l, A_LN1), A(b, r, slot, l, A_LN1_MEAN), A(b, r, slot, l, A_LN1_RSTD),
+    int32_t x = l == g->stage_first[st] ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
+    ln_fwd(b, r, mb, l, A(b, r, mb, l, A_LN1), A(b, r, mb, l, A_LN1_MEAN), A(b, r, mb, l, A_LN1_RSTD),
            x, P(b, r, LP(l, L_LN1_W)), P(b, r, LP(l, L_LN1_B)));
-    matmul_fwd(b, r, mb, l, A(b, r, slot, l, A_QKV), A(b, r, slot, l, A_LN1), P(b, r, LP(l, L_QKV_W)),
+    matmul_fwd(b, r, mb, l, A(b, r, mb, l, A_QKV), A(b, r, mb, l, A_LN1), P(b, r, LP(l, L_QKV_W)),
                P(b, r, LP(l, L_QKV_B)), BT, C, 3 * Cs, 0);
     task_spec s;
     spec_init(&s, ND_TASK_ATTN_FWD, ND_PHASE_F, r, mb, l);
     s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};
-    acc(&s, A(b, r, slot, l, A_ATTY), ND_ACCESS_W);
-    acc(&s, A(b, r, slot, l, A_ATT), ND_ACCESS_W);
-    acc(&s, A(b, r, slot, l, A_QKV), ND_ACCESS_R);
+    acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
+    acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
+    acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
     emit(b, &s);
-    matmul_fwd(b, r, mb, l, A(b, r, slot, l, A_ATTPROJ), A(b, r, slot, l, A_ATTY), P(b, r, LP(l, L_ATTPROJ_W)),
+    matmul_fwd(b, r, mb, l, A(b, r, mb, l, A_ATTPROJ), A(b, r, mb, l, A_ATTY), P(b, r, LP(l, L_ATTPROJ_W)),
                t == 0 ? P(b, r, LP(l, L_ATTPROJ_B)) : -1, BT, Cs, C, 0);
   }
-  allreduce_tp(b, d, st, slot, l, A_ATTPROJ, mb);
+  allreduce_tp(b, d, st, l, A_ATTPROJ, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    int32_t x = l == g->stage_first[st] ? A(b, r, slot, l, A_XIN) : A(b, r, slot, l - 1, A_XOUT);
-    elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, A(b, r, slot, l, A_RES2), x,
-                A(b, r, slot, l, A_ATTPROJ), t > 0);
-    ln_fwd(b, r, mb, l, A(b, r, slot, l, A_LN2), A(b, r, slot, l, A_LN2_MEAN), A(b, r, slot, l, A_LN2_RSTD),
-           A(b, r, slot, l, A_RES2), P(b, r, LP(l, L_LN2_W)), P(b, r, LP(l, L_LN2_B)));
-    matmul_fwd(b, r, mb, l, A(b, r, slot, l, A_FCH), A(b, r, slot, l, A_LN2), P(b, r, LP(l, L_FC_W)),
+    int32_t x = l == g->stage_first[st] ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
+    elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, A(b, r, mb, l, A_RES2), x,
+                A(b, r, mb, l, A_ATTPROJ), t > 0);
+    ln_fwd(b, r, mb, l, A(b, r, mb, l, A_LN2), A(b, r, mb, l, A_LN2_MEAN), A(b, r, mb, l, A_LN2_RSTD),
+           A(b, r, mb, l, A_RES2), P(b, r, LP(l, L_LN2_W)), P(b, r, LP(l, L_LN2_B)));
+    matmul_fwd(b, r, mb, l, A(b, r, mb, l, A_FCH), A(b, r, mb, l, A_LN2), P(b, r, LP(l, L_FC_W)),
                P(b, r, LP(l, L_FC_B)), BT, C, H4s, 0);
     task_spec s;
     spec_init(&s, ND_TASK_ACT_FWD, ND_PHASE_F, r, mb, l);
     s.t.a.ew.n = (int64_t)BT * H4s;
-    acc(&s, A(b, r, slot, l, A_FCH_ACT), ND_ACCESS_W);
-    acc(&s, A(b, r, slot, l, A_FCH), ND_ACCESS_R);
+    acc(&s, A(b, r, mb, l, A_FCH_ACT), ND_ACCESS_W);
+    acc(&s, A(b, r, mb, l, A_FCH), ND_ACCESS_R);
     emit(b, &s);
-    matmul_fwd(b, r, mb, l, A(b, r, slot, l, A_FCPROJ), A(b, r, slot, l, A_FCH_ACT),
+    matmul_fwd(b, r, mb, l, A(b, r, mb, l, A_FCPROJ), A(b, r, mb, l, A_FCH_ACT),
                P(b, r, LP(l, L_MLPPROJ_W)), t == 0 ? P(b, r, LP(l, L_MLPPROJ_B)) : -1, BT, H4s, C, 0);
   }
-  allreduce_tp(b, d, st, slot, l, A_FCPROJ, mb);
+  allreduce_tp(b, d, st, l, A_FCPROJ, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, A(b, r, slot, l, A_XOUT),
-                A(b, r, slot, l, A_RES2), A(b, r, slot, l, A_FCPROJ), t > 0);
+    elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, A(b, r, mb, l, A_XOUT),
+                A(b, r, mb, l, A_RES2), A(b, r, mb, l, A_FCPROJ), t > 0);
   }
 }
 
 static void head_forward(builder *b, int d, int mb) {
   nd_graph *g = b->g;
-  int st = g->pp - 1, slot = mb % g->slots, BT = g->B * g->T, L = g->L;
+  int st = g->pp - 1, BT = g->B * g->T, L = g->L;
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    ln_fwd(b, r, mb, L, A(b, r, slot, L, A_LNF), A(b, r, slot, L, A_LNF_MEAN), A(b, r, slot, L, A_LNF_RSTD),
-           A(b, r, slot, L - 1, A_XOUT), P(b, r, P_LNF_W), P(b, r, P_LNF_B));
-    matmul_fwd(b, r, mb, L, A(b, r, slot, L, A_LOGITS), A(b, r, slot, L, A_LNF), P(b, r, P_WTE), -1, BT,
+    ln_fwd(b, r, mb, L, A(b, r, mb, L, A_LNF), A(b, r, mb, L, A_LNF_MEAN), A(b, r, mb, L, A_LNF_RSTD),
+           A(b, r, mb, L - 1, A_XOUT), P(b, r, P_LNF_W), P(b, r, P_LNF_B));
+    matmul_fwd(b, r, mb, L, A(b, r, mb, L, A_LOGITS), A(b, r, mb, L, A_LNF), P(b, r, P_WTE), -1, BT,
                g->C, vocab_size(g, t), 1);
     task_spec s;
     spec_init(&s, ND_TASK_CE_STATS, ND_PHASE_F, r, mb, L);
     s.t.a.ce = (struct nd_ce_args){BT, vocab_size(g, t), vocab_begin(g, t), g->tp};
-    acc(&s, A(b, r, slot, L, A_CE_STATS), ND_ACCESS_W);
-    acc(&s, A(b, r, slot, L, A_LOGITS), ND_ACCESS_R);
-    acc(&s, A(b, r, slot, L, A_TARGETS), ND_ACCESS_R);
+    acc(&s, A(b, r, mb, L, A_CE_STATS), ND_ACCESS_W);
+    acc(&s, A(b, r, mb, L, A_LOGITS), ND_ACCESS_R);
+    acc(&s, A(b, r, mb, L, A_TARGETS), ND_ACCESS_R);
     emit(b, &s);
   }
   /* log-sum-exp over the whole vocabulary: a collective when the vocabulary is split */
@@ -434,8 +550,8 @@ static void head_forward(builder *b, int d, int mb) {
   spec_init(&s, ND_TASK_CE_COMBINE, g->tp > 1 ? ND_PHASE_COLLECTIVE : ND_PHASE_F, R(d, st, 0), mb, L);
   s.t.group = g->tp > 1 ? ND_GROUP_TP : ND_GROUP_NONE;
   s.t.a.ce = (struct nd_ce_args){BT, 0, 0, g->tp};
-  for (int t = 0; t < g->tp; t++) acc(&s, A(b, R(d, st, t), slot, L, A_LSE), ND_ACCESS_W);
-  for (int t = 0; t < g->tp; t++) acc(&s, A(b, R(d, st, t), slot, L, A_CE_STATS), ND_ACCESS_R);
+  for (int t = 0; t < g->tp; t++) acc(&s, A(b, R(d, st, t), mb, L, A_LSE), ND_ACCESS_W);
+  for (int t = 0; t < g->tp; t++) acc(&s, A(b, R(d, st, t), mb, L, A_CE_STATS), ND_ACCESS_R);
   gacc(b, &s, g->loss[d]); /* the first micro-batch overwrites the last step's loss */
   s.t.comm_bytes = g->tp > 1 ? 2LL * (g->tp - 1) * BT * 3 * 4 : 0;
   emit(b, &s);
@@ -443,29 +559,29 @@ static void head_forward(builder *b, int d, int mb) {
 
 static void forward(builder *b, int d, int st, int mb) {
   nd_graph *g = b->g;
-  int slot = mb % g->slots, first = g->stage_first[st];
+  int first = g->stage_first[st];
   if (st == 0) {
-    for (int t = 0; t < g->tp; t++) load_batch(b, R(d, 0, t), slot, mb, 1, g->pp == 1);
+    for (int t = 0; t < g->tp; t++) load_batch(b, R(d, 0, t), mb, 1, g->pp == 1);
     for (int t = 0; t < g->tp; t++) {
       nd_rank r = R(d, 0, t);
       task_spec s;
       spec_init(&s, ND_TASK_EMBED_FWD, ND_PHASE_F, r, mb, -1);
       s.t.a.emb = (struct nd_emb_args){g->B, g->T, g->C, vocab_begin(g, t), vocab_size(g, t), t == 0, 0.0f};
-      acc(&s, A(b, r, slot, first, A_XIN), ND_ACCESS_W);
-      acc(&s, A(b, r, slot, 0, A_TOKENS), ND_ACCESS_R);
+      acc(&s, A(b, r, mb, first, A_XIN), ND_ACCESS_W);
+      acc(&s, A(b, r, mb, 0, A_TOKENS), ND_ACCESS_R);
       acc(&s, P(b, r, P_WTE), ND_ACCESS_R);
       if (t == 0) acc(&s, P(b, r, P_WPE), ND_ACCESS_R);
       emit(b, &s);
     }
-    allreduce_tp(b, d, 0, slot, first, A_XIN, mb);
+    allreduce_tp(b, d, 0, first, A_XIN, mb);
   } else {
     int prev_last = first - 1;
     for (int t = 0; t < g->tp; t++)
-      sendrecv(b, ND_GROUP_PP_NEXT, A(b, R(d, st - 1, t), slot, prev_last, A_XOUT),
-               A(b, R(d, st, t), slot, first, A_XIN), mb, first);
+      sendrecv(b, ND_GROUP_PP_NEXT, A(b, R(d, st - 1, t), mb, prev_last, A_XOUT),
+               A(b, R(d, st, t), mb, first, A_XIN), mb, first);
   }
   if (st == g->pp - 1 && g->pp > 1)
-    for (int t = 0; t < g->tp; t++) load_batch(b, R(d, st, t), slot, mb, 0, 1);
+    for (int t = 0; t < g->tp; t++) load_batch(b, R(d, st, t), mb, 0, 1);
   for (int l = first; l < first + g->stage_layers[st]; l++) layer_forward(b, d, st, mb, l);
   if (st == g->pp - 1) head_forward(b, d, mb);
 }
@@ -474,89 +590,89 @@ static void forward(builder *b, int d, int st, int mb) {
 
 static void head_backward(builder *b, int d, int mb) {
   nd_graph *g = b->g;
-  int st = g->pp - 1, slot = mb % g->slots, BT = g->B * g->T, L = g->L;
+  int st = g->pp - 1, BT = g->B * g->T, L = g->L;
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
     task_spec s;
     spec_init(&s, ND_TASK_CE_BWD, ND_PHASE_B, r, mb, L);
     s.t.a.ce = (struct nd_ce_args){BT, vocab_size(g, t), vocab_begin(g, t), g->tp};
-    acc(&s, A(b, r, slot, L, A_LOGITS), ND_ACCESS_RW); /* becomes dlogits, in place */
-    acc(&s, A(b, r, slot, L, A_LSE), ND_ACCESS_R);
-    acc(&s, A(b, r, slot, L, A_TARGETS), ND_ACCESS_R);
+    acc(&s, A(b, r, mb, L, A_LOGITS), ND_ACCESS_RW); /* becomes dlogits, in place */
+    acc(&s, A(b, r, mb, L, A_LSE), ND_ACCESS_R);
+    acc(&s, A(b, r, mb, L, A_TARGETS), ND_ACCESS_R);
     emit(b, &s);
-    matmul_bwd(b, r, mb, L, A(b, r, slot, L, A_D_LNF), A(b, r, slot, L, A_LOGITS), A(b, r, slot, L, A_LNF),
+    matmul_bwd(b, r, mb, L, A(b, r, mb, L, A_D_LNF), A(b, r, mb, L, A_LOGITS), A(b, r, mb, L, A_LNF),
                P(b, r, P_WTE), G(b, r, P_WTE), -1, BT, g->C, vocab_size(g, t), 1);
   }
-  allreduce_tp(b, d, st, slot, L, A_D_LNF, mb);
+  allreduce_tp(b, d, st, L, A_D_LNF, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    ln_bwd(b, r, mb, L, A(b, r, slot, L - 1, A_D_XOUT), -1, A(b, r, slot, L, A_D_LNF),
-           A(b, r, slot, L - 1, A_XOUT), P(b, r, P_LNF_W), A(b, r, slot, L, A_LNF_MEAN),
-           A(b, r, slot, L, A_LNF_RSTD), G(b, r, P_LNF_W), G(b, r, P_LNF_B));
+    ln_bwd(b, r, mb, L, A(b, r, mb, L - 1, A_D_XOUT), -1, A(b, r, mb, L, A_D_LNF),
+           A(b, r, mb, L - 1, A_XOUT), P(b, r, P_LNF_W), A(b, r, mb, L, A_LNF_MEAN),
+           A(b, r, mb, L, A_LNF_RSTD), G(b, r, P_LNF_W), G(b, r, P_LNF_B));
   }
 }
 
 static void layer_backward(builder *b, int d, int st, int mb, int l) {
   nd_graph *g = b->g;
-  int slot = mb % g->slots, BT = g->B * g->T, C = g->C, Cs = C / g->tp, H4s = 4 * Cs;
+  int BT = g->B * g->T, C = g->C, Cs = C / g->tp, H4s = 4 * Cs;
   int first = l == g->stage_first[st];
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    int32_t dxo = A(b, r, slot, l, A_D_XOUT);
-    matmul_bwd(b, r, mb, l, A(b, r, slot, l, A_D_FCH_ACT), dxo, A(b, r, slot, l, A_FCH_ACT),
+    int32_t dxo = A(b, r, mb, l, A_D_XOUT);
+    matmul_bwd(b, r, mb, l, A(b, r, mb, l, A_D_FCH_ACT), dxo, A(b, r, mb, l, A_FCH_ACT),
                P(b, r, LP(l, L_MLPPROJ_W)), G(b, r, LP(l, L_MLPPROJ_W)),
                t == 0 ? G(b, r, LP(l, L_MLPPROJ_B)) : -1, BT, H4s, C, 0);
     task_spec s;
     spec_init(&s, ND_TASK_ACT_BWD, ND_PHASE_B, r, mb, l);
     s.t.a.ew.n = (int64_t)BT * H4s;
-    acc(&s, A(b, r, slot, l, A_D_FCH), ND_ACCESS_W);
-    acc(&s, A(b, r, slot, l, A_FCH), ND_ACCESS_R);
-    acc(&s, A(b, r, slot, l, A_D_FCH_ACT), ND_ACCESS_R);
+    acc(&s, A(b, r, mb, l, A_D_FCH), ND_ACCESS_W);
+    acc(&s, A(b, r, mb, l, A_FCH), ND_ACCESS_R);
+    acc(&s, A(b, r, mb, l, A_D_FCH_ACT), ND_ACCESS_R);
     emit(b, &s);
-    matmul_bwd(b, r, mb, l, A(b, r, slot, l, A_D_LN2), A(b, r, slot, l, A_D_FCH), A(b, r, slot, l, A_LN2),
+    matmul_bwd(b, r, mb, l, A(b, r, mb, l, A_D_LN2), A(b, r, mb, l, A_D_FCH), A(b, r, mb, l, A_LN2),
                P(b, r, LP(l, L_FC_W)), G(b, r, LP(l, L_FC_W)), G(b, r, LP(l, L_FC_B)), BT, C, H4s, 0);
   }
-  allreduce_tp(b, d, st, slot, l, A_D_LN2, mb);
+  allreduce_tp(b, d, st, l, A_D_LN2, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    ln_bwd(b, r, mb, l, A(b, r, slot, l, A_D_RES2), A(b, r, slot, l, A_D_XOUT), A(b, r, slot, l, A_D_LN2),
-           A(b, r, slot, l, A_RES2), P(b, r, LP(l, L_LN2_W)), A(b, r, slot, l, A_LN2_MEAN),
-           A(b, r, slot, l, A_LN2_RSTD), G(b, r, LP(l, L_LN2_W)), G(b, r, LP(l, L_LN2_B)));
-    matmul_bwd(b, r, mb, l, A(b, r, slot, l, A_D_ATTY), A(b, r, slot, l, A_D_RES2), A(b, r, slot, l, A_ATTY),
+    ln_bwd(b, r, mb, l, A(b, r, mb, l, A_D_RES2), A(b, r, mb, l, A_D_XOUT), A(b, r, mb, l, A_D_LN2),
+           A(b, r, mb, l, A_RES2), P(b, r, LP(l, L_LN2_W)), A(b, r, mb, l, A_LN2_MEAN),
+           A(b, r, mb, l, A_LN2_RSTD), G(b, r, LP(l, L_LN2_W)), G(b, r, LP(l, L_LN2_B)));
+    matmul_bwd(b, r, mb, l, A(b, r, mb, l, A_D_ATTY), A(b, r, mb, l, A_D_RES2), A(b, r, mb, l, A_ATTY),
                P(b, r, LP(l, L_ATTPROJ_W)), G(b, r, LP(l, L_ATTPROJ_W)),
                t == 0 ? G(b, r, LP(l, L_ATTPROJ_B)) : -1, BT, Cs, C, 0);
     task_spec s;
     spec_init(&s, ND_TASK_ATTN_BWD, ND_PHASE_B, r, mb, l);
     s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};
-    acc(&s, A(b, r, slot, l, A_D_QKV), ND_ACCESS_W);
-    acc(&s, A(b, r, slot, l, A_D_ATT), ND_ACCESS_W);
-    acc(&s, A(b, r, slot, l, A_D_ATTY), ND_ACCESS_R);
-    acc(&s, A(b, r, slot, l, A_QKV), ND_ACCESS_R);
-    acc(&s, A(b, r, slot, l, A_ATT), ND_ACCESS_R);
+    acc(&s, A(b, r, mb, l, A_D_QKV), ND_ACCESS_W);
+    acc(&s, A(b, r, mb, l, A_D_ATT), ND_ACCESS_W);
+    acc(&s, A(b, r, mb, l, A_D_ATTY), ND_ACCESS_R);
+    acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
+    acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_R);
     emit(b, &s);
-    matmul_bwd(b, r, mb, l, A(b, r, slot, l, A_D_LN1), A(b, r, slot, l, A_D_QKV), A(b, r, slot, l, A_LN1),
+    matmul_bwd(b, r, mb, l, A(b, r, mb, l, A_D_LN1), A(b, r, mb, l, A_D_QKV), A(b, r, mb, l, A_LN1),
                P(b, r, LP(l, L_QKV_W)), G(b, r, LP(l, L_QKV_W)), G(b, r, LP(l, L_QKV_B)), BT, C, 3 * Cs, 0);
   }
-  allreduce_tp(b, d, st, slot, l, A_D_LN1, mb);
+  allreduce_tp(b, d, st, l, A_D_LN1, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    int32_t x = first ? A(b, r, slot, l, A_XIN) : A(b, r, slot, l - 1, A_XOUT);
-    int32_t dx = first ? A(b, r, slot, l, A_D_XIN) : A(b, r, slot, l - 1, A_D_XOUT);
-    ln_bwd(b, r, mb, l, dx, A(b, r, slot, l, A_D_RES2), A(b, r, slot, l, A_D_LN1), x,
-           P(b, r, LP(l, L_LN1_W)), A(b, r, slot, l, A_LN1_MEAN), A(b, r, slot, l, A_LN1_RSTD),
+    int32_t x = first ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
+    int32_t dx = first ? A(b, r, mb, l, A_D_XIN) : A(b, r, mb, l - 1, A_D_XOUT);
+    ln_bwd(b, r, mb, l, dx, A(b, r, mb, l, A_D_RES2), A(b, r, mb, l, A_D_LN1), x,
+           P(b, r, LP(l, L_LN1_W)), A(b, r, mb, l, A_LN1_MEAN), A(b, r, mb, l, A_LN1_RSTD),
            G(b, r, LP(l, L_LN1_W)), G(b, r, LP(l, L_LN1_B)));
   }
 }
 
 static void backward(builder *b, int d, int st, int mb) {
   nd_graph *g = b->g;
-  int slot = mb % g->slots, first = g->stage_first[st];
+  int first = g->stage_first[st];
   if (st == g->pp - 1) head_backward(b, d, mb);
   for (int l = first + g->stage_layers[st] - 1; l >= first; l--) layer_backward(b, d, st, mb, l);
   if (st > 0) {
     for (int t = 0; t < g->tp; t++)
-      sendrecv(b, ND_GROUP_PP_PREV, A(b, R(d, st, t), slot, first, A_D_XIN),
-               A(b, R(d, st - 1, t), slot, first - 1, A_D_XOUT), mb, first);
+      sendrecv(b, ND_GROUP_PP_PREV, A(b, R(d, st, t), mb, first, A_D_XIN),
+               A(b, R(d, st - 1, t), mb, first - 1, A_D_XOUT), mb, first);
     return;
   }
   for (int t = 0; t < g->tp; t++) {
@@ -567,8 +683,8 @@ static void backward(builder *b, int d, int st, int mb) {
       task_spec s;
       spec_init(&s, ND_TASK_EMBED_BWD, ND_PHASE_W, r, mb, -1);
       float beta = gacc(b, &s, G(b, r, which ? P_WPE : P_WTE));
-      acc(&s, A(b, r, slot, first, A_D_XIN), ND_ACCESS_R);
-      acc(&s, A(b, r, slot, 0, A_TOKENS), ND_ACCESS_R);
+      acc(&s, A(b, r, mb, first, A_D_XIN), ND_ACCESS_R);
+      acc(&s, A(b, r, mb, 0, A_TOKENS), ND_ACCESS_R);
       s.t.a.emb = (struct nd_emb_args){g->B, g->T, g->C, vocab_begin(g, t), which ? 0 : vocab_size(g, t),
                                        which, beta};
       emit(b, &s);
@@ -683,7 +799,10 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
   b.nranks = g->dp * g->pp * g->tp;
   b.nparams = P_LAYER0 + L_NPARAMS * g->L;
   size_t ptab = (size_t)b.nranks * b.nparams;
-  size_t atab = (size_t)b.nranks * g->slots * (g->L + 1) * A_COUNT;
+  size_pools(g);
+  for (int s = 0; s < g->pp; s++)
+    for (int p = 0; p < ND_POOL_COUNT; p++) b.max_slots = g->pool_slots[s][p] > b.max_slots ? g->pool_slots[s][p] : b.max_slots;
+  size_t atab = (size_t)b.nranks * b.max_slots * (g->L + 1) * A_COUNT;
   b.param = malloc(ptab * sizeof *b.param);
   b.grad = malloc(ptab * sizeof *b.grad);
   b.mom = malloc(ptab * sizeof *b.mom);
@@ -727,18 +846,24 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
       for (int d = 0; d < g->dp; d++)
         for (int s = 0; s < g->pp; s++) forward(&b, d, s, m);
   } else {
-    /* A sequential program in which the backward that frees a slot comes before
-     * the forward that reuses it: micro-batch m's backward follows the forward
-     * of m + slots - 1. Any such order yields the same dependencies. */
-    for (int m = 0; m < g->micro_batches + g->slots - 1; m++) {
+    /* A sequential program in which the last use of a buffer comes before
+     * the next write of its slot: micro-batch k's B follows the forward of
+     * k + fwd - 1 (FWD_B), its W follows the B of k + wgrad - 1 (GRAD_W) and
+     * so the forward of k + fwd + wgrad - 2 (FWD_W). Any such order yields
+     * the same dependencies; the scheduler decides what runs when. */
+    int fwd = g->pool_slots[0][ND_POOL_FWD_B];
+    b.defer_w = 1;
+    for (int m = 0; m < g->micro_batches + fwd - 1; m++) {
       if (m < g->micro_batches)
         for (int d = 0; d < g->dp; d++)
           for (int s = 0; s < g->pp; s++) forward(&b, d, s, m);
-      int k = m - g->slots + 1;
+      int k = m - fwd + 1;
       if (k >= 0 && k < g->micro_batches)
         for (int d = 0; d < g->dp; d++)
           for (int s = g->pp - 1; s >= 0; s--) backward(&b, d, s, k);
+      for (int s = 0; s < g->pp; s++) flush_w(&b, s, k - (g->pool_slots[s][ND_POOL_GRAD_W] - 1));
     }
+    for (int s = 0; s < g->pp; s++) flush_w(&b, s, g->micro_batches);
     step_end(&b);
   }
   if (b.oom) goto cleanup;
@@ -761,6 +886,7 @@ cleanup:
   free(b.act);
   free(b.normsq);
   free(b.written);
+  free(b.deferred);
   return rc;
 }
 

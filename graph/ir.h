@@ -157,9 +157,18 @@ typedef struct nd_task {
   nd_task_args a;
 } nd_task;
 
+/* Activation buffers come in pools by lifetime; a micro-batch uses slot
+ * mb % pool_slots[pool] of each. FWD_SCRATCH: read only within its forward;
+ * FWD_B: read by the input gradient (B); FWD_W: read by the weight gradient
+ * (W: a layer's input); GRAD_B: gradients read only within one B; GRAD_W:
+ * gradients that W reads (a layer's output gradient). Separate pools let W
+ * wait behind later forwards and input gradients (graph/gpt.c sizes them). */
+enum nd_act_pool { ND_POOL_FWD_SCRATCH, ND_POOL_FWD_B, ND_POOL_FWD_W, ND_POOL_GRAD_B, ND_POOL_GRAD_W, ND_POOL_COUNT };
+
 typedef struct nd_graph {
-  /* the layout */
+  /* the layout; slots bounds activation memory to that many micro-batches' worth */
   int dp, tp, pp, micro_batches, slots;
+  int pool_slots[ND_MAX_STAGES][ND_POOL_COUNT]; /* per stage */
   int B, T, C, NH, L, V;
   int stage_first[ND_MAX_STAGES], stage_layers[ND_MAX_STAGES];
   int forward_only;

@@ -3,8 +3,16 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/error.h"
+
+int nd_fixed_schedule_of(const char *policy) {
+  static const char *const names[] = {"gpipe", "1f1b", "zbh1", "zbh2"};
+  for (int i = 0; i < 4; i++)
+    if (strcmp(policy, names[i]) == 0) return i;
+  return -1;
+}
 
 const nd_cost_model nd_cost_cpu = {60e9, 10e9, 10e9, 5e-6};
 const nd_cost_model nd_cost_opencl = {15e9, 5e9, 10e9, 30e-6};
@@ -76,9 +84,11 @@ int nd_priorities_from_rank(const nd_graph *g, const double *rank, enum nd_prior
   return 0;
 }
 
-/* Ideal start times of the units (stage, F or B, micro-batch) of the
- * textbook schedule, with F = 1 and B = 2 time units, in t[s][0|1][j]. */
-static int unit_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
+/* Ideal start times of the units (stage, micro-batch, F, B or W) of the
+ * textbook schedule, in t[(s * m + j) * 3 + unit], unit 0 F, 1 B, 2 W.
+ * GPipe and 1F1B: per-stage lists of F and backward (B and W together, W at
+ * B's time), F = 1 and backward = 2 time units. */
+static int list_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
   int p = g->pp, m = g->micro_batches, n_units = 2 * m;
   int *list = malloc((size_t)(p * n_units) * sizeof *list); /* unit = 2 * j + (B ? 1 : 0) */
   double *end = malloc((size_t)(p * n_units) * sizeof *end);
@@ -109,7 +119,8 @@ static int unit_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t)
         }
         if (ready < 0) break;
         double start = fmax(ready, free_at[s]);
-        t[s * n_units + u] = start;
+        t[(s * m + j) * 3 + back] = start;
+        if (back) t[(s * m + j) * 3 + 2] = start;
         end[s * n_units + u] = free_at[s] = start + (back ? 2 : 1);
         at[s]++;
         progress = 1;
@@ -118,6 +129,58 @@ static int unit_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t)
   }
   free(list), free(end), free(at), free(free_at);
   return 0;
+}
+
+/* Zero-bubble schedules (Qi et al., ICLR 2024), F = B = W = 1 time unit, as
+ * the paper's greedy construction: a free stage runs a ready B, else a ready
+ * F if fewer than `limit` micro-batches are in flight on it (forward done, W
+ * not), else its oldest pending W. ZB-H1 keeps 1F1B's peak (p micro-batches
+ * in flight, on every stage), so later stages postpone W into the bubbles at
+ * the same peak activation memory; ZB-H2 allows 2p - 1, which also fills the
+ * warm-up bubble. With F = B = W this gives the paper's ZB-H1 bubble
+ * (p - 1)(F + B - W) at p = 2. */
+static int zb_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
+  int p = g->pp, m = g->micro_batches;
+  double *end = malloc((size_t)(p * m * 3) * sizeof *end), *free_at = calloc((size_t)p, sizeof *free_at);
+  int *next = calloc((size_t)(p * 3), sizeof *next); /* per stage: next F, next B, next W micro-batch */
+  if (!end || !free_at || !next) {
+    free(end), free(free_at), free(next);
+    return ND_ENOMEM;
+  }
+  for (int i = 0; i < p * m * 3; i++) end[i] = -1;
+  for (int left = p * m * 3; left > 0;) {
+    /* the stage that is free first and the unit it starts, at the earliest time it can */
+    int best_s = -1, best_u = -1;
+    double best_at = 1e300;
+    for (int s = 0; s < p; s++) {
+      int *n = next + 3 * s, limit = kind == ND_FIXED_ZBH1 ? p : 2 * p - 1;
+      double ready[3] = {1e300, 1e300, 1e300};
+      if (n[0] < m && n[0] - n[2] < limit)
+        ready[0] = s == 0 ? 0 : end[((s - 1) * m + n[0]) * 3] < 0 ? 1e300 : end[((s - 1) * m + n[0]) * 3];
+      if (n[1] < n[0]) {
+        double own = end[(s * m + n[1]) * 3], after = s + 1 < p ? end[((s + 1) * m + n[1]) * 3 + 1] : 0;
+        ready[1] = own < 0 || after < 0 ? 1e300 : fmax(own, after);
+      }
+      if (n[2] < n[1]) ready[2] = end[(s * m + n[2]) * 3 + 1];
+      /* among the units startable at the stage's earliest start, B before F before W */
+      double at = fmin(ready[0], fmin(ready[1], ready[2]));
+      if (at >= 1e300) continue;
+      at = fmax(at, free_at[s]);
+      int u = ready[1] <= at ? 1 : ready[0] <= at ? 0 : 2;
+      if (at < best_at) best_at = at, best_s = s, best_u = u;
+    }
+    if (best_s < 0) break; /* cannot happen: some stage always has a unit to run */
+    int s = best_s, j = next[3 * s + best_u]++;
+    t[(s * m + j) * 3 + best_u] = best_at;
+    end[(s * m + j) * 3 + best_u] = free_at[s] = best_at + 1;
+    left--;
+  }
+  free(end), free(free_at), free(next);
+  return 0;
+}
+
+static int unit_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
+  return kind == ND_FIXED_ZBH1 || kind == ND_FIXED_ZBH2 ? zb_times(g, kind, t) : list_times(g, kind, t);
 }
 
 /* A binary min-heap of (key, task) for Kahn's algorithm. */
@@ -155,7 +218,7 @@ static int32_t heap_pop(ready_heap *h) {
 }
 
 int nd_fixed_order(const nd_graph *g, const nd_edges *e, enum nd_fixed_schedule kind, int32_t *order) {
-  int n_units = 2 * g->micro_batches;
+  int n_units = 3 * g->micro_batches;
   size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
   double *t = malloc((size_t)(g->pp * n_units) * sizeof *t), *key = malloc(n * sizeof *key);
   int32_t *waiting = malloc(n * sizeof *waiting);
@@ -170,7 +233,7 @@ int nd_fixed_order(const nd_graph *g, const nd_edges *e, enum nd_fixed_schedule 
     for (int32_t k = e->pred_off[i]; k < e->pred_off[i + 1]; k++) after = fmax(after, key[e->pred[k]]);
     int computes = task->phase == ND_PHASE_F || task->phase == ND_PHASE_B || task->phase == ND_PHASE_W;
     if (computes && task->micro_batch >= 0)
-      key[i] = t[task->rank.pp * n_units + 2 * task->micro_batch + (task->phase != ND_PHASE_F)];
+      key[i] = t[task->rank.pp * n_units + 3 * task->micro_batch + (task->phase == ND_PHASE_B ? 1 : task->phase == ND_PHASE_W ? 2 : 0)];
     else if (task->micro_batch >= 0 || task->phase == ND_PHASE_COLLECTIVE)
       key[i] = after;
     else

@@ -37,13 +37,16 @@ int nd_priorities_from_rank(const nd_graph *g, const double *rank, enum nd_prior
                             int *prio);
 
 /* The textbook pipeline schedules. */
-enum nd_fixed_schedule { ND_FIXED_GPIPE, ND_FIXED_1F1B };
+enum nd_fixed_schedule { ND_FIXED_GPIPE, ND_FIXED_1F1B, ND_FIXED_ZBH1, ND_FIXED_ZBH2 };
+/* The schedule a fixed policy name runs (gpipe, 1f1b, zbh1, zbh2), or -1. */
+int nd_fixed_schedule_of(const char *policy);
 
 /* A topological order of every task of g that follows, on each stage, the
  * schedule's order of micro-batch forwards (F) and backwards (B and W
  * together): GPipe runs all forwards then all backwards; 1F1B runs
  * pp - 1 - stage warm-up forwards, then one forward, one backward, then the
- * remaining backwards. Collectives follow what they wait for; per-step tasks
+ * remaining backwards; ZB-H1 and ZB-H2 run B and W apart (zb_times in
+ * priority.c). Collectives follow what they wait for; per-step tasks
  * (optimizer) come last. Where the graph forbids the textbook order (too few
  * activation slots), the order waits as the graph requires. */
 int nd_fixed_order(const nd_graph *g, const nd_edges *e, enum nd_fixed_schedule kind, int32_t *order);

@@ -71,7 +71,7 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
   /* the position of each task in its home worker's sequence */
   int32_t *order = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *order);
   if (!order) return ND_ENOMEM;
-  int rc = nd_fixed_order(g, e, strcmp(policy, "gpipe") == 0 ? ND_FIXED_GPIPE : ND_FIXED_1F1B, order);
+  int rc = nd_fixed_order(g, e, (enum nd_fixed_schedule)nd_fixed_schedule_of(policy), order);
   int next[32] = {0};
   for (int32_t k = 0; k < g->n_tasks && !rc; k++) {
     int w = home[order[k]];

@@ -1,5 +1,5 @@
 /* ndseq: fixed per-worker orders, for the textbook pipeline schedules
- * (gpipe, 1f1b) measured against ndws on the same graph and kernels.
+ * (gpipe, 1f1b, zbh1, zbh2) measured against ndws on the same graph and kernels.
  *
  * The hints give each task a home worker and, as its priority, minus its
  * position in that worker's sequence (0, 1, 2, ... for each run of the
@@ -38,7 +38,7 @@ static int seq_push(struct starpu_task *task) {
   STARPU_ASSERT_MSG(home >= 0, "ndseq: no worker of the context can run task %s", task->name ? task->name : "?");
   seq_worker *w = &st->w[home];
   starpu_worker_lock(home);
-  int rc = nd_queue_push(&w->q, task, task->priority);
+  int rc = nd_queue_push(&w->q, task, task->priority, 0, NULL);
   STARPU_ASSERT_MSG(rc == 0, "ndseq: out of memory for the ready queue");
   atomic_fetch_add(&w->n, 1);
   starpu_push_task_end(task);
@@ -105,6 +105,6 @@ struct starpu_sched_policy nd_ndseq_policy = {
     .push_task = seq_push,
     .pop_task = seq_pop,
     .policy_name = "ndseq",
-    .policy_description = "ndgraph: fixed per-worker task orders (gpipe, 1f1b)",
+    .policy_description = "ndgraph: fixed per-worker task orders (gpipe, 1f1b, zbh1, zbh2)",
     .worker_type = STARPU_WORKER_LIST,
 };

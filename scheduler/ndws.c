@@ -7,11 +7,25 @@
  * to the worker that released it, else round-robin. An idle worker takes its
  * best task, then steals the best task it may run from the nearest victim
  * in hwloc order. Counters read without locks keep an empty pop cheap; after
- * a while without work the worker sleeps (idle.h). */
+ * a while without work the worker sleeps (idle.h).
+ *
+ * Expected times come from StarPU's calibrated history models (per worker
+ * architecture) and its bus model (transfers to the worker's memory node):
+ * a thief takes a task only if it would finish it before the victim would
+ * (the victim's running task, the queued work ahead of it, then the task).
+ * Until a model is calibrated for a worker's architecture, the plain steal
+ * applies, as it does with ND_NDWS_MODELS=0 in the environment. With
+ * ND_NDWS_MODELS=all, on a node whose workers differ (CPU cores beside OpenCL
+ * devices), a ready task also goes to the allowed worker that would finish it
+ * first (its queue's expected work, then the transfers and the task), its home
+ * winning ties: measured slower than without it on the mixed node, so it is
+ * off by default (docs/scheduler.md). */
 #include <limits.h>
+#include <math.h>
 #include <starpu.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "scheduler/home.h"
 #include "scheduler/idle.h"
@@ -26,15 +40,27 @@ typedef struct ws_worker {
   int n_prox;
   int prox[STARPU_NMAXWORKERS]; /* the other workers, nearest first */
   int idle_polls;           /* touched only by the worker itself */
+  _Atomic double busy_until; /* expected end of the running task (starpu_timing_now's clock) */
+  _Atomic double queued;     /* expected microseconds of the tasks in q */
 } ws_worker;
 
 typedef struct ws_state {
   ws_worker w[STARPU_NMAXWORKERS];
   nd_workers ws;
   nd_idle idle;
+  int mixed;  /* the context has workers of more than one type */
+  int place;  /* earliest-finish placement on a mixed node (ND_NDWS_MODELS=all) */
+  int check;  /* a thief must finish first (off with ND_NDWS_MODELS=0) */
 } ws_state;
 
 static ws_state *state_of(unsigned ctx) { return starpu_sched_ctx_get_policy_data(ctx); }
+
+/* C11 has no fetch-add for doubles. */
+static void atomic_fetch_add_double(_Atomic double *x, double d) {
+  double old = atomic_load(x);
+  while (!atomic_compare_exchange_weak(x, &old, old + d)) {
+  }
+}
 
 /* Could a worker other than `home` run it? Read from the restriction bitmap
  * only, so that it is cheap and gives the same answer at push and at pop. */
@@ -47,14 +73,64 @@ static int stealable(const ws_state *st, struct starpu_task *task, int home) {
   return 0;
 }
 
+/* Expected microseconds for worker w to run the task, its inputs' transfers
+ * included; NAN while the model of w's architecture is not calibrated. */
+static double expected_us(struct starpu_task *task, int w) {
+  unsigned impl = 0;
+  if (!starpu_worker_can_execute_task_first_impl((unsigned)w, task, &impl)) return NAN;
+  double len = starpu_task_expected_length(task, starpu_worker_get_perf_archtype(w, task->sched_ctx), impl);
+  if (isnan(len) || len <= 0) return NAN;
+  double xfer = starpu_task_expected_data_transfer_time_for(task, (unsigned)w);
+  return len + (isnan(xfer) || xfer < 0 ? 0 : xfer);
+}
+
+/* When w could start a task pushed now: after its running task and its queue. */
+static double ready_at(ws_worker *w, double now) {
+  double busy = atomic_load(&w->busy_until);
+  return (busy > now ? busy : now) + atomic_load(&w->queued);
+}
+
+/* The allowed worker that would finish the task first on a mixed node (home
+ * on ties, and home while any estimate is missing). Fills by_type with the
+ * task's expected time on each type of worker that may run it (computed here,
+ * outside any lock: thieves read it later under the victim's lock) and *cost
+ * with the time on the chosen worker (0 when unknown). */
+static int earliest_finish(ws_state *st, struct starpu_task *task, int home, double *by_type, double *cost) {
+  double now = starpu_timing_now();
+  int seen[ND_QUEUE_TYPES] = {0}, best = home, known = 1;
+  double best_end = HUGE_VAL;
+  for (int k = 0; k < ND_QUEUE_TYPES; k++) by_type[k] = NAN;
+  /* home first, so that it wins ties */
+  for (int k = -1; k < STARPU_NMAXWORKERS; k++) {
+    int v = k < 0 ? home : k;
+    if ((k >= 0 && v == home) || !st->ws.in_ctx[v] || !nd_worker_allowed(v, task)) continue;
+    int type = (int)starpu_worker_get_type(v);
+    if (type < 0 || type >= ND_QUEUE_TYPES) continue;
+    if (!seen[type]) seen[type] = 1, by_type[type] = expected_us(task, v);
+    if (isnan(by_type[type])) {
+      known = 0;
+      continue;
+    }
+    double end = ready_at(&st->w[v], now) + by_type[type];
+    if (end < best_end) best = v, best_end = end;
+  }
+  if (!st->mixed || !st->place || !known) best = home;
+  int type = (int)starpu_worker_get_type(best);
+  *cost = type >= 0 && type < ND_QUEUE_TYPES && !isnan(by_type[type]) ? by_type[type] : 0;
+  return best;
+}
+
 static int ws_push(struct starpu_task *task) {
   ws_state *st = state_of(task->sched_ctx);
   int home = nd_choose_home(&st->ws, task);
   STARPU_ASSERT_MSG(home >= 0, "ndws: no worker of the context can run task %s", task->name ? task->name : "?");
+  double cost, by_type[ND_QUEUE_TYPES];
+  home = earliest_finish(st, task, home, by_type, &cost);
   ws_worker *w = &st->w[home];
   int steal = stealable(st, task, home);
   starpu_worker_lock(home);
-  int rc = nd_queue_push(&w->q, task, task->priority);
+  int rc = nd_queue_push(&w->q, task, task->priority, cost, by_type);
+  atomic_fetch_add_double(&w->queued, cost);
   STARPU_ASSERT_MSG(rc == 0, "ndws: out of memory for the ready queue");
   atomic_fetch_add(&w->n, 1);
   if (steal) atomic_fetch_add(&w->n_stealable, 1);
@@ -71,23 +147,39 @@ static int ws_push(struct starpu_task *task) {
 }
 
 struct accept_arg {
-  int worker;
+  ws_state *st;
+  int worker, owner, type; /* type: the worker's StarPU worker type */
   unsigned impl;
+  double now;
 };
 
-static int accept(struct starpu_task *task, void *arg) {
+/* May `worker` run item `at` of owner's queue? A thief also has to finish it
+ * before the owner would. */
+static int accept(const nd_queue *q, int at, void *arg) {
   struct accept_arg *a = arg;
-  return starpu_worker_can_execute_task_first_impl((unsigned)a->worker, task, &a->impl);
+  struct starpu_task *task = q->items[at].task;
+  if (!starpu_worker_can_execute_task_first_impl((unsigned)a->worker, task, &a->impl)) return 0;
+  if (a->worker == a->owner || q->items[at].cost <= 0 || !a->st->check) return 1;
+  double mine = q->items[at].by_type[a->type];
+  if (isnan(mine)) return 1;
+  ws_worker *o = &a->st->w[a->owner];
+  double busy = atomic_load(&o->busy_until);
+  double owner_end = (busy > a->now ? busy : a->now) + nd_queue_cost_ahead(q, at) + q->items[at].cost;
+  return a->now + mine < owner_end;
 }
 
 /* Takes the best task of `owner`'s queue that `me` may run; the caller holds
  * owner's lock (or is owner, inside pop_task). */
 static struct starpu_task *take(ws_state *st, int owner, int me) {
   ws_worker *w = &st->w[owner];
-  struct accept_arg a = {me, 0};
+  int type = (int)starpu_worker_get_type(me);
+  struct accept_arg a = {st, me, owner, type >= 0 && type < ND_QUEUE_TYPES ? type : 0, 0, starpu_timing_now()};
   int at = nd_queue_find(&w->q, accept, &a);
   if (at < 0) return NULL;
+  double cost = w->q.items[at].cost, mine = owner == me ? cost : w->q.items[at].by_type[a.type];
   struct starpu_task *task = nd_queue_take(&w->q, at);
+  atomic_fetch_add_double(&w->queued, -cost);
+  atomic_store(&st->w[me].busy_until, a.now + (isnan(mine) ? 0 : mine));
   /* the implementation found for the chosen task: accept() ran on it last
    * only when it was the top; ask again to be exact */
   starpu_worker_can_execute_task_first_impl((unsigned)me, task, &a.impl);
@@ -154,9 +246,21 @@ static void build_proxlist(ws_state *st, int me) {
   }
 }
 
+static void set_mixed(ws_state *st) {
+  int type = -1;
+  st->mixed = 0;
+  for (int w = 0; w < STARPU_NMAXWORKERS; w++) {
+    if (!st->ws.in_ctx[w]) continue;
+    int t = (int)starpu_worker_get_type(w);
+    if (type >= 0 && t != type) st->mixed = 1;
+    type = t;
+  }
+}
+
 static void ws_add_workers(unsigned ctx, int *ids, unsigned n) {
   ws_state *st = state_of(ctx);
   nd_workers_set(&st->ws, ids, n, 1);
+  set_mixed(st);
   for (int w = 0; w < STARPU_NMAXWORKERS; w++)
     if (st->ws.in_ctx[w]) build_proxlist(st, w);
 }
@@ -164,6 +268,7 @@ static void ws_add_workers(unsigned ctx, int *ids, unsigned n) {
 static void ws_remove_workers(unsigned ctx, int *ids, unsigned n) {
   ws_state *st = state_of(ctx);
   nd_workers_set(&st->ws, ids, n, 0);
+  set_mixed(st);
   for (int w = 0; w < STARPU_NMAXWORKERS; w++)
     if (st->ws.in_ctx[w]) build_proxlist(st, w);
 }
@@ -172,6 +277,9 @@ static void ws_init(unsigned ctx) {
   ws_state *st = calloc(1, sizeof *st);
   STARPU_ASSERT_MSG(st, "ndws: out of memory");
   nd_idle_init(&st->idle);
+  const char *models = getenv("ND_NDWS_MODELS");
+  st->place = models && strcmp(models, "all") == 0;
+  st->check = !models || strcmp(models, "0") != 0;
   starpu_sched_ctx_set_policy_data(ctx, st);
   starpu_sched_ctx_set_min_priority(ctx, 0);
   starpu_sched_ctx_set_max_priority(ctx, ND_WS_PRIO_MAX);

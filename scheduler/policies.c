@@ -3,7 +3,9 @@
 
 #include <string.h>
 
-int nd_sched_is_fixed(const char *name) { return strcmp(name, "gpipe") == 0 || strcmp(name, "1f1b") == 0; }
+#include "graph/priority.h"
+
+int nd_sched_is_fixed(const char *name) { return nd_fixed_schedule_of(name) >= 0; }
 
 struct starpu_sched_policy *nd_sched_policy(const char *name) {
   if (strcmp(name, "ndws") == 0) return &nd_ndws_policy;

@@ -1,6 +1,7 @@
 /* Binary max-heap on (priority, earliest arrival). */
 #include "scheduler/queue.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "common/error.h"
@@ -33,7 +34,7 @@ static void sift_down(nd_queue *q, int i) {
   }
 }
 
-int nd_queue_push(nd_queue *q, struct starpu_task *task, int priority) {
+int nd_queue_push(nd_queue *q, struct starpu_task *task, int priority, double cost, const double *by_type) {
   if (q->n == q->cap) {
     int cap = q->cap ? 2 * q->cap : 64;
     nd_queue_item *items = realloc(q->items, (size_t)cap * sizeof *items);
@@ -41,18 +42,27 @@ int nd_queue_push(nd_queue *q, struct starpu_task *task, int priority) {
     q->items = items;
     q->cap = cap;
   }
-  q->items[q->n] = (nd_queue_item){priority, q->arrivals++, task};
+  nd_queue_item *it = &q->items[q->n];
+  *it = (nd_queue_item){priority, q->arrivals++, task, cost, {0}};
+  for (int k = 0; k < ND_QUEUE_TYPES; k++) it->by_type[k] = by_type ? by_type[k] : NAN;
   sift_up(q, q->n++);
   return 0;
 }
 
-int nd_queue_find(const nd_queue *q, int (*accept)(struct starpu_task *, void *), void *arg) {
+int nd_queue_find(const nd_queue *q, int (*accept)(const nd_queue *q, int at, void *), void *arg) {
   if (q->n == 0) return -1;
-  if (accept(q->items[0].task, arg)) return 0;
+  if (accept(q, 0, arg)) return 0;
   int best = -1;
   for (int i = 1; i < q->n; i++)
-    if ((best < 0 || before(&q->items[i], &q->items[best])) && accept(q->items[i].task, arg)) best = i;
+    if ((best < 0 || before(&q->items[i], &q->items[best])) && accept(q, i, arg)) best = i;
   return best;
+}
+
+double nd_queue_cost_ahead(const nd_queue *q, int at) {
+  double sum = 0;
+  for (int i = 0; i < q->n; i++)
+    if (before(&q->items[i], &q->items[at])) sum += q->items[i].cost;
+  return sum;
 }
 
 struct starpu_task *nd_queue_take(nd_queue *q, int at) {

@@ -12,3 +12,7 @@ check_PROGRAMS += tests/test_sched_parity
 TESTS += tests/test_sched_parity
 tests_test_sched_parity_SOURCES = tests/test_sched_parity.c tests/runtime/harness.h tests/tap.h
 tests_test_sched_parity_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_fixed_order
+TESTS += tests/test_fixed_order
+tests_test_fixed_order_SOURCES = tests/test_fixed_order.c tests/runtime/harness.h tests/tap.h
+tests_test_fixed_order_LDADD = $(ND_TEST_LIBS)

@@ -10,7 +10,7 @@
 
 #define STEPS 2
 
-static const char *const policies[] = {"ndws", "gpipe", "1f1b", "eager", "prio", "ws", "lws", "dmda", "dmdas", NULL};
+static const char *const policies[] = {"ndws", "gpipe", "1f1b", "zbh1", "zbh2", "eager", "prio", "ws", "lws", "dmda", "dmdas", NULL};
 static const char *const placements[] = {"strict", "affinity", "free", NULL};
 
 static int train(const char *layout[4], const char *policy, const char *placement, double *loss) {

@@ -1,0 +1,105 @@
+/* One configuration's measured steps (bench/run.h). */
+#include "bench/run.h"
+
+#include <starpu.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "graph/ir.h"
+#include "graph/priority.h"
+#include "ndgraph/ndgraph.h"
+#include "tasks/exec.h"
+#include "train/trainer_internal.h"
+
+#define MAX_STEPS 16
+
+typedef struct obs {
+  double *start, *end;
+  int *worker;
+} obs;
+
+static void task_done(void *user, int graph, int32_t task, double start, double end, int worker) {
+  obs *o = user;
+  if (graph) return;
+  o->start[task] = start, o->end[task] = end, o->worker[task] = worker;
+}
+
+static int by_step(const void *a, const void *b) {
+  const nd_bench_row *x = a, *y = b;
+  return (x->step_ms > y->step_ms) - (x->step_ms < y->step_ms);
+}
+
+nd_bench_row nd_bench_median(nd_bench_row *rows, int n) {
+  qsort(rows, (size_t)n, sizeof *rows, by_step);
+  return rows[n / 2];
+}
+
+/* The row of one observed step. */
+static void measure(const nd_graph *g, const nd_edges *e, const obs *o, int workers, double *dur, double *rank,
+                    nd_bench_row *r) {
+  double first = 1e300, last = 0, busy[ND_BENCH_MAX_WORKERS] = {0};
+  r->work_ms = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    dur[i] = (o->end[i] - o->start[i]) * 1e-6;
+    r->work_ms += dur[i] * 1e3;
+    if (o->worker[i] >= 0 && o->worker[i] < ND_BENCH_MAX_WORKERS) busy[o->worker[i]] += dur[i];
+    if (o->start[i] < first) first = o->start[i];
+    if (o->end[i] > last) last = o->end[i];
+  }
+  nd_upward_rank(g, e, dur, NULL, rank);
+  r->cp_ms = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++) r->cp_ms = rank[i] * 1e3 > r->cp_ms ? rank[i] * 1e3 : r->cp_ms;
+  r->bound_ms = r->cp_ms > r->work_ms / workers ? r->cp_ms : r->work_ms / workers;
+  double span = (last - first) * 1e-6, all = 0;
+  r->workers = workers;
+  for (int w = 0; w < workers && w < ND_BENCH_MAX_WORKERS; w++) {
+    r->bubble[w] = span > 0 ? 1 - busy[w] / span : 0;
+    r->is_cpu[w] = starpu_worker_get_type(w) == STARPU_CPU_WORKER;
+    all += busy[w];
+  }
+  r->bubble_all = span > 0 ? 1 - all / (span * workers) : 0;
+  r->stage_layers[0] = g->stage_layers[0];
+  r->stage_layers[1] = g->pp > 1 ? g->stage_layers[1] : 0;
+}
+
+int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
+  nd_config *cfg;
+  nd_error err = {0};
+  nd_trainer *tr = NULL;
+  nd_bench_row rows[MAX_STEPS];
+  obs o = {0};
+  double *dur = NULL, *rank = NULL;
+  nd_edges e = {0};
+  if (steps < 1 || steps > MAX_STEPS) steps = 3;
+  if (nd_config_new(&cfg)) return -1;
+  int rc = 0;
+  for (const char *const *p = kv; *p && !rc; p++) rc = nd_config_set_assignment(cfg, *p, &err);
+  if (rc || (rc = nd_trainer_open(&tr, cfg, &err))) goto done;
+  const nd_graph *g = nd__trainer_graph(tr);
+  size_t n = (size_t)g->n_tasks;
+  o.start = calloc(n, sizeof(double)), o.end = calloc(n, sizeof(double)), o.worker = calloc(n, sizeof(int));
+  dur = calloc(n, sizeof(double)), rank = calloc(n, sizeof(double));
+  if (!o.start || !o.end || !o.worker || !dur || !rank || nd_graph_edges(g, &e)) {
+    rc = -1;
+    goto done;
+  }
+  int workers = nd_runtime_workers() + nd_runtime_opencl_devices();
+  nd_step_result res;
+  /* the warm-up step, unobserved, is the trainer's calibration step */
+  if ((rc = nd_trainer_step(tr, &res, &err))) goto done;
+  nd_exec_observe(nd__trainer_exec(tr), &(nd_exec_observer){task_done, &o});
+  for (int s = 0; s < steps && !rc; s++) {
+    if ((rc = nd_trainer_step(tr, &res, &err))) break;
+    rows[s].step_ms = res.step_ms;
+    measure(g, &e, &o, workers, dur, rank, &rows[s]);
+  }
+  nd_exec_observe(nd__trainer_exec(tr), NULL);
+  if (!rc) *out = nd_bench_median(rows, steps);
+done:
+  if (rc) fprintf(stderr, "bench: %s\n", err.msg[0] ? err.msg : "out of memory");
+  nd_edges_free(&e);
+  free(o.start), free(o.end), free(o.worker), free(dur), free(rank);
+  nd_trainer_close(tr);
+  nd_config_free(cfg);
+  return rc;
+}

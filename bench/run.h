@@ -1,0 +1,25 @@
+/* What both benchmarks measure: a few training steps of one configuration
+ * through the trainer (the first step, unobserved, calibrates the priorities
+ * as in training), and for the median step the lower bound
+ * max(critical path, work / workers) from that step's measured tasks. */
+#ifndef ND_BENCH_RUN_H
+#define ND_BENCH_RUN_H
+
+#define ND_BENCH_MAX_WORKERS 4
+
+typedef struct nd_bench_row {
+  double step_ms, bound_ms, cp_ms, work_ms; /* work: the sum of task durations */
+  int workers, is_cpu[ND_BENCH_MAX_WORKERS]; /* StarPU worker w is a CPU worker */
+  double bubble[ND_BENCH_MAX_WORKERS], bubble_all; /* idle fraction of the step's span, per worker and overall */
+  int stage_layers[2];
+} nd_bench_row;
+
+/* Opens a trainer on the assignments kv (NULL-terminated), runs one warm-up
+ * step and `steps` measured ones; *out gets the median step's row. 0 or an
+ * error (printed on stderr). */
+int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out);
+
+/* The median (by step time) of n rows, reordering them. */
+nd_bench_row nd_bench_median(nd_bench_row *rows, int n);
+
+#endif
