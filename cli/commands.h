@@ -9,6 +9,7 @@ int nd_cli_plan(int argc, char **argv);
 int nd_cli_eval(int argc, char **argv);
 int nd_cli_kernel_check(int argc, char **argv);
 int nd_cli_trace(int argc, char **argv);
+int nd_cli_calibrate(int argc, char **argv);
 
 /* Exit statuses (cli/exit.c holds the table from error codes). The input a
  * command reads to know what to do, its configuration or the trace it

@@ -1,7 +1,8 @@
 /* ndgraph command line: a thin client of libndgraph.
  *
- *   ndgraph run  [CONFIG] [--set k=v]... [--metrics FILE] [--resume DIR] [--trace FILE]
- *   ndgraph plan [CONFIG] [--set k=v]... [--dot FILE] [--json]
+ *   ndgraph run  [CONFIG] [--set k=v]... [--metrics FILE] [--resume DIR] [--trace FILE] [--calibration FILE]
+ *   ndgraph plan [CONFIG] [--set k=v]... [--dot FILE] [--json] [--auto [--calibration FILE]]
+ *   ndgraph calibrate [CONFIG] [--set k=v]... [-o FILE]
  *   ndgraph eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set k=v]...
  *   ndgraph kernel-check PLUGIN.so NAME
  *   ndgraph trace summarize FILE [--json] | ndgraph trace svg FILE -o OUT
@@ -17,10 +18,12 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ndgraph COMMAND [CONFIG] [OPTIONS]\n"
-          "  run  [CONFIG] [--set section.key=value]... [--metrics FILE] [--resume DIR] [--trace FILE]\n"
+          "  run  [CONFIG] [--set section.key=value]... [--metrics FILE] [--resume DIR] [--trace FILE] [--calibration FILE]\n"
           "       train (CONFIG defaults to the embedded quick start)\n"
-          "  plan [CONFIG] [--set ...]... [--dot FILE] [--json]\n"
-          "       print what one training step becomes\n"
+          "  plan [CONFIG] [--set ...]... [--dot FILE] [--json] [--auto [--calibration FILE]]\n"
+          "       print what one training step becomes; --auto: the best layouts, simulated\n"
+          "  calibrate [CONFIG] [--set ...]... [-o FILE]\n"
+          "       time every task kind on this machine's devices (a calibration file for plan --auto)\n"
           "  eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set ...]...\n"
           "       mean cross-entropy of a checkpoint, as one JSON line\n"
           "  kernel-check PLUGIN.so NAME\n"
@@ -45,6 +48,7 @@ int main(int argc, char **argv) {
       {"eval", nd_cli_eval},
       {"kernel-check", nd_cli_kernel_check},
       {"trace", nd_cli_trace},
+      {"calibrate", nd_cli_calibrate},
   };
   const char *cmd = argv[1];
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/commands.h"
 
@@ -143,12 +144,15 @@ done:
 }
 
 int nd_cli_run(int argc, char **argv) {
-  nd_cli_option opts[] = {{"--metrics", 1, NULL}, {"--resume", 1, NULL}, {"--trace", 1, NULL}};
+  nd_cli_option opts[] = {{"--metrics", 1, NULL}, {"--resume", 1, NULL}, {"--trace", 1, NULL}, {"--calibration", 1, NULL}};
   nd_config *cfg;
-  int status = nd_cli_parse(argc, argv, opts, 3, &cfg);
+  int status = nd_cli_parse(argc, argv, opts, 4, &cfg);
   if (status) return status;
   nd_error err = {0};
-  int rc = train(cfg, opts[0].value, opts[1].value, opts[2].value, &err);
+  char plan_auto[8] = "";
+  nd_config_get(cfg, "parallelism.auto", plan_auto, sizeof plan_auto);
+  int rc = strcmp(plan_auto, "true") == 0 ? nd_plan_auto_apply(cfg, opts[3].value, stdout, &err) : 0;
+  if (!rc) rc = train(cfg, opts[0].value, opts[1].value, opts[2].value, &err);
   nd_config_free(cfg);
   return rc ? nd_cli_fail(rc, &err) : 0;
 }

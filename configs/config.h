@@ -49,6 +49,7 @@ struct nd_config {
     int stage_layers_auto;    /* stage_layers: auto */
     int64_t n_stage_layers;   /* 0: split evenly */
     int64_t stage_layers[ND_MAX_STAGES];
+    int plan_auto;            /* parallelism.auto: run takes the best plan of `plan --auto` */
   } parallelism;
 
   struct {

@@ -87,6 +87,8 @@ const struct nd__key nd__keys[] = {
      .max = 1024,
      .keyword = "auto",
      .keyword_off = OFF(parallelism.stage_layers_auto)},
+    /* "auto" is a C keyword: the field has another name */
+    {.section = "parallelism", .name = "auto", .type = ND__T_BOOL, .off = OFF(parallelism.plan_auto), .def = "false"},
 
     INT(train, steps, 1, BILLION, "300"),
     INT(train, micro_batch_size, 1, INT64_C(1) << 16, "4"),

@@ -8,3 +8,9 @@ check_PROGRAMS += tests/test_kinds
 TESTS += tests/test_kinds
 tests_test_kinds_SOURCES = tests/test_kinds.c tests/runtime/harness.h tests/tap.h
 tests_test_kinds_LDADD = $(ND_TEST_LIBS)
+# the step simulator (sim/) on hand-built graphs, and plan --auto
+check_PROGRAMS += tests/test_sim
+TESTS += tests/test_sim tests/test_planner.sh
+tests_test_sim_SOURCES = tests/test_sim.c tests/tap.h
+tests_test_sim_LDADD = $(ND_TEST_LIBS)
+EXTRA_DIST += tests/test_planner.sh configs/calibration-8gpu.json bench/planner

@@ -100,6 +100,16 @@ ND_EXPORT int nd_plan_report(const nd_config *cfg, FILE *out, int json, const ch
  * devices on runtime.topology (an hwloc XML) or this machine, and the bytes
  * a step moves between memory nodes. */
 ND_EXPORT int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err);
+/* `ndgraph plan --auto`: every layout of cfg's model and global batch that
+ * fits the machine (runtime.topology, or this one) simulated with the
+ * calibration file (NULL: built-in estimates), best ten printed (text, or
+ * {"plans": [...]} with every plan when json). docs/planner.md. */
+ND_EXPORT int nd_plan_auto(const nd_config *cfg, const char *calibration, FILE *out, int json, nd_error *err);
+/* parallelism.auto: applies the best plan's settings to cfg and prints them on out. */
+ND_EXPORT int nd_plan_auto_apply(nd_config *cfg, const char *calibration, FILE *out, nd_error *err);
+/* `ndgraph calibrate`: times every task kind on every device of this machine
+ * over the shapes cfg's layouts need and writes a calibration file to path. */
+ND_EXPORT int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *err);
 
 /* ----------------------------------------------------------- kernel check */
 

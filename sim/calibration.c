@@ -1,0 +1,182 @@
+/* Reading and writing calibration files (JSON, docs/planner.md):
+ *   {"format": "ndgraph-calibration/1", "machine": "...",
+ *    "devices": {"cpu": {"memory_bytes": N, "gap_us": G}, "opencl": {...}},
+ *    "bus": {"host_device_gbs": X, "device_device_gbs": Y, "latency_us": L},
+ *    "step_overhead_us": S,
+ *    "kinds": {"matmul_fwd": {"cpu": {"overhead_us": A, "gflops": R, "gbs": M}, ...}, ...}}
+ * A task of that kind takes A + FLOPs / R + bytes / M on one device of that
+ * kind (a rate of 0 or absent: the term is not counted); a kind without an
+ * entry for a device kind does not run there. */
+#include "sim/calibration.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/priority.h"
+
+#define ND_CALIBRATION_FORMAT "ndgraph-calibration/1"
+
+static void fit_from_cost(nd_sim_fit *f, const nd_cost_model *c) {
+  *f = (nd_sim_fit){1, c->overhead_s, 1 / c->flops_per_s, 1 / c->bytes_per_s};
+}
+
+void nd_calibration_default(nd_calibration *c) {
+  /* the kinds without an OpenCL kernel (tasks/codelets.c; `ndgraph calibrate` measures which) */
+  static const enum nd_task_kind host_only[] = {ND_TASK_LOAD_BATCH, ND_TASK_EMBED_FWD, ND_TASK_EMBED_BWD,
+                                                ND_TASK_CE_COMBINE, ND_TASK_ALLREDUCE, ND_TASK_GRAD_SUMSQ};
+  memset(c, 0, sizeof *c);
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
+    fit_from_cost(&c->model.fit[k][ND_SIM_CPU], &nd_cost_cpu);
+    fit_from_cost(&c->model.fit[k][ND_SIM_OPENCL], &nd_cost_opencl);
+  }
+  for (size_t i = 0; i < sizeof host_only / sizeof host_only[0]; i++) c->model.fit[host_only[i]][ND_SIM_OPENCL].valid = 0;
+  c->host_device_bps = 11e9; /* StarPU's bus calibration on this kind of machine (docs/opencl.md) */
+  c->latency_s = 10e-6;
+  snprintf(c->machine, sizeof c->machine, "built-in estimates (no calibration file)");
+}
+
+/* A non-negative number member, or *ok = 0 with the message. */
+static double number(const cJSON *obj, const char *name, const char *where, char *why, size_t size, int *ok) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+  if (!v) return 0;
+  if (!cJSON_IsNumber(v) || v->valuedouble < 0) {
+    if (*ok) snprintf(why, size, "%s.%s must be a non-negative number", where, name);
+    *ok = 0;
+    return 0;
+  }
+  return v->valuedouble;
+}
+
+static int bad(nd_error *err, const char *path, const char *why) {
+  return nd__fail(err, ND_ECONFIG, "%s: %s", path, why);
+}
+
+int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
+  memset(c, 0, sizeof *c);
+  FILE *f = fopen(path, "rb");
+  if (!f) return nd__fail(err, ND_ECONFIG, "%s: %s", path, strerror(errno));
+  char *text = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len + 4096 + 1 > cap) {
+      char *p = realloc(text, cap = cap * 2 + 8192);
+      if (!p) {
+        free(text), fclose(f);
+        return nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+      }
+      text = p;
+    }
+    size_t got = fread(text + len, 1, 4096, f);
+    len += got;
+    if (got < 4096) break;
+  }
+  fclose(f);
+  text[len] = 0;
+  cJSON *root = cJSON_ParseWithLength(text, len);
+  free(text);
+  char why[256] = "";
+  int ok = 1;
+  if (!root || !cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    return bad(err, path, "not a JSON object (a calibration file is JSON, see docs/planner.md)");
+  }
+  const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+  const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
+  const cJSON *kinds = cJSON_GetObjectItemCaseSensitive(root, "kinds");
+  const cJSON *bus = cJSON_GetObjectItemCaseSensitive(root, "bus");
+  const cJSON *machine = cJSON_GetObjectItemCaseSensitive(root, "machine");
+  const cJSON *it, *dev;
+  if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, ND_CALIBRATION_FORMAT) != 0)
+    snprintf(why, sizeof why, "\"format\" must be \"%s\"", ND_CALIBRATION_FORMAT), ok = 0;
+  else if (!cJSON_IsObject(kinds) || !kinds->child)
+    snprintf(why, sizeof why, "\"kinds\" must be an object with one entry per task kind"), ok = 0;
+  else if (devices && !cJSON_IsObject(devices))
+    snprintf(why, sizeof why, "\"devices\" must be an object"), ok = 0;
+  else if (bus && !cJSON_IsObject(bus))
+    snprintf(why, sizeof why, "\"bus\" must be an object"), ok = 0;
+  if (ok && cJSON_IsString(machine)) snprintf(c->machine, sizeof c->machine, "%s", machine->valuestring);
+  cJSON_ArrayForEach(it, (ok ? devices : NULL)) {
+    int k = nd_sim_kind_from_name(it->string);
+    if (k < 0) {
+      snprintf(why, sizeof why, "devices: unknown device kind '%.40s' (cpu, opencl, cuda)", it->string), ok = 0;
+      break;
+    }
+    char where[64];
+    snprintf(where, sizeof where, "devices.%s", it->string);
+    c->memory[k] = (int64_t)number(it, "memory_bytes", where, why, sizeof why, &ok);
+    c->model.gap_s[k] = number(it, "gap_us", where, why, sizeof why, &ok) * 1e-6;
+  }
+  if (ok && bus) {
+    c->host_device_bps = number(bus, "host_device_gbs", "bus", why, sizeof why, &ok) * 1e9;
+    c->device_device_bps = number(bus, "device_device_gbs", "bus", why, sizeof why, &ok) * 1e9;
+    c->latency_s = number(bus, "latency_us", "bus", why, sizeof why, &ok) * 1e-6;
+  }
+  if (ok) c->model.step_overhead_s = number(root, "step_overhead_us", "(top level)", why, sizeof why, &ok) * 1e-6;
+  cJSON_ArrayForEach(it, (ok ? kinds : NULL)) {
+    int kind = nd_task_kind_from_name(it->string);
+    if (kind < 0 || !cJSON_IsObject(it)) {
+      snprintf(why, sizeof why, kind < 0 ? "kinds: unknown task kind '%.40s'" : "kinds.%.40s must be an object",
+               it->string), ok = 0;
+      break;
+    }
+    cJSON_ArrayForEach(dev, it) {
+      int k = nd_sim_kind_from_name(dev->string);
+      char where[96];
+      snprintf(where, sizeof where, "kinds.%.40s.%.20s", it->string, dev->string);
+      if (k < 0 || !cJSON_IsObject(dev)) {
+        snprintf(why, sizeof why, k < 0 ? "%s: unknown device kind (cpu, opencl, cuda)" : "%s must be an object",
+                 where), ok = 0;
+        break;
+      }
+      double over = number(dev, "overhead_us", where, why, sizeof why, &ok);
+      double gflops = number(dev, "gflops", where, why, sizeof why, &ok);
+      double gbs = number(dev, "gbs", where, why, sizeof why, &ok);
+      c->model.fit[kind][k] = (nd_sim_fit){1, over * 1e-6, gflops > 0 ? 1 / (gflops * 1e9) : 0, gbs > 0 ? 1 / (gbs * 1e9) : 0};
+    }
+    if (!ok) break;
+  }
+  cJSON_Delete(root);
+  return ok ? 0 : bad(err, path, why);
+}
+
+int nd_calibration_save(const nd_calibration *c, const char *path, nd_error *err) {
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "format", ND_CALIBRATION_FORMAT);
+  cJSON_AddStringToObject(root, "machine", c->machine);
+  cJSON *devices = cJSON_AddObjectToObject(root, "devices");
+  for (int k = 0; k < ND_SIM_KINDS; k++) {
+    int used = 0;
+    for (int t = 0; t < ND_TASK_KIND_COUNT; t++) used |= c->model.fit[t][k].valid;
+    if (!used) continue;
+    cJSON *d = cJSON_AddObjectToObject(devices, nd_sim_kind_name(k));
+    cJSON_AddNumberToObject(d, "memory_bytes", (double)c->memory[k]);
+    cJSON_AddNumberToObject(d, "gap_us", c->model.gap_s[k] * 1e6);
+  }
+  cJSON *bus = cJSON_AddObjectToObject(root, "bus");
+  cJSON_AddNumberToObject(bus, "host_device_gbs", c->host_device_bps / 1e9);
+  cJSON_AddNumberToObject(bus, "device_device_gbs", c->device_device_bps / 1e9);
+  cJSON_AddNumberToObject(bus, "latency_us", c->latency_s * 1e6);
+  cJSON_AddNumberToObject(root, "step_overhead_us", c->model.step_overhead_s * 1e6);
+  cJSON *kinds = cJSON_AddObjectToObject(root, "kinds");
+  for (int t = 0; t < ND_TASK_KIND_COUNT; t++) {
+    cJSON *kind = NULL;
+    for (int k = 0; k < ND_SIM_KINDS; k++) {
+      const nd_sim_fit *f = &c->model.fit[t][k];
+      if (!f->valid) continue;
+      if (!kind) kind = cJSON_AddObjectToObject(kinds, nd_task_kind_name((enum nd_task_kind)t));
+      cJSON *d = cJSON_AddObjectToObject(kind, nd_sim_kind_name(k));
+      cJSON_AddNumberToObject(d, "overhead_us", f->overhead_s * 1e6);
+      cJSON_AddNumberToObject(d, "gflops", f->s_per_flop > 0 ? 1e-9 / f->s_per_flop : 0);
+      cJSON_AddNumberToObject(d, "gbs", f->s_per_byte > 0 ? 1e-9 / f->s_per_byte : 0);
+    }
+  }
+  char *text = cJSON_Print(root);
+  cJSON_Delete(root);
+  FILE *f = text ? fopen(path, "w") : NULL;
+  int rc = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF ? 0 : ND_EIO;
+  if (f && fclose(f) != 0) rc = ND_EIO;
+  free(text);
+  return rc ? nd__fail(err, rc, "%s: %s", path, f ? strerror(errno) : "cannot write") : 0;
+}

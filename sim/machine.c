@@ -1,0 +1,68 @@
+/* The machine the planner simulates, from the configuration: this machine's
+ * cores and runtime.opencl_devices (as tasks/runtime.c starts StarPU on
+ * them), or the GPUs of the hwloc XML in runtime.topology; device memory and
+ * the bus from the calibration. */
+#include "sim/machine.h"
+
+#include <hwloc.h>
+#include <stdio.h>
+#include <string.h>
+
+/* StarPU's build here starts at most this many CPU workers (STARPU_MAXCPUS). */
+#define ND_SIM_HOST_MAX_CPUS 4
+
+static int is_gpu(hwloc_obj_t o) {
+  if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU) return 1;
+  if (o->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC) return 0;
+  const char *sub = o->subtype ? o->subtype : hwloc_obj_get_info_by_name(o, "CoProcType");
+  return sub && (strcmp(sub, "CUDA") == 0 || strcmp(sub, "OpenCL") == 0 || strcmp(sub, "ROCm") == 0);
+}
+
+/* GPUs of the topology, each once: CUDA devices when listed, else any GPU OS device. */
+static int count_gpus(hwloc_topology_t t) {
+  int cuda = 0, any = 0;
+  for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(t, o));) {
+    if (!is_gpu(o)) continue;
+    any++;
+    cuda += o->subtype && strcmp(o->subtype, "CUDA") == 0;
+  }
+  return cuda ? cuda : any;
+}
+
+int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_machine *m, nd_error *err) {
+  memset(m, 0, sizeof *m);
+  const char *xml = cfg->runtime.topology;
+  hwloc_topology_t t;
+  if (hwloc_topology_init(&t)) return nd__fail(err, ND_ENOMEM, "topology: hwloc could not start");
+  hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  if ((xml[0] && hwloc_topology_set_xml(t, xml)) || hwloc_topology_load(t)) {
+    hwloc_topology_destroy(t);
+    return nd__fail(err, ND_ECONFIG, "%s: runtime.topology: cannot read this hwloc XML topology", xml[0] ? xml : "this machine");
+  }
+  int cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE), gpus = count_gpus(t);
+  int64_t ram = (int64_t)hwloc_get_root_obj(t)->total_memory;
+  hwloc_topology_destroy(t);
+  if (cores < 1) cores = 1;
+  if (!xml[0] && cores > ND_SIM_HOST_MAX_CPUS) cores = ND_SIM_HOST_MAX_CPUS;
+  int devices = gpus ? gpus : (int)cfg->runtime.opencl_devices, kind = gpus ? ND_SIM_CUDA : ND_SIM_OPENCL;
+  int cpus = gpus ? 0 : cfg->runtime.workers ? (int)cfg->runtime.workers : cores - devices;
+  if (!gpus && cpus < 1) cpus = 1;
+  if (cpus + devices > ND_SIM_MAX_WORKERS || devices + 1 > ND_SIM_MAX_NODES)
+    return nd__fail(err, ND_ECONFIG, "%s: %d workers and %d devices: the planner simulates at most %d workers and %d devices",
+                    cfg->source, cpus, devices, ND_SIM_MAX_WORKERS, ND_SIM_MAX_NODES - 1);
+  m->n_nodes = 1 + devices;
+  snprintf(m->node_name[0], sizeof m->node_name[0], "host");
+  m->memory[0] = cal->memory[ND_SIM_CPU] ? cal->memory[ND_SIM_CPU] : ram;
+  for (int w = 0; w < cpus; w++) m->kind[m->n_workers] = ND_SIM_CPU, m->node[m->n_workers++] = 0;
+  for (int d = 0; d < devices; d++) {
+    m->kind[m->n_workers] = kind, m->node[m->n_workers++] = 1 + d;
+    snprintf(m->node_name[1 + d], sizeof m->node_name[0], "%s%d", nd_sim_kind_name(kind), d);
+    m->memory[1 + d] = cal->memory[kind];
+  }
+  for (int a = 0; a < m->n_nodes; a++)
+    for (int b = 0; b < m->n_nodes; b++)
+      m->bandwidth[a][b] = a && b ? (cal->device_device_bps > 0 ? cal->device_device_bps : cal->host_device_bps)
+                                  : cal->host_device_bps;
+  m->latency_s = cal->latency_s;
+  return 0;
+}

@@ -1,0 +1,14 @@
+/* The machine to plan for, as the simulator describes it. */
+#ifndef ND_SIM_MACHINE_H
+#define ND_SIM_MACHINE_H
+
+#include "configs/config.h"
+#include "sim/calibration.h"
+#include "sim/sim.h"
+
+/* runtime.topology's GPUs (one CUDA worker and memory node each) when it has
+ * any; else the CPU workers and runtime.opencl_devices of this machine (or
+ * of the topology's cores), as the runtime starts them. */
+int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_machine *m, nd_error *err);
+
+#endif

@@ -1,0 +1,85 @@
+/* A discrete-event simulator of one training step: the IR's tasks on a
+ * described machine (workers grouped by memory node, links between the
+ * nodes), with a duration model per task kind and kind of device, replaying
+ * the scheduler's rules (sim/sched.c turns a configuration into them). It
+ * needs no StarPU, so tests describe machines by hand and the planner ranks
+ * layouts of machines that are not here. */
+#ifndef ND_SIM_SIM_H
+#define ND_SIM_SIM_H
+
+#include <stdint.h>
+
+#include "graph/ir.h"
+
+enum nd_sim_kind { ND_SIM_CPU, ND_SIM_OPENCL, ND_SIM_CUDA, ND_SIM_KINDS };
+
+#define ND_SIM_MAX_WORKERS 64
+#define ND_SIM_MAX_NODES 17
+
+/* The machine: worker w computes on kind[w] and reads memory node node[w]
+ * (0: host memory). Workers are listed CPU cores first, then devices, in the
+ * order placement takes them (hwloc depth-first). */
+typedef struct nd_sim_machine {
+  int n_workers, n_nodes;
+  int kind[ND_SIM_MAX_WORKERS];
+  int node[ND_SIM_MAX_WORKERS];
+  int64_t memory[ND_SIM_MAX_NODES];   /* capacity in bytes; 0: unknown (never rejects) */
+  char node_name[ND_SIM_MAX_NODES][24]; /* "host", "opencl0", "cuda3" */
+  double bandwidth[ND_SIM_MAX_NODES][ND_SIM_MAX_NODES]; /* bytes/s from node a to node b */
+  double latency_s;                                     /* per transfer */
+} nd_sim_machine;
+
+const char *nd_sim_kind_name(int kind); /* "cpu", "opencl", "cuda" */
+int nd_sim_kind_from_name(const char *name); /* -1 when unknown */
+
+/* seconds = overhead_s + flops * s_per_flop + bytes * s_per_byte on one
+ * worker of that kind; valid 0: the kind cannot run there. */
+typedef struct nd_sim_fit {
+  int valid;
+  double overhead_s, s_per_flop, s_per_byte;
+} nd_sim_fit;
+
+typedef struct nd_sim_model {
+  nd_sim_fit fit[ND_TASK_KIND_COUNT][ND_SIM_KINDS];
+  /* scheduling cost between two tasks of a worker (pop, dependencies, the
+   * submitting thread's share of the cores), per kind of worker */
+  double gap_s[ND_SIM_KINDS];
+  /* per-step cost outside the tasks (submission start, waiting for the end) */
+  double step_overhead_s;
+} nd_sim_model;
+
+/* Seconds for task t on a worker of that kind (negative: cannot run there). */
+double nd_sim_task_seconds(const nd_sim_model *m, const nd_task *t, int kind);
+
+/* How tasks reach workers: the scheduler's rules, per task. */
+typedef struct nd_sim_schedule {
+  int *home;          /* [n_tasks] first worker, -1: the worker that released it */
+  uint64_t *allowed;  /* [n_tasks] workers it may run on (bit w); 0: any that can run it */
+  int *priority;      /* [n_tasks] higher first; fixed: minus the position in home's sequence */
+  int fixed;          /* each worker runs its tasks in sequence order, nothing else */
+  int steal;          /* idle workers take the best task of the nearest busy queue */
+  int earliest_finish; /* a ready task goes to the allowed worker that would finish it first */
+  int steal_if_faster; /* a thief takes a task only when it would finish it before its owner */
+  int use_priority;   /* 0: queues are first in, first out (eager) */
+  int *rank_node;     /* [dp * pp * tp] memory node of each rank's first worker: where its tensors live */
+} nd_sim_schedule;
+
+void nd_sim_schedule_free(nd_sim_schedule *s);
+
+typedef struct nd_sim_result {
+  double step_s;
+  double busy_s[ND_SIM_MAX_WORKERS];
+  double bubble; /* idle share of all workers over the step */
+  int64_t peak_bytes[ND_SIM_MAX_NODES];
+  int64_t transfer_bytes;
+  /* per task, when the caller passes arrays (else NULL) */
+  double *start, *end;
+  int *worker;
+} nd_sim_result;
+
+/* Simulates g. duration: seconds per task on every worker (NULL: from model).
+ * Fills out (keeps out->start/end/worker, filled when not NULL). */
+int nd_sim_run(const nd_graph *g, const nd_edges *e, const nd_sim_machine *m, const nd_sim_model *model,
+               const double *duration, const nd_sim_schedule *s, nd_sim_result *out);
+
+#endif

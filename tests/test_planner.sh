@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# plan --auto: a ranked plan for the 8-GPU topology with the hand-written GPU
+# calibration, plans that are --set arguments as they are, memory rejections
+# that name the device and the numbers, and a malformed calibration file as
+# one line and exit 2.
+. "${ND_SRCDIR:-.}/tests/tap.sh"
+
+gpu=(--set runtime.topology="$srcdir/tests/topologies/gpu8-nvlink2x4.xml" --calibration "$srcdir/configs/calibration-8gpu.json")
+"$ndgraph" plan --auto "${gpu[@]}" --json >"$tmp/gpu.json" 2>"$tmp/err"
+ok $? "plan --auto on the 8-GPU topology with configs/calibration-8gpu.json succeeds"
+python3 - "$tmp/gpu.json" >"$tmp/check" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["plans"]
+t = [x["predicted_step_ms"] for x in p]
+assert len(p) >= 10, "fewer than ten plans"
+assert t == sorted(t) and t[0] > 0, "not ranked by predicted step time"
+assert all(len(x["peak_memory_bytes"]) == 9 for x in p), "peak memory not per device (host + 8 GPUs)"
+assert all(x["set"] for x in p)
+print(" ".join("--set '%s'" % s for s in p[0]["set"]))
+PY
+ok $? "it ranks $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["plans"]))' "$tmp/gpu.json" 2>/dev/null) plans by predicted step time, memory per device"
+eval "set -- $(cat "$tmp/check")"
+"$ndgraph" plan --set runtime.topology="$srcdir/tests/topologies/gpu8-nvlink2x4.xml" "$@" >/dev/null 2>"$tmp/err"
+ok $? "the best plan's \"set\" strings are --set arguments as they are ($(head -1 "$tmp/err"))"
+
+"$ndgraph" plan --auto "${gpu[@]}" >"$tmp/gpu.txt"
+grep -q '^ 1 ' "$tmp/gpu.txt" && grep -q '^10 ' "$tmp/gpu.txt" && grep -q '^best: --set' "$tmp/gpu.txt"
+ok $? "the text output shows the best ten and the best plan's --set arguments"
+
+# GPUs of 40 MiB: the layouts that need more are rejected, with the numbers
+sed 's/"memory_bytes": *[0-9]*/"memory_bytes": 41943040/' "$srcdir/configs/calibration-8gpu.json" >"$tmp/small.json"
+small=(--set runtime.topology="$srcdir/tests/topologies/gpu8-nvlink2x4.xml" --calibration "$tmp/small.json")
+"$ndgraph" plan --auto "${small[@]}" >"$tmp/small.txt" 2>"$tmp/err"
+grep -qE 'device cuda[0-7] needs [0-9.]+ GiB \([0-9]+ bytes\), has 0\.039 GiB \(41943040 bytes\)' "$tmp/small.txt"
+ok $? "a layout over a device's memory is rejected naming the device and both numbers"
+"$ndgraph" plan --auto "${small[@]}" --json >"$tmp/small.json.out" 2>"$tmp/err"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["plans"] and d["rejected"]
+assert all(v <= 41943040 for p in d["plans"] for k, v in p["peak_memory_bytes"].items() if k != "host")
+assert all("needs" in r["reason"] for r in d["rejected"])' "$tmp/small.json.out"
+ok $? "every plan left fits 40 MiB on each GPU; every rejected one says what it needs"
+
+printf '{"format": "ndgraph-calibration/1", "kinds": {"matmul_fwd": {"cpu": {"gflops": -3}}}}' >"$tmp/neg.json"
+printf '{"format": "ndgraph-calibration/1", "kinds": {"matmul_fast": {"cpu": {}}}}' >"$tmp/kind.json"
+printf '{"format": "ndgraph-calibration/1", "kinds": ' >"$tmp/cut.json"
+for f in neg kind cut missing; do
+  "$ndgraph" plan --auto --calibration "$tmp/$f.json" >/dev/null 2>"$tmp/err"
+  st=$?
+  [ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "$tmp/$f.json: " "$tmp/err"
+  ok $? "malformed calibration ($f): exit 2 ($st), one line naming the file: $(cat "$tmp/err")"
+done
+grep -q 'kinds.matmul_fwd.cpu.gflops must be a non-negative number' <("$ndgraph" plan --auto --calibration "$tmp/neg.json" 2>&1)
+ok $? "the line names the member and the problem"
+
+# parallelism.auto: run uses the best plan and says so
+tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16 --set train.steps=1
+      --set train.eval_every=0 --set train.save_dir= --set runtime.workers=1)
+"$ndgraph" run "${tiny[@]}" --set parallelism.auto=true >"$tmp/run.txt" 2>&1
+st=$?
+[ "$st" -eq 0 ] && grep -q '^parallelism.auto: predicted .* using .*parallelism.micro_batches=' "$tmp/run.txt"
+ok $? "run with parallelism.auto=true prints the plan it uses and trains (exit $st)"
+done_testing

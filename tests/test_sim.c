@@ -1,0 +1,162 @@
+/* The step simulator on graphs built by hand, whose schedules are known
+ * exactly: a chain, a fork-join on k workers, a 1F1B pipeline with equal
+ * stage times (bubble (p - 1) / (m + p - 1)), a transfer between memory
+ * nodes, and the peak memory of each node. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/builder.h"
+#include "sim/sched.h"
+#include "sim/sim.h"
+#include "tests/tap.h"
+
+static nd_graph *new_graph(int pp, int m) {
+  nd_graph *g = calloc(1, sizeof *g);
+  g->dp = g->tp = 1, g->pp = pp, g->micro_batches = m, g->slots = m;
+  return g;
+}
+
+static int32_t tensor(nd_graph *g, int stage, int64_t bytes) {
+  nd_tensor t = {.kind = ND_TENSOR_ACTIVATION, .dtype = ND_F32, .ndim = 1, .bytes = bytes, .home = {0, stage, 0},
+                 .layer = -1, .slot = -1, .param = -1};
+  snprintf(t.name, sizeof t.name, "x%d", g->n_tensors);
+  return nd__graph_add_tensor(g, &t);
+}
+
+/* A task of stage `stage` reading `in` (n of them) and writing `out`. */
+static int32_t task(nd_graph *g, enum nd_phase ph, int stage, int mb, const int32_t *in, int n, int32_t out) {
+  nd_access acc[64];
+  for (int i = 0; i < n; i++) acc[i] = (nd_access){in[i], ND_ACCESS_R};
+  acc[n] = (nd_access){out, ND_ACCESS_W};
+  nd_task t = {.kind = ND_TASK_RESIDUAL_FWD, .phase = ph, .rank = {0, stage, 0}, .micro_batch = mb, .layer = -1};
+  return nd__graph_add_task(g, &t, acc, n + 1);
+}
+
+static nd_sim_machine cpus(int n) {
+  nd_sim_machine m = {.n_workers = n, .n_nodes = 1};
+  snprintf(m.node_name[0], sizeof m.node_name[0], "host");
+  return m;
+}
+
+static nd_sim_model any_model(void) {
+  nd_sim_model model;
+  memset(&model, 0, sizeof model);
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++)
+    for (int d = 0; d < ND_SIM_KINDS; d++) model.fit[k][d].valid = 1;
+  return model;
+}
+
+/* Simulates g with per-task durations under policy/placement. */
+static int simulate(nd_graph *g, const nd_sim_machine *m, const double *dur, const char *policy,
+                    enum nd_placement placement, nd_sim_result *r) {
+  nd_edges e;
+  nd_sim_schedule s;
+  nd_sim_model model = any_model();
+  int rc = nd_graph_edges(g, &e);
+  if (!rc) rc = nd_sim_schedule_build(g, &e, m, &model, policy, placement, ND_PRIORITY_PIPELINE, &s);
+  if (!rc) rc = nd_sim_run(g, &e, m, &model, dur, &s, r);
+  nd_sim_schedule_free(&s);
+  nd_edges_free(&e);
+  return rc;
+}
+
+static void chain(void) {
+  nd_graph *g = new_graph(1, 1);
+  int32_t x = tensor(g, 0, 4);
+  double dur[3] = {1, 2, 3};
+  for (int i = 0; i < 3; i++) {
+    int32_t y = tensor(g, 0, 4);
+    task(g, ND_PHASE_F, 0, 0, &x, 1, y);
+    x = y;
+  }
+  nd_sim_machine m = cpus(2);
+  nd_sim_result r = {0};
+  int rc = simulate(g, &m, dur, "ndws", ND_PLACEMENT_AFFINITY, &r);
+  ok(rc == 0 && r.step_s == 6.0, "a chain of 1, 2 and 3 s on 2 workers takes 6 s (got %g)", r.step_s);
+  ok(r.bubble == 0.5, "its bubble is half of the 2 workers' time (got %g)", r.bubble);
+  ok(r.peak_bytes[0] == 16, "peak host memory is its 4 tensors, 16 bytes (got %lld)", (long long)r.peak_bytes[0]);
+  nd_graph_free(g);
+}
+
+static void fork_join(int k, int n) {
+  nd_graph *g = new_graph(1, 1);
+  int32_t src = tensor(g, 0, 4), out = tensor(g, 0, 4), mid[64];
+  task(g, ND_PHASE_F, 0, -1, NULL, 0, src);
+  for (int i = 0; i < n; i++) task(g, ND_PHASE_F, 0, -1, &src, 1, mid[i] = tensor(g, 0, 4));
+  task(g, ND_PHASE_F, 0, -1, mid, n, out);
+  double *dur = malloc((size_t)g->n_tasks * sizeof *dur);
+  for (int32_t i = 0; i < g->n_tasks; i++) dur[i] = 1;
+  nd_sim_machine m = cpus(k);
+  nd_sim_result r = {0};
+  int rc = simulate(g, &m, dur, "ndws", ND_PLACEMENT_FREE, &r);
+  double want = 2 + ceil((double)n / k);
+  ok(rc == 0 && r.step_s == want, "fork-join of %d unit tasks on %d workers takes %g s (got %g)", n, k, want, r.step_s);
+  double busy = 0;
+  for (int w = 0; w < k; w++) busy += r.busy_s[w];
+  ok(busy == n + 2, "the workers are busy %d s in all (got %g)", n + 2, busy);
+  free(dur);
+  nd_graph_free(g);
+}
+
+/* p stages, m micro-batches, F and B of equal times on every stage. */
+static void pipeline(int p, int mb, double f, double b, const char *policy) {
+  nd_graph *g = new_graph(p, mb);
+  int32_t act[8][32], grad[8][32], in = tensor(g, 0, 4);
+  for (int j = 0; j < mb; j++)
+    for (int s = 0; s < p; s++) {
+      act[s][j] = tensor(g, s, 4);
+      task(g, ND_PHASE_F, s, j, s ? &act[s - 1][j] : &in, 1, act[s][j]);
+    }
+  for (int j = 0; j < mb; j++)
+    for (int s = p - 1; s >= 0; s--) {
+      int32_t reads[2] = {act[s][j], s + 1 < p ? grad[s + 1][j] : act[s][j]};
+      grad[s][j] = tensor(g, s, 4);
+      task(g, ND_PHASE_B, s, j, reads, 2, grad[s][j]);
+    }
+  double *dur = malloc((size_t)g->n_tasks * sizeof *dur);
+  for (int32_t i = 0; i < g->n_tasks; i++) dur[i] = g->tasks[i].phase == ND_PHASE_F ? f : b;
+  nd_sim_machine m = cpus(p);
+  nd_sim_result r = {0};
+  int rc = simulate(g, &m, dur, policy, ND_PLACEMENT_STRICT, &r);
+  double want = (mb + p - 1) * (f + b), bubble = (double)(p - 1) / (mb + p - 1);
+  ok(rc == 0 && fabs(r.step_s - want) < 1e-9, "%s, p %d, m %d: step (m + p - 1)(F + B) = %g (got %g)", policy, p, mb,
+     want, r.step_s);
+  ok(fabs(r.bubble - bubble) < 1e-12, "%s, p %d, m %d: bubble (p - 1) / (m + p - 1) = %.6f (got %.6f)", policy, p, mb,
+     bubble, r.bubble);
+  free(dur);
+  nd_graph_free(g);
+}
+
+/* A task on a device reads a host tensor: latency + bytes / bandwidth more,
+ * and the device then holds a copy. */
+static void transfer(void) {
+  nd_graph *g = new_graph(2, 1);
+  int32_t a = tensor(g, 0, 1000), b = tensor(g, 0, 1000), c = tensor(g, 1, 1000);
+  task(g, ND_PHASE_F, 0, 0, &a, 1, b);
+  task(g, ND_PHASE_F, 1, 0, &b, 1, c);
+  nd_sim_machine m = cpus(1);
+  m.n_workers = 2, m.n_nodes = 2, m.kind[1] = ND_SIM_OPENCL, m.node[1] = 1;
+  m.bandwidth[0][1] = m.bandwidth[1][0] = 1000, m.latency_s = 0.5;
+  double dur[2] = {1, 1};
+  nd_sim_result r = {0};
+  int rc = simulate(g, &m, dur, "ndws", ND_PLACEMENT_STRICT, &r);
+  ok(rc == 0 && r.step_s == 3.5, "1 s, a 1000-byte copy at 1000 B/s plus 0.5 s latency, 1 s: 3.5 s (got %g)", r.step_s);
+  ok(r.peak_bytes[0] == 2000 && r.peak_bytes[1] == 2000,
+     "peak memory: host its 2 tensors, the device its own and the copy (%lld, %lld bytes)",
+     (long long)r.peak_bytes[0], (long long)r.peak_bytes[1]);
+  ok(r.transfer_bytes == 1000, "1000 bytes moved (got %lld)", (long long)r.transfer_bytes);
+  nd_graph_free(g);
+}
+
+int main(void) {
+  chain();
+  fork_join(3, 6);
+  fork_join(4, 7);
+  pipeline(4, 8, 1, 1, "1f1b");
+  pipeline(4, 8, 1, 2, "1f1b");
+  pipeline(2, 4, 1, 2, "1f1b");
+  pipeline(3, 6, 1, 2, "gpipe");
+  transfer();
+  return done_testing();
+}
