@@ -115,30 +115,37 @@ out:
   return rc;
 }
 
-/* "step-N" with N a plain decimal number; its value in *step. */
-static int parse_step_name(const char *name, int64_t *step) {
-  if (strncmp(name, "step-", 5) != 0) return 0;
-  const char *p = name + 5;
+int nd__checkpoint_step_of(const char *name, const char *prefix, int64_t *step, const char **rest) {
+  size_t n = strlen(prefix);
+  if (strncmp(name, prefix, n) != 0) return 0;
+  const char *p = name + n;
   if (!*p) return 0;
   int64_t v = 0;
-  for (; *p; p++) {
+  for (; *p && *p != '.'; p++) {
     if (*p < '0' || *p > '9') return 0;
     if (v > (INT64_MAX - 9) / 10) return 0;
     v = v * 10 + (*p - '0');
   }
+  if (p == name + n || (*p && !rest)) return 0;
+  if (rest) *rest = p;
   *step = v;
   return 1;
 }
 
-static int is_complete(const char *dir) {
+static int parse_step_name(const char *name, int64_t *step) { return nd__checkpoint_step_of(name, "step-", step, NULL); }
+
+/* The first of the four files missing from dir, or NULL when it is complete. */
+const char *nd__checkpoint_missing(const char *dir) {
   for (size_t i = 0; i < N_CKPT_FILES; i++) {
     char path[4096];
     struct stat st;
-    if (snprintf(path, sizeof path, "%s/%s", dir, ckpt_files[i]) >= (int)sizeof path) return 0;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    if (snprintf(path, sizeof path, "%s/%s", dir, ckpt_files[i]) >= (int)sizeof path) return ckpt_files[i];
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return ckpt_files[i];
   }
-  return 1;
+  return NULL;
 }
+
+static int is_complete(const char *dir) { return nd__checkpoint_missing(dir) == NULL; }
 
 int nd_checkpoint_latest(const char *save_dir, char *path_out, size_t size, nd_error *err) {
   int rc = 0;

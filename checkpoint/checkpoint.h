@@ -33,6 +33,33 @@ int nd_checkpoint_write(const char *save_dir, int64_t step, const nd_checkpoint_
  * ND_EINVAL when size is too small. */
 int nd_checkpoint_latest(const char *save_dir, char *path_out, size_t size, nd_error *err);
 
+/* Removes the temporaries (.step-N.tmp-PID, .step-N.del-PID) of processes
+ * that are gone, and puts back a .step-N.old-PID whose step-N is missing (a
+ * writer killed between its two renames). Counts in *removed, *restored. A
+ * missing save_dir has nothing to clean. */
+int nd_checkpoint_clean_stale(const char *save_dir, int *removed, int *restored, nd_error *err);
+
+/* Retention, once step-NEWEST is complete: of the complete checkpoints up to
+ * NEWEST, keeps the `keep` newest and removes the others (keep < 1: keeps
+ * all). Newer, incomplete and hidden directories are not touched. The count
+ * removed in *removed. */
+int nd_checkpoint_prune(const char *save_dir, int64_t newest, int64_t keep, int *removed, nd_error *err);
+
+/* 1 when a step-N newer than `step` exists but is incomplete: its N in
+ * *newer, the first file it lacks in *missing; else 0. */
+int nd_checkpoint_newer_incomplete(const char *save_dir, int64_t step, int64_t *newer, const char **missing);
+
+/* At start: save_dir can be created and a file written in it (ND_EIO naming
+ * the directory and train.save_dir otherwise); *avail: free bytes there
+ * (UINT64_MAX when unknown). */
+int nd_checkpoint_check_dir(const char *save_dir, uint64_t *avail, nd_error *err);
+
+/* Internal. A name PREFIX N with N decimal; with rest, what follows N
+ * (from its first '.') is allowed and returned in *rest. */
+int nd__checkpoint_step_of(const char *name, const char *prefix, int64_t *step, const char **rest);
+/* The first checkpoint file dir lacks (not a regular file), NULL when complete. */
+const char *nd__checkpoint_missing(const char *dir);
+
 /* The Hugging Face GPT-2 config.json (model_type gpt2, GPT2LMHeadModel,
  * gelu_new, layer_norm_epsilon 1e-5, n_ctx = n_positions) as a malloc'd
  * string the caller frees with free(). 0, ND_EINVAL (a size < 1) or ND_ENOMEM. */

@@ -340,7 +340,7 @@ int nd_safetensors_open(nd_safetensors **out, const char *path, nd_error *err) {
     rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
     goto fail;
   }
-  fd = open(path, O_RDONLY | O_CLOEXEC);
+  fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block */
   if (fd < 0) {
     rc = nd__fail(err, errno == ENOENT ? ND_ECHECKPOINT : ND_EIO, "%s: cannot open: %s", path,
                   strerror(errno));

@@ -33,4 +33,12 @@ typedef struct nd_cli_option {
  * exit status to use on failure (2), or 0. */
 int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_config **cfg);
 
+/* Signals during `ndgraph run` (cli/signals.c). Block them in every thread
+ * (before the runtime starts its workers, which inherit the mask), install
+ * the handlers, then unblock them in the calling thread only: the workers
+ * never see a signal. signal_take returns the signal to act on (0: none). */
+void nd_cli_signals_block(int block);
+void nd_cli_signals_install(void);
+int nd_cli_signal_take(void);
+
 #endif

@@ -1,5 +1,6 @@
 /* `ndgraph run`: the training loop on top of the public trainer API, with
  * its step lines, evaluation, checkpoints, metrics (JSON Lines) and traces. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,8 +74,40 @@ static void print_header(const nd_config *cfg, const nd_trainer *tr) {
   fflush(stdout);
 }
 
+/* train.save_dir tidied and checked before the first step, not at the first save. */
+static int prepare_save_dir(const nd_trainer *tr, const char *save_dir, nd_error *err) {
+  nd_save_dir_check c;
+  int rc = nd_trainer_check_save_dir(tr, &c, err);
+  if (rc || !save_dir[0]) return rc;
+  if (c.removed || c.restored)
+    printf("checkpoint: %s: removed %d temporary director%s of stopped runs, put back %d checkpoint%s\n", save_dir,
+           c.removed, c.removed == 1 ? "y" : "ies", c.restored, c.restored == 1 ? "" : "s");
+  if (c.free_bytes < c.need_bytes)
+    fprintf(stderr, "ndgraph: warning: %s: %.1f MB free, one checkpoint needs about %.1f MB\n", save_dir,
+            (double)c.free_bytes / 1e6, (double)c.need_bytes / 1e6);
+  return 0;
+}
+
+/* A signal between steps: a checkpoint of the steps done (unless save_dir is
+ * empty or it is already written) and one line saying where. Returns the
+ * exit status to stop with (130, 143), 0 to go on, or an error code. */
+static int on_signal(nd_trainer *tr, int sig, const char *save_dir, long long *saved, nd_error *err) {
+  const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGUSR1";
+  long long step = nd_trainer_steps_done(tr);
+  int rc;
+  if (save_dir[0] && *saved != step) {
+    if ((rc = nd_trainer_save(tr, err))) return rc;
+    *saved = step;
+  }
+  if (save_dir[0]) printf("ndgraph: %s after step %lld: checkpoint %s/step-%lld", name, step, save_dir, step);
+  else printf("ndgraph: %s after step %lld: no checkpoint (train.save_dir is empty)", name, step);
+  printf("%s\n", sig == SIGUSR1 ? "; training goes on" : "; stopping");
+  fflush(stdout);
+  return sig == SIGINT ? 130 : sig == SIGTERM ? 143 : 0;
+}
+
 /* The loop: steps up to train.steps, each logged, evaluated and saved as the
- * configuration asks. */
+ * configuration asks. A positive return is the exit status a signal asked for. */
 static int train(const nd_config *cfg, const char *metrics_path, const char *resume, const char *trace_path,
                  nd_error *err) {
   char trace_cfg[PATH_TEXT], svg[PATH_TEXT], metrics_cfg[PATH_TEXT], val[PATH_TEXT], save_dir[PATH_TEXT];
@@ -87,13 +120,21 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   text(cfg, "train.save_dir", save_dir, sizeof save_dir);
   long long every = num(cfg, "log.every"), eval_every = num(cfg, "train.eval_every");
   long long eval_batches = num(cfg, "train.eval_batches"), save_every = num(cfg, "train.save_every");
+  long long saved = -1; /* the step of the newest checkpoint */
+  nd_cli_signals_block(1);
   int rc = nd_trainer_open(&tr, cfg, err);
+  /* after the runtime's start, which installs handlers of its own; a signal
+   * that came during the start was held and arrives now */
+  nd_cli_signals_install();
+  nd_cli_signals_block(0);
   if (rc) return rc;
   print_balance(tr);
+  if ((rc = prepare_save_dir(tr, save_dir, err))) goto done;
   if (resume) {
     char dir[PATH_TEXT];
     int with_state;
     if ((rc = nd_trainer_resume(tr, resume, dir, sizeof dir, &with_state, err))) goto done;
+    if (nd_trainer_resume_note(tr)[0]) printf("%s\n", nd_trainer_resume_note(tr));
     if (with_state) printf("resumed from %s at step %lld\n", dir, nd_trainer_steps_done(tr));
     else printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
   }
@@ -134,9 +175,16 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     }
     if (save_dir[0] && ((save_every && r.step % save_every == 0) || r.step == last)) {
       if ((rc = nd_trainer_save(tr, err))) goto done;
+      saved = r.step;
       printf("step %5lld | checkpoint %s/step-%lld\n", r.step, save_dir, r.step);
     }
+    int sig = nd_cli_signal_take();
+    if (sig && (rc = on_signal(tr, sig, save_dir, &saved, err))) goto done;
   }
+  if (first > last) printf("nothing to do: the checkpoint is at step %lld, train.steps is %lld\n", first - 1, last);
+  /* a stop asked for during the last step */
+  int sig = nd_cli_signal_take();
+  if (sig == SIGINT || sig == SIGTERM) rc = on_signal(tr, sig, save_dir, &saved, err);
 done:
   if (metrics) fclose(metrics);
   nd_trainer_close(tr);
@@ -154,5 +202,6 @@ int nd_cli_run(int argc, char **argv) {
   int rc = strcmp(plan_auto, "true") == 0 ? nd_plan_auto_apply(cfg, opts[3].value, stdout, &err) : 0;
   if (!rc) rc = train(cfg, opts[0].value, opts[1].value, opts[2].value, &err);
   nd_config_free(cfg);
+  if (rc > 0) return rc; /* the exit status a signal asked for */
   return rc ? nd_cli_fail(rc, &err) : 0;
 }

@@ -1,15 +1,30 @@
 /* Reading a whole file into memory. */
 #include "common/file.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ndgraph/ndgraph.h"
 
 int nd__read_file(const char *path, size_t max, char **text, size_t *len) {
   *text = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return ND_EIO;
+  /* non-blocking, and a regular file only: opening a FIFO would wait for a
+   * writer forever */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0) return ND_EIO;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return ND_EDATA;
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return ND_EIO;
+  }
   long size = -1;
   int rc = ND_EIO;
   if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);

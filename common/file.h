@@ -6,8 +6,9 @@
 #include <stddef.h>
 
 /* Reads path into a malloc'd, NUL-terminated *text (its length in *len when
- * len is given). 0; ND_EIO when it cannot be opened or read; ND_EINVAL when
- * it holds more than max bytes; ND_ENOMEM. The caller writes the message,
+ * len is given). 0; ND_EIO when it cannot be opened or read; ND_EDATA when it
+ * is not a regular file (a FIFO, a directory: never waited on); ND_EINVAL
+ * when it holds more than max bytes; ND_ENOMEM. The caller writes the message,
  * naming what the file was meant to be. */
 int nd__read_file(const char *path, size_t max, char **text, size_t *len);
 

@@ -7,6 +7,7 @@
 #include "ndgraph/ndgraph.h"
 
 #define ND_MAX_STAGES 64
+#define ND_MAX_RANKS 4096 /* data x tensor x pipeline */
 #define ND_MAX_TRACE_STEPS 64
 #define ND_MAX_PLUGINS 16
 #define ND_PATH_MAX 1024
@@ -61,6 +62,7 @@ struct nd_config {
     int64_t eval_every, eval_batches; /* eval_every 0: never */
     int64_t save_every;               /* 0: only at the end */
     char save_dir[ND_PATH_MAX];       /* empty: no checkpoints */
+    int64_t keep_checkpoints;         /* the newest N complete ones; 0: all */
   } train;
 
   struct {
@@ -77,6 +79,7 @@ struct nd_config {
     char topology[ND_PATH_MAX]; /* hwloc XML, empty: this machine */
     int64_t opencl_devices;
     int64_t cuda_devices; /* -1: all */
+    int allow_oversubscribe; /* start even when the plan needs more memory than a device has */
   } runtime;
 
   struct {

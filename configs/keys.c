@@ -101,6 +101,7 @@ const struct nd__key nd__keys[] = {
     INT(train, eval_batches, 1, INT64_C(1) << 16, "8"),
     INT(train, save_every, 0, BILLION, "0"),
     STR(train, save_dir, 0, NULL, "runs/quickstart"),
+    INT(train, keep_checkpoints, 0, BILLION, "0"),
 
     STR(data, train, 1, NULL, "builtin:tales"),
     STR(data, val, 1, NULL, "builtin:tales-val"),
@@ -115,6 +116,7 @@ const struct nd__key nd__keys[] = {
     INT(runtime, opencl_devices, 0, 64, "0"),
     {.section = "runtime", .name = "cuda_devices", .type = ND__T_INT, .off = OFF(runtime.cuda_devices), .min = 0,
      .max = 64, .names = all_devices, .def = "0"},
+    BOOL(runtime, allow_oversubscribe, "false"),
 
     STR(trace, path, 0, NULL, ""),
     LIST(trace, steps, ND__T_INTS, steps, n_steps, 1, BILLION),

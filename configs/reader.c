@@ -126,14 +126,24 @@ static const char *scalar(const struct nd__reader *r) {
 }
 static size_t scalar_len(const struct nd__reader *r) { return r->ev.data.scalar.length; }
 
+/* A list item that is itself a list or a mapping: "got a list" alone would
+ * name what was expected. */
+static int wrong_item(const struct nd__reader *r, const struct nd__key *k, int item) {
+  char got[128], why[ND_ERROR_MAX];
+  snprintf(got, sizeof got, "a list whose item %d is %s", item,
+           r->ev.type == YAML_SEQUENCE_START_EVENT ? "a list" : "a mapping");
+  nd__key_wrong(k, got, why, sizeof why);
+  return nd__reader_fail(r, r->ev.start_mark, "%s", why);
+}
+
 static int read_list(struct nd__reader *r, nd_config *cfg, const struct nd__key *k) {
   char why[ND_ERROR_MAX];
   int rc;
   nd__key_clear(cfg, k);
-  for (;;) {
+  for (int item = 1;; item++) {
     if ((rc = nd__reader_next(r)) < 0) return rc;
     if (r->ev.type == YAML_SEQUENCE_END_EVENT) return 0;
-    if (r->ev.type != YAML_SCALAR_EVENT) return wrong(r, k);
+    if (r->ev.type != YAML_SCALAR_EVENT) return wrong_item(r, k, item);
     if (nd__key_add_item(cfg, k, scalar(r), scalar_len(r), why, sizeof why) < 0)
       return nd__reader_fail(r, r->ev.start_mark, "%s", why);
   }

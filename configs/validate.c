@@ -142,6 +142,17 @@ static int check_products(const nd_config *cfg, nd_error *err) {
                    "train.micro_batch_size * model.n_head * model.seq_len^2 = %" PRId64
                    " must be below 2^40",
                    mbs * head * seq * seq);
+  /* every rank has its own tensors and tasks: the graph grows with the
+   * product, so it is bounded as a whole, not only size by size */
+  const int64_t ranks = cfg->parallelism.data_parallel_size * cfg->parallelism.tensor_parallel_size *
+                        cfg->parallelism.pipeline_parallel_size;
+  if (ranks > ND_MAX_RANKS)
+    return fail_at(cfg, err,
+                   KEYS("parallelism.data_parallel_size", "parallelism.tensor_parallel_size",
+                        "parallelism.pipeline_parallel_size"),
+                   "parallelism.data_parallel_size * tensor_parallel_size * pipeline_parallel_size = %" PRId64
+                   " ranks, at most %d",
+                   ranks, ND_MAX_RANKS);
   const int64_t params = 12 * layers * embd * embd + vocab * embd;
   if (params >= PRODUCT_LIMIT)
     return fail_at(cfg, err, KEYS("model.n_layer", "model.n_embd", "model.vocab_size"),

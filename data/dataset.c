@@ -43,7 +43,8 @@ static const char *format_name(enum nd_data_format f) {
 static int map_file(nd_dataset *ds, const char *path, nd_error *err) {
   int rc = 0;
   struct stat st;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* non-blocking: opening a FIFO for reading would wait for a writer forever */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return nd__fail(err, ND_EDATA, "%s: cannot open: %s", path, strerror(errno));
   if (fstat(fd, &st) != 0) {
     rc = nd__fail(err, ND_EDATA, "%s: cannot stat: %s", path, strerror(errno));

@@ -50,6 +50,7 @@ typedef struct builder {
   int32_t *act;                      /* [rank][slot][L + 1][A_COUNT], created on first use */
   int max_slots;                     /* the deepest pool */
   int32_t *normsq;                   /* [rank]: (0, s, t) ranks only */
+  int32_t *parts;                    /* [max(nranks, 2)]: a collective's buffers, while emitting it */
   uint8_t *written;                  /* [tensor]: written earlier in this step */
   struct task_spec *deferred;        /* W tasks waiting to be appended, oldest first */
   int n_deferred, cap_deferred, defer_w;
@@ -278,10 +279,13 @@ static void size_pools(nd_graph *g) {
 
 /* ------------------------------------------------------------ tasks */
 
+/* A task being built. Its accesses live in `fixed` until they outgrow it (a
+ * collective over many ranks, a stage's gradient norm): then on the heap,
+ * freed by emit. */
 typedef struct task_spec {
   nd_task t;
-  nd_access acc[64];
-  int n;
+  nd_access fixed[64], *acc;
+  int n, cap, oom;
 } task_spec;
 
 static void spec_init(task_spec *s, enum nd_task_kind kind, enum nd_phase phase, nd_rank r, int mb, int layer) {
@@ -293,10 +297,24 @@ static void spec_init(task_spec *s, enum nd_task_kind kind, enum nd_phase phase,
   s->t.micro_batch = mb;
   s->t.layer = layer;
   s->n = 0;
+  s->acc = s->fixed;
+  s->cap = (int)(sizeof s->fixed / sizeof s->fixed[0]);
+  s->oom = 0;
 }
 
 static void acc(task_spec *s, int32_t tensor, int mode) {
-  if (s->n < (int)(sizeof s->acc / sizeof s->acc[0])) s->acc[s->n++] = (nd_access){tensor, (uint8_t)mode};
+  if (s->n == s->cap) {
+    nd_access *grown = s->acc == s->fixed ? malloc(2 * (size_t)s->cap * sizeof *grown)
+                                          : realloc(s->acc, 2 * (size_t)s->cap * sizeof *grown);
+    if (!grown) {
+      s->oom = 1;
+      return;
+    }
+    if (s->acc == s->fixed) memcpy(grown, s->fixed, sizeof s->fixed);
+    s->acc = grown;
+    s->cap *= 2;
+  }
+  s->acc[s->n++] = (nd_access){tensor, (uint8_t)mode};
 }
 
 /* A gradient output: W the first time in the step (beta 0), RW after (beta 1). */
@@ -310,6 +328,11 @@ static float gacc(builder *b, task_spec *s, int32_t tensor) {
 static void emit(builder *b, task_spec *s) {
   s->t.flops = nd__task_flops(&s->t);
   /* the buffers in the order of the kind's row (graph/kinds.c): kernels read them so */
+  if (s->oom) {
+    b->oom = 1;
+    free(s->acc);
+    return;
+  }
   if (!nd_kind_check_access(&s->t, s->acc, s->n)) b->bad_order = s->t.kind + 1;
   if (b->defer_w && s->t.phase == ND_PHASE_W) {
     /* appended later by flush_w, in the same order among W tasks, so every
@@ -319,14 +342,20 @@ static void emit(builder *b, task_spec *s) {
       task_spec *more = realloc(b->deferred, (size_t)cap * sizeof *more);
       if (!more) {
         b->oom = 1;
+        if (s->acc != s->fixed) free(s->acc);
         return;
       }
       b->deferred = more, b->cap_deferred = cap;
     }
-    b->deferred[b->n_deferred++] = *s;
+    task_spec *d = &b->deferred[b->n_deferred++];
+    *d = *s;
+    /* the copy moves (realloc, compaction): accesses kept in `fixed` are
+     * found there (acc NULL), not through a pointer into the original */
+    if (s->acc == s->fixed) d->acc = NULL;
     return;
   }
   if (nd__graph_add_task(b->g, &s->t, s->acc, s->n) < 0) b->oom = 1;
+  if (s->acc != s->fixed) free(s->acc);
 }
 
 /* Appends stage st's deferred W tasks of micro-batches up to `mb`, in order. */
@@ -335,7 +364,8 @@ static void flush_w(builder *b, int st, int mb) {
   for (int k = 0; k < b->n_deferred; k++) {
     task_spec *s = &b->deferred[k];
     if (s->t.rank.pp == st && s->t.micro_batch <= mb) {
-      if (nd__graph_add_task(b->g, &s->t, s->acc, s->n) < 0) b->oom = 1;
+      if (nd__graph_add_task(b->g, &s->t, s->acc ? s->acc : s->fixed, s->n) < 0) b->oom = 1;
+      free(s->acc); /* NULL when the accesses were in `fixed` */
     } else if (kept++ != k) {
       b->deferred[kept - 1] = *s;
     }
@@ -362,7 +392,7 @@ static void allreduce(builder *b, enum nd_group group, const int32_t *parts, int
 
 /* All-reduce of one activation across the tensor-parallel group of (d, s). */
 static void allreduce_tp(builder *b, int d, int st, int layer, enum act which, int mb) {
-  int32_t parts[ND_MAX_STAGES];
+  int32_t *parts = b->parts;
   for (int t = 0; t < b->g->tp; t++) parts[t] = A(b, R(d, st, t), mb, layer, which);
   allreduce(b, ND_GROUP_TP, parts, b->g->tp, mb, layer);
 }
@@ -696,7 +726,7 @@ static void backward(builder *b, int d, int st, int mb) {
 
 static void step_end(builder *b) {
   nd_graph *g = b->g;
-  int32_t parts[1024];
+  int32_t *parts = b->parts;
   /* the tied embedding's two gradients become their sum */
   if (g->pp > 1)
     for (int d = 0; d < g->dp; d++)
@@ -711,7 +741,7 @@ static void step_end(builder *b) {
       for (int p = 0; p < b->nparams; p++) {
         if (G(b, R(0, st, t), p) < 0) continue;
         int n = 0;
-        for (int d = 0; d < g->dp && n < 1024; d++) parts[n++] = G(b, R(d, st, t), p);
+        for (int d = 0; d < g->dp; d++) parts[n++] = G(b, R(d, st, t), p);
         allreduce(b, ND_GROUP_DP, parts, n, -1, g->tensors[parts[0]].layer);
       }
   /* global gradient norm: each rank sums the squares of its primary gradients
@@ -772,7 +802,7 @@ static int set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->NH = (int)cfg->model.n_head;
   g->L = (int)cfg->model.n_layer;
   g->V = (int)cfg->model.vocab_size;
-  if (g->pp > ND_MAX_STAGES || g->tp > ND_MAX_STAGES || g->L < g->pp)
+  if (g->pp > ND_MAX_STAGES || g->L < g->pp)
     return nd__fail(err, ND_ECONFIG, "%s: layout does not fit the graph builder", cfg->source);
   int at = 0;
   for (int s = 0; s < g->pp; s++) {
@@ -809,7 +839,8 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
   b.vel = malloc(ptab * sizeof *b.vel);
   b.act = malloc(atab * sizeof *b.act);
   b.normsq = malloc((size_t)b.nranks * sizeof *b.normsq);
-  if (!b.param || !b.grad || !b.mom || !b.vel || !b.act || !b.normsq) goto cleanup;
+  b.parts = malloc((size_t)(b.nranks > 2 ? b.nranks : 2) * sizeof *b.parts);
+  if (!b.param || !b.grad || !b.mom || !b.vel || !b.act || !b.normsq || !b.parts) goto cleanup;
   memset(b.param, 0xff, ptab * sizeof *b.param);
   memset(b.grad, 0xff, ptab * sizeof *b.grad);
   memset(b.mom, 0xff, ptab * sizeof *b.mom);
@@ -885,7 +916,9 @@ cleanup:
   free(b.vel);
   free(b.act);
   free(b.normsq);
+  free(b.parts);
   free(b.written);
+  for (int k = 0; k < b.n_deferred; k++) free(b.deferred[k].acc); /* left by a failure */
   free(b.deferred);
   return rc;
 }

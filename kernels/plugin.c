@@ -2,6 +2,8 @@
  * configuration: built-ins, in-process inits, the configuration's plugins,
  * the selection, and one validation call of each selected plugin kernel. */
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,6 +41,16 @@ static const char *dl_reason(const char *path, char *buf, size_t size) {
   return buf;
 }
 
+/* Whether a dynamic symbol is code: calling a data symbol would jump into
+ * its bytes. The symbol's ELF type says (an indirect function counts). */
+static int is_function(void *sym) {
+  Dl_info info;
+  const ElfW(Sym) *es = NULL;
+  if (!dladdr1(sym, &info, (void **)&es, RTLD_DL_SYMENT) || !es) return 0;
+  int type = __ELF_NATIVE_CLASS == 64 ? ELF64_ST_TYPE(es->st_info) : ELF32_ST_TYPE(es->st_info);
+  return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
 static int load(nd_kernels *k, const char *path, nd_error *err) {
   struct stat st;
   char why[512];
@@ -55,6 +67,8 @@ static int load(nd_kernels *k, const char *path, nd_error *err) {
   }
   void *sym = dlsym(h, ND_PLUGIN_ENTRY);
   if (!sym) return nd__fail(err, ND_EPLUGIN, "%s: no entry point %s (is it an ndgraph plugin?)", path, ND_PLUGIN_ENTRY);
+  if (!is_function(sym))
+    return nd__fail(err, ND_EPLUGIN, "%s: %s is not a function (its dynamic symbol is data)", path, ND_PLUGIN_ENTRY);
   nd_plugin_init_fn init;
   memcpy(&init, &sym, sizeof init); /* ISO C has no object-to-function pointer cast */
   return nd__kernels_run_init(k, path, init, err);

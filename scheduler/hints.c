@@ -71,13 +71,17 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
   /* the position of each task in its home worker's sequence */
   int32_t *order = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *order);
   if (!order) return ND_ENOMEM;
-  int rc = nd_fixed_order(g, e, (enum nd_fixed_schedule)nd_fixed_schedule_of(policy), order);
-  int next[32] = {0};
+  int top = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++)
+    if (home[i] > top) top = home[i];
+  int *next = calloc((size_t)top + 1, sizeof *next); /* per worker: tasks placed so far */
+  int rc = next ? nd_fixed_order(g, e, (enum nd_fixed_schedule)nd_fixed_schedule_of(policy), order) : ND_ENOMEM;
   for (int32_t k = 0; k < g->n_tasks && !rc; k++) {
     int w = home[order[k]];
-    prio[order[k]] = -next[w >= 0 && w < 32 ? w : 0]++;
+    prio[order[k]] = -next[w >= 0 ? w : 0]++;
   }
   free(order);
+  free(next);
   return rc;
 }
 
@@ -90,7 +94,9 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
   enum nd_placement mode = cfg->runtime.placement;
   out->priority = malloc(n * sizeof *out->priority);
   out->home = malloc(n * sizeof *out->home);
-  out->workers = fixed || mode == ND_PLACEMENT_STRICT ? calloc(n, sizeof *out->workers) : NULL;
+  out->mask_words = nd_rank_map_mask_words(pl);
+  out->workers = fixed || mode == ND_PLACEMENT_STRICT ? calloc(n * (size_t)out->mask_words, sizeof *out->workers)
+                                                      : NULL;
   nd_edges e = {0};
   int rc = !out->priority || !out->home || ((fixed || mode == ND_PLACEMENT_STRICT) && !out->workers) ? ND_ENOMEM : 0;
   if (rc || (rc = nd_graph_edges(g, &e))) goto cleanup;
@@ -100,8 +106,9 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
     int r = nd_rank_index(g, t->rank);
     int home = pl->units[nd_task_unit(g, pl, can, t, !fixed)].id;
     out->home[i] = mode == ND_PLACEMENT_FREE && !fixed ? -1 : home;
-    if (fixed) out->workers[i] = 1u << home;
-    else if (mode == ND_PLACEMENT_STRICT) out->workers[i] = nd_rank_map_mask(pl, r) | 1u << home;
+    uint32_t *mask = out->workers ? &out->workers[(size_t)i * out->mask_words] : NULL;
+    if (mask) mask[home / 32] |= UINT32_C(1) << (home % 32);
+    if (mask && !fixed) nd_rank_map_mask(pl, r, mask);
   }
   rc = priorities(g, cfg, pl, can, &e, measured, out->home, lo, hi, out->priority);
 cleanup:

@@ -20,7 +20,8 @@ typedef struct nd_unit_check {
 
 typedef struct nd_hints {
   int *priority;     /* [n_tasks], in the running policy's range */
-  uint32_t *workers; /* [n_tasks], 0: any; NULL when nothing is restricted */
+  uint32_t *workers; /* [n_tasks][mask_words] bitmaps of worker ids, all 0: any; NULL when nothing is restricted */
+  int mask_words;
   int *home;         /* [n_tasks], -1: none */
 } nd_hints;
 
@@ -42,6 +43,12 @@ int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *
  * nvlink (may be NULL) gets the part between two GPUs of one NVLink group;
  * the rest crosses PCIe (or host memory). */
 int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can, int64_t *nvlink);
+
+/* Before allocating (scheduler/fit.c): the memory `plan` gives for g's ranks
+ * against what the machine has: host RAM for all of them (every tensor has
+ * a host copy), each OpenCL device's global memory for the ranks placed on
+ * it. ND_ECONFIG with both numbers unless runtime.allow_oversubscribe. */
+int nd_sched_check_memory(const nd_graph *g, const nd_config *cfg, nd_error *err);
 
 /* The running StarPU workers as placement units. */
 int nd_runtime_units(nd_unit *units, int max);

@@ -8,4 +8,4 @@ libndgraph_internal_la_SOURCES += \
 	scheduler/topology.c scheduler/topology.h
 libndgraph_internal_la_SOURCES += \
 	scheduler/placement.c scheduler/placement.h \
-	scheduler/hints.c scheduler/hints.h scheduler/report.c
+	scheduler/hints.c scheduler/hints.h scheduler/report.c scheduler/fit.c

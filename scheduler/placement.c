@@ -73,9 +73,14 @@ void nd_rank_map_free(nd_rank_map *p) {
   memset(p, 0, sizeof *p);
 }
 
-unsigned nd_rank_map_mask(const nd_rank_map *p, int r) {
-  unsigned m = 0;
+int nd_rank_map_mask_words(const nd_rank_map *p) {
+  int top = 0;
+  for (int i = 0; i < p->n_units; i++)
+    if (p->units[i].id > top) top = p->units[i].id;
+  return top / 32 + 1;
+}
+
+void nd_rank_map_mask(const nd_rank_map *p, int r, uint32_t *mask) {
   for (int i = p->first[r]; i < p->first[r] + p->count[r]; i++)
-    if (p->units[i].id >= 0 && p->units[i].id < 32) m |= 1u << p->units[i].id;
-  return m;
+    if (p->units[i].id >= 0) mask[p->units[i].id / 32] |= UINT32_C(1) << (p->units[i].id % 32);
 }

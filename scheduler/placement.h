@@ -12,6 +12,7 @@
 #define ND_SCHEDULER_PLACEMENT_H
 
 #include <hwloc.h>
+#include <stdint.h>
 
 /* What a unit computes on. CPU units share the host's memory node; each
  * device has its own, and data moves to it. */
@@ -35,7 +36,10 @@ typedef struct nd_rank_map {
 /* units is copied and sorted. */
 int nd_place(const nd_unit *units, int n_units, int dp, int pp, int tp, nd_rank_map *out);
 void nd_rank_map_free(nd_rank_map *p);
-/* Bitmap of the StarPU workers of rank r (bit id). */
-unsigned nd_rank_map_mask(const nd_rank_map *p, int r);
+/* Worker bitmaps are arrays of 32-bit words (StarPU's workerids layout),
+ * as many as the largest unit id needs: no limit on the worker count. */
+int nd_rank_map_mask_words(const nd_rank_map *p);
+/* ORs the bits (bit id) of rank r's workers into mask[nd_rank_map_mask_words]. */
+void nd_rank_map_mask(const nd_rank_map *p, int r, uint32_t *mask);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "graph/split.h"
 #include "sim/machine.h"
 #include "sim/sched.h"
 
@@ -44,24 +45,6 @@ static int append(nd_candidate **arr, int *n, const nd_candidate *c) {
 }
 
 static double gib(int64_t b) { return (double)b / (1024.0 * 1024.0 * 1024.0); }
-
-/* The split of L layers over p stages minimizing the slowest stage, from the
- * time per layer and the other work of each stage (train/balance.c's rule). */
-static void balanced_split(int p, int L, const double *other, const double *per_layer, int *split) {
-  enum { MAXL = 257 };
-  static double best[ND_MAX_STAGES + 1][MAXL];
-  static int choice[ND_MAX_STAGES + 1][MAXL];
-  for (int l = 0; l <= L; l++) best[0][l] = l == 0 ? 0 : 1e300;
-  for (int s = 1; s <= p; s++)
-    for (int l = 0; l <= L; l++) {
-      best[s][l] = 1e300, choice[s][l] = 0;
-      for (int n = 1; n <= l; n++) {
-        double t = other[s - 1] + n * per_layer[s - 1], m = best[s - 1][l - n] > t ? best[s - 1][l - n] : t;
-        if (m < best[s][l]) best[s][l] = m, choice[s][l] = n;
-      }
-    }
-  for (int s = p, l = L; s >= 1; l -= choice[s][l], s--) split[s - 1] = choice[s][l];
-}
 
 typedef struct ctx {
   nd_planning *p;
@@ -190,7 +173,8 @@ static int layouts(ctx *c, nd_candidate *cand) {
   }
   nd_graph_free(g);
   if (rc || !mixed) return rc;
-  balanced_split(pp, L, other, per_layer, cand->stage_layers);
+  rc = nd_stage_split(pp, L, other, per_layer, cand->stage_layers);
+  if (rc) return rc;
   int even = 1;
   for (int s = 0; s < pp; s++) even &= cand->stage_layers[s] == L / pp + (s < L % pp);
   if (even) return 0;

@@ -18,7 +18,8 @@ typedef struct bound_graph {
   int32_t *tensor;     /* [g->n_tensors]: index of the owner's tensor */
   nd__task_ctx *ctx;   /* [g->n_tasks] */
   int *priority;       /* [g->n_tasks] or NULL */
-  uint32_t *workers;   /* [g->n_tasks] or NULL */
+  uint32_t *workers;   /* [g->n_tasks][mask_words] worker bitmaps, or NULL */
+  int mask_words;
   int *home;           /* [g->n_tasks] or NULL */
 } bound_graph;
 
@@ -112,8 +113,13 @@ int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
   ex->ptr = calloc((size_t)owner->n_tensors, sizeof *ex->ptr);
   ex->by_name = malloc((size_t)owner->n_tensors * sizeof *ex->by_name);
   if (!ex->handles || !ex->ptr || !ex->by_name || allocate(ex)) {
+    int64_t bytes = 0;
+    for (int32_t i = 0; i < owner->n_tensors; i++) bytes += owner->tensors[i].bytes;
     nd_exec_free(ex);
-    return nd__fail(err, ND_ENOMEM, "executor: out of memory for the tensors");
+    return nd__fail(err, ND_ENOMEM,
+                    "executor: out of memory allocating %.2f GB of tensors for %d ranks (model.n_layer, "
+                    "model.n_embd, train.micro_batch_size and parallelism.* set it; `ndgraph plan` shows it per rank)",
+                    (double)bytes / 1e9, owner->dp * owner->pp * owner->tp);
   }
   for (int32_t i = 0; i < owner->n_tensors; i++) {
     const nd_tensor *t = &owner->tensors[i];
@@ -190,16 +196,17 @@ void nd_exec_observe(nd_exec *ex, const nd_exec_observer *obs) {
 
 int nd_exec_observed(const nd_exec *ex) { return ex->observer.task_done != NULL; }
 
-int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_t *workers) {
+int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_t *workers, int mask_words) {
   bound_graph *bg = &ex->graphs[which];
   size_t n = (size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1);
   free(bg->priority);
   free(bg->workers);
   bg->priority = priority ? malloc(n * sizeof *bg->priority) : NULL;
-  bg->workers = workers ? malloc(n * sizeof *bg->workers) : NULL;
+  bg->workers = workers ? malloc(n * (size_t)mask_words * sizeof *bg->workers) : NULL;
+  bg->mask_words = mask_words;
   if ((priority && !bg->priority) || (workers && !bg->workers)) return ND_ENOMEM;
   if (priority) memcpy(bg->priority, priority, (size_t)bg->g->n_tasks * sizeof *priority);
-  if (workers) memcpy(bg->workers, workers, (size_t)bg->g->n_tasks * sizeof *workers);
+  if (workers) memcpy(bg->workers, workers, (size_t)bg->g->n_tasks * (size_t)mask_words * sizeof *workers);
   return 0;
 }
 
@@ -230,10 +237,13 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
     }
     if (bg->priority) task->priority = bg->priority[i];
     if (bg->home && bg->home[i] >= 0) task->sched_data = (void *)(intptr_t)(bg->home[i] + 1);
-    if (bg->workers && bg->workers[i]) {
+    uint32_t *mask = bg->workers ? &bg->workers[(size_t)i * bg->mask_words] : NULL;
+    int restricted = 0;
+    for (int w = 0; mask && w < bg->mask_words; w++) restricted |= mask[w] != 0;
+    if (restricted) {
       /* the bitmap stays the executor's: StarPU only reads it */
-      task->workerids_len = 1;
-      task->workerids = &bg->workers[i];
+      task->workerids_len = (unsigned)bg->mask_words;
+      task->workerids = mask;
     }
     starpu_data_handle_t *handles = task->handles;
     enum starpu_data_access_mode *modes = task->modes;

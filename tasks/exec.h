@@ -64,7 +64,7 @@ int nd_exec_observed(const nd_exec *ex);                         /* an observer 
 /* Per-task scheduling hints for graph `which`, applied at submission:
  * priorities (StarPU's range) and, when workers is not NULL, the workers each
  * task may run on (a bitmap per task, bit w for worker w; 0: any). */
-int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_t *workers);
+int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_t *workers, int mask_words);
 /* The worker each task of graph `which` should be queued on first (-1: no
  * preference), for ndgraph's own policies, which read it from
  * task->sched_data as (void *)(home + 1). StarPU's policies must not get it. */

@@ -23,7 +23,7 @@ int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *c
                         starpu_sched_get_max_priority(), &h);
   nd_rank_map_free(&pl);
   if (rc) return nd__fail(err, rc, "scheduler: out of memory for the task hints");
-  rc = nd_exec_set_hints(ex, which, h.priority, h.workers);
+  rc = nd_exec_set_hints(ex, which, h.priority, h.workers, h.mask_words);
   /* StarPU's policies may use sched_data themselves: homes only for ours */
   if (!rc && nd_sched_policy(cfg->runtime.scheduler)) rc = nd_exec_set_homes(ex, which, h.home);
   nd_hints_free(&h);

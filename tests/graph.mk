@@ -14,3 +14,7 @@ TESTS += tests/test_sim tests/test_planner.sh
 tests_test_sim_SOURCES = tests/test_sim.c tests/tap.h
 tests_test_sim_LDADD = $(ND_TEST_LIBS)
 EXTRA_DIST += tests/test_planner.sh configs/calibration-8gpu.json bench/planner
+check_PROGRAMS += tests/test_limits
+TESTS += tests/test_limits
+tests_test_limits_SOURCES = tests/test_limits.c tests/tap.h
+tests_test_limits_LDADD = $(ND_TEST_LIBS)

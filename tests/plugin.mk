@@ -4,7 +4,7 @@
 ND_BAD_PLUGIN_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 check_LTLIBRARIES += tests/plugins/libbad_abi.la tests/plugins/libbad_kind.la tests/plugins/libbad_dup.la \
 	tests/plugins/libbad_fail.la tests/plugins/libbad_backward.la tests/plugins/libno_entry.la \
-	tests/plugins/libexample_v1.la
+	tests/plugins/libdata_entry.la tests/plugins/libexample_v1.la
 # The example plugin as built against kernel ABI version 1: it still loads.
 tests_plugins_libexample_v1_la_SOURCES = examples/plugins/example.c
 tests_plugins_libexample_v1_la_CPPFLAGS = $(AM_CPPFLAGS) -DND_KERNEL_ABI_VERSION=1
@@ -28,6 +28,9 @@ tests_plugins_libbad_backward_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
 tests_plugins_libno_entry_la_SOURCES = tests/plugins/bad.c
 tests_plugins_libno_entry_la_CPPFLAGS = $(AM_CPPFLAGS) -DNO_ENTRY
 tests_plugins_libno_entry_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libdata_entry_la_SOURCES = tests/plugins/bad.c
+tests_plugins_libdata_entry_la_CPPFLAGS = $(AM_CPPFLAGS) -DDATA_ENTRY
+tests_plugins_libdata_entry_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
 
 # Losses with the example plugin against the built-in path and a test-local SiLU.
 check_PROGRAMS += tests/test_plugin

@@ -68,6 +68,11 @@ run_bad() { # STATUS PATTERN NAME PLUGIN [--set ...]
 run_bad 2 "^ndgraph: $TMP/missing.so: cannot load the plugin: No such file or directory$" "missing file" "$TMP/missing.so"
 run_bad 2 "^ndgraph: $TMP/text.so: not a loadable shared object: .+" "not a shared object" "$TMP/text.so"
 run_bad 2 "libno_entry.so: no entry point ndgraph_plugin_init" "missing entry point" "$BAD/libno_entry.so"
+run_bad 2 "libdata_entry.so: ndgraph_plugin_init is not a function" "an entry point that is data" "$BAD/libdata_entry.so"
+expect 2 "libdata_entry.so: ndgraph_plugin_init is not a function" "kernel-check: an entry point that is data" -- \
+  $ND kernel-check "$BAD/libdata_entry.so" silu
+expect 2 "libdata_entry.so: ndgraph_plugin_init is not a function" "plan: an entry point that is data" -- \
+  $ND plan $TINY --set "kernels.plugins=[$BAD/libdata_entry.so]"
 run_bad 2 "libbad_abi.so: kernel ABI version mismatch: the plugin refuses ABI 1" "ABI version mismatch" "$BAD/libbad_abi.so"
 run_bad 2 "libbad_kind.so: unknown task kind 'matmul_fw' \(kernel 'fast'\)$" "unknown task kind" "$BAD/libbad_kind.so"
 run_bad 2 "libbad_dup.so: duplicate kernel name 'fast' for matmul_fwd \(already from .*libbad_dup.so\)$" \

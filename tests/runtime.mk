@@ -7,8 +7,10 @@ check_PROGRAMS += tests/test_train
 TESTS += tests/test_train
 tests_test_train_SOURCES = tests/test_train.c tests/runtime/harness.h tests/tap.h
 tests_test_train_LDADD = $(ND_TEST_LIBS)
-TESTS += tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh
-EXTRA_DIST += tests/tap.sh tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh
+TESTS += tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_signals.sh \
+	tests/test_reliability.sh
+EXTRA_DIST += tests/tap.sh tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_signals.sh \
+	tests/test_reliability.sh
 check_PROGRAMS += tests/test_memory
 TESTS += tests/test_memory
 tests_test_memory_SOURCES = tests/test_memory.c tests/runtime/harness.h tests/tap.h

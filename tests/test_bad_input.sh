@@ -40,15 +40,16 @@ printf 'garbage' >"$tmp/ck-bad.safetensors"; mkdir -p "$tmp/ck-bad"; cp "$tmp/ck
 expect 1 "$tmp/ck-bad/model.safetensors" "a corrupt checkpoint is named" -- \
   "$ndgraph" eval "${tiny[@]}" --checkpoint "$tmp/ck-bad"
 
-# a checkpoint holding a NaN: resuming from it stops at the first non-finite loss and writes nothing
+# a checkpoint whose weights are finite but huge (a NaN is refused at load):
+# resuming from it stops at the first non-finite loss and writes nothing
 cp -r "$tmp/ck/step-3" "$tmp/nan"
 python3 - "$tmp/nan/model.safetensors" <<'PY'
 import json, struct, sys
 path = sys.argv[1]
 data = bytearray(open(path, "rb").read())
 n = struct.unpack("<Q", data[:8])[0]
-begin = json.loads(data[8:8 + n])["wte.weight"]["data_offsets"][0]
-data[8 + n + begin:8 + n + begin + 4] = struct.pack("<f", float("nan"))
+begin, end = json.loads(data[8:8 + n])["wte.weight"]["data_offsets"]
+data[8 + n + begin:8 + n + end] = struct.pack("<f", 3e38) * ((end - begin) // 4)
 open(path, "wb").write(data)
 PY
 sum_before=$(cat "$tmp/ck/step-3/"* | md5sum)

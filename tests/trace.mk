@@ -4,3 +4,7 @@ TESTS += tests/test_trace tests/trace.sh
 tests_test_trace_SOURCES = tests/test_trace.c tests/runtime/harness.h tests/tap.h
 tests_test_trace_LDADD = $(ND_TEST_LIBS)
 EXTRA_DIST += tests/trace.sh tests/traces
+check_PROGRAMS += tests/test_trace_path
+TESTS += tests/test_trace_path
+tests_test_trace_path_SOURCES = tests/test_trace_path.c tests/tap.h
+tests_test_trace_path_LDADD = $(ND_TEST_LIBS)

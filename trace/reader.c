@@ -4,6 +4,8 @@
 #include "trace/model.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,25 +35,77 @@ static int num(const cJSON *o, const char *k, double *out) {
   return 1;
 }
 
+/* Out of int's range (1e300, say) is as good as absent: no undefined cast. */
 static int int_or(const cJSON *o, const char *k, int dflt) {
   double d;
-  return num(o, k, &d) ? (int)d : dflt;
+  return num(o, k, &d) && d >= INT_MIN && d <= INT_MAX ? (int)d : dflt;
 }
 
-static int thread_of(nd_trace_model *m, int pid, int tid) {
-  for (int i = 0; i < m->n_threads; i++)
-    if (m->threads[i].pid == pid && m->threads[i].tid == tid) return i;
+/* Times beyond this many microseconds (about 31,700 years, far past any
+ * epoch-based clock) or not finite are an error: they would make every later
+ * computation (span, ticks, the chart's width) meaningless or endless. */
+#define MAX_US 1e18
+
+/* ts (and dur) of event i, checked. */
+static int times(const cJSON *e, int32_t i, const char *what, double *ts, double *dur, nd_error *err) {
+  *ts = 0;
+  num(e, "ts", ts);
+  if (dur) {
+    *dur = 0;
+    num(e, "dur", dur);
+    if (*dur < 0) *dur = 0;
+  }
+  if (fabs(*ts) <= MAX_US && (!dur || *dur <= MAX_US)) return 0;
+  const char *name = str(e, "name");
+  return nd__fail(err, ND_EINVAL, "%s: event %d (\"%.64s\"): %s %g is not a time within +-1e18 us", what, (int)i,
+                  name ? name : "", fabs(*ts) <= MAX_US ? "dur" : "ts", fabs(*ts) <= MAX_US ? *dur : *ts);
+}
+
+/* Threads by (pid, tid): open addressing over indices into m->threads, so
+ * that a trace with a new thread on every event stays O(n). */
+typedef struct thread_index {
+  int *slot; /* -1: empty */
+  size_t cap;
+} thread_index;
+
+static size_t hash_of(int pid, int tid, size_t cap) {
+  uint64_t h = ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) * UINT64_C(0x9E3779B97F4A7C15);
+  return (size_t)(h >> 17) & (cap - 1);
+}
+
+static int index_grow(thread_index *ix, const nd_trace_model *m) {
+  size_t cap = ix->cap ? 2 * ix->cap : 64;
+  int *slot = malloc(cap * sizeof *slot);
+  if (!slot) return ND_ENOMEM;
+  for (size_t i = 0; i < cap; i++) slot[i] = -1;
+  for (int t = 0; t < m->n_threads; t++) {
+    size_t h = hash_of(m->threads[t].pid, m->threads[t].tid, cap);
+    while (slot[h] >= 0) h = (h + 1) & (cap - 1);
+    slot[h] = t;
+  }
+  free(ix->slot);
+  ix->slot = slot;
+  ix->cap = cap;
+  return 0;
+}
+
+static int thread_of(nd_trace_model *m, thread_index *ix, int pid, int tid) {
+  if ((size_t)m->n_threads * 2 >= ix->cap && index_grow(ix, m)) return -1;
+  size_t h = hash_of(pid, tid, ix->cap);
+  for (; ix->slot[h] >= 0; h = (h + 1) & (ix->cap - 1))
+    if (m->threads[ix->slot[h]].pid == pid && m->threads[ix->slot[h]].tid == tid) return ix->slot[h];
   nd_trace_thread *t = realloc(m->threads, (size_t)(m->n_threads + 1) * sizeof *t);
   if (!t) return -1;
   m->threads = t;
   t[m->n_threads] = (nd_trace_thread){.pid = pid, .tid = tid, .sort = tid};
   snprintf(t[m->n_threads].name, sizeof t->name, "%d:%d", pid, tid);
+  ix->slot[h] = m->n_threads;
   return m->n_threads++;
 }
 
 static void copy(char *dst, size_t size, const char *src) { snprintf(dst, size, "%s", src ? src : ""); }
 
-static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap) {
+static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap, double ts, double dur) {
   if (m->n_slices == *cap) {
     int32_t n = *cap ? 2 * *cap : 256;
     nd_trace_slice *s = realloc(m->slices, (size_t)n * sizeof *s);
@@ -64,18 +118,18 @@ static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap
   double d;
   *s = (nd_trace_slice){.thread = thread, .micro_batch = -1, .task = -1};
   copy(s->name, sizeof s->name, str(e, "name"));
-  num(e, "ts", &s->ts);
-  num(e, "dur", &s->dur);
-  if (s->dur < 0) s->dur = 0;
+  s->ts = ts;
+  s->dur = dur;
   if (cJSON_IsObject(args)) {
     copy(s->phase, sizeof s->phase, str(args, "phase"));
     s->micro_batch = int_or(args, "micro_batch", -1);
-    if (num(args, "task", &d)) s->task = (int64_t)d;
+    if (num(args, "task", &d) && fabs(d) < 9e18) s->task = (int64_t)d;
   }
   return 0;
 }
 
-static int add_flow_end(flow_end **ends, int32_t *n, int32_t *cap, const cJSON *e, int thread, int is_start) {
+static int add_flow_end(flow_end **ends, int32_t *n, int32_t *cap, const cJSON *e, int thread, int is_start,
+                        double ts) {
   if (*n == *cap) {
     int32_t c = *cap ? 2 * *cap : 256;
     flow_end *f = realloc(*ends, (size_t)c * sizeof *f);
@@ -91,8 +145,7 @@ static int add_flow_end(flow_end **ends, int32_t *n, int32_t *cap, const cJSON *
   else snprintf(idtext, sizeof idtext, "%.17g", cJSON_IsNumber(id) ? id->valuedouble : 0.0);
   snprintf(f->key, sizeof f->key, "%s\x1f%s", cat ? cat : "", idtext);
   f->thread = thread;
-  f->ts = 0;
-  num(e, "ts", &f->ts);
+  f->ts = ts;
   f->is_start = is_start;
   f->enclosing = is_start || (bp && strcmp(bp, "e") == 0);
   return 0;
@@ -114,11 +167,14 @@ static int sort_threads(nd_trace_model *m, flow_end *ends, int32_t n_ends) {
     free(where);
     return ND_ENOMEM;
   }
-  if (m->n_threads) memcpy(old, m->threads, (size_t)m->n_threads * sizeof *old);
+  /* the old index rides along in n_slices (zero until counted below) */
+  for (int i = 0; i < m->n_threads; i++) m->threads[i].n_slices = i;
+  if (m->n_threads > 0) memcpy(old, m->threads, (size_t)m->n_threads * sizeof *old);
   if (m->n_threads > 1) qsort(m->threads, (size_t)m->n_threads, sizeof *m->threads, cmp_thread);
-  for (int i = 0; i < m->n_threads; i++)
-    for (int j = 0; j < m->n_threads; j++)
-      if (old[i].pid == m->threads[j].pid && old[i].tid == m->threads[j].tid) where[i] = j;
+  for (int j = 0; j < m->n_threads; j++) {
+    where[m->threads[j].n_slices] = j;
+    m->threads[j].n_slices = 0;
+  }
   for (int32_t i = 0; i < m->n_slices; i++) {
     m->slices[i].thread = where[m->slices[i].thread];
     m->threads[m->slices[i].thread].n_slices++;
@@ -206,14 +262,24 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
   int32_t n_ends = 0, cap_ends = 0, cap_slices = 0;
   int rc = 0;
   const cJSON *e;
+  int32_t index = -1;
+  thread_index ix = {NULL, 0};
+  double ts = 0, dur = 0;
   cJSON_ArrayForEach(e, events) {
     const char *ph = str(e, "ph");
+    index++;
     if (!ph) continue;
-    int thread = thread_of(m, int_or(e, "pid", 0), int_or(e, "tid", 0));
+    int slice = strcmp(ph, "X") == 0, flow = strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0;
+    if ((slice || flow) && (rc = times(e, index, what, &ts, slice ? &dur : NULL, err))) {
+      free(ix.slot);
+      free(ends);
+      nd_trace_model_free(m);
+      return rc;
+    }
+    int thread = thread_of(m, &ix, int_or(e, "pid", 0), int_or(e, "tid", 0));
     if (thread < 0) rc = ND_ENOMEM;
-    else if (strcmp(ph, "X") == 0) rc = add_slice(m, e, thread, &cap_slices);
-    else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0)
-      rc = add_flow_end(&ends, &n_ends, &cap_ends, e, thread, ph[0] == 's');
+    else if (slice) rc = add_slice(m, e, thread, &cap_slices, ts, dur);
+    else if (flow) rc = add_flow_end(&ends, &n_ends, &cap_ends, e, thread, ph[0] == 's', ts);
     else if (strcmp(ph, "M") == 0) apply_metadata(m, e, thread);
     if (rc) goto cleanup;
   }
@@ -221,6 +287,7 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
   if (m->n_slices > 1) qsort(m->slices, (size_t)m->n_slices, sizeof *m->slices, cmp_slice);
   rc = bind_flows(m, ends, n_ends);
 cleanup:
+  free(ix.slot);
   free(ends);
   if (rc) {
     nd_trace_model_free(m);
@@ -233,6 +300,7 @@ int nd_trace_model_load(nd_trace_model *m, const char *path, nd_error *err) {
   memset(m, 0, sizeof *m);
   char *text;
   int rc = nd__read_file(path, SIZE_MAX, &text, NULL);
+  if (rc == ND_EDATA) return nd__fail(err, ND_EIO, "%s: not a regular file", path);
   if (rc) return nd__fail(err, rc, "%s: %s the trace", path, rc == ND_ENOMEM ? "out of memory reading" : "cannot read");
   cJSON *doc = cJSON_Parse(text);
   free(text);

@@ -14,19 +14,43 @@
 /* Timestamps are printed to the nanosecond: ties within that are ties. */
 #define EPS_US 1e-6
 
-static int add_group(nd_trace_group **g, int *n, const char *name, double dur) {
-  for (int i = 0; i < *n; i++)
-    if (strcmp((*g)[i].name, name) == 0) {
-      (*g)[i].count++;
-      (*g)[i].time_us += dur;
-      return 0;
+/* One slice's contribution to a group: its name or phase, its time. */
+typedef struct keyed {
+  const char *key;
+  double dur;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b) { return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key); }
+
+/* The slices grouped by name (phase: by phase) in O(n log n): sorted by the
+ * key, then each run of equal keys summed. An empty key is "(none)". */
+static int group_by(const nd_trace_model *m, int phase, nd_trace_group **out, int *n_out) {
+  int32_t n = m->n_slices;
+  keyed *k = malloc((size_t)(n ? n : 1) * sizeof *k);
+  nd_trace_group *g = malloc((size_t)(n ? n : 1) * sizeof *g);
+  if (!k || !g) {
+    free(k);
+    free(g);
+    return ND_ENOMEM;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    const nd_trace_slice *x = &m->slices[i];
+    const char *key = phase ? x->phase : x->name;
+    k[i] = (keyed){key[0] ? key : "(none)", x->dur};
+  }
+  if (n > 1) qsort(k, (size_t)n, sizeof *k, cmp_keyed);
+  int groups = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (i == 0 || strcmp(k[i].key, k[i - 1].key) != 0) {
+      g[groups] = (nd_trace_group){.count = 0, .time_us = 0};
+      snprintf(g[groups++].name, sizeof g->name, "%s", k[i].key);
     }
-  nd_trace_group *x = realloc(*g, (size_t)(*n + 1) * sizeof *x);
-  if (!x) return ND_ENOMEM;
-  *g = x;
-  x[*n] = (nd_trace_group){.count = 1, .time_us = dur};
-  snprintf(x[*n].name, sizeof x->name, "%s", name[0] ? name : "(none)");
-  (*n)++;
+    g[groups - 1].count++;
+    g[groups - 1].time_us += k[i].dur;
+  }
+  free(k);
+  *out = g;
+  *n_out = groups;
   return 0;
 }
 
@@ -39,8 +63,26 @@ static int cmp_group(const void *a, const void *b) {
 
 static double end_of(const nd_trace_slice *x) { return x->ts + x->dur; }
 
-/* What slice c waited for, or -1 at the start of the chain. */
-static int32_t waited_for(const nd_trace_model *m, const int32_t *in_off, const int32_t *in, int32_t c) {
+/* A slice by its end, for the question "which earlier slice of this worker
+ * ended last before c began", answered in O(log n) rather than by a scan
+ * back over the worker's whole history. */
+typedef struct ending {
+  int thread;
+  double end;
+  int32_t slice;
+} ending;
+
+static int cmp_ending(const void *a, const void *b) {
+  const ending *x = a, *y = b;
+  if (x->thread != y->thread) return x->thread - y->thread;
+  if (x->end != y->end) return x->end < y->end ? -1 : 1;
+  return (x->slice > y->slice) - (x->slice < y->slice);
+}
+
+/* What slice c waited for, or -1 at the start of the chain. order[lo..hi):
+ * c's thread's slices, ascending by (end, index). */
+static int32_t waited_for(const nd_trace_model *m, const int32_t *in_off, const int32_t *in, const ending *order,
+                          int32_t lo, int32_t hi, int32_t c) {
   const nd_trace_slice *x = &m->slices[c];
   int32_t best = -1;
   for (int32_t k = in_off[c]; k < in_off[c + 1]; k++) {
@@ -48,11 +90,16 @@ static int32_t waited_for(const nd_trace_model *m, const int32_t *in_off, const 
     if (end_of(p) <= x->ts + EPS_US && (best < 0 || end_of(p) > end_of(&m->slices[best]))) best = in[k];
   }
   if (best >= 0) return best;
-  /* slices are sorted by (thread, ts): the earlier ones of this thread precede c */
-  for (int32_t i = c - 1; i >= 0 && m->slices[i].thread == x->thread; i--)
-    if (end_of(&m->slices[i]) <= x->ts + EPS_US && (best < 0 || end_of(&m->slices[i]) > end_of(&m->slices[best])))
-      best = i;
-  return best;
+  /* the worker was busy: its earlier slice (sorted by (thread, ts): index
+   * below c) that ended last, at or before c's start */
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (order[mid].end <= x->ts + EPS_US) lo = mid + 1;
+    else hi = mid;
+  }
+  for (int32_t k = lo - 1; k >= 0 && order[k].thread == x->thread; k--)
+    if (order[k].slice < c) return order[k].slice;
+  return -1;
 }
 
 static int critical_path(const nd_trace_model *m, nd_trace_summary *s) {
@@ -61,18 +108,26 @@ static int critical_path(const nd_trace_model *m, nd_trace_summary *s) {
   int32_t *in = malloc((size_t)(m->n_flows ? m->n_flows : 1) * sizeof *in);
   char *seen = calloc((size_t)(n ? n : 1), 1);
   s->path = malloc((size_t)(n ? n : 1) * sizeof *s->path);
+  ending *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+  int32_t *run_of = calloc((size_t)m->n_threads + 1, sizeof *run_of); /* thread t: order[run_of[t] .. run_of[t+1]) */
   int rc = ND_ENOMEM;
-  if (!in_off || !in || !seen || !s->path) goto cleanup;
+  if (!in_off || !in || !seen || !s->path || !order || !run_of) goto cleanup;
   for (int32_t f = 0; f < m->n_flows; f++) in_off[m->flows[f].to + 1]++;
   for (int32_t i = 0; i < n; i++) in_off[i + 1] += in_off[i];
   for (int32_t f = 0; f < m->n_flows; f++) in[in_off[m->flows[f].to]++] = m->flows[f].from;
   for (int32_t i = n; i > 0; i--) in_off[i] = in_off[i - 1];
   in_off[0] = 0;
+  for (int32_t i = 0; i < n; i++) order[i] = (ending){m->slices[i].thread, end_of(&m->slices[i]), i};
+  if (n > 1) qsort(order, (size_t)n, sizeof *order, cmp_ending);
+  for (int32_t i = 0; i < n; i++) run_of[order[i].thread + 1] = i + 1;
+  for (int t = 0; t < m->n_threads; t++)
+    if (run_of[t + 1] < run_of[t]) run_of[t + 1] = run_of[t];
   int32_t c = -1;
   for (int32_t i = 0; i < n; i++)
     if (c < 0 || end_of(&m->slices[i]) > end_of(&m->slices[c])) c = i;
   /* collected last to first, then reversed */
-  for (; c >= 0 && !seen[c]; c = waited_for(m, in_off, in, c)) {
+  for (; c >= 0 && !seen[c];
+       c = waited_for(m, in_off, in, order, run_of[m->slices[c].thread], run_of[m->slices[c].thread + 1], c)) {
     seen[c] = 1;
     s->path[s->path_len++] = c;
     s->path_us += m->slices[c].dur;
@@ -84,6 +139,8 @@ static int critical_path(const nd_trace_model *m, nd_trace_summary *s) {
   }
   rc = 0;
 cleanup:
+  free(order);
+  free(run_of);
   free(in_off);
   free(in);
   free(seen);
@@ -101,9 +158,8 @@ int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s) {
     if (i == 0 || end_of(x) > s->end_us) s->end_us = end_of(x);
     s->busy_us[x->thread] += x->dur;
     s->work_us += x->dur;
-    if (add_group(&s->kinds, &s->n_kinds, x->name, x->dur) || add_group(&s->phases, &s->n_phases, x->phase, x->dur))
-      goto oom;
   }
+  if (group_by(m, 0, &s->kinds, &s->n_kinds) || group_by(m, 1, &s->phases, &s->n_phases)) goto oom;
   s->tasks = m->n_slices;
   if (s->n_kinds > 1) qsort(s->kinds, (size_t)s->n_kinds, sizeof *s->kinds, cmp_group);
   if (s->n_phases > 1) qsort(s->phases, (size_t)s->n_phases, sizeof *s->phases, cmp_group);

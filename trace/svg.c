@@ -44,7 +44,8 @@ static void escaped(FILE *f, const char *s) {
 
 /* 1, 2 or 5 times a power of ten, giving about eight ticks over the span. */
 static double tick_step(double span) {
-  double raw = span / 8, p = pow(10, floor(log10(raw)));
+  double raw = span / 8, p = raw > 0 ? pow(10, floor(log10(raw))) : 0;
+  if (!(p > 0)) return span > 0 ? span : 1; /* below the smallest power of ten */
   return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
 }
 
@@ -53,8 +54,10 @@ static void axis(FILE *f, double span, double scale, double y) {
   int in_ms = span >= 1000;
   fprintf(f, "<g class=\"axis\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", LEFT, y,
           LEFT + span * scale, y);
-  for (double t = 0; t <= span * (1 + 1e-9); t += step) {
-    double x = LEFT + t * scale;
+  /* counted, not accumulated: a step below the span's resolution (a span of
+   * 1e-320 us, say) must not loop forever */
+  for (int k = 0; k <= 20 && k * step <= span * (1 + 1e-9); k++) {
+    double t = k * step, x = LEFT + t * scale;
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x, y, x, y + 5);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>", x, TOP, x, y);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", x, y + 17,

@@ -9,11 +9,10 @@
 #include <starpu.h>
 
 #include "common/error.h"
+#include "graph/split.h"
 #include "scheduler/placement.h"
 #include "tasks/schedule.h"
 #include "train/trainer_internal.h"
-
-#define ND_MAX_LAYERS_SPLIT 257
 
 typedef struct durations {
   double *us; /* [n_tasks] of the step graph */
@@ -24,24 +23,6 @@ static void task_done(void *user, int graph, int32_t task, double start, double 
   if (graph == 0) ((durations *)user)->us[task] = end - start;
 }
 
-/* The split of L layers over p stages, each at least one layer, that
- * minimizes max over s of other[s] + n[s] * per_layer[s]. Ties: the first
- * found, stages in order, fewer layers first: deterministic. */
-static void best_split(int p, int L, const double *other, const double *per_layer, int64_t *split) {
-  double best[ND_MAX_STAGES + 1][ND_MAX_LAYERS_SPLIT];
-  int choice[ND_MAX_STAGES + 1][ND_MAX_LAYERS_SPLIT];
-  for (int l = 0; l <= L; l++) best[0][l] = l == 0 ? 0 : 1e300;
-  for (int s = 1; s <= p; s++)
-    for (int l = 0; l <= L; l++) {
-      best[s][l] = 1e300, choice[s][l] = 0;
-      for (int n = 1; n <= l; n++) {
-        double t = other[s - 1] + n * per_layer[s - 1], m = best[s - 1][l - n] > t ? best[s - 1][l - n] : t;
-        if (m < best[s][l]) best[s][l] = m, choice[s][l] = n;
-      }
-    }
-  for (int s = p, l = L; s >= 1; l -= choice[s][l], s--) split[s - 1] = choice[s][l];
-}
-
 int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
   const nd_graph *g = nd__trainer_graph(tr);
   const nd_config *cfg = nd__trainer_config(tr);
@@ -49,8 +30,6 @@ int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
   int64_t *split = out->split;
   memset(out, 0, sizeof *out);
   out->stages = p;
-  if (L >= ND_MAX_LAYERS_SPLIT) return nd__fail(err, ND_ECONFIG, "%s: parallelism.stage_layers auto: at most %d layers",
-                                                 cfg->source, ND_MAX_LAYERS_SPLIT - 1);
   nd_unit units[STARPU_NMAXWORKERS];
   int n = nd_runtime_units(units, STARPU_NMAXWORKERS);
   nd_rank_map pl;
@@ -90,6 +69,8 @@ int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
   }
   free(d.us);
   for (int s = 0; s < p; s++) per_layer[s] = layer_us[s] / g->stage_layers[s];
-  best_split(p, L, other_us, per_layer, split);
+  int layers[ND_MAX_STAGES];
+  if (nd_stage_split(p, L, other_us, per_layer, layers)) return nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
+  for (int s = 0; s < p; s++) split[s] = layers[s];
   return 0;
 }

@@ -1,28 +1,41 @@
 /* Resuming or fine-tuning: finds the checkpoint a directory names and loads
  * what it holds. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "checkpoint/checkpoint.h"
 #include "common/error.h"
 #include "configs/config.h"
+#include "train/trainer_internal.h"
 
-/* A step-N directory, or a save_dir whose newest step-N is meant. */
-static int resolve(const char *dir, char *out, size_t size, nd_error *err) {
+/* A step-N directory, or a save_dir whose newest complete step-N is meant
+ * (a newer incomplete one is named in note, never skipped silently). */
+static int resolve(const char *dir, char *out, size_t size, char *note, nd_error *err) {
   char probe[ND_PATH_MAX + 32];
   struct stat st;
+  note[0] = '\0';
   snprintf(probe, sizeof probe, "%s/model.safetensors", dir);
   if (stat(probe, &st) == 0) {
     if ((size_t)snprintf(out, size, "%s", dir) >= size) return nd__fail(err, ND_EINVAL, "%s: path too long", dir);
     return 0;
   }
-  return nd_checkpoint_latest(dir, out, size, err);
+  int rc = nd_checkpoint_latest(dir, out, size, err);
+  const char *slash = rc ? NULL : strrchr(out, '/');
+  int64_t used, newer;
+  const char *missing;
+  if (slash && nd__checkpoint_step_of(slash + 1, "step-", &used, NULL) &&
+      nd_checkpoint_newer_incomplete(dir, used, &newer, &missing))
+    snprintf(note, ND_ERROR_MAX, "%s/step-%" PRId64 " is incomplete (no %s): resuming from the older step-%" PRId64
+             ", which is complete", dir, newer, missing, used);
+  return rc;
 }
 
 int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, size_t size, int *with_state, nd_error *err) {
   char probe[ND_PATH_MAX + 96];
   struct stat st;
-  int rc = resolve(dir, used, size, err);
+  int rc = resolve(dir, used, size, nd__trainer_resume_note(tr), err);
   if (rc) return rc;
   snprintf(probe, sizeof probe, "%s/optimizer.safetensors", used);
   *with_state = stat(probe, &st) == 0;

@@ -1,15 +1,14 @@
 /* The trainer: datasets, the step's graph on StarPU, parameter
- * initialization, the learning-rate schedule, evaluation and checkpoints. */
+ * initialization, the learning-rate schedule and evaluation; checkpoints are
+ * written and read by checkpoint/model.c on the tensors the trainer lists. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <cjson/cJSON.h>
-
 #include "checkpoint/checkpoint.h"
-#include "checkpoint/safetensors.h"
+#include "checkpoint/model.h"
 #include "common/error.h"
 #include "configs/config.h"
 #include "data/dataset.h"
@@ -35,12 +34,12 @@ struct nd_trainer {
   int64_t steps_done;
   int64_t model_flops;       /* of one step */
   int64_t seqs_per_step;     /* dp * micro_batches * micro_batch_size */
-  /* Hugging Face tensors: name, element count, a tensor of the graph holding it */
+  /* the model's whole tensors: Hugging Face name, shape, element count */
   int n_hf;
-  const char **hf_names;
-  int64_t *hf_numel;
+  nd_ckpt_tensor *ckpt;    /* [n_hf] */
   nd_balance balance;     /* stage_layers: auto */
   nd_trace_recorder *rec; /* the steps traced so far */
+  char resume_note[ND_ERROR_MAX]; /* why resuming skipped a newer checkpoint */
 };
 
 static double now_ms(void) {
@@ -60,34 +59,32 @@ static double learning_rate(const nd_config *cfg, int64_t step) {
   return min_lr + 0.5 * (lr - min_lr) * (1.0 + cos(M_PI * progress));
 }
 
-/* The Hugging Face names of the model, in the order checkpoints list them. */
+/* The model's whole tensors with their Hugging Face names, in the order
+ * checkpoints list them. */
 static int collect_names(nd_trainer *tr) {
   const nd_graph *g = tr->step_graph;
-  tr->hf_names = calloc((size_t)g->n_tensors, sizeof *tr->hf_names);
-  tr->hf_numel = calloc((size_t)g->n_tensors, sizeof *tr->hf_numel);
-  if (!tr->hf_names || !tr->hf_numel) return ND_ENOMEM;
+  tr->ckpt = calloc((size_t)g->n_tensors, sizeof *tr->ckpt);
+  if (!tr->ckpt) return ND_ENOMEM;
   for (int32_t i = 0; i < g->n_tensors; i++) {
     const nd_tensor *t = &g->tensors[i];
     if (t->kind != ND_TENSOR_PARAM) continue;
     int seen = 0;
-    for (int k = 0; k < tr->n_hf && !seen; k++) seen = strcmp(tr->hf_names[k], t->hf_name) == 0;
+    for (int k = 0; k < tr->n_hf && !seen; k++) seen = strcmp(tr->ckpt[k].name, t->hf_name) == 0;
     if (seen) continue;
     /* insertion in checkpoint order, whatever the layout */
     int at = tr->n_hf++;
-    for (; at > 0 && nd_gpt_param_order(tr->hf_names[at - 1]) > nd_gpt_param_order(t->hf_name); at--) {
-      tr->hf_names[at] = tr->hf_names[at - 1];
-      tr->hf_numel[at] = tr->hf_numel[at - 1];
-    }
-    tr->hf_names[at] = t->hf_name;
-    tr->hf_numel[at] = nd_shard_full_numel(t);
+    for (; at > 0 && nd_gpt_param_order(tr->ckpt[at - 1].name) > nd_gpt_param_order(t->hf_name); at--)
+      tr->ckpt[at] = tr->ckpt[at - 1];
+    tr->ckpt[at] = (nd_ckpt_tensor){t->hf_name, t->ndim, {t->full_shape[0], t->ndim > 1 ? t->full_shape[1] : 0},
+                                    nd_shard_full_numel(t)};
   }
   return 0;
 }
 
 const char *nd_trainer_tensor_name(const nd_trainer *tr, int i, long long *numel) {
   if (i < 0 || i >= tr->n_hf) return NULL;
-  if (numel) *numel = tr->hf_numel[i];
-  return tr->hf_names[i];
+  if (numel) *numel = tr->ckpt[i].numel;
+  return tr->ckpt[i].name;
 }
 
 long long nd_trainer_steps_done(const nd_trainer *tr) { return tr->steps_done; }
@@ -125,23 +122,24 @@ int nd_trainer_gather(nd_trainer *tr, const char *hf_name, enum nd_gather what, 
 }
 
 /* Copies a whole tensor into every shard and copy that holds part of it. */
-static void scatter(nd_trainer *tr, const char *hf_name, enum nd_gather what, float *full) {
+static void scatter(nd_trainer *tr, const char *hf_name, enum nd_gather what, const float *full) {
   const nd_graph *g = tr->step_graph;
   for (int32_t i = 0; i < g->n_tensors; i++) {
     const nd_tensor *t = &g->tensors[i];
     if (!is_kind(t, what) || strcmp(t->hf_name, hf_name) != 0) continue;
     float *p = nd_exec_acquire(tr->exec, i, 1);
-    nd_shard_copy(t, full, p, 0);
+    nd_shard_copy(t, (float *)full, p, 0); /* to the shard: full is only read */
     nd_exec_release(tr->exec, i);
   }
 }
 
 static int initialize(nd_trainer *tr) {
   for (int k = 0; k < tr->n_hf; k++) {
-    float *full = malloc((size_t)tr->hf_numel[k] * sizeof *full);
+    const nd_ckpt_tensor *t = &tr->ckpt[k];
+    float *full = malloc((size_t)t->numel * sizeof *full);
     if (!full) return ND_ENOMEM;
-    nd_init_tensor(full, tr->hf_names[k], tr->hf_numel[k], (int)tr->cfg.model.n_layer, tr->cfg.train.seed);
-    scatter(tr, tr->hf_names[k], ND_GATHER_PARAM, full);
+    nd_init_tensor(full, t->name, t->numel, (int)tr->cfg.model.n_layer, tr->cfg.train.seed);
+    scatter(tr, t->name, ND_GATHER_PARAM, full);
     free(full);
   }
   return 0;
@@ -173,6 +171,8 @@ static int build_graphs(nd_trainer *tr, nd_error *err) {
 }
 
 const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
+char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
+const char *nd_trainer_resume_note(const nd_trainer *tr) { return tr->resume_note; }
 struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) { return tr->kernels; }
 nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr) { return &tr->rec; }
 const nd_balance *nd__trainer_balance(const nd_trainer *tr) { return &tr->balance; }
@@ -184,9 +184,6 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if (!tr) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   tr->cfg = *cfg;
   const nd_config *c = &tr->cfg;
-  int64_t V = c->model.vocab_size, T = c->model.seq_len;
-  if ((rc = nd_dataset_open(&tr->train, c->data.train, c->data.format, V, (int)T, err))) goto fail;
-  if (c->data.val[0] && (rc = nd_dataset_open(&tr->val, c->data.val, c->data.format, V, (int)T, err))) goto fail;
   /* plugins first: the graph's costs come from the kernels that will run it */
   if ((rc = nd_kernels_open(&tr->kernels, c, err))) goto fail;
   if ((rc = build_graphs(tr, err))) goto fail;
@@ -197,6 +194,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   tr->seqs_per_step = c->parallelism.data_parallel_size * c->parallelism.micro_batches * c->train.micro_batch_size;
   if ((rc = nd_runtime_start(c, err))) goto fail;
   tr->runtime_started = 1;
+  if ((rc = nd_sched_check_memory(tr->step_graph, c, err))) goto fail;
   if ((rc = bind(tr, err))) goto fail;
   /* stage_layers: auto measures the devices on the even split, then rebuilds */
   if (c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1) {
@@ -208,9 +206,8 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
     nd_graph_free(tr->step_graph);
     nd_graph_free(tr->eval_graph);
     tr->step_graph = tr->eval_graph = NULL;
-    free(tr->hf_names);
-    free(tr->hf_numel);
-    tr->hf_names = NULL, tr->hf_numel = NULL, tr->n_hf = 0;
+    free(tr->ckpt);
+    tr->ckpt = NULL, tr->n_hf = 0;
     tr->steps_done = 0;
     if ((rc = build_graphs(tr, err)) || (rc = bind(tr, err)))
       goto fail;
@@ -235,8 +232,7 @@ void nd_trainer_close(nd_trainer *tr) {
   nd_graph_free(tr->eval_graph);
   nd_dataset_close(tr->train);
   nd_dataset_close(tr->val);
-  free(tr->hf_names);
-  free(tr->hf_numel);
+  free(tr->ckpt);
   free(tr);
 }
 
@@ -282,14 +278,25 @@ static int run_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
   return rc;
 }
 
+/* A data set opened on first use: `eval --data X` needs neither data.train
+ * nor data.val, and must not fail on them. */
+static int dataset(const nd_trainer *tr, nd_dataset **ds, const char *spec, nd_error *err) {
+  const nd_config *c = &tr->cfg;
+  return *ds ? 0 : nd_dataset_open(ds, spec, c->data.format, c->model.vocab_size, (int)c->model.seq_len, err);
+}
+
 int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
+  /* data.val too, so that a bad one stops the run before its first step, not at its first evaluation */
+  int rc = dataset(tr, &tr->train, tr->cfg.data.train, err);
+  if (!rc && tr->cfg.data.val[0]) rc = dataset(tr, &tr->val, tr->cfg.data.val, err);
+  if (rc) return rc;
   nd_step s = base_step(tr);
   s.data = tr->train;
   s.seq_base = tr->steps_done * tr->seqs_per_step;
   s.lr = (float)learning_rate(&tr->cfg, tr->steps_done);
   s.adam_t = (int)tr->steps_done + 1;
   double t0 = now_ms();
-  int rc = run_step(tr, &s, err);
+  rc = run_step(tr, &s, err);
   if (rc) return rc;
   double ms = now_ms() - t0;
   double loss = total_loss(tr, tr->step_graph);
@@ -312,14 +319,16 @@ int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double 
                     nd_error *err) {
   const nd_config *c = &tr->cfg;
   nd_dataset *own = NULL;
-  const nd_dataset *ds = tr->val;
+  const nd_dataset *ds;
   int rc;
   if (data) {
-    if ((rc = nd_dataset_open(&own, data, c->data.format, c->model.vocab_size, (int)c->model.seq_len, err)))
-      return rc;
+    if ((rc = dataset(tr, &own, data, err))) return rc;
     ds = own;
+  } else {
+    if (!c->data.val[0]) return nd__fail(err, ND_EINVAL, "%s: data.val is not set: nothing to evaluate on", c->source);
+    if ((rc = dataset(tr, &tr->val, c->data.val, err))) return rc;
+    ds = tr->val;
   }
-  if (!ds) return nd__fail(err, ND_EINVAL, "%s: data.val is not set: nothing to evaluate on", c->source);
   int64_t seqs = batches * c->train.micro_batch_size;
   nd_step s = base_step(tr);
   s.data = ds;
@@ -341,123 +350,49 @@ done:
 
 /* ------------------------------------------------------------ checkpoints */
 
-static const char *const gather_prefix[] = {"", "grad.", "m.", "v."};
+static int gather_one(void *user, int k, enum nd_gather what, float *out) {
+  nd_trainer *tr = user;
+  return nd_trainer_gather(tr, tr->ckpt[k].name, what, out, tr->ckpt[k].numel);
+}
 
-/* Gathers every tensor of one kind into named whole tensors (caller frees data). */
-static int gather_all(nd_trainer *tr, enum nd_gather what, nd_st_tensor *out, char (*names)[96]) {
-  for (int k = 0; k < tr->n_hf; k++) {
-    const nd_tensor *t = NULL;
-    for (int32_t i = 0; i < tr->step_graph->n_tensors && !t; i++)
-      if (strcmp(tr->step_graph->tensors[i].hf_name, tr->hf_names[k]) == 0) t = &tr->step_graph->tensors[i];
-    float *full = malloc((size_t)tr->hf_numel[k] * sizeof *full);
-    if (!full) return ND_ENOMEM;
-    nd_trainer_gather(tr, tr->hf_names[k], what, full, tr->hf_numel[k]);
-    snprintf(names[k], sizeof names[k], "%s%s", gather_prefix[what], tr->hf_names[k]);
-    out[k] = (nd_st_tensor){.name = names[k], .ndim = t->ndim, .data = full};
-    out[k].shape[0] = t->full_shape[0];
-    out[k].shape[1] = t->full_shape[1];
-  }
-  return 0;
+static void scatter_one(void *user, int k, enum nd_gather what, const float *in) {
+  nd_trainer *tr = user;
+  scatter(tr, tr->ckpt[k].name, what, in);
+}
+
+static nd_ckpt_model ckpt_model(nd_trainer *tr) {
+  return (nd_ckpt_model){&tr->cfg, tr->ckpt, tr->n_hf, gather_one, scatter_one, tr};
 }
 
 int nd_trainer_save(nd_trainer *tr, nd_error *err) {
-  const nd_config *c = &tr->cfg;
-  int n = tr->n_hf, rc = ND_ENOMEM;
-  nd_st_tensor *model = calloc((size_t)n, sizeof *model), *opt = calloc(2 * (size_t)n, sizeof *opt);
-  char(*names)[96] = calloc(3 * (size_t)n, sizeof *names);
-  char *config_json = NULL, *state_json = NULL;
-  if (!model || !opt || !names) goto done;
-  if ((rc = gather_all(tr, ND_GATHER_PARAM, model, names)) ||
-      (rc = gather_all(tr, ND_GATHER_ADAM_M, opt, names + n)) ||
-      (rc = gather_all(tr, ND_GATHER_ADAM_V, opt + n, names + 2 * n)))
-    goto done;
-  if ((rc = nd_hf_config_json(&config_json, c->model.vocab_size, c->model.seq_len, c->model.n_embd,
-                              c->model.n_layer, c->model.n_head)))
-    goto done;
-  cJSON *state = cJSON_CreateObject();
-  cJSON_AddNumberToObject(state, "step", (double)tr->steps_done);
-  cJSON_AddNumberToObject(state, "data_position", (double)(tr->steps_done * tr->seqs_per_step));
-  cJSON_AddNumberToObject(state, "adam_t", (double)tr->steps_done);
-  cJSON_AddStringToObject(state, "data", c->data.train);
-  state_json = cJSON_PrintUnformatted(state);
-  cJSON_Delete(state);
-  nd_checkpoint_files files = {model, n, opt, 2 * n, config_json, state_json};
-  rc = nd_checkpoint_write(c->train.save_dir, tr->steps_done, &files, err);
-done:
-  if (rc == ND_ENOMEM) nd__fail(err, rc, "%s: out of memory writing the checkpoint", c->train.save_dir);
-  for (int k = 0; model && k < n; k++) free((void *)model[k].data);
-  for (int k = 0; opt && k < 2 * n; k++) free((void *)opt[k].data);
-  free(model);
-  free(opt);
-  free(names);
-  free(config_json);
-  free(state_json);
-  return rc;
+  nd_ckpt_model m = ckpt_model(tr);
+  nd_ckpt_state s = {tr->steps_done, tr->steps_done * tr->seqs_per_step, tr->steps_done};
+  int removed, rc = nd_ckpt_save(&m, &s, err);
+  /* retention only once the new one is complete */
+  return rc ? rc
+            : nd_checkpoint_prune(tr->cfg.train.save_dir, tr->steps_done, tr->cfg.train.keep_checkpoints, &removed,
+                                  err);
 }
 
-/* Reads one whole tensor from a checkpoint and scatters it, after checking its shape. */
-static int load_tensor(nd_trainer *tr, const nd_safetensors *st, const char *path, int k, enum nd_gather what,
-                       nd_error *err) {
-  char name[96];
-  snprintf(name, sizeof name, "%s%s", gather_prefix[what], tr->hf_names[k]);
-  const float *data;
-  int64_t shape[4];
-  int ndim;
-  int rc = nd_safetensors_get(st, name, &data, shape, &ndim, err);
+int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_error *err) {
+  const char *dir = tr->cfg.train.save_dir;
+  memset(out, 0, sizeof *out);
+  if (!dir[0]) return 0;
+  uint64_t avail;
+  int rc = nd_checkpoint_clean_stale(dir, &out->removed, &out->restored, err);
+  if (!rc) rc = nd_checkpoint_check_dir(dir, &avail, err);
   if (rc) return rc;
-  const nd_tensor *t = NULL;
-  for (int32_t i = 0; i < tr->step_graph->n_tensors && !t; i++)
-    if (strcmp(tr->step_graph->tensors[i].hf_name, tr->hf_names[k]) == 0) t = &tr->step_graph->tensors[i];
-  int ok = ndim == t->ndim && shape[0] == t->full_shape[0] && (ndim == 1 || shape[1] == t->full_shape[1]);
-  if (!ok)
-    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has shape [%lld%s%lld], the configuration needs [%lld%s%lld]",
-                    path, name, (long long)shape[0], ndim > 1 ? ", " : "", ndim > 1 ? (long long)shape[1] : 0LL,
-                    (long long)t->full_shape[0], t->ndim > 1 ? ", " : "",
-                    t->ndim > 1 ? (long long)t->full_shape[1] : 0LL);
-  /* the mapping is read-only; scatter copies out of it */
-  float *copy = malloc((size_t)tr->hf_numel[k] * sizeof *copy);
-  if (!copy) return nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
-  memcpy(copy, data, (size_t)tr->hf_numel[k] * sizeof *copy);
-  scatter(tr, tr->hf_names[k], what, copy);
-  free(copy);
+  /* weights, Adam's two moments, and the headers */
+  for (int k = 0; k < tr->n_hf; k++) out->need_bytes += 3ULL * 4 * (unsigned long long)tr->ckpt[k].numel;
+  out->need_bytes += 1ULL << 20;
+  out->free_bytes = avail;
   return 0;
 }
 
 int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *err) {
-  char path[ND_PATH_MAX + 64];
-  nd_safetensors *model = NULL, *opt = NULL;
-  cJSON *state = NULL;
-  char *text = NULL;
-  int rc;
-  snprintf(path, sizeof path, "%s/model.safetensors", dir);
-  if ((rc = nd_safetensors_open(&model, path, err))) goto done;
-  for (int k = 0; k < tr->n_hf; k++)
-    if ((rc = load_tensor(tr, model, path, k, ND_GATHER_PARAM, err))) goto done;
-  if (!with_state) goto done;
-  snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
-  if ((rc = nd_safetensors_open(&opt, path, err))) goto done;
-  for (int k = 0; k < tr->n_hf; k++)
-    if ((rc = load_tensor(tr, opt, path, k, ND_GATHER_ADAM_M, err)) ||
-        (rc = load_tensor(tr, opt, path, k, ND_GATHER_ADAM_V, err)))
-      goto done;
-  snprintf(path, sizeof path, "%s/state.json", dir);
-  FILE *f = fopen(path, "rb");
-  long len = -1;
-  if (f && fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-  if (f && len >= 0 && len < (1 << 20) && fseek(f, 0, SEEK_SET) == 0 && (text = calloc(1, (size_t)len + 1)) &&
-      fread(text, 1, (size_t)len, f) == (size_t)len)
-    state = cJSON_Parse(text);
-  if (f) fclose(f);
-  cJSON *step = cJSON_GetObjectItemCaseSensitive(state, "step");
-  if (!cJSON_IsNumber(step) || step->valuedouble < 0) {
-    rc = nd__fail(err, ND_ECHECKPOINT, "%s: missing, unreadable or without a \"step\" number", path);
-    goto done;
-  }
-  tr->steps_done = (int64_t)step->valuedouble;
-done:
-  nd_safetensors_close(model);
-  nd_safetensors_close(opt);
-  cJSON_Delete(state);
-  free(text);
+  nd_ckpt_model m = ckpt_model(tr);
+  nd_ckpt_state s;
+  int rc = nd_ckpt_load(&m, dir, with_state, &s, err);
+  if (!rc && with_state) tr->steps_done = s.step;
   return rc;
 }

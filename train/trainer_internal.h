@@ -11,6 +11,8 @@
 nd_exec *nd__trainer_exec(nd_trainer *tr);
 const nd_graph *nd__trainer_graph(const nd_trainer *tr);
 const nd_config *nd__trainer_config(const nd_trainer *tr);
+/* ND_ERROR_MAX bytes: nd_trainer_resume's note (train/resume.c) */
+char *nd__trainer_resume_note(nd_trainer *tr);
 /* The trainer's kernel table (kernels/registry.h). */
 struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr);
 /* The trainer's trace recorder, made at its first traced step. */

@@ -22,15 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What the library exports: it is built with -fvisibility=hidden
- * (Makefile.am), and the public API's functions are marked with this. */
-#ifndef ND_EXPORT
-#if defined(__GNUC__)
-#define ND_EXPORT __attribute__((visibility("default")))
-#else
-#define ND_EXPORT
-#endif
-#endif
+#include "ndgraph/export.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -15,15 +15,7 @@ extern "C" {
 
 #define NDGRAPH_VERSION "0.1.0"
 
-/* What the library exports: it is built with -fvisibility=hidden
- * (Makefile.am), and the public API's functions are marked with this. */
-#ifndef ND_EXPORT
-#if defined(__GNUC__)
-#define ND_EXPORT __attribute__((visibility("default")))
-#else
-#define ND_EXPORT
-#endif
-#endif
+#include "ndgraph/export.h"
 
 /* Error codes: 0 is success, every failure is negative. */
 #define ND_ERRNO_MAP(X)                                                    \
@@ -143,13 +135,18 @@ typedef struct nd_step_result {
   double step_ms, tokens_per_s, gflops;
 } nd_step_result;
 
-/* Opens the datasets, builds the step's graph, starts StarPU and initializes
+/* Builds the step's graph, starts StarPU and initializes
  * the parameters from train.seed (the same values whatever the layout). One
  * trainer per process at a time. */
 ND_EXPORT int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err);
 ND_EXPORT void nd_trainer_close(nd_trainer *tr);
 /* Loads a checkpoint directory (step-N/): the model, and with_state the
- * optimizer and the step count too. Shapes must match the configuration. */
+ * optimizer and the step count too. Shapes must match the configuration,
+ * every value must be finite, config.json must agree with the configuration
+ * (required in an ndgraph checkpoint; a bare weights file may lack it) and
+ * state.json must hold integers in range: ND_ECHECKPOINT naming the file and
+ * the tensor or field otherwise. The data sets open at the first step or
+ * evaluation, so that `eval --data` needs neither data.train nor data.val. */
 ND_EXPORT int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *err);
 /* Runs one training step. A non-finite loss is an error (ND_ENUMERIC). */
 ND_EXPORT int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err);
@@ -157,8 +154,21 @@ ND_EXPORT int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err
  * llm.c-style from the start of data (NULL: data.val). */
 ND_EXPORT int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,
                     nd_error *err);
-/* Writes save_dir/step-N (N: steps done) atomically. */
+/* Writes save_dir/step-N (N: steps done) atomically, after checking that
+ * every tensor is finite (ND_ENUMERIC naming the tensor otherwise); then,
+ * with train.keep_checkpoints N > 0, removes all but the N newest complete
+ * checkpoints. */
 ND_EXPORT int nd_trainer_save(nd_trainer *tr, nd_error *err);
+/* Before training into train.save_dir (nothing to do when it is empty):
+ * removes the temporaries of writers that are gone, puts back a checkpoint a
+ * writer left moved aside, and checks that the directory can be created and
+ * written (ND_EIO naming it otherwise). Reports the free bytes there and
+ * what one checkpoint needs, for a warning when it does not fit. */
+typedef struct nd_save_dir_check {
+  int removed, restored; /* stale temporaries removed; checkpoints put back */
+  unsigned long long free_bytes, need_bytes;
+} nd_save_dir_check;
+ND_EXPORT int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_error *err);
 ND_EXPORT long long nd_trainer_steps_done(const nd_trainer *tr);
 
 /* What nd_trainer_gather copies. */
@@ -176,6 +186,9 @@ ND_EXPORT const char *nd_trainer_tensor_name(const nd_trainer *tr, int i, long l
  * and whether the state was loaded to *with_state. */
 ND_EXPORT int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, size_t size, int *with_state,
                                 nd_error *err);
+/* After nd_trainer_resume of a save_dir: why a newer step-N there was not
+ * used (it lacks a file), as one line; "" when the newest was used. */
+ND_EXPORT const char *nd_trainer_resume_note(const nd_trainer *tr);
 
 /* The devices a trainer's tasks run on. */
 ND_EXPORT void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices);

@@ -124,7 +124,7 @@ static int crossentropy_combine(const nd_kcall *c) {
   const nd_graph *g = c->graph;
   const nd_task *t = c->task;
   int S = t->a.ce.nshards, N = t->a.ce.N;
-  const float *stats[ND_MAX_STAGES];
+  const float *stats[S]; /* one per tensor-parallel rank (up to 1024): no fixed bound */
   for (int s = 0; s < S; s++) stats[s] = CF(S + s);
   int64_t first = c->step->seq_base + (int64_t)(t->rank.dp * g->micro_batches + t->micro_batch) * g->B;
   int64_t valid = c->step->seq_limit - first;

@@ -4,7 +4,8 @@
  *   BAD_DUP       registers the same kernel name twice
  *   BAD_FAIL      a matmul_fwd kernel "failing" that returns an error
  *   BAD_BACKWARD  a SiLU whose backward is wrong (kernel-check must fail it)
- *   NO_ENTRY      a shared object without the entry point */
+ *   NO_ENTRY      a shared object without the entry point
+ *   DATA_ENTRY    the entry point's name on an array, not a function */
 #include <math.h>
 
 #include <ndgraph/kernel.h>
@@ -36,7 +37,12 @@ static int silu_backward_wrong(const nd_tensor_desc *t, int n, const nd_kernel_a
   return 0;
 }
 
-#ifdef NO_ENTRY
+#if defined(DATA_ENTRY)
+/* the entry point's name on a data symbol: calling it would crash */
+int ndgraph_plugin_init[4] = {0};
+int not_the_entry_point(void);
+int not_the_entry_point(void) { return zero_fwd(0, 0, 0) + failing(0, 0, 0) + silu_forward(0, 0, 0) + silu_backward_wrong(0, 0, 0); }
+#elif defined(NO_ENTRY)
 int not_the_entry_point(void);
 int not_the_entry_point(void) { return zero_fwd(0, 0, 0) + failing(0, 0, 0) + silu_forward(0, 0, 0) + silu_backward_wrong(0, 0, 0); }
 #else

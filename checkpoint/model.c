@@ -1,0 +1,236 @@
+/* Saving and loading a model's checkpoint (checkpoint/model.h): gathering
+ * the tensors into safetensors files, and on the way back the checks that
+ * keep a broken or mismatched checkpoint from being trained on. */
+#include "checkpoint/model.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/safetensors.h"
+#include "common/error.h"
+#include "common/file.h"
+
+/* Checkpoint names of each kind: "wte.weight", "m.wte.weight", "v.wte.weight". */
+static const char *const prefix[] = {"", "grad.", "m.", "v."};
+
+/* The first non-finite element, or -1. */
+static int64_t first_non_finite(const float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (!isfinite(x[i])) return i;
+  return -1;
+}
+
+/* Gathers every tensor of one kind into named whole tensors (the caller frees data). */
+static int gather_all(const nd_ckpt_model *m, enum nd_gather what, nd_st_tensor *out, char (*names)[96],
+                      nd_error *err) {
+  for (int k = 0; k < m->n; k++) {
+    const nd_ckpt_tensor *t = &m->tensors[k];
+    float *full = malloc((size_t)t->numel * sizeof *full);
+    if (!full) return nd__fail(err, ND_ENOMEM, "%s: out of memory writing the checkpoint", m->cfg->train.save_dir);
+    snprintf(names[k], sizeof names[k], "%s%s", prefix[what], t->name);
+    out[k] = (nd_st_tensor){.name = names[k], .ndim = t->ndim, .data = full, .shape = {t->shape[0], t->shape[1]}};
+    if (m->gather(m->user, k, what, full))
+      return nd__fail(err, ND_EINVAL, "%s: cannot gather tensor %s", m->cfg->train.save_dir, names[k]);
+    int64_t bad = first_non_finite(full, t->numel);
+    if (bad >= 0)
+      return nd__fail(err, ND_ENUMERIC,
+                      "%s: checkpoint not written: tensor %s holds a non-finite value (%g at element %" PRId64 ")",
+                      m->cfg->train.save_dir, names[k], (double)full[bad], bad);
+  }
+  return 0;
+}
+
+int nd_ckpt_save(const nd_ckpt_model *m, const nd_ckpt_state *s, nd_error *err) {
+  const nd_config *c = m->cfg;
+  int n = m->n, rc = ND_ENOMEM;
+  nd_st_tensor *model = calloc((size_t)n, sizeof *model), *opt = calloc(2 * (size_t)n, sizeof *opt);
+  char(*names)[96] = calloc(3 * (size_t)n, sizeof *names);
+  char *config_json = NULL, *state_json = NULL;
+  cJSON *state = NULL;
+  if (!model || !opt || !names) goto oom;
+  if ((rc = gather_all(m, ND_GATHER_PARAM, model, names, err)) ||
+      (rc = gather_all(m, ND_GATHER_ADAM_M, opt, names + n, err)) ||
+      (rc = gather_all(m, ND_GATHER_ADAM_V, opt + n, names + 2 * n, err)))
+    goto done;
+  rc = ND_ENOMEM;
+  if (nd_hf_config_json(&config_json, c->model.vocab_size, c->model.seq_len, c->model.n_embd, c->model.n_layer,
+                        c->model.n_head))
+    goto oom;
+  if (!(state = cJSON_CreateObject()) || !cJSON_AddNumberToObject(state, "step", (double)s->step) ||
+      !cJSON_AddNumberToObject(state, "data_position", (double)s->data_position) ||
+      !cJSON_AddNumberToObject(state, "adam_t", (double)s->adam_t) ||
+      !cJSON_AddStringToObject(state, "data", c->data.train) || !(state_json = cJSON_PrintUnformatted(state)))
+    goto oom;
+  nd_checkpoint_files files = {model, n, opt, 2 * n, config_json, state_json};
+  rc = nd_checkpoint_write(c->train.save_dir, s->step, &files, err);
+  goto done;
+oom:
+  rc = nd__fail(err, ND_ENOMEM, "%s: out of memory writing the checkpoint", c->train.save_dir);
+done:
+  for (int k = 0; model && k < n; k++) free((void *)model[k].data);
+  for (int k = 0; opt && k < 2 * n; k++) free((void *)opt[k].data);
+  cJSON_Delete(state);
+  free(model);
+  free(opt);
+  free(names);
+  free(config_json);
+  free(state_json);
+  return rc;
+}
+
+/* "[256, 32, 1]": a shape as the file has it. */
+static void shape_text(char *buf, size_t size, const int64_t *shape, int ndim) {
+  int at = snprintf(buf, size, "[");
+  for (int d = 0; d < ndim && at > 0 && (size_t)at < size; d++)
+    at += snprintf(buf + at, size - (size_t)at, "%s%" PRId64, d ? ", " : "", shape[d]);
+  if (at > 0 && (size_t)at < size) snprintf(buf + at, size - (size_t)at, "]");
+}
+
+/* Reads tensor k of one kind, checks its shape and values, and scatters it. */
+static int load_tensor(const nd_ckpt_model *m, const nd_safetensors *st, const char *path, int k,
+                       enum nd_gather what, nd_error *err) {
+  const nd_ckpt_tensor *t = &m->tensors[k];
+  char name[96];
+  snprintf(name, sizeof name, "%s%s", prefix[what], t->name);
+  const float *data;
+  int64_t shape[4];
+  int ndim;
+  int rc = nd_safetensors_get(st, name, &data, shape, &ndim, err);
+  if (rc) return rc;
+  int ok = ndim == t->ndim;
+  for (int d = 0; d < ndim && ok; d++) ok = shape[d] == t->shape[d];
+  if (!ok) {
+    char got[128], want[128];
+    shape_text(got, sizeof got, shape, ndim);
+    shape_text(want, sizeof want, t->shape, t->ndim);
+    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has shape %s, the configuration needs %s", path, name, got,
+                    want);
+  }
+  int64_t bad = first_non_finite(data, t->numel);
+  if (bad >= 0)
+    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s holds a non-finite value (%g at element %" PRId64 ")", path,
+                    name, (double)data[bad], bad);
+  /* the mapping is read-only and may be unaligned for the copy's users */
+  float *copy = malloc((size_t)t->numel * sizeof *copy);
+  if (!copy) return nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+  memcpy(copy, data, (size_t)t->numel * sizeof *copy);
+  m->scatter(m->user, k, what, copy);
+  free(copy);
+  return 0;
+}
+
+static int load_file(const nd_ckpt_model *m, const char *dir, const char *file, enum nd_gather a, int with_b,
+                     enum nd_gather b, nd_error *err) {
+  char path[ND_PATH_MAX + 64];
+  nd_safetensors *st = NULL;
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  int rc = nd_safetensors_open(&st, path, err);
+  for (int k = 0; k < m->n && !rc; k++)
+    if (!(rc = load_tensor(m, st, path, k, a, err)) && with_b) rc = load_tensor(m, st, path, k, b, err);
+  nd_safetensors_close(st);
+  return rc;
+}
+
+/* A small JSON file of the checkpoint, parsed; NULL with *err filled, and
+ * *missing set when the file does not exist (which a caller may accept). */
+static cJSON *read_json(const char *path, int *missing, nd_error *err) {
+  enum { LIMIT = 1 << 20 };
+  char *text = NULL;
+  cJSON *doc = NULL;
+  *missing = access(path, F_OK) != 0 && errno == ENOENT;
+  int rc = *missing ? ND_EIO : nd__read_file(path, LIMIT, &text, NULL);
+  if (rc == ND_EDATA || rc == ND_EINVAL)
+    nd__fail(err, ND_ECHECKPOINT, "%s: not a regular file of at most %d bytes", path, LIMIT);
+  else if (rc)
+    nd__fail(err, ND_ECHECKPOINT, "%s: cannot read: %s", path, *missing ? "No such file or directory" : nd_strerror(rc));
+  else if (!(doc = cJSON_Parse(text)) || !cJSON_IsObject(doc)) {
+    cJSON_Delete(doc);
+    doc = NULL;
+    nd__fail(err, ND_ECHECKPOINT, "%s: not a JSON object", path);
+  }
+  free(text);
+  return doc;
+}
+
+/* An integer field in [lo, hi]; absent is accepted when optional. */
+static int int_field(const cJSON *doc, const char *path, const char *key, int optional, int64_t lo, int64_t hi,
+                     int64_t *out, nd_error *err) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, key);
+  if (!v && optional) return 0;
+  double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+  if (!(d >= (double)lo && d <= (double)hi) || d != floor(d))
+    return nd__fail(err, ND_ECHECKPOINT, "%s: \"%s\" must be an integer in %" PRId64 "..%" PRId64 "%s", path, key, lo,
+                    hi, v ? "" : " (missing)");
+  *out = (int64_t)d;
+  return 0;
+}
+
+/* config.json against the configuration: the sizes that shape the tensors. */
+static int check_config(const nd_ckpt_model *m, const char *dir, int required, nd_error *err) {
+  char path[ND_PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/config.json", dir);
+  int missing;
+  cJSON *doc = read_json(path, &missing, err);
+  if (!doc) return missing && !required ? 0 : ND_ECHECKPOINT;
+  const nd_config *c = m->cfg;
+  const struct {
+    const char *field, *key;
+    int64_t want;
+  } f[] = {{"vocab_size", "model.vocab_size", c->model.vocab_size}, {"n_positions", "model.seq_len", c->model.seq_len},
+           {"n_embd", "model.n_embd", c->model.n_embd},             {"n_layer", "model.n_layer", c->model.n_layer},
+           {"n_head", "model.n_head", c->model.n_head}};
+  int rc = 0;
+  for (size_t i = 0; i < sizeof f / sizeof f[0] && !rc; i++) {
+    int64_t got = 0;
+    rc = int_field(doc, path, f[i].field, 0, 1, INT64_C(1) << 53, &got, err);
+    if (!rc && got != f[i].want)
+      rc = nd__fail(err, ND_ECHECKPOINT, "%s: %s is %" PRId64 ", the configuration has %s %" PRId64, path, f[i].field,
+                    got, f[i].key, f[i].want);
+  }
+  cJSON_Delete(doc);
+  return rc;
+}
+
+/* state.json: integers only, in the range a run can reach. */
+static int read_state(const char *dir, nd_ckpt_state *s, nd_error *err) {
+  char path[ND_PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/state.json", dir);
+  int missing;
+  cJSON *doc = read_json(path, &missing, err);
+  if (!doc) return ND_ECHECKPOINT;
+  /* the most train.steps allows (configs/keys.c); a resume past the run's
+   * own train.steps has nothing to do, which the caller says */
+  const int64_t max_step = INT64_C(1000000000);
+  *s = (nd_ckpt_state){0};
+  int rc = int_field(doc, path, "step", 0, 0, max_step, &s->step, err);
+  s->adam_t = s->step;
+  if (!rc) rc = int_field(doc, path, "adam_t", 1, 0, max_step, &s->adam_t, err);
+  if (!rc) rc = int_field(doc, path, "data_position", 1, 0, INT64_C(1) << 53, &s->data_position, err);
+  cJSON_Delete(doc);
+  return rc;
+}
+
+static int exists(const char *dir, const char *file) {
+  char path[ND_PATH_MAX + 64];
+  struct stat st;
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  return stat(path, &st) == 0;
+}
+
+int nd_ckpt_load(const nd_ckpt_model *m, const char *dir, int with_state, nd_ckpt_state *s, nd_error *err) {
+  int ours = exists(dir, "state.json") || exists(dir, "optimizer.safetensors");
+  /* the tensors first: a shape that differs is named with its tensor */
+  int rc = load_file(m, dir, "model.safetensors", ND_GATHER_PARAM, 0, ND_GATHER_PARAM, err);
+  if (!rc) rc = check_config(m, dir, ours || with_state, err);
+  if (!rc && with_state) rc = read_state(dir, s, err);
+  if (!rc && with_state) rc = load_file(m, dir, "optimizer.safetensors", ND_GATHER_ADAM_M, 1, ND_GATHER_ADAM_V, err);
+  return rc;
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# A long run on a shared machine: SIGINT, SIGTERM and SIGUSR1 finish the step
+# in flight, write a checkpoint and say where (exit 130, 143; SIGUSR1 goes
+# on); a second SIGINT stops at once; train.keep_checkpoints keeps the newest
+# complete checkpoints; the temporaries of dead writers go at the next start.
+. "${ND_SRCDIR:-.}/tests/tap.sh"
+# no long run outlives the test, whatever fails
+trap 'kill -KILL $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16
+      --set train.micro_batch_size=2 --set parallelism.micro_batches=2 --set train.eval_every=0
+      --set runtime.workers=2 --set log.every=1 --set train.steps=1000000)
+
+# start NAME SAVE_DIR [--set ...]: a long run in the background, its pid in $pid once step 2 is done
+start() {
+  local name=$1 dir=$2; shift 2
+  "$ndgraph" run "${tiny[@]}" --set train.save_dir="$dir" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  pid=$!
+  for _ in $(seq 600); do
+    grep -q "^step  *2 " "$tmp/$name.out" && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+# finish: the exit status of $pid once it ends; a run that ignores the
+# signal is killed after two minutes (so that the suite cannot hang) and
+# reported as 137
+finish() {
+  for _ in $(seq 1200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid"
+}
+
+# the directories step-* of DIR all hold the four files
+all_complete() {
+  local d
+  for d in "$1"/step-*; do
+    [ -f "$d/model.safetensors" ] && [ -f "$d/optimizer.safetensors" ] && [ -f "$d/config.json" ] &&
+      [ -f "$d/state.json" ] || return 1
+  done
+}
+
+for sig in TERM INT; do
+  want=$([ $sig = TERM ] && echo 143 || echo 130)
+  start "$sig" "$tmp/ck-$sig"; ok $? "SIG$sig: the run is under way"
+  kill -"$sig" "$pid"; finish; got=$?
+  line=$(grep "SIG$sig" "$tmp/$sig.out")
+  step=$(sed -n "s|^ndgraph: SIG$sig after step \([0-9]*\): checkpoint $tmp/ck-$sig/step-\1; stopping\$|\1|p" \
+         "$tmp/$sig.out")
+  [ "$got" -eq "$want" ]; ok $? "SIG$sig: exit $want (got $got)"
+  [ -n "$step" ] && [ "$(grep -c SIG "$tmp/$sig.out")" -eq 1 ]
+  ok $? "SIG$sig: one line names the checkpoint ($line)"
+  [ -n "$step" ] && all_complete "$tmp/ck-$sig" && [ -d "$tmp/ck-$sig/step-$step" ] &&
+    grep -q "\"step\":$step," "$tmp/ck-$sig/step-$step/state.json"
+  ok $? "SIG$sig: step-$step is complete and holds step $step"
+done
+
+"$ndgraph" run "${tiny[@]}" --set train.steps=3 --resume "$tmp/ck-TERM" --set train.save_dir="$tmp/ck-TERM" \
+  >"$tmp/resume.out" 2>&1
+grep -q "^nothing to do: the checkpoint is at step [0-9]*, train.steps is 3" "$tmp/resume.out"
+ok $? "a resume past train.steps says there is nothing to do"
+
+start USR1 "$tmp/ck-USR1"; ok $? "SIGUSR1: the run is under way"
+kill -USR1 "$pid"
+for _ in $(seq 600); do grep -q SIGUSR1 "$tmp/USR1.out" && break; sleep 0.1; done
+step=$(sed -n "s|^ndgraph: SIGUSR1 after step \([0-9]*\): checkpoint $tmp/ck-USR1/step-\1; training goes on\$|\1|p" \
+       "$tmp/USR1.out")
+[ -n "$step" ] && [ -d "$tmp/ck-USR1/step-$step" ]; ok $? "SIGUSR1: a checkpoint, named in one line (step $step)"
+kill -0 "$pid" 2>/dev/null; ok $? "SIGUSR1: the run goes on"
+n=$(grep -c '^step ' "$tmp/USR1.out")
+for _ in $(seq 600); do [ "$(grep -c '^step ' "$tmp/USR1.out")" -gt $((n + 2)) ] && break; sleep 0.1; done
+[ "$(grep -c '^step ' "$tmp/USR1.out")" -gt $((n + 2)) ]; ok $? "SIGUSR1: steps after the checkpoint"
+kill -TERM "$pid"; finish; ok $(($? != 143)) "SIGUSR1 then SIGTERM: exit 143"
+
+# a second SIGINT: no waiting for the checkpoint; whatever is left is complete
+start INT2 "$tmp/ck-INT2" --set train.save_every=1; ok $? "double SIGINT: the run is under way"
+kill -INT "$pid"; kill -INT "$pid"; finish; got=$?
+[ "$got" -eq 130 ]; ok $? "double SIGINT: exit 130 (got $got)"
+all_complete "$tmp/ck-INT2"; ok $? "double SIGINT: every step-N left is complete"
+
+# retention: the newest 2 complete checkpoints stay
+"$ndgraph" run "${tiny[@]}" --set train.steps=5 --set train.save_every=1 --set train.keep_checkpoints=2 \
+  --set train.save_dir="$tmp/keep" >"$tmp/keep.out" 2>&1
+ok $? "keep_checkpoints 2: the run succeeds"
+[ "$(cd "$tmp/keep" && ls -A | tr '\n' ' ')" = "step-4 step-5 " ]
+ok $? "keep_checkpoints 2: step-4 and step-5 remain, nothing else ($(ls -A "$tmp/keep" | tr '\n' ' '))"
+# an incomplete newer directory is not counted, not deleted, and not resumed from silently
+mkdir "$tmp/keep/step-9"; cp "$tmp/keep/step-5/model.safetensors" "$tmp/keep/step-9/"
+"$ndgraph" run "${tiny[@]}" --set train.steps=6 --set train.keep_checkpoints=1 --resume "$tmp/keep" \
+  --set train.save_dir="$tmp/keep" >"$tmp/keep2.out" 2>&1
+ok $? "keep_checkpoints 1: resuming and saving succeeds"
+grep -q "^$tmp/keep/step-9 is incomplete (no optimizer.safetensors): resuming from the older step-5" "$tmp/keep2.out"
+ok $? "resume names the newer incomplete checkpoint it did not use"
+[ "$(cd "$tmp/keep" && ls -A | tr '\n' ' ')" = "step-6 step-9 " ]
+ok $? "keep_checkpoints 1: only step-6 of the complete ones ($(ls -A "$tmp/keep" | tr '\n' ' '))"
+
+# stale temporaries: those of dead processes go, a live one's stays, checkpoints stay
+sh -c 'exit 0' & dead=$!; wait $dead
+mkdir -p "$tmp/stale/.step-7.tmp-$dead/x" "$tmp/stale/.step-8.del-$dead" "$tmp/stale/.step-9.tmp-$$"
+cp -r "$tmp/keep/step-6" "$tmp/stale/step-6"
+cp -r "$tmp/keep/step-6" "$tmp/stale/.step-5.old-$dead" # killed between its two renames: put back
+"$ndgraph" run "${tiny[@]}" --set train.steps=1 --set train.save_dir="$tmp/stale" >"$tmp/stale.out" 2>&1
+ok $? "a run in a save_dir with leftovers succeeds"
+grep -q "^checkpoint: $tmp/stale: removed 2 temporary directories of stopped runs, put back 1 checkpoint$" \
+  "$tmp/stale.out"
+ok $? "one line says what was cleaned ($(grep '^checkpoint:' "$tmp/stale.out"))"
+[ "$(cd "$tmp/stale" && ls -A | tr '\n' ' ')" = ".step-9.tmp-$$ step-1 step-5 step-6 " ]
+ok $? "dead writers' temporaries removed, a live one's kept, checkpoints kept ($(ls -A "$tmp/stale" | tr '\n' ' '))"
+done_testing
