@@ -54,7 +54,10 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 2, argv + 2);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-    printf("ndgraph %s\n", NDGRAPH_VERSION);
+    nd_build_info b;
+    nd_build_describe(&b);
+    printf("ndgraph %s\nStarPU %s\nCUDA %s, OpenCL %s, MPI %s, max CPU workers %d\n", NDGRAPH_VERSION,
+           b.starpu_version, b.cuda ? "yes" : "no", b.opencl ? "yes" : "no", b.mpi ? "yes" : "no", b.max_cpus);
     return 0;
   }
   fprintf(stderr, "ndgraph: unknown command '%s'\n", cmd);

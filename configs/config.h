@@ -85,6 +85,7 @@ struct nd_config {
     enum nd_priority_order priorities;
     char topology[ND_PATH_MAX]; /* hwloc XML, empty: this machine */
     int64_t opencl_devices;
+    int64_t cuda_devices; /* -1: all */
     int allow_oversubscribe; /* start even when the plan needs more memory than a device has */
   } runtime;
 

@@ -29,6 +29,11 @@ void nd__key_format(const nd_config *cfg, const struct nd__key *k, int as_yaml, 
     case ND__T_INT: {
       int64_t v;
       memcpy(&v, p, sizeof v);
+      for (const struct nd__name *nm = k->names; nm && nm->name; nm++)
+        if (nm->value == v) {
+          nd__sb_printf(sb, "%s", nm->name);
+          return;
+        }
       nd__sb_printf(sb, "%" PRId64, v);
       return;
     }

@@ -52,6 +52,7 @@ static const struct nd__name placements[] = {{"strict", ND_PLACEMENT_STRICT},
 static const struct nd__name priority_orders[] = {{"pipeline", ND_PRIORITY_PIPELINE},
                                                   {"critical-path", ND_PRIORITY_CRITICAL_PATH},
                                                   {NULL, 0}};
+static const struct nd__name all_devices[] = {{"all", -1}, {NULL, 0}};
 static const struct nd__name schedulers[] = {{"ndws", 0}, {"eager", 0}, {"prio", 0},  {"ws", 0},
                                              {"lws", 0},  {"dmda", 0},  {"dmdas", 0}, {"gpipe", 0},
                                              {"1f1b", 0}, {"zbh1", 0},  {"zbh2", 0},  {NULL, 0}};
@@ -119,6 +120,8 @@ const struct nd__key nd__keys[] = {
     ENUM(runtime, priorities, priority_orders, "pipeline"),
     STR(runtime, topology, 0, NULL, ""),
     INT(runtime, opencl_devices, 0, 64, "0"),
+    {.section = "runtime", .name = "cuda_devices", .type = ND__T_INT, .off = OFF(runtime.cuda_devices), .min = 0,
+     .max = 64, .names = all_devices, .def = "0"},
     BOOL(runtime, allow_oversubscribe, "false"),
 
     STR(trace, path, 0, NULL, ""),

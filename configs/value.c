@@ -42,6 +42,11 @@ static int why_f(char *why, size_t n, const struct nd__key *k, const char *fmt, 
 void nd__key_expected(const struct nd__key *k, char *out, size_t size) {
   switch (k->type) {
     case ND__T_INT:
+      if (k->names) {
+        snprintf(out, size, "an integer or '%s'", k->names[0].name);
+        return;
+      }
+      /* fall through */
     case ND__T_U64: snprintf(out, size, "an integer"); return;
     case ND__T_FLOAT: snprintf(out, size, "a number"); return;
     case ND__T_BOOL: snprintf(out, size, "true or false"); return;
@@ -84,8 +89,8 @@ static int out_of_range(const struct nd__key *k, const char *s, size_t len, char
                  k->fmin_open ? '(' : '[', k->fmin, k->fmax);
   if (k->type == ND__T_U64)
     return why_f(why, n, k, "%s is out of range, expected 0..%" PRIu64, shown, UINT64_MAX);
-  return why_f(why, n, k, "%s is out of range, expected %" PRId64 "..%" PRId64, shown, k->min,
-               k->max);
+  return why_f(why, n, k, "%s is out of range, expected %" PRId64 "..%" PRId64 "%s%s%s", shown, k->min,
+               k->max, k->names ? " or '" : "", k->names ? k->names[0].name : "", k->names ? "'" : "");
 }
 
 /* Decimal digits with an optional sign: 0, -1 (not an integer) or -2 (does
@@ -136,8 +141,23 @@ static int parse_number(const char *s, size_t n, double *out) {
   return *end == '\0' ? 0 : -1;
 }
 
+static const struct nd__name *find_name(const struct nd__name *names, const char *s, size_t n) {
+  for (const struct nd__name *nm = names; nm->name; nm++)
+    if (strlen(nm->name) == n && memcmp(nm->name, s, n) == 0) return nm;
+  return NULL;
+}
+
+/* An INT key's name for value v (runtime.cuda_devices: all), or NULL. */
+static const struct nd__name *int_name(const struct nd__key *k, int64_t v) {
+  for (const struct nd__name *nm = k->names; nm && nm->name; nm++)
+    if (nm->value == v) return nm;
+  return NULL;
+}
+
 static int check_int(const struct nd__key *k, const char *s, size_t n, int64_t *out, char *why,
                      size_t wn) {
+  const struct nd__name *word = k->names ? find_name(k->names, s, n) : NULL;
+  if (word) return *out = word->value, 0;
   int negative;
   uint64_t m = 0;
   int rc = parse_int(s, n, &negative, &m);
@@ -153,12 +173,6 @@ static int check_text(const struct nd__key *k, const char *s, size_t n, char *wh
   if (n >= k->size) return why_f(why, wn, k, "too long, at most %zu bytes", k->size - 1);
   if (!nd__text_ok(s, n)) return why_f(why, wn, k, "must be UTF-8 text without control characters");
   return 0;
-}
-
-static const struct nd__name *find_name(const struct nd__name *names, const char *s, size_t n) {
-  for (const struct nd__name *nm = names; nm->name; nm++)
-    if (strlen(nm->name) == n && memcmp(nm->name, s, n) == 0) return nm;
-  return NULL;
 }
 
 static int parse_bool(const char *s, size_t n, int *out) {
@@ -316,7 +330,7 @@ int nd__key_check(const nd_config *cfg, const struct nd__key *k, char *why, size
       int64_t v;
       memcpy(&v, p, sizeof v);
       snprintf(text, sizeof text, "%" PRId64, v);
-      if (v < k->min || v > k->max) return out_of_range(k, text, strlen(text), why, wn);
+      if ((v < k->min || v > k->max) && !int_name(k, v)) return out_of_range(k, text, strlen(text), why, wn);
       return 0;
     }
     case ND__T_U64: return 0;

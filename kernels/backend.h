@@ -66,6 +66,9 @@ typedef struct nd_backend_ops {
 /* The backends compiled in (kernels/backends.c), by device; NULL when absent. */
 const nd_backend_ops *nd__backend(int device);
 const char *nd__backend_name(int device);
+/* CUDA devices on this machine, before StarPU starts (0: none, or no
+ * driver); -1 when this ndgraph has no CUDA backend. */
+int nd__cuda_devices_present(void);
 
 /* The descriptors of task t in its row's order from its buffers in access
  * order: ptrs (NULL: shapes only, data NULL) and, for buffers whose shape is

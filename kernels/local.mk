@@ -11,3 +11,4 @@ libndgraph_internal_la_SOURCES += kernels/backend.h kernels/backends.c kernels/c
 libndgraph_internal_la_LIBADD += -ldl
 ndgraphinclude_HEADERS += include/ndgraph/kernel.h
 include kernels/opencl/local.mk
+include kernels/cuda/local.mk

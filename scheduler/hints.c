@@ -20,16 +20,28 @@ int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *
   return u;
 }
 
-int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can) {
+/* Two GPUs of one NVLink group (the topology's NVLinkGroup info): their
+ * peer copies do not cross PCIe. */
+static int same_nvlink(const nd_unit *a, const nd_unit *b) {
+  if (a->kind != ND_UNIT_GPU || b->kind != ND_UNIT_GPU || !a->obj || !b->obj) return 0;
+  const char *ga = hwloc_obj_get_info_by_name(a->obj, "NVLinkGroup");
+  const char *gb = hwloc_obj_get_info_by_name(b->obj, "NVLinkGroup");
+  return ga && gb && strcmp(ga, gb) == 0;
+}
+
+int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can, int64_t *nvlink) {
   int64_t bytes = 0;
+  if (nvlink) *nvlink = 0;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
-    int node = pl->units[nd_task_unit(g, pl, can, t, 1)].node;
+    const nd_unit *to = &pl->units[nd_task_unit(g, pl, can, t, 1)];
     const nd_access *acc = nd_task_access(g, t);
     for (int a = 0; a < t->n_access; a++) {
       const nd_tensor *x = &g->tensors[acc[a].tensor];
-      if (!(acc[a].mode & ND_ACCESS_R)) continue;
-      if (pl->units[pl->first[nd_rank_index(g, x->home)]].node != node) bytes += x->bytes;
+      const nd_unit *from = &pl->units[pl->first[nd_rank_index(g, x->home)]];
+      if (!(acc[a].mode & ND_ACCESS_R) || from->node == to->node) continue;
+      bytes += x->bytes;
+      if (nvlink && same_nvlink(from, to)) *nvlink += x->bytes;
     }
   }
   return bytes;

@@ -39,8 +39,10 @@ int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *
 
 /* Bytes per step that cross between memory nodes: for every read (R or RW)
  * of a tensor by a task, the tensor's bytes when the memory node of the unit
- * the task runs on (nd_task_unit) differs from that of its home rank's first unit. */
-int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can);
+ * the task runs on (nd_task_unit) differs from that of its home rank's first unit.
+ * nvlink (may be NULL) gets the part between two GPUs of one NVLink group;
+ * the rest crosses PCIe (or host memory). */
+int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can, int64_t *nvlink);
 
 /* Before allocating (scheduler/fit.c): the memory `plan` gives for g's ranks
  * against what the machine has: host RAM for all of them (every tensor has

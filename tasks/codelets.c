@@ -28,10 +28,12 @@ static void run(void *buffers[], void *arg, int dev, void *(*get)(void *buffer))
   if (rc) nd__kernel_report(c->kernels, t->kind, dev, rc);
 }
 
-static void *host_ptr(void *buffer) { return (void *)STARPU_VECTOR_GET_PTR(buffer); }
+/* a host pointer on a CPU worker, a device pointer on a CUDA worker */
+static void *local_ptr(void *buffer) { return (void *)STARPU_VECTOR_GET_PTR(buffer); }
 static void *dev_handle(void *buffer) { return (void *)STARPU_VECTOR_GET_DEV_HANDLE(buffer); }
-static void run_cpu(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_CPU, host_ptr); }
+static void run_cpu(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_CPU, local_ptr); }
 static void run_opencl(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_OPENCL, dev_handle); }
+static void run_cuda(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_CUDA, local_ptr); }
 
 static int worker_backend(unsigned workerid) {
   switch (starpu_worker_get_type((int)workerid)) {
@@ -64,6 +66,11 @@ static void build(void) {
     cl->cpu_funcs[0] = run_cpu;
     cl->cpu_funcs_name[0] = "run_cpu";
     if (nd__backend(ND_BACKEND_OPENCL)) cl->opencl_funcs[0] = run_opencl;
+    if (nd__backend(ND_BACKEND_CUDA)) {
+      /* the CUDA implementations only enqueue on the worker's stream */
+      cl->cuda_funcs[0] = run_cuda;
+      cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
+    }
     cl->can_execute = can_execute;
     cl->nbuffers = STARPU_VARIABLE_NBUFFERS;
     cl->model = &models[k];

@@ -25,6 +25,11 @@ void nd_runtime_stop(void);
 int nd_runtime_workers(void);
 /* OpenCL devices StarPU actually started (0 in builds without OpenCL). */
 int nd_runtime_opencl_devices(void);
+/* CUDA devices StarPU actually started. */
+int nd_runtime_cuda_devices(void);
+/* Whether the CUDA kernels and the OpenCL backend are built in. */
+int nd_runtime_has_cuda(void);
+int nd_runtime_has_opencl(void);
 
 typedef struct nd_exec nd_exec;
 

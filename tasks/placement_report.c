@@ -62,9 +62,12 @@ int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err) {
   }
   if ((rc = nd_graph_build(&g, cfg, 0, err))) goto cleanup;
   nd_unit_check can = {nd_exec_runs_on, NULL}; /* no executor: the built-in kernels */
-  int64_t cross = nd_cross_node_bytes(g, &pl, &can);
+  int64_t nvlink = 0, cross = nd_cross_node_bytes(g, &pl, &can, &nvlink);
   fprintf(out, "memory nodes: %lld bytes per step cross between memory nodes (%.2f MiB)\n", (long long)cross,
           (double)cross / 1048576.0);
+  if (gpus)
+    fprintf(out, "links: %lld bytes per step over NVLink (%.2f MiB), %lld over PCIe (%.2f MiB)\n", (long long)nvlink,
+            (double)nvlink / 1048576.0, (long long)(cross - nvlink), (double)(cross - nvlink) / 1048576.0);
 cleanup:
   nd_graph_free(g);
   nd_rank_map_free(&pl);

@@ -20,7 +20,7 @@ static const char *const starpu_policies[] = {"eager", "prio", "ws", "lws", "dmd
 /* The running StarPU: how many hold it, and what it was started with. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int users;
-static int64_t started_workers, started_opencl;
+static int64_t started_workers, started_opencl, started_cuda;
 static char started_policy[ND_NAME_MAX];
 static int backend_started[ND_BACKEND_COUNT];
 
@@ -48,15 +48,28 @@ static int start(const nd_config *cfg, nd_error *err) {
                     "headers, ICD loader and CLBlast, or was given --without-opencl)",
                     cfg->source, opencl);
 
+  int cuda = (int)cfg->runtime.cuda_devices, cuda_found = nd__cuda_devices_present();
+  if (cuda < 0) cuda = cuda_found > 0 ? cuda_found : 0; /* all */
+  if (cuda > 0 && cuda_found < 0)
+    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: no CUDA device: this ndgraph was built without CUDA",
+                    cfg->source, cuda);
+  if (cuda > cuda_found && cuda_found == 0)
+    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: no CUDA device found", cfg->source, cuda);
+  if (cuda > cuda_found)
+    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: only %d CUDA device%s found", cfg->source, cuda,
+                    cuda_found, cuda_found == 1 ? "" : "s");
+
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores < 1) cores = 1;
-  /* the OpenCL devices' driver threads take cores too: by default the CPU
-   * workers get what they leave */
+  /* the OpenCL devices' driver threads take cores too, and each CUDA device
+   * has a CPU thread of StarPU's driving it: the CPU workers get the cores
+   * they leave, of all the cores or of the runtime.workers asked for */
   /* processes sharing this machine (mpirun) share its cores, and each
    * StarPU-MPI keeps one for its own thread */
   const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   if (nd_mpi_size() > 1 && local && atol(local) > 1) cores = cores / atol(local) > 1 ? cores / atol(local) - 1 : 1;
-  int workers = cfg->runtime.workers > 0 ? (int)cfg->runtime.workers : (int)(cores > opencl ? cores - opencl : 1);
+  int workers = (cfg->runtime.workers > 0 ? (int)cfg->runtime.workers : (int)cores - opencl) - cuda;
+  if (workers < 1) workers = 1;
   if (workers > STARPU_MAXCPUS) {
     if (cfg->runtime.workers > 0)
       fprintf(stderr, "ndgraph: note: runtime.workers %d capped at %d, the most this StarPU build starts\n", workers,
@@ -70,7 +83,7 @@ static int start(const nd_config *cfg, nd_error *err) {
   struct starpu_conf conf;
   starpu_conf_init(&conf);
   conf.ncpus = workers;
-  conf.ncuda = 0;
+  conf.ncuda = cuda;
   conf.nopencl = opencl;
   /* PoCL and other CPU-type devices count: StarPU skips them otherwise. Set
    * on every start, since StarPU lists OpenCL devices once per process. */
@@ -98,10 +111,16 @@ static int start(const nd_config *cfg, nd_error *err) {
                     "installed? clinfo lists them)",
                     cfg->source, opencl, found, found == 1 ? "" : "s");
   }
+  if ((found = nd_runtime_cuda_devices()) < cuda) {
+    starpu_shutdown();
+    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: StarPU started only %d CUDA device%s", cfg->source,
+                    cuda, found, found == 1 ? "" : "s");
+  }
   /* each backend with workers sets its devices up: programs, libraries */
   for (int b = 0; b < ND_BACKEND_COUNT; b++) {
     const nd_backend_ops *ops = nd__backend(b);
-    if (!ops || !ops->start || (b == ND_BACKEND_OPENCL && opencl == 0)) continue;
+    if (!ops || !ops->start || (b == ND_BACKEND_OPENCL && opencl == 0) || (b == ND_BACKEND_CUDA && cuda == 0))
+      continue;
     if ((rc = ops->start(err))) {
       stop_backends();
       nd_mpi_starpu_shutdown();
@@ -119,15 +138,18 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
     if (!(rc = start(cfg, err))) {
       started_workers = cfg->runtime.workers;
       started_opencl = cfg->runtime.opencl_devices;
+      started_cuda = cfg->runtime.cuda_devices;
       snprintf(started_policy, sizeof started_policy, "%s", cfg->runtime.scheduler);
     }
   } else if (cfg->runtime.workers != started_workers || cfg->runtime.opencl_devices != started_opencl ||
-             strcmp(cfg->runtime.scheduler, started_policy) != 0) {
+             cfg->runtime.cuda_devices != started_cuda || strcmp(cfg->runtime.scheduler, started_policy) != 0) {
     rc = nd__fail(err, ND_ECONFIG,
-                  "%s: runtime: StarPU already runs in this process with workers %lld, opencl_devices %lld, scheduler "
-                  "%s (another open trainer); this one asks workers %lld, opencl_devices %lld, scheduler %s",
-                  cfg->source, (long long)started_workers, (long long)started_opencl, started_policy,
-                  (long long)cfg->runtime.workers, (long long)cfg->runtime.opencl_devices, cfg->runtime.scheduler);
+                  "%s: runtime: StarPU already runs in this process with workers %lld, opencl_devices %lld, cuda_devices "
+                  "%lld, scheduler %s (another open trainer); this one asks workers %lld, opencl_devices %lld, "
+                  "cuda_devices %lld, scheduler %s",
+                  cfg->source, (long long)started_workers, (long long)started_opencl, (long long)started_cuda,
+                  started_policy, (long long)cfg->runtime.workers, (long long)cfg->runtime.opencl_devices,
+                  (long long)cfg->runtime.cuda_devices, cfg->runtime.scheduler);
   }
   if (!rc) users++;
   pthread_mutex_unlock(&lock);
@@ -144,5 +166,11 @@ void nd_runtime_stop(void) {
 }
 
 int nd_runtime_opencl_devices(void) { return (int)starpu_worker_get_count_by_type(STARPU_OPENCL_WORKER); }
+
+int nd_runtime_cuda_devices(void) { return (int)starpu_worker_get_count_by_type(STARPU_CUDA_WORKER); }
+
+int nd_runtime_has_cuda(void) { return nd__backend(ND_BACKEND_CUDA) != NULL; }
+
+int nd_runtime_has_opencl(void) { return nd__backend(ND_BACKEND_OPENCL) != NULL; }
 
 int nd_runtime_workers(void) { return (int)starpu_cpu_worker_get_count(); }

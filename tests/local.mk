@@ -12,3 +12,4 @@ include tests/cli.mk
 include tests/layers.mk
 include tests/reliability.mk
 include tests/nodes.mk
+include tests/cuda.mk

@@ -40,6 +40,16 @@ enum {
 /* A static message for an error code ("unknown error" for codes not in the table). */
 ND_EXPORT const char *nd_strerror(int code);
 
+/* What this ndgraph is built with, for `ndgraph --version`. */
+typedef struct nd_build_info {
+  char starpu_version[32]; /* of the StarPU it runs on, "1.3.10" */
+  int cuda;                /* CUDA workers possible: the CUDA backend is built and StarPU has CUDA */
+  int opencl;              /* the OpenCL backend is built */
+  int mpi;                 /* the StarPU it is built on has StarPU-MPI */
+  int max_cpus;            /* the most CPU workers that StarPU starts */
+} nd_build_info;
+ND_EXPORT void nd_build_describe(nd_build_info *out);
+
 /* Where a failure's one-line explanation is left. */
 #define ND_ERROR_MAX 1024
 typedef struct nd_error {

@@ -1,0 +1,12 @@
+# tests/cuda: what the build has (--version, CPU workers past 4), CUDA
+# requests refused without a GPU, the plan on GPU topologies.
+TESTS += tests/test_cuda_config.sh
+EXTRA_DIST += tests/test_cuda_config.sh
+if ND_CUDA
+# the CUDA kernels against the CPU kernels: skipped here, run by scripts/gpu-check.sh
+check_PROGRAMS += tests/test_cuda_kernels
+TESTS += tests/test_cuda_kernels tests/test_cuda_build.sh
+tests_test_cuda_kernels_SOURCES = tests/test_cuda_kernels.c tests/tap.h
+tests_test_cuda_kernels_LDADD = $(ND_TEST_LIBS)
+endif
+EXTRA_DIST += tests/test_cuda_kernels.c tests/test_cuda_build.sh

@@ -1,0 +1,217 @@
+/* Every CUDA kernel (kernels/cuda/kernels.h) against the CPU kernel it must
+ * equal (kernels/cpu/kernels.h), on random inputs of several shapes: the
+ * outputs agree within a relative tolerance ||cuda - cpu|| / ||cpu||, as on
+ * OpenCL: 1e-5 for GEMM-free kernels, 2e-5 where sums of many terms run in
+ * another order (GEMMs, attention, column sums), 1e-4 for AdamW; with
+ * runtime.tf32 the GEMMs are checked at 5e-3 (TF32 keeps 10 mantissa bits).
+ * Skipped, with the reason, where there is no CUDA device. */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/kernels.h"
+#include "kernels/cuda/cuda.h"
+#include "kernels/cuda/kernels.h"
+#include "tests/tap.h"
+
+static uint64_t rng = 88172645463325252ull;
+static float uni(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return (float)((double)(rng >> 11) / 9007199254740992.0 * 2 - 1);
+}
+
+static float *host(int64_t n) {
+  float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  for (int64_t i = 0; i < n; i++) v[i] = uni();
+  return v;
+}
+
+static void *dev(const void *h, size_t bytes) {
+  void *d = NULL;
+  if (cudaMalloc(&d, bytes ? bytes : 4) != cudaSuccess) return NULL;
+  if (h) cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
+  return d;
+}
+
+/* ||d - ref|| / ||ref|| of the device array d against the host ref */
+static double rel(const float *d, const float *ref, int64_t n) {
+  float *got = malloc((size_t)(n ? n : 1) * sizeof *got);
+  cudaDeviceSynchronize();
+  cudaMemcpy(got, d, (size_t)n * sizeof *got, cudaMemcpyDeviceToHost);
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; i++) num += (double)(got[i] - ref[i]) * (got[i] - ref[i]), den += (double)ref[i] * ref[i];
+  free(got);
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static void check(const char *what, const float *d, const float *ref, int64_t n, double tol) {
+  double r = rel(d, ref, n);
+  ok(r <= tol, "%s: relative error %.2e (tolerance %.0e)", what, r, tol);
+}
+
+static void matmul(cublasHandle_t h, int M, int K, int N, int trans_w, double tol) {
+  char name[96];
+  float *x = host((int64_t)M * K), *w = host((int64_t)K * N), *b = host(N), *y = host((int64_t)M * N);
+  float *dy = host((int64_t)M * N), *dx = host((int64_t)M * K), *dw = host((int64_t)K * N), *db = host(N);
+  float *gx = dev(x, (size_t)M * K * 4), *gw = dev(w, (size_t)K * N * 4), *gb = dev(b, (size_t)N * 4);
+  float *gy = dev(NULL, (size_t)M * N * 4), *gdy = dev(dy, (size_t)M * N * 4), *gdx = dev(dx, (size_t)M * K * 4);
+  float *gdw = dev(dw, (size_t)K * N * 4), *gdb = dev(db, (size_t)N * 4);
+  snprintf(name, sizeof name, "matmul (%d, %d, %d)%s", M, K, N, trans_w ? " transposed" : "");
+  nd_matmul_forward(y, x, w, b, M, K, N, trans_w);
+  ok(nd_cuda_matmul_forward(h, 0, gy, gx, gw, gb, M, K, N, trans_w) == 0, "%s forward launches", name);
+  check(name, gy, y, (int64_t)M * N, tol);
+  nd_matmul_backward_input(dx, dy, w, M, K, N, trans_w, 1.0f);
+  nd_cuda_matmul_backward_input(h, gdx, gdy, gw, M, K, N, trans_w, 1.0f);
+  check("  backward input (beta 1)", gdx, dx, (int64_t)M * K, tol);
+  nd_matmul_backward_weight(dw, db, dy, x, M, K, N, trans_w, 0.0f);
+  nd_cuda_matmul_backward_weight(h, 0, gdw, gdb, gdy, gx, M, K, N, trans_w, 0.0f);
+  check("  backward weight (beta 0)", gdw, dw, (int64_t)K * N, tol);
+  check("  backward bias", gdb, db, N, 2e-5);
+  float *all[] = {x, w, b, y, dy, dx, dw, db};
+  float *gall[] = {gx, gw, gb, gy, gdy, gdx, gdw, gdb};
+  for (int i = 0; i < 8; i++) free(all[i]), cudaFree(gall[i]);
+}
+
+static void layernorm(int N, int C) {
+  float *x = host((int64_t)N * C), *w = host(C), *b = host(C), *y = host((int64_t)N * C), *m = host(N), *r = host(N);
+  float *dy = host((int64_t)N * C), *dx = host((int64_t)N * C), *skip = host((int64_t)N * C), *dw = host(C), *db = host(C);
+  float *gx = dev(x, (size_t)N * C * 4), *gw = dev(w, (size_t)C * 4), *gb = dev(b, (size_t)C * 4);
+  float *gy = dev(NULL, (size_t)N * C * 4), *gm = dev(NULL, (size_t)N * 4), *gr = dev(NULL, (size_t)N * 4);
+  float *gdy = dev(dy, (size_t)N * C * 4), *gdx = dev(NULL, (size_t)N * C * 4), *gskip = dev(skip, (size_t)N * C * 4);
+  float *gdw = dev(dw, (size_t)C * 4), *gdb = dev(db, (size_t)C * 4);
+  nd_layernorm_forward(y, m, r, x, w, b, N, C);
+  nd_cuda_layernorm_forward(0, gy, gm, gr, gx, gw, gb, N, C);
+  char name[64];
+  snprintf(name, sizeof name, "layernorm (%d, %d) forward", N, C);
+  check(name, gy, y, (int64_t)N * C, 1e-5);
+  check("  mean", gm, m, N, 1e-5);
+  check("  rstd", gr, r, N, 1e-5);
+  nd_layernorm_backward_input(dx, skip, dy, x, w, m, r, N, C);
+  nd_cuda_layernorm_backward_input(0, gdx, gskip, gdy, gx, gw, gm, gr, N, C);
+  check("  backward input (with the skip gradient)", gdx, dx, (int64_t)N * C, 1e-5);
+  nd_layernorm_backward_weight(dw, db, dy, x, m, r, N, C, 1.0f);
+  nd_cuda_layernorm_backward_weight(0, gdw, gdb, gdy, gx, gm, gr, N, C, 1.0f);
+  check("  backward weight (beta 1)", gdw, dw, C, 2e-5);
+  check("  backward bias (beta 1)", gdb, db, C, 2e-5);
+  float *all[] = {x, w, b, y, m, r, dy, dx, skip, dw, db};
+  float *gall[] = {gx, gw, gb, gy, gm, gr, gdy, gdx, gskip, gdw, gdb};
+  for (int i = 0; i < 11; i++) free(all[i]), cudaFree(gall[i]);
+}
+
+static void attention(cublasHandle_t h, int B, int T, int NH, int hs) {
+  int64_t C = (int64_t)NH * hs, nq = B * T * 3 * C, no = B * T * C, na = (int64_t)B * NH * T * T;
+  float *qkv = host(nq), *out = host(no), *att = host(na), *dout = host(no), *dqkv = host(nq), *datt = host(na);
+  float *gq = dev(qkv, (size_t)nq * 4), *go = dev(NULL, (size_t)no * 4), *ga = dev(NULL, (size_t)na * 4);
+  float *gdo = dev(dout, (size_t)no * 4), *gdq = dev(NULL, (size_t)nq * 4), *gda = dev(NULL, (size_t)na * 4);
+  nd_attention_forward(out, att, qkv, B, T, NH, hs);
+  nd_cuda_attention_forward(h, 0, go, ga, gq, B, T, NH, hs);
+  char name[64];
+  snprintf(name, sizeof name, "attention (B %d, T %d, %d heads of %d) forward", B, T, NH, hs);
+  check(name, go, out, no, 2e-5);
+  check("  probabilities (causal, upper triangle 0)", ga, att, na, 2e-5);
+  nd_attention_backward(dqkv, datt, dout, qkv, att, B, T, NH, hs);
+  nd_cuda_attention_backward(h, 0, gdq, gda, gdo, gq, ga, B, T, NH, hs);
+  check("  backward dqkv", gdq, dqkv, nq, 2e-5);
+  float *all[] = {qkv, out, att, dout, dqkv, datt};
+  float *gall[] = {gq, go, ga, gdo, gdq, gda};
+  for (int i = 0; i < 6; i++) free(all[i]), cudaFree(gall[i]);
+}
+
+static void elementwise(int64_t n) {
+  float *x = host(n), *y = host(n), *dy = host(n), *dx = host(n), *a = host(n), *p = host(n), *m = host(n),
+        *v = host(n), *g = host(n);
+  for (int64_t i = 0; i < n; i++) v[i] = fabsf(v[i]) * 0.01f;
+  float *gx = dev(x, (size_t)n * 4), *gy = dev(NULL, (size_t)n * 4), *gdy = dev(dy, (size_t)n * 4);
+  float *gdx = dev(NULL, (size_t)n * 4), *ga = dev(a, (size_t)n * 4), *gp = dev(p, (size_t)n * 4);
+  float *gm = dev(m, (size_t)n * 4), *gv = dev(v, (size_t)n * 4), *gg = dev(g, (size_t)n * 4);
+  char name[64];
+  snprintf(name, sizeof name, "gelu forward (%lld)", (long long)n);
+  nd_gelu_forward(y, x, n), nd_cuda_gelu_forward(0, gy, gx, n);
+  check(name, gy, y, n, 1e-5);
+  nd_gelu_backward(dx, x, dy, n), nd_cuda_gelu_backward(0, gdx, gx, gdy, n);
+  check("  gelu backward", gdx, dx, n, 1e-5);
+  nd_residual_forward(y, x, a, n), nd_cuda_residual_forward(0, gy, gx, ga, n);
+  check("  residual", gy, y, n, 1e-5);
+  const float *parts[] = {y, dy};
+  nd_sum_ordered(dx, parts, 2, n), nd_cuda_accumulate(0, gy, gdy, n);
+  check("  ordered sum of two parts", gy, dx, n, 0.0);
+  nd_adamw(p, m, v, g, n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f, 3);
+  nd_cuda_adamw(0, gp, gm, gv, gg, n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f, 3);
+  check("  adamw parameters", gp, p, n, 1e-4);
+  check("  adamw first moments", gm, m, n, 1e-4);
+  double *gs = dev(NULL, sizeof(double)), s = 0, ref = nd_sumsq(x, n);
+  nd_cuda_sumsq(0, gs, gx, n, 0);
+  cudaMemcpy(&s, gs, sizeof s, cudaMemcpyDeviceToHost);
+  ok(fabs(s - ref) <= 1e-9 * (ref > 1 ? ref : 1), "  sum of squares %.9g (CPU %.9g)", s, ref);
+  cudaFree(gs);
+  float *all[] = {x, y, dy, dx, a, p, m, v, g};
+  float *gall[] = {gx, gy, gdy, gdx, ga, gp, gm, gv, gg};
+  for (int i = 0; i < 9; i++) free(all[i]), cudaFree(gall[i]);
+}
+
+static void embedding_ce(int B, int T, int C, int V, int v0, int Vs) {
+  int N = B * T;
+  int32_t *tok = malloc((size_t)N * sizeof *tok);
+  for (int i = 0; i < N; i++) tok[i] = (int32_t)((uni() + 1) / 2 * V) % V;
+  float *wte = host((int64_t)Vs * C), *wpe = host((int64_t)T * C), *out = host((int64_t)N * C);
+  float *dwte = host((int64_t)Vs * C), *dwpe = host((int64_t)T * C), *logits = host((int64_t)N * Vs);
+  float *stats = host(3 * N), *dl = host((int64_t)N * Vs), *lse = host(N);
+  int32_t *gt = dev(tok, (size_t)N * 4);
+  float *gwte = dev(wte, (size_t)Vs * C * 4), *gwpe = dev(wpe, (size_t)T * C * 4);
+  float *gout = dev(NULL, (size_t)N * C * 4), *gdwte = dev(dwte, (size_t)Vs * C * 4);
+  float *gdwpe = dev(dwpe, (size_t)T * C * 4), *gl = dev(logits, (size_t)N * Vs * 4);
+  float *gst = dev(NULL, (size_t)3 * N * 4), *gdl = dev(NULL, (size_t)N * Vs * 4), *glse = NULL;
+  char name[96];
+  snprintf(name, sizeof name, "embedding (B %d, T %d, C %d, shard %d+%d of %d) forward", B, T, C, v0, Vs, V);
+  nd_embedding_forward(out, tok, wte, wpe, B, T, C, v0, Vs);
+  nd_cuda_embedding_forward(0, gout, gt, gwte, gwpe, B, T, C, v0, Vs);
+  check(name, gout, out, (int64_t)N * C, 1e-5);
+  nd_embedding_backward(dwte, dwpe, out, tok, B, T, C, v0, Vs, 1.0f);
+  nd_cuda_embedding_backward(0, gdwte, gdwpe, gout, gt, B, T, C, v0, Vs, 1.0f);
+  check("  backward wte (same order: equal)", gdwte, dwte, (int64_t)Vs * C, 0.0);
+  check("  backward wpe (same order: equal)", gdwpe, dwpe, (int64_t)T * C, 0.0);
+  nd_crossentropy_stats(stats, logits, tok, N, Vs, v0);
+  nd_cuda_crossentropy_stats(0, gst, gl, gt, N, Vs, v0);
+  check("  cross-entropy statistics", gst, stats, 3 * N, 1e-5);
+  const float *shards[] = {stats};
+  nd_crossentropy_combine(lse, shards, 1, N);
+  glse = dev(lse, (size_t)N * 4);
+  nd_crossentropy_backward(dl, logits, lse, tok, N, Vs, v0, 1.0f / N);
+  nd_cuda_crossentropy_backward(0, gdl, gl, glse, gt, N, Vs, v0, 1.0f / N);
+  check("  cross-entropy backward", gdl, dl, (int64_t)N * Vs, 1e-5);
+  float *all[] = {wte, wpe, out, dwte, dwpe, logits, stats, dl, lse};
+  float *gall[] = {gwte, gwpe, gout, gdwte, gdwpe, gl, gst, gdl, glse};
+  for (int i = 0; i < 9; i++) free(all[i]), cudaFree(gall[i]);
+  free(tok), cudaFree(gt);
+}
+
+int main(void) {
+  int n = nd_cuda_device_count();
+  if (n == 0) {
+    skip("CUDA kernels against the CPU kernels: no CUDA device on this machine (scripts/gpu-check.sh runs them on one)");
+    return done_testing();
+  }
+  struct cudaDeviceProp p;
+  cudaGetDeviceProperties(&p, 0);
+  printf("# device 0: %s, %.1f GiB\n", p.name, (double)p.totalGlobalMem / (1 << 30));
+  cublasHandle_t h;
+  ok(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cuBLAS handle");
+  matmul(h, 64, 48, 80, 0, 2e-5);
+  matmul(h, 33, 65, 17, 1, 2e-5);
+  matmul(h, 256, 768, 2304, 0, 2e-5);
+  nd_cuda_set_tf32(h, 1);
+  matmul(h, 256, 768, 2304, 0, 5e-3);
+  nd_cuda_set_tf32(h, 0);
+  layernorm(7, 33);
+  layernorm(64, 768);
+  layernorm(16, 1600);
+  attention(h, 2, 16, 4, 8);
+  attention(h, 1, 64, 12, 64);
+  attention(h, 2, 33, 3, 5);
+  elementwise(1000);
+  elementwise(1 << 20);
+  embedding_ce(2, 16, 32, 256, 0, 256);
+  embedding_ce(3, 7, 48, 300, 100, 150);
+  cublasDestroy(h);
+  return done_testing();
+}
