@@ -43,13 +43,29 @@ static int run(int i, int small, int slots, int steps, nd_bench_row *out) {
   snprintf(a[2], sizeof a[2], "runtime.opencl_devices=%d", rows[i].opencl);
   snprintf(a[3], sizeof a[3], "parallelism.activation_slots=%d", slots);
   snprintf(a[4], sizeof a[4], "runtime.placement=%s", rows[i].placement[0] ? rows[i].placement : "affinity");
-  const char *big[] = {"model.n_layer=8", "model.n_embd=256", "train.micro_batch_size=8", "parallelism.micro_batches=8", NULL};
-  const char *lite[] = {"model.n_layer=4", "model.n_embd=128", "train.micro_batch_size=4", "parallelism.micro_batches=4", NULL};
+  const char *big[] = {"model.n_layer=8", "model.n_embd=256", "train.micro_batch_size=8", "parallelism.micro_batches=8",
+                       NULL};
+  const char *lite[] = {"model.n_layer=4", "model.n_embd=128", "train.micro_batch_size=4",
+                        "parallelism.micro_batches=4", NULL};
   const char *const *model = small ? lite : big;
-  const char *kv[] = {a[0], a[1], a[2], a[3], model[0], model[1], model[2], model[3], "model.n_head=4",
-                      "model.seq_len=64", "model.vocab_size=256", "parallelism.pipeline_parallel_size=2",
-                      "runtime.workers=1", "train.eval_every=0", "train.save_dir=", "train.steps=100",
-                      rows[i].placement[0] ? a[4] : NULL, NULL};
+  const char *kv[] = {a[0],
+                      a[1],
+                      a[2],
+                      a[3],
+                      model[0],
+                      model[1],
+                      model[2],
+                      model[3],
+                      "model.n_head=4",
+                      "model.seq_len=64",
+                      "model.vocab_size=256",
+                      "parallelism.pipeline_parallel_size=2",
+                      "runtime.workers=1",
+                      "train.eval_every=0",
+                      "train.save_dir=",
+                      "train.steps=100",
+                      rows[i].placement[0] ? a[4] : NULL,
+                      NULL};
   setenv("ND_NDWS_MODELS", rows[i].models, 1);
   if (nd_bench_run(kv, steps, out)) {
     fprintf(stderr, "bench/mixed-node: %s failed\n", rows[i].label);
@@ -72,16 +88,21 @@ int main(int argc, char **argv) {
   /* the device's time per layer over the CPU's, from the strict equal-stages run */
   const nd_bench_row *s = &r[ROW_STRICT_NDWS];
   int cpu = s->is_cpu[0] ? 0 : 1; /* the stage on the CPU worker: placement puts stage 0 there */
-  double cpu_layer = (1 - s->bubble[cpu]) / s->stage_layers[0], dev_layer = (1 - s->bubble[1 - cpu]) / s->stage_layers[1];
+  double cpu_layer = (1 - s->bubble[cpu]) / s->stage_layers[0],
+         dev_layer = (1 - s->bubble[1 - cpu]) / s->stage_layers[1];
   double t_cpu = r[ROW_CPU].step_ms, t_dev = t_cpu * dev_layer / cpu_layer, ideal = 1 / (1 / t_cpu + 1 / t_dev);
-  printf("\n1 CPU worker + 1 OpenCL device, pp=2, %s, %d slots; each row: median of %d runs interleaved with the\n"
-         "other rows, each run the median of %d steps after one calibration step; ideal = 1 / (1 / T_cpu + 1 / T_device)\n"
-         "= %.1f ms (T_cpu %.1f ms measured, T_device %.1f ms = T_cpu x %.2f, the device's time per layer over the CPU's)\n\n",
-         small ? "4 layers, n_embd 128, 4 micro-batches of 4 x 64 tokens"
-               : "8 layers, n_embd 256, 8 micro-batches of 8 x 64 tokens",
-         slots, rounds, steps, ideal, t_cpu, t_dev, dev_layer / cpu_layer);
-  printf("| configuration        | placement | stage_layers | step ms | / default | of ideal | bound ms | efficiency |\n");
-  printf("|----------------------|-----------|--------------|--------:|----------:|---------:|---------:|-----------:|\n");
+  printf(
+      "\n1 CPU worker + 1 OpenCL device, pp=2, %s, %d slots; each row: median of %d runs interleaved with the\n"
+      "other rows, each run the median of %d steps after one calibration step; ideal = 1 / (1 / T_cpu + 1 / T_device)\n"
+      "= %.1f ms (T_cpu %.1f ms measured, T_device %.1f ms = T_cpu x %.2f, the device's time per layer over the "
+      "CPU's)\n\n",
+      small ? "4 layers, n_embd 128, 4 micro-batches of 4 x 64 tokens"
+            : "8 layers, n_embd 256, 8 micro-batches of 8 x 64 tokens",
+      slots, rounds, steps, ideal, t_cpu, t_dev, dev_layer / cpu_layer);
+  printf(
+      "| configuration        | placement | stage_layers | step ms | / default | of ideal | bound ms | efficiency |\n");
+  printf(
+      "|----------------------|-----------|--------------|--------:|----------:|---------:|---------:|-----------:|\n");
   for (int i = 0; i < N_ROWS; i++) {
     char split[32];
     snprintf(split, sizeof split, "[%d, %d]", r[i].stage_layers[0], r[i].stage_layers[1]);

@@ -8,8 +8,8 @@
 #define ND_BENCH_MAX_WORKERS 4
 
 typedef struct nd_bench_row {
-  double step_ms, bound_ms, cp_ms, work_ms; /* work: the sum of task durations */
-  int workers, is_cpu[ND_BENCH_MAX_WORKERS]; /* StarPU worker w is a CPU worker */
+  double step_ms, bound_ms, cp_ms, work_ms;        /* work: the sum of task durations */
+  int workers, is_cpu[ND_BENCH_MAX_WORKERS];       /* StarPU worker w is a CPU worker */
   double bubble[ND_BENCH_MAX_WORKERS], bubble_all; /* idle fraction of the step's span, per worker and overall */
   int stage_layers[2];
 } nd_bench_row;

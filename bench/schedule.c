@@ -16,7 +16,7 @@
 
 #include "bench/run.h"
 
-#define MAX_LIST 16
+#define MAX_LIST   16
 #define MAX_ROUNDS 9
 
 static int split(char *s, char **out) {
@@ -33,10 +33,22 @@ static int run(const char *policy, int m, int slots, int steps, nd_bench_row *ou
   snprintf(a[1], 64, "runtime.priorities=%s", colon ? colon + 1 : "pipeline");
   snprintf(a[2], 64, "parallelism.micro_batches=%d", m);
   snprintf(a[3], 64, "parallelism.activation_slots=%d", slots < m ? slots : m);
-  const char *kv[] = {a[0], a[1], a[2], a[3], "model.n_layer=4", "model.n_embd=256", "model.n_head=4",
-                      "model.seq_len=128", "train.micro_batch_size=4", "parallelism.pipeline_parallel_size=2",
-                      "runtime.placement=strict", "runtime.workers=2", "train.eval_every=0", "train.save_dir=",
-                      "train.steps=100", NULL};
+  const char *kv[] = {a[0],
+                      a[1],
+                      a[2],
+                      a[3],
+                      "model.n_layer=4",
+                      "model.n_embd=256",
+                      "model.n_head=4",
+                      "model.seq_len=128",
+                      "train.micro_batch_size=4",
+                      "parallelism.pipeline_parallel_size=2",
+                      "runtime.placement=strict",
+                      "runtime.workers=2",
+                      "train.eval_every=0",
+                      "train.save_dir=",
+                      "train.steps=100",
+                      NULL};
   if (nd_bench_run(kv, steps, out)) {
     fprintf(stderr, "bench/schedule: %s, m %d, slots %d failed\n", policy, m, slots);
     return -1;
@@ -56,8 +68,10 @@ int main(int argc, char **argv) {
          "each row: median of %d runs interleaved with the other policies, each run the median of %d steps after\n"
          "one calibration step; bound = max(critical path, work / 2) from that step's measured tasks\n\n",
          rounds, steps);
-  printf("| slots | m  | policy             | step ms | / 1f1b | / zbh1 | bound ms | efficiency | bubble s0 | bubble s1 | bubble all | 1F1B theory |\n");
-  printf("|------:|---:|--------------------|--------:|-------:|-------:|---------:|-----------:|----------:|----------:|-----------:|------------:|\n");
+  printf("| slots | m  | policy             | step ms | / 1f1b | / zbh1 | bound ms | efficiency | bubble s0 | bubble "
+         "s1 | bubble all | 1F1B theory |\n");
+  printf("|------:|---:|--------------------|--------:|-------:|-------:|---------:|-----------:|----------:|----------"
+         ":|-----------:|------------:|\n");
   for (int si = 0; si < n_slots; si++)
     for (int mi = 0; mi < n_m; mi++) {
       int slots = atoi(slot_l[si]), m = atoi(m_l[mi]);
@@ -73,9 +87,10 @@ int main(int argc, char **argv) {
       }
       for (int p = 0; p < n_pol; p++) {
         const nd_bench_row *r = &med[p];
-        printf("| %5d | %2d | %-18s | %7.1f | %6.3f | %6.3f | %8.1f | %10.3f | %9.3f | %9.3f | %10.3f | %11.3f |\n", slots,
-               m, pols[p], r->step_ms, ref_1f1b > 0 ? r->step_ms / ref_1f1b : 0, ref_zbh1 > 0 ? r->step_ms / ref_zbh1 : 0,
-               r->bound_ms, r->bound_ms / r->step_ms, r->bubble[0], r->bubble[1], r->bubble_all, 1.0 / (m + 1.0));
+        printf("| %5d | %2d | %-18s | %7.1f | %6.3f | %6.3f | %8.1f | %10.3f | %9.3f | %9.3f | %10.3f | %11.3f |\n",
+               slots, m, pols[p], r->step_ms, ref_1f1b > 0 ? r->step_ms / ref_1f1b : 0,
+               ref_zbh1 > 0 ? r->step_ms / ref_zbh1 : 0, r->bound_ms, r->bound_ms / r->step_ms, r->bubble[0],
+               r->bubble[1], r->bubble_all, 1.0 / (m + 1.0));
       }
       fflush(stdout);
     }

@@ -13,8 +13,7 @@
 #include "common/atomic.h"
 #include "common/error.h"
 
-static const char *const ckpt_files[] = {"model.safetensors", "optimizer.safetensors",
-                                         "config.json", "state.json"};
+static const char *const ckpt_files[] = {"model.safetensors", "optimizer.safetensors", "config.json", "state.json"};
 #define N_CKPT_FILES (sizeof ckpt_files / sizeof ckpt_files[0])
 
 /* A JSON text the caller hands us is checked before it lands on disk, so
@@ -37,8 +36,7 @@ static int write_text(const char *dir, const char *name, const char *text, nd_er
   return rc;
 }
 
-static int write_st(const char *dir, const char *name, const nd_st_tensor *t, int n,
-                    nd_error *err) {
+static int write_st(const char *dir, const char *name, const nd_st_tensor *t, int n, nd_error *err) {
   char *path = NULL;
   if (asprintf(&path, "%s/%s", dir, name) < 0) return nd__fail(err, ND_ENOMEM, "out of memory");
   int rc = nd_safetensors_write(path, t, n, err);
@@ -46,8 +44,7 @@ static int write_st(const char *dir, const char *name, const nd_st_tensor *t, in
   return rc;
 }
 
-int nd_checkpoint_write(const char *save_dir, int64_t step, const nd_checkpoint_files *files,
-                        nd_error *err) {
+int nd_checkpoint_write(const char *save_dir, int64_t step, const nd_checkpoint_files *files, nd_error *err) {
   int rc = 0;
   char *tmp = NULL, *final = NULL, *old = NULL;
   int have_tmp = 0, have_old = 0;
@@ -88,8 +85,7 @@ int nd_checkpoint_write(const char *save_dir, int64_t step, const nd_checkpoint_
   if (rename(final, old) == 0) {
     have_old = 1;
   } else if (errno != ENOENT) {
-    rc = nd__fail(err, ND_EIO, "%s: cannot move the previous checkpoint aside: %s", final,
-                  strerror(errno));
+    rc = nd__fail(err, ND_EIO, "%s: cannot move the previous checkpoint aside: %s", final, strerror(errno));
     goto out;
   }
   if (rename(tmp, final) != 0) {
@@ -132,7 +128,9 @@ int nd__checkpoint_step_of(const char *name, const char *prefix, int64_t *step, 
   return 1;
 }
 
-static int parse_step_name(const char *name, int64_t *step) { return nd__checkpoint_step_of(name, "step-", step, NULL); }
+static int parse_step_name(const char *name, int64_t *step) {
+  return nd__checkpoint_step_of(name, "step-", step, NULL);
+}
 
 /* The first of the four files missing from dir, or NULL when it is complete. */
 const char *nd__checkpoint_missing(const char *dir) {
@@ -160,20 +158,17 @@ int nd_checkpoint_latest(const char *save_dir, char *path_out, size_t size, nd_e
     if (is_complete(dir)) best = step;
   }
   closedir(d);
-  if (best < 0)
-    return nd__fail(err, ND_ECHECKPOINT, "%s: no complete step-N checkpoint", save_dir);
+  if (best < 0) return nd__fail(err, ND_ECHECKPOINT, "%s: no complete step-N checkpoint", save_dir);
   int n = snprintf(path_out, size, "%s/step-%" PRId64, save_dir, best);
   if (n < 0 || (size_t)n >= size)
-    rc = nd__fail(err, ND_EINVAL, "%s: path of step-%" PRId64 " does not fit in %zu bytes",
-                  save_dir, best, size);
+    rc = nd__fail(err, ND_EINVAL, "%s: path of step-%" PRId64 " does not fit in %zu bytes", save_dir, best, size);
   return rc;
 }
 
-int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64_t n_embd,
-                      int64_t n_layer, int64_t n_head) {
+int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64_t n_embd, int64_t n_layer,
+                      int64_t n_head) {
   *out = NULL;
-  if (vocab_size < 1 || n_positions < 1 || n_embd < 1 || n_layer < 1 || n_head < 1)
-    return ND_EINVAL;
+  if (vocab_size < 1 || n_positions < 1 || n_embd < 1 || n_layer < 1 || n_head < 1) return ND_EINVAL;
   int rc = ND_ENOMEM;
   cJSON *c = cJSON_CreateObject();
   cJSON *arch = cJSON_CreateStringArray((const char *const[]){"GPT2LMHeadModel"}, 1);
@@ -190,16 +185,12 @@ int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64
       !cJSON_AddNumberToObject(c, "n_ctx", (double)n_positions) ||
       !cJSON_AddNumberToObject(c, "n_embd", (double)n_embd) ||
       !cJSON_AddNumberToObject(c, "n_layer", (double)n_layer) ||
-      !cJSON_AddNumberToObject(c, "n_head", (double)n_head) ||
-      !cJSON_AddNullToObject(c, "n_inner") ||
+      !cJSON_AddNumberToObject(c, "n_head", (double)n_head) || !cJSON_AddNullToObject(c, "n_inner") ||
       !cJSON_AddStringToObject(c, "activation_function", "gelu_new") ||
       !cJSON_AddNumberToObject(c, "layer_norm_epsilon", 1e-5) ||
-      !cJSON_AddNumberToObject(c, "initializer_range", 0.02) ||
-      !cJSON_AddNumberToObject(c, "resid_pdrop", 0.0) ||
-      !cJSON_AddNumberToObject(c, "embd_pdrop", 0.0) ||
-      !cJSON_AddNumberToObject(c, "attn_pdrop", 0.0) ||
-      !cJSON_AddTrueToObject(c, "tie_word_embeddings") ||
-      !cJSON_AddTrueToObject(c, "scale_attn_weights") ||
+      !cJSON_AddNumberToObject(c, "initializer_range", 0.02) || !cJSON_AddNumberToObject(c, "resid_pdrop", 0.0) ||
+      !cJSON_AddNumberToObject(c, "embd_pdrop", 0.0) || !cJSON_AddNumberToObject(c, "attn_pdrop", 0.0) ||
+      !cJSON_AddTrueToObject(c, "tie_word_embeddings") || !cJSON_AddTrueToObject(c, "scale_attn_weights") ||
       !cJSON_AddTrueToObject(c, "use_cache"))
     goto out;
   *out = cJSON_Print(c);
@@ -237,8 +228,7 @@ int nd_hf_llama_config_json(char **out, const nd_hf_llama *m) {
       !cJSON_AddNumberToObject(c, "rope_theta", m->rope_theta) || !cJSON_AddNullToObject(c, "rope_scaling") ||
       !cJSON_AddBoolToObject(c, "tie_word_embeddings", m->tie_word_embeddings) ||
       !cJSON_AddFalseToObject(c, "attention_bias") || !cJSON_AddFalseToObject(c, "mlp_bias") ||
-      !cJSON_AddNumberToObject(c, "attention_dropout", 0.0) ||
-      !cJSON_AddNumberToObject(c, "initializer_range", 0.02) ||
+      !cJSON_AddNumberToObject(c, "attention_dropout", 0.0) || !cJSON_AddNumberToObject(c, "initializer_range", 0.02) ||
       !cJSON_AddNumberToObject(c, "pretraining_tp", 1) || !cJSON_AddStringToObject(c, "torch_dtype", "float32") ||
       !cJSON_AddTrueToObject(c, "use_cache"))
     goto out;

@@ -24,8 +24,7 @@ typedef struct nd_checkpoint_files {
  * is fsync'd in the temporary directory before the rename; an existing
  * step-STEP is first renamed aside to .step-STEP.old-PID, then removed once
  * the new one is in place. config_json and state_json must be valid JSON. */
-int nd_checkpoint_write(const char *save_dir, int64_t step, const nd_checkpoint_files *files,
-                        nd_error *err);
+int nd_checkpoint_write(const char *save_dir, int64_t step, const nd_checkpoint_files *files, nd_error *err);
 
 /* Writes "SAVE_DIR/step-N" for the largest N whose directory holds all four
  * files; hidden (.step-*) directories are ignored. ND_EIO when save_dir
@@ -63,8 +62,8 @@ const char *nd__checkpoint_missing(const char *dir);
 /* The Hugging Face GPT-2 config.json (model_type gpt2, GPT2LMHeadModel,
  * gelu_new, layer_norm_epsilon 1e-5, n_ctx = n_positions) as a malloc'd
  * string the caller frees with free(). 0, ND_EINVAL (a size < 1) or ND_ENOMEM. */
-int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64_t n_embd,
-                      int64_t n_layer, int64_t n_head);
+int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64_t n_embd, int64_t n_layer,
+                      int64_t n_head);
 
 /* What a Hugging Face Llama config.json says of the model. */
 typedef struct nd_hf_llama {

@@ -58,7 +58,8 @@ int nd_checkpoint_clean_stale(const char *save_dir, int *removed, int *restored,
     if (strcmp(kind, "old") == 0 && lstat(final, &st) != 0 && errno == ENOENT && !nd__checkpoint_missing(path)) {
       if (rename(path, final) != 0)
         rc = nd__fail(err, ND_EIO, "%s: cannot put back as %s: %s", path, final, strerror(errno));
-      else (*restored)++;
+      else
+        (*restored)++;
       continue;
     }
     if (!(rc = nd__remove_tree(path, err))) (*removed)++;
@@ -116,8 +117,10 @@ int nd_checkpoint_prune(const char *save_dir, int64_t newest, int64_t keep, int 
     char final[4096], del[4096];
     snprintf(final, sizeof final, "%s/step-%" PRId64, save_dir, steps[i]);
     snprintf(del, sizeof del, "%s/.step-%" PRId64 ".del-%ld", save_dir, steps[i], (long)getpid());
-    if (rename(final, del) != 0) rc = nd__fail(err, ND_EIO, "%s: cannot remove: %s", final, strerror(errno));
-    else if (!(rc = nd__remove_tree(del, err))) (*removed)++;
+    if (rename(final, del) != 0)
+      rc = nd__fail(err, ND_EIO, "%s: cannot remove: %s", final, strerror(errno));
+    else if (!(rc = nd__remove_tree(del, err)))
+      (*removed)++;
   }
   free(steps);
   return rc;
@@ -133,7 +136,8 @@ int nd_checkpoint_newer_incomplete(const char *save_dir, int64_t step, int64_t *
     char dir[4096];
     const char *m;
     if (!nd__checkpoint_step_of(de->d_name, "step-", &s, NULL) || s <= step || s <= *newer) continue;
-    if (snprintf(dir, sizeof dir, "%s/%s", save_dir, de->d_name) >= (int)sizeof dir || !(m = nd__checkpoint_missing(dir)))
+    if (snprintf(dir, sizeof dir, "%s/%s", save_dir, de->d_name) >= (int)sizeof dir ||
+        !(m = nd__checkpoint_missing(dir)))
       continue;
     *newer = s;
     *missing = m;
@@ -150,8 +154,7 @@ int nd_checkpoint_check_dir(const char *save_dir, uint64_t *avail, nd_error *err
   snprintf(probe, sizeof probe, "%s/.probe-%ld", save_dir, (long)getpid());
   int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0 || close(fd) != 0 || unlink(probe) != 0)
-    return nd__fail(err, ND_EIO, "%s: cannot write checkpoints there (train.save_dir): %s", save_dir,
-                    strerror(errno));
+    return nd__fail(err, ND_EIO, "%s: cannot write checkpoints there (train.save_dir): %s", save_dir, strerror(errno));
   struct statvfs vfs;
   if (statvfs(save_dir, &vfs) == 0) *avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
   return 0;

@@ -61,9 +61,11 @@ int nd_ckpt_save(const nd_ckpt_model *m, const nd_ckpt_state *s, nd_error *err) 
       (rc = gather_all(m, ND_GATHER_ADAM_V, opt + n, names + 2 * n, err)))
     goto done;
   rc = ND_ENOMEM;
-  nd_hf_llama llama = {c->model.vocab_size, c->model.seq_len, c->model.n_embd, nd_config_intermediate_size(c),
-                       c->model.n_layer, c->model.n_head, nd_config_n_kv_head(c), c->model.rms_norm_eps,
-                       c->model.rope_theta, c->model.tie_word_embeddings};
+  nd_hf_llama llama = {c->model.vocab_size,    c->model.seq_len,
+                       c->model.n_embd,        nd_config_intermediate_size(c),
+                       c->model.n_layer,       c->model.n_head,
+                       nd_config_n_kv_head(c), c->model.rms_norm_eps,
+                       c->model.rope_theta,    c->model.tie_word_embeddings};
   if (c->model.arch == ND_ARCH_LLAMA ? nd_hf_llama_config_json(&config_json, &llama)
                                      : nd_hf_config_json(&config_json, c->model.vocab_size, c->model.seq_len,
                                                          c->model.n_embd, c->model.n_layer, c->model.n_head))
@@ -99,8 +101,8 @@ static void shape_text(char *buf, size_t size, const int64_t *shape, int ndim) {
 }
 
 /* Reads tensor k of one kind, checks its shape and values, and scatters it. */
-static int load_tensor(const nd_ckpt_model *m, const nd_safetensors *st, const char *path, int k,
-                       enum nd_gather what, nd_error *err) {
+static int load_tensor(const nd_ckpt_model *m, const nd_safetensors *st, const char *path, int k, enum nd_gather what,
+                       nd_error *err) {
   const nd_ckpt_tensor *t = &m->tensors[k];
   char name[96];
   snprintf(name, sizeof name, "%s%s", prefix[what], t->name);
@@ -154,7 +156,8 @@ static cJSON *read_json(const char *path, int *missing, nd_error *err) {
   if (rc == ND_EDATA || rc == ND_EINVAL)
     nd__fail(err, ND_ECHECKPOINT, "%s: not a regular file of at most %d bytes", path, LIMIT);
   else if (rc)
-    nd__fail(err, ND_ECHECKPOINT, "%s: cannot read: %s", path, *missing ? "No such file or directory" : nd_strerror(rc));
+    nd__fail(err, ND_ECHECKPOINT, "%s: cannot read: %s", path,
+             *missing ? "No such file or directory" : nd_strerror(rc));
   else if (!(doc = cJSON_Parse(text)) || !cJSON_IsObject(doc)) {
     cJSON_Delete(doc);
     doc = NULL;
@@ -184,8 +187,8 @@ static int real_field(const cJSON *doc, const char *path, const char *field, con
   if (!v) return 0;
   if (!cJSON_IsNumber(v)) return nd__fail(err, ND_ECHECKPOINT, "%s: \"%s\" must be a number", path, field);
   if (!(fabs(v->valuedouble - want) <= 1e-6 * fabs(want)))
-    return nd__fail(err, ND_ECHECKPOINT, "%s: %s is %g, the configuration has %s %g", path, field, v->valuedouble,
-                    key, want);
+    return nd__fail(err, ND_ECHECKPOINT, "%s: %s is %g, the configuration has %s %g", path, field, v->valuedouble, key,
+                    want);
   return 0;
 }
 
@@ -239,9 +242,11 @@ static int check_config(const nd_ckpt_model *m, const char *dir, int required, n
   if (!rc && llama) {
     const cJSON *tie = cJSON_GetObjectItemCaseSensitive(doc, "tie_word_embeddings");
     if (tie && (!cJSON_IsBool(tie) || cJSON_IsTrue(tie) != !!c->model.tie_word_embeddings))
-      rc = nd__fail(err, ND_ECHECKPOINT, "%s: tie_word_embeddings is %s, the configuration has "
-                    "model.tie_word_embeddings %s", path, cJSON_IsBool(tie) ? (cJSON_IsTrue(tie) ? "true" : "false")
-                    : "not a boolean", c->model.tie_word_embeddings ? "true" : "false");
+      rc = nd__fail(err, ND_ECHECKPOINT,
+                    "%s: tie_word_embeddings is %s, the configuration has "
+                    "model.tie_word_embeddings %s",
+                    path, cJSON_IsBool(tie) ? (cJSON_IsTrue(tie) ? "true" : "false") : "not a boolean",
+                    c->model.tie_word_embeddings ? "true" : "false");
   }
   cJSON_Delete(doc);
   return rc;

@@ -21,13 +21,13 @@
 #endif
 
 #define METADATA_KEY "__metadata__"
-#define PREFIX "transformer."
-#define MAX_DIMS 16 /* kept for tensors we skip; nd_safetensors_get serves up to 4 */
+#define PREFIX       "transformer."
+#define MAX_DIMS     16 /* kept for tensors we skip; nd_safetensors_get serves up to 4 */
 /* Offsets and sizes must be exact in a double (cJSON's number type). */
-#define MAX_EXACT 9007199254740992.0 /* 2^53 */
+#define MAX_EXACT    9007199254740992.0 /* 2^53 */
 /* As the reference implementation: a header beyond this is not a real one,
  * and parsing gigabytes of JSON from a corrupt length would only waste time. */
-#define MAX_HEADER (100u << 20)
+#define MAX_HEADER   (100u << 20)
 
 /* ------------------------------------------------------------------ write */
 
@@ -52,25 +52,20 @@ static int add_int_array(cJSON *obj, const char *key, const int64_t *v, int n) {
 }
 
 /* Checks one tensor to write and returns its size in bytes in *bytes. */
-static int check_tensor(const char *path, const nd_st_tensor *t, int i, uint64_t *bytes,
-                        nd_error *err) {
-  if (!t->name || !*t->name)
-    return nd__fail(err, ND_EINVAL, "%s: tensor %d has no name", path, i);
+static int check_tensor(const char *path, const nd_st_tensor *t, int i, uint64_t *bytes, nd_error *err) {
+  if (!t->name || !*t->name) return nd__fail(err, ND_EINVAL, "%s: tensor %d has no name", path, i);
   if (strcmp(t->name, METADATA_KEY) == 0)
     return nd__fail(err, ND_EINVAL, "%s: tensor name %s is reserved", path, t->name);
   if (t->ndim < 0 || t->ndim > 4)
-    return nd__fail(err, ND_EINVAL, "%s: tensor %s: ndim %d is not in 0..4", path, t->name,
-                    t->ndim);
+    return nd__fail(err, ND_EINVAL, "%s: tensor %s: ndim %d is not in 0..4", path, t->name, t->ndim);
   uint64_t n = 1;
   for (int d = 0; d < t->ndim; d++) {
     if (t->shape[d] < 0)
-      return nd__fail(err, ND_EINVAL, "%s: tensor %s: negative dimension %" PRId64, path,
-                      t->name, t->shape[d]);
+      return nd__fail(err, ND_EINVAL, "%s: tensor %s: negative dimension %" PRId64, path, t->name, t->shape[d]);
     if (__builtin_mul_overflow(n, (uint64_t)t->shape[d], &n) || n > (uint64_t)MAX_EXACT / 4)
       return nd__fail(err, ND_EINVAL, "%s: tensor %s: too many elements", path, t->name);
   }
-  if (n > 0 && !t->data)
-    return nd__fail(err, ND_EINVAL, "%s: tensor %s has no data", path, t->name);
+  if (n > 0 && !t->data) return nd__fail(err, ND_EINVAL, "%s: tensor %s has no data", path, t->name);
   *bytes = n * 4;
   return 0;
 }
@@ -83,8 +78,7 @@ int nd_safetensors_write(const char *path, const nd_st_tensor *tensors, int n, n
   nd__atomic_file f = {.fd = -1};
   int opened = 0;
 
-  if (n < 0 || (n > 0 && !tensors))
-    return nd__fail(err, ND_EINVAL, "%s: invalid tensor list (n = %d)", path, n);
+  if (n < 0 || (n > 0 && !tensors)) return nd__fail(err, ND_EINVAL, "%s: invalid tensor list (n = %d)", path, n);
   sizes = calloc((size_t)n + 1, sizeof *sizes);
   root = cJSON_CreateObject();
   if (!sizes || !root) goto nomem;
@@ -161,8 +155,8 @@ struct nd_safetensors {
   const uint8_t *data; /* start of the data area */
   uint64_t data_len;
   int n;
-  entry *e;                   /* in file order */
-  float **f32;                /* [n]: BF16 and F16 tensors converted on first read */
+  entry *e;                    /* in file order */
+  float **f32;                 /* [n]: BF16 and F16 tensors converted on first read */
   struct nd_safetensors *next; /* the next shard of a sharded checkpoint */
 };
 
@@ -172,9 +166,8 @@ static unsigned dtype_size(const char *dt) {
   static const struct {
     const char *name;
     unsigned size;
-  } table[] = {{"F64", 8}, {"F32", 4},  {"F16", 2},     {"BF16", 2},    {"I64", 8},
-               {"I32", 4}, {"I16", 2},  {"I8", 1},      {"U64", 8},     {"U32", 4},
-               {"U16", 2}, {"U8", 1},   {"BOOL", 1},    {"F8_E4M3", 1}, {"F8_E5M2", 1}};
+  } table[] = {{"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},  {"I32", 4},     {"I16", 2},    {"I8", 1},
+               {"U64", 8}, {"U32", 4}, {"U16", 2}, {"U8", 1},   {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (strcmp(dt, table[i].name) == 0) return table[i].size;
   return 0;
@@ -196,15 +189,13 @@ static unsigned control_char(const char *s) {
   return 0;
 }
 
-static int parse_entry(const char *path, const cJSON *item, entry *e, uint64_t data_len,
-                       nd_error *err) {
+static int parse_entry(const char *path, const cJSON *item, entry *e, uint64_t data_len, nd_error *err) {
   const char *name = item->string;
   if (control_char(name))
-    return nd__fail(err, ND_ECHECKPOINT, "%s: a tensor name holds the control character 0x%02x",
-                    path, control_char(name));
+    return nd__fail(err, ND_ECHECKPOINT, "%s: a tensor name holds the control character 0x%02x", path,
+                    control_char(name));
   if (!cJSON_IsObject(item))
-    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: header entry is not an object", path,
-                    name);
+    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: header entry is not an object", path, name);
   const cJSON *dt = cJSON_GetObjectItemCaseSensitive(item, "dtype");
   const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
   const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
@@ -215,38 +206,33 @@ static int parse_entry(const char *path, const cJSON *item, entry *e, uint64_t d
     return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: missing or invalid shape", path, name);
   int nd = cJSON_GetArraySize(shape);
   if (nd > MAX_DIMS)
-    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: %d dimensions, at most %d supported",
-                    path, name, nd, MAX_DIMS);
+    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: %d dimensions, at most %d supported", path, name, nd,
+                    MAX_DIMS);
   e->ndim = nd;
   uint64_t numel = 1;
   int d = 0, overflow = 0;
   for (const cJSON *x = shape->child; x; x = x->next, d++) {
     uint64_t v;
     if (get_uint(x, &v))
-      return nd__fail(err, ND_ECHECKPOINT,
-                      "%s: tensor %s: shape[%d] is not a non-negative integer", path, name, d);
+      return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: shape[%d] is not a non-negative integer", path, name, d);
     e->shape[d] = (int64_t)v;
     overflow |= __builtin_mul_overflow(numel, v, &numel);
   }
   if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || get_uint(offs->child, &e->begin) ||
       get_uint(offs->child->next, &e->end))
-    return nd__fail(err, ND_ECHECKPOINT,
-                    "%s: tensor %s: data_offsets is not a pair of non-negative integers", path,
+    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s: data_offsets is not a pair of non-negative integers", path,
                     name);
   if (e->begin > e->end || e->end > data_len)
     return nd__fail(err, ND_ECHECKPOINT,
-                    "%s: tensor %s: data_offsets [%" PRIu64 ", %" PRIu64
-                    "] out of range (data area is %" PRIu64 " bytes)",
+                    "%s: tensor %s: data_offsets [%" PRIu64 ", %" PRIu64 "] out of range (data area is %" PRIu64
+                    " bytes)",
                     path, name, e->begin, e->end, data_len);
   unsigned es = dtype_size(e->dtype);
   uint64_t want;
-  if (es && (overflow || __builtin_mul_overflow(numel, (uint64_t)es, &want) ||
-             want != e->end - e->begin))
+  if (es && (overflow || __builtin_mul_overflow(numel, (uint64_t)es, &want) || want != e->end - e->begin))
     return nd__fail(err, ND_ECHECKPOINT,
-                    "%s: tensor %s: data_offsets span %" PRIu64
-                    " bytes, but its shape and dtype %s need %s",
-                    path, name, e->end - e->begin, e->dtype,
-                    overflow ? "more than 2^64" : "a different size");
+                    "%s: tensor %s: data_offsets span %" PRIu64 " bytes, but its shape and dtype %s need %s", path,
+                    name, e->end - e->begin, e->dtype, overflow ? "more than 2^64" : "a different size");
   return 0;
 }
 
@@ -270,15 +256,14 @@ static int check_layout(const char *path, nd_safetensors *st, nd_error *err) {
   qsort(v, (size_t)st->n, sizeof *v, cmp_name);
   for (int i = 1; i < st->n; i++)
     if (strcmp(v[i - 1]->name, v[i]->name) == 0) {
-      rc = nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s appears twice in the header", path,
-                    v[i]->name);
+      rc = nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s appears twice in the header", path, v[i]->name);
       goto out;
     }
   qsort(v, (size_t)st->n, sizeof *v, cmp_begin);
   for (int i = 1; i < st->n; i++)
     if (v[i]->begin < v[i - 1]->end) {
-      rc = nd__fail(err, ND_ECHECKPOINT, "%s: tensors %s and %s overlap in the data area", path,
-                    v[i - 1]->name, v[i]->name);
+      rc = nd__fail(err, ND_ECHECKPOINT, "%s: tensors %s and %s overlap in the data area", path, v[i - 1]->name,
+                    v[i]->name);
       goto out;
     }
 out:
@@ -294,15 +279,14 @@ static int parse_header(nd_safetensors *st, const char *hdr, size_t hlen, nd_err
   if (!root) {
     const char *at = cJSON_GetErrorPtr();
     if (at && at >= hdr && at <= hdr + hlen)
-      return nd__fail(err, ND_ECHECKPOINT, "%s: header is not valid JSON (at header byte %td)",
-                      path, at - hdr);
+      return nd__fail(err, ND_ECHECKPOINT, "%s: header is not valid JSON (at header byte %td)", path, at - hdr);
     return nd__fail(err, ND_ECHECKPOINT, "%s: header is not valid JSON", path);
   }
   /* Padding is spaces; anything else after the JSON is a corrupt header. */
   for (const char *p = end; p < hdr + hlen; p++)
     if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-      rc = nd__fail(err, ND_ECHECKPOINT, "%s: unexpected bytes after the header JSON (at header byte %td)",
-                    path, p - hdr);
+      rc = nd__fail(err, ND_ECHECKPOINT, "%s: unexpected bytes after the header JSON (at header byte %td)", path,
+                    p - hdr);
       goto out;
     }
   if (!cJSON_IsObject(root)) {
@@ -400,8 +384,7 @@ int nd_safetensors_open(nd_safetensors **out, const char *path, nd_error *err) {
   }
   fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block */
   if (fd < 0) {
-    rc = nd__fail(err, errno == ENOENT ? ND_ECHECKPOINT : ND_EIO, "%s: cannot open: %s", path,
-                  strerror(errno));
+    rc = nd__fail(err, errno == ENOENT ? ND_ECHECKPOINT : ND_EIO, "%s: cannot open: %s", path, strerror(errno));
     goto fail;
   }
   if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
@@ -410,8 +393,7 @@ int nd_safetensors_open(nd_safetensors **out, const char *path, nd_error *err) {
   }
   size_t size = (size_t)sb.st_size;
   if (size < 8) {
-    rc = nd__fail(err, ND_ECHECKPOINT,
-                  "%s: truncated: %zu bytes, too short for the 8-byte header length", path, size);
+    rc = nd__fail(err, ND_ECHECKPOINT, "%s: truncated: %zu bytes, too short for the 8-byte header length", path, size);
     goto fail;
   }
   void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -425,14 +407,13 @@ int nd_safetensors_open(nd_safetensors **out, const char *path, nd_error *err) {
   uint64_t hlen = 0;
   for (int b = 0; b < 8; b++) hlen |= (uint64_t)p[b] << (8 * b);
   if (hlen == 0 || hlen > size - 8) {
-    rc = nd__fail(err, ND_ECHECKPOINT,
-                  "%s: header length %" PRIu64 " does not fit in the file (%zu bytes)", path, hlen,
+    rc = nd__fail(err, ND_ECHECKPOINT, "%s: header length %" PRIu64 " does not fit in the file (%zu bytes)", path, hlen,
                   size);
     goto fail;
   }
   if (hlen > MAX_HEADER) {
-    rc = nd__fail(err, ND_ECHECKPOINT, "%s: header length %" PRIu64 " exceeds the %u MiB limit",
-                  path, hlen, MAX_HEADER >> 20);
+    rc = nd__fail(err, ND_ECHECKPOINT, "%s: header length %" PRIu64 " exceeds the %u MiB limit", path, hlen,
+                  MAX_HEADER >> 20);
     goto fail;
   }
   st->data = p + 8 + hlen;
@@ -465,9 +446,7 @@ void nd_safetensors_close(nd_safetensors *st) {
 
 int nd_safetensors_count(const nd_safetensors *st) { return st->n; }
 
-const char *nd_safetensors_name(const nd_safetensors *st, int i) {
-  return i >= 0 && i < st->n ? st->e[i].name : NULL;
-}
+const char *nd_safetensors_name(const nd_safetensors *st, int i) { return i >= 0 && i < st->n ? st->e[i].name : NULL; }
 
 static const entry *find_in(const nd_safetensors *st, const char *name) {
   size_t plen = strlen(PREFIX);
@@ -505,15 +484,15 @@ static float widen(uint16_t h, int bf16) {
   return h & 0x8000 ? -v : v;
 }
 
-int nd_safetensors_get(const nd_safetensors *st, const char *name, const float **data,
-                       int64_t shape[4], int *ndim, nd_error *err) {
+int nd_safetensors_get(const nd_safetensors *st, const char *name, const float **data, int64_t shape[4], int *ndim,
+                       nd_error *err) {
   const nd_safetensors *top = st;
   const entry *e = find(&st, name);
   if (!e) return nd__fail(err, ND_ECHECKPOINT, "%s: no tensor %s", top->path, name);
   int half = strcmp(e->dtype, "BF16") == 0 || strcmp(e->dtype, "F16") == 0;
   if (strcmp(e->dtype, "F32") != 0 && !half)
-    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has dtype %s, only F32, BF16 and F16 are supported",
-                    st->path, e->name, e->dtype);
+    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has dtype %s, only F32, BF16 and F16 are supported", st->path,
+                    e->name, e->dtype);
   if (half && e->ndim <= 4) {
     /* converted once, kept until close: callers read fp32 */
     int i = (int)(e - st->e);
@@ -531,13 +510,12 @@ int nd_safetensors_get(const nd_safetensors *st, const char *name, const float *
     return 0;
   }
   if (e->ndim > 4)
-    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has %d dimensions, at most 4 supported",
-                    st->path, e->name, e->ndim);
+    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has %d dimensions, at most 4 supported", st->path, e->name,
+                    e->ndim);
   const uint8_t *p = st->data + e->begin;
   /* Files whose header is not padded to a multiple of 4 cannot be read in place. */
   if ((uintptr_t)p % _Alignof(float) != 0)
-    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s is not 4-byte aligned in the file",
-                    st->path, e->name);
+    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s is not 4-byte aligned in the file", st->path, e->name);
   *data = (const float *)(const void *)p;
   for (int d = 0; d < 4; d++) shape[d] = d < e->ndim ? e->shape[d] : 0;
   *ndim = e->ndim;

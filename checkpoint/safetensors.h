@@ -14,7 +14,7 @@
 
 typedef struct nd_st_tensor {
   const char *name;
-  int ndim;         /* 0..4 */
+  int ndim; /* 0..4 */
   int64_t shape[4];
   const float *data; /* prod(shape) floats; may be NULL when that is 0 */
 } nd_st_tensor;
@@ -41,7 +41,7 @@ const char *nd_safetensors_name(const nd_safetensors *st, int i);
  * mapping (valid until close), shape[0..ndim) and *ndim are filled.
  * ND_ECHECKPOINT "FILE: no tensor NAME" when missing; ND_ECHECKPOINT naming
  * the tensor when it is not F32 or has more than 4 dimensions. */
-int nd_safetensors_get(const nd_safetensors *st, const char *name, const float **data,
-                       int64_t shape[4], int *ndim, nd_error *err);
+int nd_safetensors_get(const nd_safetensors *st, const char *name, const float **data, int64_t shape[4], int *ndim,
+                       nd_error *err);
 
 #endif

@@ -14,7 +14,7 @@ int nd_cli_calibrate(int argc, char **argv);
 /* Exit statuses (cli/exit.c holds the table from error codes). The input a
  * command reads to know what to do, its configuration or the trace it
  * summarizes, is bad input whatever the reason it cannot be read. */
-#define ND_EXIT_FAILURE 1
+#define ND_EXIT_FAILURE   1
 #define ND_EXIT_BAD_INPUT 2
 /* The exit status for a library return code (0 for 0). */
 int nd_cli_status(int rc);

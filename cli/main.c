@@ -16,21 +16,21 @@
 #include "cli/commands.h"
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: ndgraph COMMAND [CONFIG] [OPTIONS]\n"
-          "  run  [CONFIG] [--set section.key=value]... [--metrics FILE] [--resume DIR] [--trace FILE] [--calibration FILE]\n"
-          "       train (CONFIG defaults to the embedded quick start)\n"
-          "  plan [CONFIG] [--set ...]... [--dot FILE] [--json] [--auto [--calibration FILE]]\n"
-          "       print what one training step becomes; --auto: the best layouts, simulated\n"
-          "  calibrate [CONFIG] [--set ...]... [-o FILE]\n"
-          "       time every task kind on this machine's devices (a calibration file for plan --auto)\n"
-          "  eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set ...]...\n"
-          "       mean cross-entropy of a checkpoint, as one JSON line\n"
-          "  kernel-check PLUGIN.so NAME\n"
-          "       check a plugin's kernel or activation NAME against ndgraph's reference\n"
-          "  trace summarize FILE [--json] | trace svg FILE -o OUT.svg\n"
-          "       bubbles, critical path and efficiency of a Chrome trace; its Gantt chart\n"
-          "  version\n");
+  fprintf(f, "usage: ndgraph COMMAND [CONFIG] [OPTIONS]\n"
+             "  run  [CONFIG] [--set section.key=value]... [--metrics FILE] [--resume DIR] [--trace FILE] "
+             "[--calibration FILE]\n"
+             "       train (CONFIG defaults to the embedded quick start)\n"
+             "  plan [CONFIG] [--set ...]... [--dot FILE] [--json] [--auto [--calibration FILE]]\n"
+             "       print what one training step becomes; --auto: the best layouts, simulated\n"
+             "  calibrate [CONFIG] [--set ...]... [-o FILE]\n"
+             "       time every task kind on this machine's devices (a calibration file for plan --auto)\n"
+             "  eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set ...]...\n"
+             "       mean cross-entropy of a checkpoint, as one JSON line\n"
+             "  kernel-check PLUGIN.so NAME\n"
+             "       check a plugin's kernel or activation NAME against ndgraph's reference\n"
+             "  trace summarize FILE [--json] | trace svg FILE -o OUT.svg\n"
+             "       bubbles, critical path and efficiency of a Chrome trace; its Gantt chart\n"
+             "  version\n");
 }
 
 int main(int argc, char **argv) {
@@ -43,12 +43,9 @@ int main(int argc, char **argv) {
     const char *name;
     int (*fn)(int argc, char **argv);
   } commands[] = {
-      {"run", nd_cli_run},
-      {"plan", nd_cli_plan},
-      {"eval", nd_cli_eval},
-      {"kernel-check", nd_cli_kernel_check},
-      {"trace", nd_cli_trace},
-      {"calibrate", nd_cli_calibrate},
+      {"run", nd_cli_run},     {"plan", nd_cli_plan},
+      {"eval", nd_cli_eval},   {"kernel-check", nd_cli_kernel_check},
+      {"trace", nd_cli_trace}, {"calibrate", nd_cli_calibrate},
   };
   const char *cmd = argv[1];
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -56,8 +53,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     nd_build_info b;
     nd_build_describe(&b);
-    printf("ndgraph %s\nStarPU %s\nCUDA %s, OpenCL %s, MPI %s, max CPU workers %d\n", NDGRAPH_VERSION,
-           b.starpu_version, b.cuda ? "yes" : "no", b.opencl ? "yes" : "no", b.mpi ? "yes" : "no", b.max_cpus);
+    printf("ndgraph %s\nStarPU %s\nCUDA %s, OpenCL %s, MPI %s, max CPU workers %d\n", NDGRAPH_VERSION, b.starpu_version,
+           b.cuda ? "yes" : "no", b.opencl ? "yes" : "no", b.mpi ? "yes" : "no", b.max_cpus);
     return 0;
   }
   fprintf(stderr, "ndgraph: unknown command '%s'\n", cmd);

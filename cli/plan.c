@@ -6,15 +6,17 @@
 #include "cli/commands.h"
 
 int nd_cli_plan(int argc, char **argv) {
-  nd_cli_option opts[] = {{"--dot", 1, NULL},         {"--json", 0, NULL}, {"--auto", 0, NULL},
-                          {"--calibration", 1, NULL}, {"--nodes", 1, NULL}};
+  nd_cli_option opts[] = {
+      {"--dot", 1, NULL}, {"--json", 0, NULL}, {"--auto", 0, NULL}, {"--calibration", 1, NULL}, {"--nodes", 1, NULL}};
   nd_config *cfg;
   int status = nd_cli_parse(argc, argv, opts, 5, &cfg);
   if (status) return status;
   nd_error err = {0};
   int rc;
-  if (opts[2].value) rc = nd_plan_auto(cfg, opts[3].value, stdout, opts[1].value != NULL, &err);
-  else rc = nd_plan_report(cfg, stdout, opts[1].value != NULL, opts[0].value, &err);
+  if (opts[2].value)
+    rc = nd_plan_auto(cfg, opts[3].value, stdout, opts[1].value != NULL, &err);
+  else
+    rc = nd_plan_report(cfg, stdout, opts[1].value != NULL, opts[0].value, &err);
   if (!rc && !opts[1].value && !opts[2].value) rc = nd_placement_report(cfg, stdout, &err);
   if (!rc && opts[4].value) rc = nd_nodes_report(cfg, atoi(opts[4].value), stdout, &err);
   nd_config_free(cfg);

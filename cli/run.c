@@ -62,8 +62,8 @@ static void print_header(const nd_config *cfg, const nd_trainer *tr) {
   int llama = strcmp(text(cfg, "model.arch", arch, sizeof arch), "llama") == 0;
   printf("ndgraph: %s %lld layers, %lld heads, n_embd %lld, seq_len %lld, vocab %lld | data %lld x tensor %lld x "
          "pipeline %lld, %lld micro-batches of %lld | %d CPU workers, %d OpenCL devices, scheduler %s\n",
-         llama ? "Llama" : "GPT-2", num(cfg, "model.n_layer"), num(cfg, "model.n_head"), num(cfg, "model.n_embd"), num(cfg, "model.seq_len"),
-         num(cfg, "model.vocab_size"), num(cfg, "parallelism.data_parallel_size"),
+         llama ? "Llama" : "GPT-2", num(cfg, "model.n_layer"), num(cfg, "model.n_head"), num(cfg, "model.n_embd"),
+         num(cfg, "model.seq_len"), num(cfg, "model.vocab_size"), num(cfg, "parallelism.data_parallel_size"),
          num(cfg, "parallelism.tensor_parallel_size"), num(cfg, "parallelism.pipeline_parallel_size"),
          num(cfg, "parallelism.micro_batches"), num(cfg, "train.micro_batch_size"), workers, devices,
          text(cfg, "runtime.scheduler", sched, sizeof sched));
@@ -100,8 +100,10 @@ static int on_signal(nd_trainer *tr, int sig, const char *save_dir, long long *s
     if ((rc = nd_trainer_save(tr, err))) return rc;
     *saved = step;
   }
-  if (save_dir[0]) printf("ndgraph: %s after step %lld: checkpoint %s/step-%lld", name, step, save_dir, step);
-  else printf("ndgraph: %s after step %lld: no checkpoint (train.save_dir is empty)", name, step);
+  if (save_dir[0])
+    printf("ndgraph: %s after step %lld: checkpoint %s/step-%lld", name, step, save_dir, step);
+  else
+    printf("ndgraph: %s after step %lld: no checkpoint (train.save_dir is empty)", name, step);
   printf("%s\n", sig == SIGUSR1 ? "; training goes on" : "; stopping");
   fflush(stdout);
   return sig == SIGINT ? 130 : sig == SIGTERM ? 143 : 0;
@@ -146,8 +148,10 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     int with_state;
     if ((rc = nd_trainer_resume(tr, resume, dir, sizeof dir, &with_state, err))) goto done;
     if (nd_trainer_resume_note(tr)[0]) printf("%s\n", nd_trainer_resume_note(tr));
-    if (with_state) printf("resumed from %s at step %lld\n", dir, nd_trainer_steps_done(tr));
-    else printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
+    if (with_state)
+      printf("resumed from %s at step %lld\n", dir, nd_trainer_steps_done(tr));
+    else
+      printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
   }
   if (metrics_path[0] && !(metrics = fopen(metrics_path, resume ? "a" : "w"))) {
     snprintf(err->msg, sizeof err->msg, "%s: cannot open the metrics file", metrics_path);
@@ -175,7 +179,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       printf("step %5lld | loss %.4f | lr %.3e | %8.1f ms | %8.0f tokens/s | %6.2f GFLOP/s\n", r.step, r.loss, r.lr,
              r.step_ms, r.tokens_per_s, r.gflops);
       fflush(stdout);
-      log_json(metrics, "{\"step\": %lld, \"loss\": %.17g, \"lr\": %.9g, \"grad_norm\": %.9g, \"step_ms\": %.3f, "
+      log_json(metrics,
+               "{\"step\": %lld, \"loss\": %.17g, \"lr\": %.9g, \"grad_norm\": %.9g, \"step_ms\": %.3f, "
                "\"tokens_per_s\": %.1f, \"gflops\": %.3f}",
                r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops);
     }
@@ -208,7 +213,8 @@ done:
 }
 
 int nd_cli_run(int argc, char **argv) {
-  nd_cli_option opts[] = {{"--metrics", 1, NULL}, {"--resume", 1, NULL}, {"--trace", 1, NULL}, {"--calibration", 1, NULL}};
+  nd_cli_option opts[] = {
+      {"--metrics", 1, NULL}, {"--resume", 1, NULL}, {"--trace", 1, NULL}, {"--calibration", 1, NULL}};
   nd_config *cfg;
   int status = nd_cli_parse(argc, argv, opts, 4, &cfg);
   if (status) return status;

@@ -16,9 +16,12 @@ int nd_cli_trace(int argc, char **argv) {
   const char *what = argv[0], *file = NULL, *out = NULL;
   int json = 0;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) json = 1;
-    else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc) out = argv[++i];
-    else if (argv[i][0] != '-' && !file) file = argv[i];
+    if (strcmp(argv[i], "--json") == 0)
+      json = 1;
+    else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
+      out = argv[++i];
+    else if (argv[i][0] != '-' && !file)
+      file = argv[i];
     else {
       fprintf(stderr, "ndgraph trace: unexpected argument '%s'\n", argv[i]);
       return usage();

@@ -6,14 +6,14 @@
 #include <stdint.h>
 #include "ndgraph/ndgraph.h"
 
-#define ND_MAX_STAGES 64
-#define ND_MAX_RANKS 4096 /* data x tensor x pipeline */
+#define ND_MAX_STAGES      64
+#define ND_MAX_RANKS       4096 /* data x tensor x pipeline */
 #define ND_MAX_TRACE_STEPS 64
-#define ND_MAX_PLUGINS 16
-#define ND_PATH_MAX 1024
-#define ND_NAME_MAX 64
-#define ND_MAX_OVERRIDES 16
-#define ND_MAX_SECTIONS 16
+#define ND_MAX_PLUGINS     16
+#define ND_PATH_MAX        1024
+#define ND_NAME_MAX        64
+#define ND_MAX_OVERRIDES   16
+#define ND_MAX_SECTIONS    16
 
 enum nd_data_format { ND_FORMAT_TEXT, ND_FORMAT_TOKENS_U16, ND_FORMAT_TOKENS_U32 };
 enum nd_arch { ND_ARCH_GPT2, ND_ARCH_LLAMA };
@@ -57,7 +57,7 @@ struct nd_config {
     int stage_layers_auto;    /* stage_layers: auto */
     int64_t n_stage_layers;   /* 0: split evenly */
     int64_t stage_layers[ND_MAX_STAGES];
-    int plan_auto;            /* parallelism.auto: run takes the best plan of `plan --auto` */
+    int plan_auto; /* parallelism.auto: run takes the best plan of `plan --auto` */
   } parallelism;
 
   struct {
@@ -85,7 +85,7 @@ struct nd_config {
     enum nd_priority_order priorities;
     char topology[ND_PATH_MAX]; /* hwloc XML, empty: this machine */
     int64_t opencl_devices;
-    int64_t cuda_devices; /* -1: all */
+    int64_t cuda_devices;    /* -1: all */
     int allow_oversubscribe; /* start even when the plan needs more memory than a device has */
   } runtime;
 
@@ -109,7 +109,7 @@ struct nd_config {
     struct nd_kernel_override overrides[ND_MAX_OVERRIDES];
   } kernels;
 
-  nd_loc loc[128]; /* indexed by the key table of configs/keys.c */
+  nd_loc loc[128];                     /* indexed by the key table of configs/keys.c */
   nd_loc section_loc[ND_MAX_SECTIONS]; /* where "model:" etc. were written */
 };
 

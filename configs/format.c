@@ -26,55 +26,56 @@ static void format_double(double v, char *buf, size_t size) {
 void nd__key_format(const nd_config *cfg, const struct nd__key *k, int as_yaml, struct nd__sb *sb) {
   const void *p = cat(cfg, k->off);
   switch (k->type) {
-    case ND__T_INT: {
-      int64_t v;
-      memcpy(&v, p, sizeof v);
-      for (const struct nd__name *nm = k->names; nm && nm->name; nm++)
-        if (nm->value == v) {
-          nd__sb_printf(sb, "%s", nm->name);
-          return;
-        }
-      nd__sb_printf(sb, "%" PRId64, v);
-      return;
-    }
-    case ND__T_U64: {
-      uint64_t v;
-      memcpy(&v, p, sizeof v);
-      nd__sb_printf(sb, "%" PRIu64, v);
-      return;
-    }
-    case ND__T_FLOAT: {
-      double v;
-      char buf[64];
-      memcpy(&v, p, sizeof v);
-      format_double(v, buf, sizeof buf);
-      nd__sb_printf(sb, "%s", buf);
-      return;
-    }
-    case ND__T_BOOL: {
-      int v;
-      memcpy(&v, p, sizeof v);
-      nd__sb_printf(sb, "%s", v ? "true" : "false");
-      return;
-    }
-    case ND__T_STR: {
-      size_t n = stored_len(p, k->size);
-      if (as_yaml)
-        nd__sb_quote(sb, p, n);
-      else
-        nd__sb_add(sb, p, n);
-      return;
-    }
-    case ND__T_ENUM: {
-      int v;
-      memcpy(&v, p, sizeof v);
-      for (const struct nd__name *nm = k->names; nm->name; nm++)
-        if (nm->value == v) nd__sb_printf(sb, "%s", nm->name);
-      return;
-    }
-    case ND__T_INTS:
-    case ND__T_STRS:
-    case ND__T_PAIRS: break;
+  case ND__T_INT: {
+    int64_t v;
+    memcpy(&v, p, sizeof v);
+    for (const struct nd__name *nm = k->names; nm && nm->name; nm++)
+      if (nm->value == v) {
+        nd__sb_printf(sb, "%s", nm->name);
+        return;
+      }
+    nd__sb_printf(sb, "%" PRId64, v);
+    return;
+  }
+  case ND__T_U64: {
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    nd__sb_printf(sb, "%" PRIu64, v);
+    return;
+  }
+  case ND__T_FLOAT: {
+    double v;
+    char buf[64];
+    memcpy(&v, p, sizeof v);
+    format_double(v, buf, sizeof buf);
+    nd__sb_printf(sb, "%s", buf);
+    return;
+  }
+  case ND__T_BOOL: {
+    int v;
+    memcpy(&v, p, sizeof v);
+    nd__sb_printf(sb, "%s", v ? "true" : "false");
+    return;
+  }
+  case ND__T_STR: {
+    size_t n = stored_len(p, k->size);
+    if (as_yaml)
+      nd__sb_quote(sb, p, n);
+    else
+      nd__sb_add(sb, p, n);
+    return;
+  }
+  case ND__T_ENUM: {
+    int v;
+    memcpy(&v, p, sizeof v);
+    for (const struct nd__name *nm = k->names; nm->name; nm++)
+      if (nm->value == v) nd__sb_printf(sb, "%s", nm->name);
+    return;
+  }
+  case ND__T_INTS:
+  case ND__T_STRS:
+  case ND__T_PAIRS:
+    break;
   }
   if (k->keyword) {
     int flag;

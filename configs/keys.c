@@ -7,37 +7,38 @@
 #include <stdio.h>
 #include <string.h>
 
-#define OFF(field) offsetof(struct nd_config, field)
-#define SIZE(field) sizeof(((struct nd_config *)0)->field)
-#define ITEM(field) sizeof(((struct nd_config *)0)->field[0])
+#define OFF(field)   offsetof(struct nd_config, field)
+#define SIZE(field)  sizeof(((struct nd_config *)0)->field)
+#define ITEM(field)  sizeof(((struct nd_config *)0)->field[0])
 #define COUNT(field) (sizeof(((struct nd_config *)0)->field) / ITEM(field))
 
 /* The fields of a key of each type; INT(...) etc. are whole keys. */
 #define INT_(sec, key, lo, hi, dflt) \
   .section = #sec, .name = #key, .type = ND__T_INT, .off = OFF(sec.key), .min = (lo), .max = (hi), .def = dflt
-#define FLOAT_(sec, key, lo, open, hi, dflt)                                                              \
+#define FLOAT_(sec, key, lo, open, hi, dflt)                                                                  \
   .section = #sec, .name = #key, .type = ND__T_FLOAT, .off = OFF(sec.key), .fmin = (lo), .fmin_open = (open), \
   .fmax = (hi), .def = dflt
 #define BOOL_(sec, key, dflt) .section = #sec, .name = #key, .type = ND__T_BOOL, .off = OFF(sec.key), .def = dflt
-#define STR_(sec, key, least, allowed, dflt)                                                                   \
+#define STR_(sec, key, least, allowed, dflt)                                                                    \
   .section = #sec, .name = #key, .type = ND__T_STR, .off = OFF(sec.key), .size = SIZE(sec.key), .min = (least), \
   .names = (allowed), .def = dflt
-#define INT(...) {INT_(__VA_ARGS__)}
-#define FLOAT(...) {FLOAT_(__VA_ARGS__)}
-#define BOOL(...) {BOOL_(__VA_ARGS__)}
-#define STR(...) {STR_(__VA_ARGS__)}
+#define INT(...) \
+  { INT_(__VA_ARGS__) }
+#define FLOAT(...) \
+  { FLOAT_(__VA_ARGS__) }
+#define BOOL(...) \
+  { BOOL_(__VA_ARGS__) }
+#define STR(...) \
+  { STR_(__VA_ARGS__) }
 /* A key that only architecture `a` (model.arch) takes: ONLY(LLAMA, INT_, ...). */
-#define ONLY(a, type, ...) {.arch = 1u << ND_ARCH_##a, type(__VA_ARGS__)}
-#define ENUM(sec, key, allowed, dflt)                                                           \
-  {                                                                                             \
-    .section = #sec, .name = #key, .type = ND__T_ENUM, .off = OFF(sec.key), .names = (allowed), \
-    .def = dflt                                                                                 \
-  }
-#define LIST(sec, key, t, field, count, lo, hi)                                          \
-  {                                                                                      \
-    .section = #sec, .name = #key, .type = (t), .off = OFF(sec.field),                   \
-    .count_off = OFF(sec.count), .size = ITEM(sec.field), .max_items = COUNT(sec.field), \
-    .min = (lo), .max = (hi)                                                             \
+#define ONLY(a, type, ...) \
+  { .arch = 1u << ND_ARCH_##a, type(__VA_ARGS__) }
+#define ENUM(sec, key, allowed, dflt) \
+  { .section = #sec, .name = #key, .type = ND__T_ENUM, .off = OFF(sec.key), .names = (allowed), .def = dflt }
+#define LIST(sec, key, t, field, count, lo, hi)                                                     \
+  {                                                                                                 \
+    .section = #sec, .name = #key, .type = (t), .off = OFF(sec.field), .count_off = OFF(sec.count), \
+    .size = ITEM(sec.field), .max_items = COUNT(sec.field), .min = (lo), .max = (hi)                \
   }
 
 #define BILLION INT64_C(1000000000)
@@ -45,20 +46,16 @@
 static const struct nd__name formats[] = {
     {"text", ND_FORMAT_TEXT}, {"tokens-u16", ND_FORMAT_TOKENS_U16}, {"tokens-u32", ND_FORMAT_TOKENS_U32}, {NULL, 0}};
 static const struct nd__name archs[] = {{"gpt2", ND_ARCH_GPT2}, {"llama", ND_ARCH_LLAMA}, {NULL, 0}};
-static const struct nd__name placements[] = {{"strict", ND_PLACEMENT_STRICT},
-                                             {"affinity", ND_PLACEMENT_AFFINITY},
-                                             {"free", ND_PLACEMENT_FREE},
-                                             {NULL, 0}};
-static const struct nd__name priority_orders[] = {{"pipeline", ND_PRIORITY_PIPELINE},
-                                                  {"critical-path", ND_PRIORITY_CRITICAL_PATH},
-                                                  {NULL, 0}};
+static const struct nd__name placements[] = {
+    {"strict", ND_PLACEMENT_STRICT}, {"affinity", ND_PLACEMENT_AFFINITY}, {"free", ND_PLACEMENT_FREE}, {NULL, 0}};
+static const struct nd__name priority_orders[] = {
+    {"pipeline", ND_PRIORITY_PIPELINE}, {"critical-path", ND_PRIORITY_CRITICAL_PATH}, {NULL, 0}};
 static const struct nd__name all_devices[] = {{"all", -1}, {NULL, 0}};
 static const struct nd__name schedulers[] = {{"ndws", 0}, {"eager", 0}, {"prio", 0},  {"ws", 0},
                                              {"lws", 0},  {"dmda", 0},  {"dmdas", 0}, {"gpipe", 0},
                                              {"1f1b", 0}, {"zbh1", 0},  {"zbh2", 0},  {NULL, 0}};
 
-const char *const nd__sections[] = {"model",   "parallelism", "train", "data",
-                                    "runtime", "trace",       "log",   "kernels"};
+const char *const nd__sections[] = {"model", "parallelism", "train", "data", "runtime", "trace", "log", "kernels"};
 const size_t nd__n_sections = sizeof nd__sections / sizeof nd__sections[0];
 
 /* Bounds keep every product the runtime forms (elements of a tensor, bytes of
@@ -120,8 +117,14 @@ const struct nd__key nd__keys[] = {
     ENUM(runtime, priorities, priority_orders, "pipeline"),
     STR(runtime, topology, 0, NULL, ""),
     INT(runtime, opencl_devices, 0, 64, "0"),
-    {.section = "runtime", .name = "cuda_devices", .type = ND__T_INT, .off = OFF(runtime.cuda_devices), .min = 0,
-     .max = 64, .names = all_devices, .def = "0"},
+    {.section = "runtime",
+     .name = "cuda_devices",
+     .type = ND__T_INT,
+     .off = OFF(runtime.cuda_devices),
+     .min = 0,
+     .max = 64,
+     .names = all_devices,
+     .def = "0"},
     BOOL(runtime, allow_oversubscribe, "false"),
 
     STR(trace, path, 0, NULL, ""),
@@ -137,15 +140,12 @@ const struct nd__key nd__keys[] = {
 };
 const size_t nd__n_keys = sizeof nd__keys / sizeof nd__keys[0];
 
-_Static_assert(sizeof nd__keys / sizeof nd__keys[0] <=
-                   sizeof((struct nd_config *)0)->loc / sizeof(nd_loc),
+_Static_assert(sizeof nd__keys / sizeof nd__keys[0] <= sizeof((struct nd_config *)0)->loc / sizeof(nd_loc),
                "nd_config.loc must have a slot per key");
 _Static_assert(sizeof nd__sections / sizeof nd__sections[0] <= ND_MAX_SECTIONS,
                "nd_config.section_loc must have a slot per section");
 
-static int same(const char *a, size_t an, const char *b) {
-  return strlen(b) == an && memcmp(a, b, an) == 0;
-}
+static int same(const char *a, size_t an, const char *b) { return strlen(b) == an && memcmp(a, b, an) == 0; }
 
 int nd__section_find(const char *name, size_t len) {
   for (size_t i = 0; i < nd__n_sections; i++)
@@ -155,8 +155,7 @@ int nd__section_find(const char *name, size_t len) {
 
 int nd__key_find(const char *section, size_t slen, const char *name, size_t nlen) {
   for (size_t i = 0; i < nd__n_keys; i++)
-    if (same(section, slen, nd__keys[i].section) && same(name, nlen, nd__keys[i].name))
-      return (int)i;
+    if (same(section, slen, nd__keys[i].section) && same(name, nlen, nd__keys[i].name)) return (int)i;
   return -1;
 }
 
@@ -187,8 +186,7 @@ const char *nd__suggest_section(const char *name, size_t len) {
   return best;
 }
 
-void nd__suggest_key(const char *section, size_t slen, const char *name, size_t nlen, char *out,
-                     size_t size) {
+void nd__suggest_key(const char *section, size_t slen, const char *name, size_t nlen, char *out, size_t size) {
   const struct nd__key *best = NULL;
   size_t best_d = close_enough(nlen) + 1;
   /* A near miss in the section written wins; otherwise the exact name filed

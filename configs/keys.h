@@ -62,8 +62,7 @@ int nd__key_is_composite(const struct nd__key *k);
 /* "did you mean" candidates: the closest name, or NULL when none is close. */
 const char *nd__suggest_section(const char *name, size_t len);
 /* Writes "section.key" of the closest key into out (empty when none is close). */
-void nd__suggest_key(const char *section, size_t slen, const char *name, size_t nlen, char *out,
-                     size_t size);
+void nd__suggest_key(const char *section, size_t slen, const char *name, size_t nlen, char *out, size_t size);
 
 /* What the key takes, for "expected ..." messages: "an integer", "one of: a, b". */
 void nd__key_expected(const struct nd__key *k, char *out, size_t size);
@@ -73,18 +72,15 @@ int nd__key_wrong(const struct nd__key *k, const char *got, char *why, size_t n)
 
 /* Typed setters. Each returns 0, or -1 with a message naming the key in why
  * (no position: the caller knows where the text came from). */
-int nd__key_set_scalar(nd_config *cfg, const struct nd__key *k, const char *s, size_t len,
-                       char *why, size_t n);
+int nd__key_set_scalar(nd_config *cfg, const struct nd__key *k, const char *s, size_t len, char *why, size_t n);
 void nd__key_clear(nd_config *cfg, const struct nd__key *k);
 /* Lists: the keyword ("auto") given instead of a list. */
 int nd__key_set_keyword(nd_config *cfg, const struct nd__key *k, const char *s, size_t len);
-int nd__key_add_item(nd_config *cfg, const struct nd__key *k, const char *s, size_t len, char *why,
-                     size_t n);
+int nd__key_add_item(nd_config *cfg, const struct nd__key *k, const char *s, size_t len, char *why, size_t n);
 /* Mappings: checks the KIND before its value is read, then stores the pair. */
-int nd__key_check_kind(const nd_config *cfg, const struct nd__key *k, const char *s, size_t len,
-                       char *why, size_t n);
-int nd__key_add_pair(nd_config *cfg, const struct nd__key *k, const char *kind, size_t klen,
-                     const char *name, size_t nlen, char *why, size_t n);
+int nd__key_check_kind(const nd_config *cfg, const struct nd__key *k, const char *s, size_t len, char *why, size_t n);
+int nd__key_add_pair(nd_config *cfg, const struct nd__key *k, const char *kind, size_t klen, const char *name,
+                     size_t nlen, char *why, size_t n);
 /* The key's own range, on a config that may have been written directly. */
 int nd__key_check(const nd_config *cfg, const struct nd__key *k, char *why, size_t n);
 

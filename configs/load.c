@@ -36,13 +36,12 @@ static int read_key(struct nd__reader *r, nd_config *cfg, struct seen *seen, int
     char best[160];
     nd__suggest_key(sec, strlen(sec), name, len, best, sizeof best);
     if (best[0])
-      return nd__reader_fail(r, r->ev.start_mark, "unknown key '%s.%s'; did you mean '%s'?", sec,
-                             shown, best);
+      return nd__reader_fail(r, r->ev.start_mark, "unknown key '%s.%s'; did you mean '%s'?", sec, shown, best);
     return nd__reader_fail(r, r->ev.start_mark, "unknown key '%s.%s'", sec, shown);
   }
   if (seen->key[i].line)
-    return nd__reader_fail(r, r->ev.start_mark, "duplicate key '%s.%s' (first at %d:%d)", sec,
-                           shown, seen->key[i].line, seen->key[i].col);
+    return nd__reader_fail(r, r->ev.start_mark, "duplicate key '%s.%s' (first at %d:%d)", sec, shown, seen->key[i].line,
+                           seen->key[i].col);
   seen->key[i] = nd__reader_loc(r, r->ev.start_mark);
   int rc = nd__reader_next(r);
   if (rc < 0) return rc;
@@ -59,26 +58,24 @@ static int read_section(struct nd__reader *r, nd_config *cfg, struct seen *seen)
   int s = nd__section_find(name, len);
   if (s < 0) {
     const char *best = nd__suggest_section(name, len);
-    if (best)
-      return nd__reader_fail(r, r->ev.start_mark, "unknown section '%s'; did you mean '%s'?", shown,
-                             best);
+    if (best) return nd__reader_fail(r, r->ev.start_mark, "unknown section '%s'; did you mean '%s'?", shown, best);
     return nd__reader_fail(r, r->ev.start_mark, "unknown section '%s'", shown);
   }
   if (seen->section[s].line)
-    return nd__reader_fail(r, r->ev.start_mark, "duplicate section '%s' (first at %d:%d)", shown,
-                           seen->section[s].line, seen->section[s].col);
+    return nd__reader_fail(r, r->ev.start_mark, "duplicate section '%s' (first at %d:%d)", shown, seen->section[s].line,
+                           seen->section[s].col);
   seen->section[s] = cfg->section_loc[s] = nd__reader_loc(r, r->ev.start_mark);
   if ((rc = nd__reader_next(r)) < 0) return rc;
   if (nd__reader_at_null(r)) return 0; /* "model:" alone: nothing to change */
   if (r->ev.type != YAML_MAPPING_START_EVENT)
-    return nd__reader_fail(r, r->ev.start_mark, "section '%s' must be a mapping of keys, got %s",
-                           shown, shape(r, got, sizeof got));
+    return nd__reader_fail(r, r->ev.start_mark, "section '%s' must be a mapping of keys, got %s", shown,
+                           shape(r, got, sizeof got));
   for (;;) {
     if ((rc = nd__reader_next(r)) < 0) return rc;
     if (r->ev.type == YAML_MAPPING_END_EVENT) return 0;
     if (r->ev.type != YAML_SCALAR_EVENT)
-      return nd__reader_fail(r, r->ev.start_mark, "keys of section '%s' must be names, got %s",
-                             shown, shape(r, got, sizeof got));
+      return nd__reader_fail(r, r->ev.start_mark, "keys of section '%s' must be names, got %s", shown,
+                             shape(r, got, sizeof got));
     if ((rc = read_key(r, cfg, seen, s)) < 0) return rc;
   }
 }
@@ -91,15 +88,13 @@ static int read_document(struct nd__reader *r, nd_config *cfg) {
   if ((rc = nd__reader_next(r)) < 0) return rc;
   if (nd__reader_at_null(r)) return nd__reader_next(r); /* "---" alone: all defaults */
   if (r->ev.type != YAML_MAPPING_START_EVENT)
-    return nd__reader_fail(r, r->ev.start_mark,
-                           "the top level must be a mapping of sections, got %s",
+    return nd__reader_fail(r, r->ev.start_mark, "the top level must be a mapping of sections, got %s",
                            shape(r, got, sizeof got));
   for (;;) {
     if ((rc = nd__reader_next(r)) < 0) return rc;
     if (r->ev.type == YAML_MAPPING_END_EVENT) break;
     if (r->ev.type != YAML_SCALAR_EVENT)
-      return nd__reader_fail(r, r->ev.start_mark, "section names must be names, got %s",
-                             shape(r, got, sizeof got));
+      return nd__reader_fail(r, r->ev.start_mark, "section names must be names, got %s", shape(r, got, sizeof got));
     if ((rc = read_section(r, cfg, &seen)) < 0) return rc;
   }
   return nd__reader_next(r); /* the document end */
@@ -125,16 +120,14 @@ static void forget_file_locations(nd_config *cfg) {
     if (!cfg->section_loc[i].from_set) memset(&cfg->section_loc[i], 0, sizeof cfg->section_loc[i]);
 }
 
-int nd_config_load_string(nd_config *cfg, const char *name, const char *yaml, size_t len,
-                          nd_error *err) {
+int nd_config_load_string(nd_config *cfg, const char *name, const char *yaml, size_t len, nd_error *err) {
   struct nd__reader r;
   nd_config *tmp = NULL;
   int rc, opened = 0;
   if (!name) name = "<string>";
   if (!cfg || (!yaml && len)) return nd__fail(err, ND_EINVAL, "%s: error: no configuration", name);
   if (len > ND__CONFIG_MAX_BYTES)
-    return nd__config_error(err, name, 1, 1, "file is larger than %d bytes (1 MiB)",
-                            ND__CONFIG_MAX_BYTES);
+    return nd__config_error(err, name, 1, 1, "file is larger than %d bytes (1 MiB)", ND__CONFIG_MAX_BYTES);
   tmp = malloc(sizeof *tmp);
   if (!tmp) {
     rc = nd__fail(err, ND_ENOMEM, "%s: error: out of memory", name);

@@ -6,16 +6,14 @@
 
 #include "common/error.h"
 
-int nd__reader_open(struct nd__reader *r, const char *file, const char *buf, size_t len,
-                    int col_base, nd_error *err) {
+int nd__reader_open(struct nd__reader *r, const char *file, const char *buf, size_t len, int col_base, nd_error *err) {
   memset(r, 0, sizeof *r);
   r->file = file;
   r->buf = buf;
   r->len = len;
   r->col_base = col_base;
   r->err = err;
-  if (!yaml_parser_initialize(&r->parser))
-    return nd__fail(err, ND_ENOMEM, "%s: error: out of memory", file);
+  if (!yaml_parser_initialize(&r->parser)) return nd__fail(err, ND_ENOMEM, "%s: error: out of memory", file);
   yaml_parser_set_input_string(&r->parser, (const unsigned char *)buf, len);
   return 0;
 }
@@ -77,10 +75,8 @@ static yaml_mark_t mark_of_offset(const struct nd__reader *r, size_t offset) {
 
 static int syntax_error(struct nd__reader *r) {
   const yaml_parser_t *p = &r->parser;
-  if (p->error == YAML_MEMORY_ERROR)
-    return nd__fail(r->err, ND_ENOMEM, "%s: error: out of memory", r->file);
-  yaml_mark_t mark =
-      p->error == YAML_READER_ERROR ? mark_of_offset(r, p->problem_offset) : p->problem_mark;
+  if (p->error == YAML_MEMORY_ERROR) return nd__fail(r->err, ND_ENOMEM, "%s: error: out of memory", r->file);
+  yaml_mark_t mark = p->error == YAML_READER_ERROR ? mark_of_offset(r, p->problem_offset) : p->problem_mark;
   const char *problem = p->problem ? p->problem : "syntax error";
   if (p->context) return nd__reader_fail(r, mark, "invalid YAML: %s %s", problem, p->context);
   return nd__reader_fail(r, mark, "invalid YAML: %s", problem);
@@ -92,14 +88,12 @@ int nd__reader_next(struct nd__reader *r) {
   if (!yaml_parser_parse(&r->parser, &r->ev)) return syntax_error(r);
   r->has_ev = 1;
   /* Aliases would let one node stand for many keys; nothing needs them. */
-  if (r->ev.type == YAML_ALIAS_EVENT)
-    return nd__reader_fail(r, r->ev.start_mark, "aliases are not supported");
+  if (r->ev.type == YAML_ALIAS_EVENT) return nd__reader_fail(r, r->ev.start_mark, "aliases are not supported");
   return 0;
 }
 
 int nd__reader_at_null(const struct nd__reader *r) {
-  if (r->ev.type != YAML_SCALAR_EVENT || r->ev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-    return 0;
+  if (r->ev.type != YAML_SCALAR_EVENT || r->ev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return 0;
   const char *s = (const char *)r->ev.data.scalar.value;
   size_t n = r->ev.data.scalar.length;
   return n == 0 || (n == 1 && s[0] == '~') ||
@@ -121,9 +115,7 @@ static int wrong(const struct nd__reader *r, const struct nd__key *k) {
   return nd__reader_fail(r, r->ev.start_mark, "%s", why);
 }
 
-static const char *scalar(const struct nd__reader *r) {
-  return (const char *)r->ev.data.scalar.value;
-}
+static const char *scalar(const struct nd__reader *r) { return (const char *)r->ev.data.scalar.value; }
 static size_t scalar_len(const struct nd__reader *r) { return r->ev.data.scalar.length; }
 
 /* A list item that is itself a list or a mapping: "got a list" alone would
@@ -185,7 +177,6 @@ int nd__reader_value(struct nd__reader *r, nd_config *cfg, const struct nd__key 
     if (nd__key_set_keyword(cfg, k, scalar(r), scalar_len(r)) == 0) return 0;
     return wrong(r, k);
   }
-  if (k->type == ND__T_PAIRS)
-    return r->ev.type == YAML_MAPPING_START_EVENT ? read_pairs(r, cfg, k) : wrong(r, k);
+  if (k->type == ND__T_PAIRS) return r->ev.type == YAML_MAPPING_START_EVENT ? read_pairs(r, cfg, k) : wrong(r, k);
   return r->ev.type == YAML_SEQUENCE_START_EVENT ? read_list(r, cfg, k) : wrong(r, k);
 }

@@ -20,8 +20,7 @@ struct nd__reader {
   nd_error *err;
 };
 
-int nd__reader_open(struct nd__reader *r, const char *file, const char *buf, size_t len,
-                    int col_base, nd_error *err);
+int nd__reader_open(struct nd__reader *r, const char *file, const char *buf, size_t len, int col_base, nd_error *err);
 void nd__reader_close(struct nd__reader *r);
 /* Moves to the next event: 0, or ND_ECONFIG / ND_ENOMEM with err filled. */
 int nd__reader_next(struct nd__reader *r);

@@ -17,15 +17,12 @@ static int unknown_key(const char *key, size_t len, nd_error *err) {
   size_t nlen = dot ? len - slen - 1 : len;
   nd__show(shown, sizeof shown, key, len);
   nd__suggest_key(key, slen, name, nlen, best, sizeof best);
-  if (best[0])
-    return nd__config_error(err, SET_FILE, 1, 1, "unknown key '%s'; did you mean '%s'?", shown,
-                            best);
+  if (best[0]) return nd__config_error(err, SET_FILE, 1, 1, "unknown key '%s'; did you mean '%s'?", shown, best);
   return nd__config_error(err, SET_FILE, 1, 1, "unknown key '%s'", shown);
 }
 
 /* Lists and mappings are YAML flow text: "[2, 2]", "{matmul: blas}". */
-static int set_composite(nd_config *cfg, const struct nd__key *k, const char *value, int col,
-                         nd_error *err) {
+static int set_composite(nd_config *cfg, const struct nd__key *k, const char *value, int col, nd_error *err) {
   struct nd__reader r;
   int rc = nd__reader_open(&r, SET_FILE, value, strlen(value), col, err);
   if (rc < 0) return rc;
@@ -39,8 +36,7 @@ static int set_composite(nd_config *cfg, const struct nd__key *k, const char *va
   if ((rc = nd__reader_value(&r, cfg, k)) < 0) goto cleanup;
   if ((rc = nd__reader_next(&r)) < 0) goto cleanup; /* document end */
   if ((rc = nd__reader_next(&r)) < 0) goto cleanup;
-  if (r.ev.type != YAML_STREAM_END_EVENT)
-    rc = nd__reader_fail(&r, r.ev.start_mark, "expected a single value");
+  if (r.ev.type != YAML_STREAM_END_EVENT) rc = nd__reader_fail(&r, r.ev.start_mark, "expected a single value");
 cleanup:
   nd__reader_close(&r);
   return rc;
@@ -74,8 +70,7 @@ static int set_override(nd_config *cfg, const char *kind, size_t kind_len, const
   return 0;
 }
 
-static int set_at(nd_config *cfg, const char *key, size_t klen, const char *value, int value_col,
-                  nd_error *err) {
+static int set_at(nd_config *cfg, const char *key, size_t klen, const char *value, int value_col, nd_error *err) {
   char why[ND_ERROR_MAX];
   nd_config *tmp = NULL;
   int rc = 0;

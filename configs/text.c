@@ -128,8 +128,7 @@ int nd__text_ok(const char *s, size_t n) {
       cp = (cp << 6) | (p[i + j] & 0x3f);
     }
     /* Overlong forms, surrogates and C1 controls would not survive a dump. */
-    if (cp < least || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp < 0xa0))
-      return 0;
+    if (cp < least || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp < 0xa0)) return 0;
     i += more + 1;
   }
   return 1;

@@ -13,10 +13,9 @@
 
 /* Where to point for a rule over keys (NULL-ended): the first one given,
  * else the section of the first one, else the top of the source. */
-static int fail_at(const nd_config *cfg, nd_error *err, const char *const *keys, const char *fmt,
-                   ...) __attribute__((format(printf, 4, 5)));
-static int fail_at(const nd_config *cfg, nd_error *err, const char *const *keys, const char *fmt,
-                   ...) {
+static int fail_at(const nd_config *cfg, nd_error *err, const char *const *keys, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail_at(const nd_config *cfg, nd_error *err, const char *const *keys, const char *fmt, ...) {
   char msg[ND_ERROR_MAX];
   nd_loc loc = {1, 1, 0};
   int found = 0;
@@ -92,8 +91,7 @@ static int check_shapes(const nd_config *cfg, nd_error *err) {
   const int64_t tp = cfg->parallelism.tensor_parallel_size;
   if (embd % head)
     return fail_at(cfg, err, KEYS("model.n_embd", "model.n_head"),
-                   "model.n_embd (%" PRId64 ") must be divisible by model.n_head (%" PRId64 ")",
-                   embd, head);
+                   "model.n_embd (%" PRId64 ") must be divisible by model.n_head (%" PRId64 ")", embd, head);
   if (cfg->model.arch == ND_ARCH_LLAMA) return check_llama(cfg, err);
   /* Before the head rule, which implies it, so that its message can be seen
    * when only the MLP split is wrong. */
@@ -104,8 +102,7 @@ static int check_shapes(const nd_config *cfg, nd_error *err) {
                    4 * embd, tp);
   if (head % tp)
     return fail_at(cfg, err, KEYS("model.n_head", "parallelism.tensor_parallel_size"),
-                   "model.n_head (%" PRId64
-                   ") must be divisible by parallelism.tensor_parallel_size (%" PRId64 ")",
+                   "model.n_head (%" PRId64 ") must be divisible by parallelism.tensor_parallel_size (%" PRId64 ")",
                    head, tp);
   return 0;
 }
@@ -116,8 +113,7 @@ static int check_stages(const nd_config *cfg, nd_error *err) {
   if (n == 0 || cfg->parallelism.stage_layers_auto) {
     if (layers < pp)
       return fail_at(cfg, err, KEYS("model.n_layer", "parallelism.pipeline_parallel_size"),
-                     "model.n_layer (%" PRId64
-                     ") must be at least parallelism.pipeline_parallel_size (%" PRId64
+                     "model.n_layer (%" PRId64 ") must be at least parallelism.pipeline_parallel_size (%" PRId64
                      "): each stage needs a layer",
                      layers, pp);
     return 0;
@@ -131,9 +127,7 @@ static int check_stages(const nd_config *cfg, nd_error *err) {
   for (int64_t i = 0; i < n; i++) sum += cfg->parallelism.stage_layers[i];
   if (sum != layers)
     return fail_at(cfg, err, KEYS("parallelism.stage_layers", "model.n_layer"),
-                   "parallelism.stage_layers add up to %" PRId64
-                   ", expected model.n_layer (%" PRId64 ")",
-                   sum, layers);
+                   "parallelism.stage_layers add up to %" PRId64 ", expected model.n_layer (%" PRId64 ")", sum, layers);
   return 0;
 }
 
@@ -141,14 +135,12 @@ static int check_data(const nd_config *cfg, nd_error *err) {
   const int64_t vocab = cfg->model.vocab_size;
   if (cfg->data.format == ND_FORMAT_TEXT && vocab < 256)
     return fail_at(cfg, err, KEYS("model.vocab_size", "data.format"),
-                   "model.vocab_size (%" PRId64
-                   ") must be at least 256 for data.format text "
+                   "model.vocab_size (%" PRId64 ") must be at least 256 for data.format text "
                    "(one token per byte)",
                    vocab);
   if (cfg->data.format == ND_FORMAT_TOKENS_U16 && vocab > 65536)
-    return fail_at(
-        cfg, err, KEYS("model.vocab_size", "data.format"),
-        "model.vocab_size (%" PRId64 ") must be at most 65536 for data.format tokens-u16", vocab);
+    return fail_at(cfg, err, KEYS("model.vocab_size", "data.format"),
+                   "model.vocab_size (%" PRId64 ") must be at most 65536 for data.format tokens-u16", vocab);
   return 0;
 }
 
@@ -156,8 +148,8 @@ static int check_trace(const nd_config *cfg, nd_error *err) {
   for (int64_t i = 0; i < cfg->trace.n_steps; i++) {
     if (cfg->trace.steps[i] > cfg->train.steps)
       return fail_at(cfg, err, KEYS("trace.steps", "train.steps"),
-                     "trace.steps entry %" PRId64 " is outside 1..train.steps (%" PRId64 ")",
-                     cfg->trace.steps[i], cfg->train.steps);
+                     "trace.steps entry %" PRId64 " is outside 1..train.steps (%" PRId64 ")", cfg->trace.steps[i],
+                     cfg->train.steps);
   }
   return 0;
 }
@@ -170,16 +162,13 @@ static int check_products(const nd_config *cfg, nd_error *err) {
   const int64_t head = cfg->model.n_head, layers = cfg->model.n_layer;
   const int64_t widest = 4 * embd > vocab ? 4 * embd : vocab;
   if (mbs * seq * widest >= PRODUCT_LIMIT)
-    return fail_at(
-        cfg, err,
-        KEYS("train.micro_batch_size", "model.seq_len", "model.n_embd", "model.vocab_size"),
-        "train.micro_batch_size * model.seq_len * max(4 * model.n_embd, "
-        "model.vocab_size) = %" PRId64 " must be below 2^40",
-        mbs * seq * widest);
+    return fail_at(cfg, err, KEYS("train.micro_batch_size", "model.seq_len", "model.n_embd", "model.vocab_size"),
+                   "train.micro_batch_size * model.seq_len * max(4 * model.n_embd, "
+                   "model.vocab_size) = %" PRId64 " must be below 2^40",
+                   mbs * seq * widest);
   if (mbs * head * seq * seq >= PRODUCT_LIMIT)
     return fail_at(cfg, err, KEYS("train.micro_batch_size", "model.n_head", "model.seq_len"),
-                   "train.micro_batch_size * model.n_head * model.seq_len^2 = %" PRId64
-                   " must be below 2^40",
+                   "train.micro_batch_size * model.n_head * model.seq_len^2 = %" PRId64 " must be below 2^40",
                    mbs * head * seq * seq);
   /* every rank has its own tensors and tasks: the graph grows with the
    * product, so it is bounded as a whole, not only size by size */

@@ -41,23 +41,34 @@ static int why_f(char *why, size_t n, const struct nd__key *k, const char *fmt, 
 
 void nd__key_expected(const struct nd__key *k, char *out, size_t size) {
   switch (k->type) {
-    case ND__T_INT:
-      if (k->names) {
-        snprintf(out, size, "an integer or '%s'", k->names[0].name);
-        return;
-      }
-      /* fall through */
-    case ND__T_U64: snprintf(out, size, "an integer"); return;
-    case ND__T_FLOAT: snprintf(out, size, "a number"); return;
-    case ND__T_BOOL: snprintf(out, size, "true or false"); return;
-    case ND__T_INTS:
-      snprintf(out, size, "a list of integers%s%s%s", k->keyword ? " or '" : "",
-               k->keyword ? k->keyword : "", k->keyword ? "'" : "");
+  case ND__T_INT:
+    if (k->names) {
+      snprintf(out, size, "an integer or '%s'", k->names[0].name);
       return;
-    case ND__T_STRS: snprintf(out, size, "a list of strings"); return;
-    case ND__T_PAIRS: snprintf(out, size, "a mapping of KIND: NAME"); return;
-    case ND__T_STR:
-    case ND__T_ENUM: break;
+    }
+    /* fall through */
+  case ND__T_U64:
+    snprintf(out, size, "an integer");
+    return;
+  case ND__T_FLOAT:
+    snprintf(out, size, "a number");
+    return;
+  case ND__T_BOOL:
+    snprintf(out, size, "true or false");
+    return;
+  case ND__T_INTS:
+    snprintf(out, size, "a list of integers%s%s%s", k->keyword ? " or '" : "", k->keyword ? k->keyword : "",
+             k->keyword ? "'" : "");
+    return;
+  case ND__T_STRS:
+    snprintf(out, size, "a list of strings");
+    return;
+  case ND__T_PAIRS:
+    snprintf(out, size, "a mapping of KIND: NAME");
+    return;
+  case ND__T_STR:
+  case ND__T_ENUM:
+    break;
   }
   if (!k->names) {
     snprintf(out, size, "a string");
@@ -85,12 +96,11 @@ static int out_of_range(const struct nd__key *k, const char *s, size_t len, char
   char shown[200];
   nd__show(shown, sizeof shown, s, len);
   if (k->type == ND__T_FLOAT)
-    return why_f(why, n, k, "%s is out of range, expected a number in %c%g, %g]", shown,
-                 k->fmin_open ? '(' : '[', k->fmin, k->fmax);
-  if (k->type == ND__T_U64)
-    return why_f(why, n, k, "%s is out of range, expected 0..%" PRIu64, shown, UINT64_MAX);
-  return why_f(why, n, k, "%s is out of range, expected %" PRId64 "..%" PRId64 "%s%s%s", shown, k->min,
-               k->max, k->names ? " or '" : "", k->names ? k->names[0].name : "", k->names ? "'" : "");
+    return why_f(why, n, k, "%s is out of range, expected a number in %c%g, %g]", shown, k->fmin_open ? '(' : '[',
+                 k->fmin, k->fmax);
+  if (k->type == ND__T_U64) return why_f(why, n, k, "%s is out of range, expected 0..%" PRIu64, shown, UINT64_MAX);
+  return why_f(why, n, k, "%s is out of range, expected %" PRId64 "..%" PRId64 "%s%s%s", shown, k->min, k->max,
+               k->names ? " or '" : "", k->names ? k->names[0].name : "", k->names ? "'" : "");
 }
 
 /* Decimal digits with an optional sign: 0, -1 (not an integer) or -2 (does
@@ -154,16 +164,14 @@ static const struct nd__name *int_name(const struct nd__key *k, int64_t v) {
   return NULL;
 }
 
-static int check_int(const struct nd__key *k, const char *s, size_t n, int64_t *out, char *why,
-                     size_t wn) {
+static int check_int(const struct nd__key *k, const char *s, size_t n, int64_t *out, char *why, size_t wn) {
   const struct nd__name *word = k->names ? find_name(k->names, s, n) : NULL;
   if (word) return *out = word->value, 0;
   int negative;
   uint64_t m = 0;
   int rc = parse_int(s, n, &negative, &m);
   if (rc == -1) return wrong_text(k, s, n, why, wn);
-  if (rc == -2 || to_i64(negative, m, out) < 0 || *out < k->min || *out > k->max)
-    return out_of_range(k, s, n, why, wn);
+  if (rc == -2 || to_i64(negative, m, out) < 0 || *out < k->min || *out > k->max) return out_of_range(k, s, n, why, wn);
   return 0;
 }
 
@@ -176,8 +184,7 @@ static int check_text(const struct nd__key *k, const char *s, size_t n, char *wh
 }
 
 static int parse_bool(const char *s, size_t n, int *out) {
-  static const char *const yes[] = {"true", "True", "TRUE"}, *const no[] = {"false", "False",
-                                                                            "FALSE"};
+  static const char *const yes[] = {"true", "True", "TRUE"}, *const no[] = {"false", "False", "FALSE"};
   for (size_t i = 0; i < 3; i++) {
     if (strlen(yes[i]) == n && memcmp(yes[i], s, n) == 0) return *out = 1, 0;
     if (strlen(no[i]) == n && memcmp(no[i], s, n) == 0) return *out = 0, 0;
@@ -185,54 +192,54 @@ static int parse_bool(const char *s, size_t n, int *out) {
   return -1;
 }
 
-int nd__key_set_scalar(nd_config *cfg, const struct nd__key *k, const char *s, size_t n, char *why,
-                       size_t wn) {
+int nd__key_set_scalar(nd_config *cfg, const struct nd__key *k, const char *s, size_t n, char *why, size_t wn) {
   void *p = at(cfg, k->off);
   switch (k->type) {
-    case ND__T_INT: {
-      int64_t v;
-      if (check_int(k, s, n, &v, why, wn) < 0) return -1;
-      memcpy(p, &v, sizeof v);
-      return 0;
-    }
-    case ND__T_U64: {
-      int negative;
-      uint64_t m = 0;
-      int rc = parse_int(s, n, &negative, &m);
-      if (rc == -1) return wrong_text(k, s, n, why, wn);
-      if (rc == -2 || (negative && m != 0)) return out_of_range(k, s, n, why, wn);
-      memcpy(p, &m, sizeof m);
-      return 0;
-    }
-    case ND__T_FLOAT: {
-      double v;
-      if (parse_number(s, n, &v) < 0) return wrong_text(k, s, n, why, wn);
-      if (!isfinite(v) || v < k->fmin || (k->fmin_open && v == k->fmin) || v > k->fmax)
-        return out_of_range(k, s, n, why, wn);
-      memcpy(p, &v, sizeof v);
-      return 0;
-    }
-    case ND__T_BOOL: {
-      int v;
-      if (parse_bool(s, n, &v) < 0) return wrong_text(k, s, n, why, wn);
-      memcpy(p, &v, sizeof v);
-      return 0;
-    }
-    case ND__T_STR:
-      if (k->names && !find_name(k->names, s, n)) return wrong_text(k, s, n, why, wn);
-      if (check_text(k, s, n, why, wn) < 0) return -1;
-      memcpy(p, s, n);
-      ((char *)p)[n] = '\0';
-      return 0;
-    case ND__T_ENUM: {
-      const struct nd__name *nm = find_name(k->names, s, n);
-      if (!nm) return wrong_text(k, s, n, why, wn);
-      memcpy(p, &nm->value, sizeof nm->value);
-      return 0;
-    }
-    case ND__T_INTS:
-    case ND__T_STRS:
-    case ND__T_PAIRS: break;
+  case ND__T_INT: {
+    int64_t v;
+    if (check_int(k, s, n, &v, why, wn) < 0) return -1;
+    memcpy(p, &v, sizeof v);
+    return 0;
+  }
+  case ND__T_U64: {
+    int negative;
+    uint64_t m = 0;
+    int rc = parse_int(s, n, &negative, &m);
+    if (rc == -1) return wrong_text(k, s, n, why, wn);
+    if (rc == -2 || (negative && m != 0)) return out_of_range(k, s, n, why, wn);
+    memcpy(p, &m, sizeof m);
+    return 0;
+  }
+  case ND__T_FLOAT: {
+    double v;
+    if (parse_number(s, n, &v) < 0) return wrong_text(k, s, n, why, wn);
+    if (!isfinite(v) || v < k->fmin || (k->fmin_open && v == k->fmin) || v > k->fmax)
+      return out_of_range(k, s, n, why, wn);
+    memcpy(p, &v, sizeof v);
+    return 0;
+  }
+  case ND__T_BOOL: {
+    int v;
+    if (parse_bool(s, n, &v) < 0) return wrong_text(k, s, n, why, wn);
+    memcpy(p, &v, sizeof v);
+    return 0;
+  }
+  case ND__T_STR:
+    if (k->names && !find_name(k->names, s, n)) return wrong_text(k, s, n, why, wn);
+    if (check_text(k, s, n, why, wn) < 0) return -1;
+    memcpy(p, s, n);
+    ((char *)p)[n] = '\0';
+    return 0;
+  case ND__T_ENUM: {
+    const struct nd__name *nm = find_name(k->names, s, n);
+    if (!nm) return wrong_text(k, s, n, why, wn);
+    memcpy(p, &nm->value, sizeof nm->value);
+    return 0;
+  }
+  case ND__T_INTS:
+  case ND__T_STRS:
+  case ND__T_PAIRS:
+    break;
   }
   return wrong_text(k, s, n, why, wn);
 }
@@ -252,8 +259,7 @@ int nd__key_set_keyword(nd_config *cfg, const struct nd__key *k, const char *s, 
   return 0;
 }
 
-int nd__key_add_item(nd_config *cfg, const struct nd__key *k, const char *s, size_t n, char *why,
-                     size_t wn) {
+int nd__key_add_item(nd_config *cfg, const struct nd__key *k, const char *s, size_t n, char *why, size_t wn) {
   int64_t count = get_count(cfg, k);
   if (count < 0 || (uint64_t)count >= k->max_items)
     return why_f(why, wn, k, "too many entries, at most %zu", k->max_items);
@@ -274,18 +280,14 @@ int nd__key_add_item(nd_config *cfg, const struct nd__key *k, const char *s, siz
 }
 
 /* kernels.override names: the field sizes of struct nd_kernel_override. */
-static int check_name(const struct nd__key *k, const char *what, const char *s, size_t n, char *why,
-                      size_t wn) {
+static int check_name(const struct nd__key *k, const char *what, const char *s, size_t n, char *why, size_t wn) {
   if (n == 0) return why_f(why, wn, k, "%s must not be empty", what);
-  if (n >= ND_NAME_MAX)
-    return why_f(why, wn, k, "%s too long, at most %d bytes", what, ND_NAME_MAX - 1);
-  if (!nd__text_ok(s, n))
-    return why_f(why, wn, k, "%s must be UTF-8 text without control characters", what);
+  if (n >= ND_NAME_MAX) return why_f(why, wn, k, "%s too long, at most %d bytes", what, ND_NAME_MAX - 1);
+  if (!nd__text_ok(s, n)) return why_f(why, wn, k, "%s must be UTF-8 text without control characters", what);
   return 0;
 }
 
-int nd__key_check_kind(const nd_config *cfg, const struct nd__key *k, const char *s, size_t n,
-                       char *why, size_t wn) {
+int nd__key_check_kind(const nd_config *cfg, const struct nd__key *k, const char *s, size_t n, char *why, size_t wn) {
   int64_t count = get_count(cfg, k);
   if (check_name(k, "kind", s, n, why, wn) < 0) return -1;
   const struct nd_kernel_override *o = cat(cfg, k->off);
@@ -302,8 +304,8 @@ int nd__key_check_kind(const nd_config *cfg, const struct nd__key *k, const char
   return 0;
 }
 
-int nd__key_add_pair(nd_config *cfg, const struct nd__key *k, const char *kind, size_t klen,
-                     const char *name, size_t nlen, char *why, size_t wn) {
+int nd__key_add_pair(nd_config *cfg, const struct nd__key *k, const char *kind, size_t klen, const char *name,
+                     size_t nlen, char *why, size_t wn) {
   if (nd__key_check_kind(cfg, k, kind, klen, why, wn) < 0) return -1;
   if (check_name(k, "name", name, nlen, why, wn) < 0) return -1;
   int64_t count = get_count(cfg, k);
@@ -326,44 +328,45 @@ int nd__key_check(const nd_config *cfg, const struct nd__key *k, char *why, size
   const void *p = cat(cfg, k->off);
   char text[64];
   switch (k->type) {
-    case ND__T_INT: {
-      int64_t v;
-      memcpy(&v, p, sizeof v);
-      snprintf(text, sizeof text, "%" PRId64, v);
-      if ((v < k->min || v > k->max) && !int_name(k, v)) return out_of_range(k, text, strlen(text), why, wn);
-      return 0;
-    }
-    case ND__T_U64: return 0;
-    case ND__T_FLOAT: {
-      double v;
-      memcpy(&v, p, sizeof v);
-      snprintf(text, sizeof text, "%g", v);
-      if (!isfinite(v) || v < k->fmin || (k->fmin_open && v == k->fmin) || v > k->fmax)
-        return out_of_range(k, text, strlen(text), why, wn);
-      return 0;
-    }
-    case ND__T_BOOL: {
-      int v;
-      memcpy(&v, p, sizeof v);
-      return v == 0 || v == 1 ? 0 : why_f(why, wn, k, "expected true or false, got %d", v);
-    }
-    case ND__T_STR: {
-      long len = stored_len(p, k->size);
-      if (len < 0) return why_f(why, wn, k, "too long, at most %zu bytes", k->size - 1);
-      if (k->names && !find_name(k->names, p, (size_t)len))
-        return wrong_text(k, p, (size_t)len, why, wn);
-      return check_text(k, p, (size_t)len, why, wn);
-    }
-    case ND__T_ENUM: {
-      int v;
-      memcpy(&v, p, sizeof v);
-      for (const struct nd__name *nm = k->names; nm->name; nm++)
-        if (nm->value == v) return 0;
-      return why_f(why, wn, k, "unknown value %d", v);
-    }
-    case ND__T_INTS:
-    case ND__T_STRS:
-    case ND__T_PAIRS: break;
+  case ND__T_INT: {
+    int64_t v;
+    memcpy(&v, p, sizeof v);
+    snprintf(text, sizeof text, "%" PRId64, v);
+    if ((v < k->min || v > k->max) && !int_name(k, v)) return out_of_range(k, text, strlen(text), why, wn);
+    return 0;
+  }
+  case ND__T_U64:
+    return 0;
+  case ND__T_FLOAT: {
+    double v;
+    memcpy(&v, p, sizeof v);
+    snprintf(text, sizeof text, "%g", v);
+    if (!isfinite(v) || v < k->fmin || (k->fmin_open && v == k->fmin) || v > k->fmax)
+      return out_of_range(k, text, strlen(text), why, wn);
+    return 0;
+  }
+  case ND__T_BOOL: {
+    int v;
+    memcpy(&v, p, sizeof v);
+    return v == 0 || v == 1 ? 0 : why_f(why, wn, k, "expected true or false, got %d", v);
+  }
+  case ND__T_STR: {
+    long len = stored_len(p, k->size);
+    if (len < 0) return why_f(why, wn, k, "too long, at most %zu bytes", k->size - 1);
+    if (k->names && !find_name(k->names, p, (size_t)len)) return wrong_text(k, p, (size_t)len, why, wn);
+    return check_text(k, p, (size_t)len, why, wn);
+  }
+  case ND__T_ENUM: {
+    int v;
+    memcpy(&v, p, sizeof v);
+    for (const struct nd__name *nm = k->names; nm->name; nm++)
+      if (nm->value == v) return 0;
+    return why_f(why, wn, k, "unknown value %d", v);
+  }
+  case ND__T_INTS:
+  case ND__T_STRS:
+  case ND__T_PAIRS:
+    break;
   }
   int64_t count = get_count(cfg, k);
   if (count < 0 || (uint64_t)count > k->max_items)

@@ -26,20 +26,17 @@ static uint64_t rng_next(rng *r) {
 /* Uniform in [0, n). The modulo bias is irrelevant for n this small. */
 static size_t rng_below(rng *r, size_t n) { return (size_t)(rng_next(r) % n); }
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define COUNT(a)   (sizeof(a) / sizeof((a)[0]))
 #define PICK(r, a) ((a)[rng_below((r), COUNT(a))])
 
-static const char *const names[] = {"Tom", "Lily", "Ben", "Mia", "Sam", "Anna",
-                                    "Max", "Sue", "Tim", "Lucy", "Jack", "Emma"};
-static const char *const animals[] = {"cat", "dog",  "bird", "fish",   "frog",
-                                      "bear", "duck", "fox", "rabbit", "mouse"};
+static const char *const names[] = {"Tom", "Lily", "Ben", "Mia",  "Sam",  "Anna",
+                                    "Max", "Sue",  "Tim", "Lucy", "Jack", "Emma"};
+static const char *const animals[] = {"cat", "dog", "bird", "fish", "frog", "bear", "duck", "fox", "rabbit", "mouse"};
 static const char *const adjectives[] = {"big",   "little", "red", "funny", "kind",
                                          "small", "shiny",  "old", "blue",  "soft"};
 static const char *const feelings[] = {"happy", "sad", "scared", "tired", "hungry"};
-static const char *const places[] = {"park", "garden", "forest", "house",
-                                     "pond", "school", "beach",  "yard"};
-static const char *const things[] = {"ball", "kite", "box",    "hat",   "cake",
-                                     "toy",  "book", "flower", "apple", "rock"};
+static const char *const places[] = {"park", "garden", "forest", "house", "pond", "school", "beach", "yard"};
+static const char *const things[] = {"ball", "kite", "box", "hat", "cake", "toy", "book", "flower", "apple", "rock"};
 static const char *const games[] = {"play", "run", "jump", "sing", "read", "swim", "walk"};
 
 typedef struct {
@@ -156,17 +153,14 @@ int nd__builtin_generate(const char *name, uint8_t **bytes, size_t *len, nd_erro
   const corpus *c = NULL;
   for (size_t i = 0; i < COUNT(corpora); i++)
     if (strcmp(name, corpora[i].name) == 0) c = &corpora[i];
-  if (!c)
-    return nd__fail(err, ND_EDATA, "builtin:%s: unknown built-in dataset (known: %s)", name,
-                    nd__builtin_names());
+  if (!c) return nd__fail(err, ND_EDATA, "builtin:%s: unknown built-in dataset (known: %s)", name, nd__builtin_names());
 
   rng r = {c->seed};
   sbuf b = {0};
   while (!b.failed && b.len < c->bytes) story(&b, &r);
   if (b.failed) {
     free(b.buf);
-    return nd__fail(err, ND_ENOMEM, "builtin:%s: out of memory generating %zu bytes", name,
-                    c->bytes);
+    return nd__fail(err, ND_ENOMEM, "builtin:%s: out of memory generating %zu bytes", name, c->bytes);
   }
   *bytes = b.buf;
   *len = b.len;

@@ -21,17 +21,15 @@ struct nd_dataset {
   int64_t n_tokens;
   const uint8_t *bytes; /* the token stream, either mapped or owned */
   size_t n_bytes;
-  void *map;           /* non-NULL: bytes is this mmap of map_len bytes */
+  void *map; /* non-NULL: bytes is this mmap of map_len bytes */
   size_t map_len;
-  uint8_t *owned;      /* non-NULL: bytes is this malloc'd buffer */
+  uint8_t *owned; /* non-NULL: bytes is this malloc'd buffer */
 };
 
 /* Token i of the stream. u16 ids are assembled from bytes so that the file
  * reads as little-endian on any host, with no alignment assumption. */
 /* Bytes per token: text 1, tokens-u16 2, tokens-u32 4 (little-endian). */
-static int token_bytes(enum nd_data_format f) {
-  return f == ND_FORMAT_TEXT ? 1 : f == ND_FORMAT_TOKENS_U16 ? 2 : 4;
-}
+static int token_bytes(enum nd_data_format f) { return f == ND_FORMAT_TEXT ? 1 : f == ND_FORMAT_TOKENS_U16 ? 2 : 4; }
 
 /* Wider than int32_t: an unchecked u32 id may not fit one. */
 static inline int64_t token_at(const nd_dataset *ds, int64_t i) {
@@ -69,8 +67,7 @@ static int map_file(nd_dataset *ds, const char *path, nd_error *err) {
   }
   void *m = mmap(NULL, ds->n_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
   if (m == MAP_FAILED) {
-    rc = nd__fail(err, ND_EDATA, "%s: cannot mmap %zu bytes: %s", path, ds->n_bytes,
-                  strerror(errno));
+    rc = nd__fail(err, ND_EDATA, "%s: cannot mmap %zu bytes: %s", path, ds->n_bytes, strerror(errno));
     goto out;
   }
   /* One sequential scan at open, then random sequence reads. */
@@ -83,18 +80,16 @@ out:
   return rc;
 }
 
-int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format format,
-                    int64_t vocab_size, int seq_len, nd_error *err) {
+int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format format, int64_t vocab_size, int seq_len,
+                    nd_error *err) {
   int rc = 0;
   nd_dataset *ds = NULL;
   *out = NULL;
   if (!spec || !*spec) return nd__fail(err, ND_EINVAL, "dataset: empty path");
   if (format != ND_FORMAT_TEXT && format != ND_FORMAT_TOKENS_U16 && format != ND_FORMAT_TOKENS_U32)
     return nd__fail(err, ND_EINVAL, "%s: unknown data format %d", spec, (int)format);
-  if (vocab_size < 1)
-    return nd__fail(err, ND_EINVAL, "%s: vocab_size %" PRId64 " must be >= 1", spec, vocab_size);
-  if (seq_len < 1)
-    return nd__fail(err, ND_EINVAL, "%s: seq_len %d must be >= 1", spec, seq_len);
+  if (vocab_size < 1) return nd__fail(err, ND_EINVAL, "%s: vocab_size %" PRId64 " must be >= 1", spec, vocab_size);
+  if (seq_len < 1) return nd__fail(err, ND_EINVAL, "%s: seq_len %d must be >= 1", spec, seq_len);
 
   ds = calloc(1, sizeof *ds);
   if (!ds || !(ds->name = strdup(spec))) {
@@ -123,14 +118,14 @@ int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format form
     if (width == 2)
       rc = nd__fail(err, ND_EDATA, "%s: odd byte count %zu for tokens-u16 (2 bytes per token)", spec, ds->n_bytes);
     else
-      rc = nd__fail(err, ND_EDATA, "%s: byte count %zu is not a multiple of 4 for tokens-u32 (4 bytes per token)",
-                    spec, ds->n_bytes);
+      rc = nd__fail(err, ND_EDATA, "%s: byte count %zu is not a multiple of 4 for tokens-u32 (4 bytes per token)", spec,
+                    ds->n_bytes);
     goto fail;
   }
   ds->n_tokens = (int64_t)(ds->n_bytes / (size_t)width);
   if (ds->n_tokens < (int64_t)seq_len + 1) {
-    rc = nd__fail(err, ND_EDATA, "%s: %" PRId64 " tokens (%s), need at least seq_len + 1 = %" PRId64,
-                  spec, ds->n_tokens, format_name(format), (int64_t)seq_len + 1);
+    rc = nd__fail(err, ND_EDATA, "%s: %" PRId64 " tokens (%s), need at least seq_len + 1 = %" PRId64, spec,
+                  ds->n_tokens, format_name(format), (int64_t)seq_len + 1);
     goto fail;
   }
   /* Validate every id once here so that the training loop can index
@@ -139,9 +134,8 @@ int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format form
     int64_t t = token_at(ds, i);
     if (t >= vocab_size) {
       int64_t offset = width * i;
-      rc = nd__fail(err, ND_EDATA,
-                    "%s: token %" PRId64 " at offset %" PRId64 " is >= vocab_size %" PRId64, spec,
-                    t, offset, vocab_size);
+      rc = nd__fail(err, ND_EDATA, "%s: token %" PRId64 " at offset %" PRId64 " is >= vocab_size %" PRId64, spec, t,
+                    offset, vocab_size);
       goto fail;
     }
   }

@@ -17,8 +17,8 @@ typedef struct nd_dataset nd_dataset;
  * fewer than seq_len + 1 tokens, has an odd byte count (tokens-u16), or holds
  * a token id >= vocab_size (the message gives the first such byte offset).
  * ND_EINVAL for vocab_size < 1 or seq_len < 1. */
-int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format format,
-                    int64_t vocab_size, int seq_len, nd_error *err);
+int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format format, int64_t vocab_size, int seq_len,
+                    nd_error *err);
 void nd_dataset_close(nd_dataset *ds);
 
 /* Number of tokens in the stream. */

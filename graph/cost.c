@@ -26,7 +26,7 @@ int64_t nd__flops_attention(const nd_task *t) {
 int64_t nd__flops_layernorm(const nd_task *t) {
   int per = t->kind == ND_TASK_LN_FWD || t->kind == ND_TASK_RMSNORM_FWD         ? 8
             : t->kind == ND_TASK_LN_BWD_IN || t->kind == ND_TASK_RMSNORM_BWD_IN ? 10
-                                                                               : 4;
+                                                                                : 4;
   return per * (int64_t)t->a.ln.N * t->a.ln.C;
 }
 

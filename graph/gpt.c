@@ -15,33 +15,75 @@
 /* Parameters of a rank, by their place in the model. */
 enum { P_WTE, P_WPE, P_LNF_W, P_LNF_B, P_LAYER0 };
 enum {
-  L_LN1_W, L_LN1_B, L_QKV_W, L_QKV_B, L_ATTPROJ_W, L_ATTPROJ_B,
-  L_LN2_W, L_LN2_B, L_FC_W, L_FC_B, L_MLPPROJ_W, L_MLPPROJ_B, L_NPARAMS
+  L_LN1_W,
+  L_LN1_B,
+  L_QKV_W,
+  L_QKV_B,
+  L_ATTPROJ_W,
+  L_ATTPROJ_B,
+  L_LN2_W,
+  L_LN2_B,
+  L_FC_W,
+  L_FC_B,
+  L_MLPPROJ_W,
+  L_MLPPROJ_B,
+  L_NPARAMS
 };
 static const char *const layer_param_names[L_NPARAMS] = {
-    "ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
-    "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias",
-    "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"};
+    "ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias",
+    "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight",    "mlp.c_fc.bias",    "mlp.c_proj.weight",  "mlp.c_proj.bias"};
 
 /* Activations of a micro-batch slot: per layer, then per stage (layer index L). */
 enum act {
-  A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_ATT, A_ATTY, A_ATTPROJ, A_RES2,
-  A_LN2, A_LN2_MEAN, A_LN2_RSTD, A_FCH, A_FCH_ACT, A_FCPROJ, A_XOUT,
-  A_D_XOUT, A_D_RES2, A_D_FCH_ACT, A_D_FCH, A_D_LN2, A_D_ATTY, A_D_QKV, A_D_ATT, A_D_LN1,
-  A_TOKENS, A_TARGETS, A_XIN, A_D_XIN, A_LNF, A_LNF_MEAN, A_LNF_RSTD, A_LOGITS,
-  A_CE_STATS, A_LSE, A_D_LNF, A_COUNT
+  A_LN1,
+  A_LN1_MEAN,
+  A_LN1_RSTD,
+  A_QKV,
+  A_ATT,
+  A_ATTY,
+  A_ATTPROJ,
+  A_RES2,
+  A_LN2,
+  A_LN2_MEAN,
+  A_LN2_RSTD,
+  A_FCH,
+  A_FCH_ACT,
+  A_FCPROJ,
+  A_XOUT,
+  A_D_XOUT,
+  A_D_RES2,
+  A_D_FCH_ACT,
+  A_D_FCH,
+  A_D_LN2,
+  A_D_ATTY,
+  A_D_QKV,
+  A_D_ATT,
+  A_D_LN1,
+  A_TOKENS,
+  A_TARGETS,
+  A_XIN,
+  A_D_XIN,
+  A_LNF,
+  A_LNF_MEAN,
+  A_LNF_RSTD,
+  A_LOGITS,
+  A_CE_STATS,
+  A_LSE,
+  A_D_LNF,
+  A_COUNT
 };
 static const char *const act_names[A_COUNT] = {
-    "ln1", "ln1_mean", "ln1_rstd", "qkv", "att", "atty", "attproj", "res2",
-    "ln2", "ln2_mean", "ln2_rstd", "fch", "fch_act", "fcproj", "xout",
-    "d_xout", "d_res2", "d_fch_act", "d_fch", "d_ln2", "d_atty", "d_qkv", "d_att", "d_ln1",
-    "tokens", "targets", "xin", "d_xin", "lnf", "lnf_mean", "lnf_rstd", "logits",
-    "ce_stats", "lse", "d_lnf"};
+    "ln1",      "ln1_mean", "ln1_rstd", "qkv",      "att",    "atty",     "attproj", "res2",    "ln2",
+    "ln2_mean", "ln2_rstd", "fch",      "fch_act",  "fcproj", "xout",     "d_xout",  "d_res2",  "d_fch_act",
+    "d_fch",    "d_ln2",    "d_atty",   "d_qkv",    "d_att",  "d_ln1",    "tokens",  "targets", "xin",
+    "d_xin",    "lnf",      "lnf_mean", "lnf_rstd", "logits", "ce_stats", "lse",     "d_lnf"};
 
 #define R nd__rank
 static int32_t P(nd__builder *b, nd_rank r, int p) { return nd__param(b, r, p); }
 static int32_t G(nd__builder *b, nd_rank r, int p) { return nd__grad(b, r, p); }
-static int32_t A(nd__builder *b, nd_rank r, int mb, int layer, enum act which) { return nd__act(b, r, mb, layer, which); }
+static int32_t A(nd__builder *b, nd_rank r, int mb, int layer, enum act which) {
+  return nd__act(b, r, mb, layer, which);
+}
 static int LP(int l, int j) { return P_LAYER0 + L_NPARAMS * l + j; }
 
 /* ------------------------------------------------------------ parameters */
@@ -78,12 +120,24 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
       int row_bias = j == L_ATTPROJ_B || j == L_MLPPROJ_B;
       if (row_bias && t != 0) continue; /* added once, after the row-parallel sum */
       switch (j) {
-      case L_QKV_W: param(b, r, base + j, hf, ND_SHARD_QKV_COLS, C, 3 * Cs, C, 3 * C, main_copy, 1, 0, l); break;
-      case L_QKV_B: param(b, r, base + j, hf, ND_SHARD_QKV_COLS, 3 * Cs, 0, 3 * C, 0, main_copy, 0, 0, l); break;
-      case L_ATTPROJ_W: param(b, r, base + j, hf, ND_SHARD_ROWS, Cs, C, C, C, main_copy, 1, 0, l); break;
-      case L_FC_W: param(b, r, base + j, hf, ND_SHARD_COLS, C, H4s, C, 4 * C, main_copy, 1, 0, l); break;
-      case L_FC_B: param(b, r, base + j, hf, ND_SHARD_COLS, H4s, 0, 4 * C, 0, main_copy, 0, 0, l); break;
-      case L_MLPPROJ_W: param(b, r, base + j, hf, ND_SHARD_ROWS, H4s, C, 4 * C, C, main_copy, 1, 0, l); break;
+      case L_QKV_W:
+        param(b, r, base + j, hf, ND_SHARD_QKV_COLS, C, 3 * Cs, C, 3 * C, main_copy, 1, 0, l);
+        break;
+      case L_QKV_B:
+        param(b, r, base + j, hf, ND_SHARD_QKV_COLS, 3 * Cs, 0, 3 * C, 0, main_copy, 0, 0, l);
+        break;
+      case L_ATTPROJ_W:
+        param(b, r, base + j, hf, ND_SHARD_ROWS, Cs, C, C, C, main_copy, 1, 0, l);
+        break;
+      case L_FC_W:
+        param(b, r, base + j, hf, ND_SHARD_COLS, C, H4s, C, 4 * C, main_copy, 1, 0, l);
+        break;
+      case L_FC_B:
+        param(b, r, base + j, hf, ND_SHARD_COLS, H4s, 0, 4 * C, 0, main_copy, 0, 0, l);
+        break;
+      case L_MLPPROJ_W:
+        param(b, r, base + j, hf, ND_SHARD_ROWS, H4s, C, 4 * C, C, main_copy, 1, 0, l);
+        break;
       default: /* LayerNorms and the row-parallel biases: whole vectors */
         param(b, r, base + j, hf, ND_SHARD_FULL, C, 0, C, 0, main_copy && (!is_ln || t == 0), 0, 0, l);
       }
@@ -94,18 +148,18 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
 /* ------------------------------------------------------------ activations */
 
 static const enum nd_act_pool act_pool[A_COUNT] = {
-    [A_LN1] = ND_POOL_FWD_W, [A_LN1_MEAN] = ND_POOL_FWD_W, [A_LN1_RSTD] = ND_POOL_FWD_W,
-    [A_QKV] = ND_POOL_FWD_B, [A_ATT] = ND_POOL_FWD_B, [A_ATTY] = ND_POOL_FWD_W,
-    [A_ATTPROJ] = ND_POOL_FWD_SCRATCH, [A_RES2] = ND_POOL_FWD_W, [A_LN2] = ND_POOL_FWD_W,
-    [A_LN2_MEAN] = ND_POOL_FWD_W, [A_LN2_RSTD] = ND_POOL_FWD_W, [A_FCH] = ND_POOL_FWD_B,
-    [A_FCH_ACT] = ND_POOL_FWD_W, [A_FCPROJ] = ND_POOL_FWD_SCRATCH, [A_XOUT] = ND_POOL_FWD_W,
-    [A_D_XOUT] = ND_POOL_GRAD_W, [A_D_RES2] = ND_POOL_GRAD_W, [A_D_FCH_ACT] = ND_POOL_GRAD_B,
-    [A_D_FCH] = ND_POOL_GRAD_W, [A_D_LN2] = ND_POOL_GRAD_W, [A_D_ATTY] = ND_POOL_GRAD_B,
-    [A_D_QKV] = ND_POOL_GRAD_W, [A_D_ATT] = ND_POOL_GRAD_B, [A_D_LN1] = ND_POOL_GRAD_W,
-    [A_TOKENS] = ND_POOL_FWD_W, [A_TARGETS] = ND_POOL_FWD_B, [A_XIN] = ND_POOL_FWD_W,
-    [A_D_XIN] = ND_POOL_GRAD_W, [A_LNF] = ND_POOL_FWD_W, [A_LNF_MEAN] = ND_POOL_FWD_W,
-    [A_LNF_RSTD] = ND_POOL_FWD_W, [A_LOGITS] = ND_POOL_FWD_W, [A_CE_STATS] = ND_POOL_FWD_SCRATCH,
-    [A_LSE] = ND_POOL_FWD_B, [A_D_LNF] = ND_POOL_GRAD_W};
+    [A_LN1] = ND_POOL_FWD_W,           [A_LN1_MEAN] = ND_POOL_FWD_W,     [A_LN1_RSTD] = ND_POOL_FWD_W,
+    [A_QKV] = ND_POOL_FWD_B,           [A_ATT] = ND_POOL_FWD_B,          [A_ATTY] = ND_POOL_FWD_W,
+    [A_ATTPROJ] = ND_POOL_FWD_SCRATCH, [A_RES2] = ND_POOL_FWD_W,         [A_LN2] = ND_POOL_FWD_W,
+    [A_LN2_MEAN] = ND_POOL_FWD_W,      [A_LN2_RSTD] = ND_POOL_FWD_W,     [A_FCH] = ND_POOL_FWD_B,
+    [A_FCH_ACT] = ND_POOL_FWD_W,       [A_FCPROJ] = ND_POOL_FWD_SCRATCH, [A_XOUT] = ND_POOL_FWD_W,
+    [A_D_XOUT] = ND_POOL_GRAD_W,       [A_D_RES2] = ND_POOL_GRAD_W,      [A_D_FCH_ACT] = ND_POOL_GRAD_B,
+    [A_D_FCH] = ND_POOL_GRAD_W,        [A_D_LN2] = ND_POOL_GRAD_W,       [A_D_ATTY] = ND_POOL_GRAD_B,
+    [A_D_QKV] = ND_POOL_GRAD_W,        [A_D_ATT] = ND_POOL_GRAD_B,       [A_D_LN1] = ND_POOL_GRAD_W,
+    [A_TOKENS] = ND_POOL_FWD_W,        [A_TARGETS] = ND_POOL_FWD_B,      [A_XIN] = ND_POOL_FWD_W,
+    [A_D_XIN] = ND_POOL_GRAD_W,        [A_LNF] = ND_POOL_FWD_W,          [A_LNF_MEAN] = ND_POOL_FWD_W,
+    [A_LNF_RSTD] = ND_POOL_FWD_W,      [A_LOGITS] = ND_POOL_FWD_W,       [A_CE_STATS] = ND_POOL_FWD_SCRATCH,
+    [A_LSE] = ND_POOL_FWD_B,           [A_D_LNF] = ND_POOL_GRAD_W};
 
 static int64_t act_shape(const nd_graph *g, nd_rank r, int which, nd_tensor *t) {
   int64_t B = g->B, T = g->T, C = g->C, Cs = C / g->tp, NHs = g->NH / g->tp;
@@ -113,18 +167,53 @@ static int64_t act_shape(const nd_graph *g, nd_rank r, int which, nd_tensor *t) 
   t->dtype = ND_F32;
   int64_t s3[4] = {B, T, C, 0};
   switch (which) {
-  case A_LN1_MEAN: case A_LN1_RSTD: case A_LN2_MEAN: case A_LN2_RSTD:
-  case A_LNF_MEAN: case A_LNF_RSTD: case A_LSE:
-    s3[2] = 0; break;
-  case A_TOKENS: case A_TARGETS:
-    s3[2] = 0; t->kind = ND_TENSOR_INPUT; t->dtype = ND_I32; break;
-  case A_QKV: case A_D_QKV: s3[2] = 3 * Cs; break;
-  case A_ATTY: case A_D_ATTY: s3[2] = Cs; break;
-  case A_FCH: case A_FCH_ACT: case A_D_FCH: case A_D_FCH_ACT: s3[2] = 4 * Cs; break;
-  case A_ATT: case A_D_ATT: s3[1] = NHs; s3[2] = T; s3[3] = T; break;
-  case A_LOGITS: s3[0] = B * T; s3[1] = nd__vocab_size(g, r.tp); s3[2] = 0; break;
-  case A_CE_STATS: s3[0] = B * T; s3[1] = 3; s3[2] = 0; break;
-  default: break;
+  case A_LN1_MEAN:
+  case A_LN1_RSTD:
+  case A_LN2_MEAN:
+  case A_LN2_RSTD:
+  case A_LNF_MEAN:
+  case A_LNF_RSTD:
+  case A_LSE:
+    s3[2] = 0;
+    break;
+  case A_TOKENS:
+  case A_TARGETS:
+    s3[2] = 0;
+    t->kind = ND_TENSOR_INPUT;
+    t->dtype = ND_I32;
+    break;
+  case A_QKV:
+  case A_D_QKV:
+    s3[2] = 3 * Cs;
+    break;
+  case A_ATTY:
+  case A_D_ATTY:
+    s3[2] = Cs;
+    break;
+  case A_FCH:
+  case A_FCH_ACT:
+  case A_D_FCH:
+  case A_D_FCH_ACT:
+    s3[2] = 4 * Cs;
+    break;
+  case A_ATT:
+  case A_D_ATT:
+    s3[1] = NHs;
+    s3[2] = T;
+    s3[3] = T;
+    break;
+  case A_LOGITS:
+    s3[0] = B * T;
+    s3[1] = nd__vocab_size(g, r.tp);
+    s3[2] = 0;
+    break;
+  case A_CE_STATS:
+    s3[0] = B * T;
+    s3[1] = 3;
+    s3[2] = 0;
+    break;
+  default:
+    break;
   }
   int64_t bytes = 4;
   t->ndim = 0;
@@ -135,11 +224,22 @@ static int64_t act_shape(const nd_graph *g, nd_rank r, int which, nd_tensor *t) 
 static int act_on_rank(const nd_graph *g, nd_rank r, int which) {
   int first = r.pp == 0, last = r.pp == g->pp - 1;
   switch (which) {
-  case A_TOKENS: return first;
-  case A_XIN: case A_D_XIN: return 1;
-  case A_TARGETS: case A_LNF: case A_LNF_MEAN: case A_LNF_RSTD: case A_LOGITS: case A_CE_STATS: case A_LSE:
-  case A_D_LNF: return last;
-  default: return which < A_TOKENS;
+  case A_TOKENS:
+    return first;
+  case A_XIN:
+  case A_D_XIN:
+    return 1;
+  case A_TARGETS:
+  case A_LNF:
+  case A_LNF_MEAN:
+  case A_LNF_RSTD:
+  case A_LOGITS:
+  case A_CE_STATS:
+  case A_LSE:
+  case A_D_LNF:
+    return last;
+  default:
+    return which < A_TOKENS;
   }
 }
 
@@ -154,12 +254,19 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     nd_rank r = R(d, st, t);
     int32_t x = l == g->stage_first[st] ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
     nd__ln_fwd(b, r, mb, l,
-               &(nd__norm){.out = A(b, r, mb, l, A_LN1), .mean = A(b, r, mb, l, A_LN1_MEAN),
-                           .rstd = A(b, r, mb, l, A_LN1_RSTD), .inp = x, .w = P(b, r, LP(l, L_LN1_W)),
+               &(nd__norm){.out = A(b, r, mb, l, A_LN1),
+                           .mean = A(b, r, mb, l, A_LN1_MEAN),
+                           .rstd = A(b, r, mb, l, A_LN1_RSTD),
+                           .inp = x,
+                           .w = P(b, r, LP(l, L_LN1_W)),
                            .bias = P(b, r, LP(l, L_LN1_B))});
     nd__matmul_fwd(b, r, mb, l,
-                   &(nd__linear){.out = A(b, r, mb, l, A_QKV), .inp = A(b, r, mb, l, A_LN1),
-                                 .w = P(b, r, LP(l, L_QKV_W)), .bias = P(b, r, LP(l, L_QKV_B)), .M = BT, .K = C,
+                   &(nd__linear){.out = A(b, r, mb, l, A_QKV),
+                                 .inp = A(b, r, mb, l, A_LN1),
+                                 .w = P(b, r, LP(l, L_QKV_W)),
+                                 .bias = P(b, r, LP(l, L_QKV_B)),
+                                 .M = BT,
+                                 .K = C,
                                  .N = 3 * Cs});
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_ATTN_FWD, ND_PHASE_F, r, mb, l);
@@ -169,9 +276,13 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     nd__acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
     nd__emit(b, &s);
     nd__matmul_fwd(b, r, mb, l,
-                   &(nd__linear){.out = A(b, r, mb, l, A_ATTPROJ), .inp = A(b, r, mb, l, A_ATTY),
+                   &(nd__linear){.out = A(b, r, mb, l, A_ATTPROJ),
+                                 .inp = A(b, r, mb, l, A_ATTY),
                                  .w = P(b, r, LP(l, L_ATTPROJ_W)),
-                                 .bias = t == 0 ? P(b, r, LP(l, L_ATTPROJ_B)) : -1, .M = BT, .K = Cs, .N = C});
+                                 .bias = t == 0 ? P(b, r, LP(l, L_ATTPROJ_B)) : -1,
+                                 .M = BT,
+                                 .K = Cs,
+                                 .N = C});
   }
   nd__allreduce_tp(b, d, st, l, A_ATTPROJ, mb);
   for (int t = 0; t < g->tp; t++) {
@@ -180,12 +291,19 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     int32_t res2 = A(b, r, mb, l, A_RES2);
     nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, res2, x, A(b, r, mb, l, A_ATTPROJ), t > 0);
     nd__ln_fwd(b, r, mb, l,
-               &(nd__norm){.out = A(b, r, mb, l, A_LN2), .mean = A(b, r, mb, l, A_LN2_MEAN),
-                           .rstd = A(b, r, mb, l, A_LN2_RSTD), .inp = res2, .w = P(b, r, LP(l, L_LN2_W)),
+               &(nd__norm){.out = A(b, r, mb, l, A_LN2),
+                           .mean = A(b, r, mb, l, A_LN2_MEAN),
+                           .rstd = A(b, r, mb, l, A_LN2_RSTD),
+                           .inp = res2,
+                           .w = P(b, r, LP(l, L_LN2_W)),
                            .bias = P(b, r, LP(l, L_LN2_B))});
     nd__matmul_fwd(b, r, mb, l,
-                   &(nd__linear){.out = A(b, r, mb, l, A_FCH), .inp = A(b, r, mb, l, A_LN2),
-                                 .w = P(b, r, LP(l, L_FC_W)), .bias = P(b, r, LP(l, L_FC_B)), .M = BT, .K = C,
+                   &(nd__linear){.out = A(b, r, mb, l, A_FCH),
+                                 .inp = A(b, r, mb, l, A_LN2),
+                                 .w = P(b, r, LP(l, L_FC_W)),
+                                 .bias = P(b, r, LP(l, L_FC_B)),
+                                 .M = BT,
+                                 .K = C,
                                  .N = H4s});
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_ACT_FWD, ND_PHASE_F, r, mb, l);
@@ -194,9 +312,13 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     nd__acc(&s, A(b, r, mb, l, A_FCH), ND_ACCESS_R);
     nd__emit(b, &s);
     nd__matmul_fwd(b, r, mb, l,
-                   &(nd__linear){.out = A(b, r, mb, l, A_FCPROJ), .inp = A(b, r, mb, l, A_FCH_ACT),
+                   &(nd__linear){.out = A(b, r, mb, l, A_FCPROJ),
+                                 .inp = A(b, r, mb, l, A_FCH_ACT),
                                  .w = P(b, r, LP(l, L_MLPPROJ_W)),
-                                 .bias = t == 0 ? P(b, r, LP(l, L_MLPPROJ_B)) : -1, .M = BT, .K = H4s, .N = C});
+                                 .bias = t == 0 ? P(b, r, LP(l, L_MLPPROJ_B)) : -1,
+                                 .M = BT,
+                                 .K = H4s,
+                                 .N = C});
   }
   nd__allreduce_tp(b, d, st, l, A_FCPROJ, mb);
   for (int t = 0; t < g->tp; t++) {
@@ -213,13 +335,21 @@ static void head_forward(nd__builder *b, int d, int mb) {
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
     nd__ln_fwd(b, r, mb, L,
-               &(nd__norm){.out = A(b, r, mb, L, A_LNF), .mean = A(b, r, mb, L, A_LNF_MEAN),
-                           .rstd = A(b, r, mb, L, A_LNF_RSTD), .inp = A(b, r, mb, L - 1, A_XOUT),
-                           .w = P(b, r, P_LNF_W), .bias = P(b, r, P_LNF_B)});
+               &(nd__norm){.out = A(b, r, mb, L, A_LNF),
+                           .mean = A(b, r, mb, L, A_LNF_MEAN),
+                           .rstd = A(b, r, mb, L, A_LNF_RSTD),
+                           .inp = A(b, r, mb, L - 1, A_XOUT),
+                           .w = P(b, r, P_LNF_W),
+                           .bias = P(b, r, P_LNF_B)});
     nd__matmul_fwd(b, r, mb, L,
-                   &(nd__linear){.out = A(b, r, mb, L, A_LOGITS), .inp = A(b, r, mb, L, A_LNF),
-                                 .w = P(b, r, P_WTE), .bias = -1, .M = BT, .K = g->C,
-                                 .N = nd__vocab_size(g, t), .trans_w = 1});
+                   &(nd__linear){.out = A(b, r, mb, L, A_LOGITS),
+                                 .inp = A(b, r, mb, L, A_LNF),
+                                 .w = P(b, r, P_WTE),
+                                 .bias = -1,
+                                 .M = BT,
+                                 .K = g->C,
+                                 .N = nd__vocab_size(g, t),
+                                 .trans_w = 1});
     nd__ce_stats(b, r, mb, A_CE_STATS, A_LOGITS, A_TARGETS);
   }
   nd__ce_combine(b, d, mb, A_LSE, A_CE_STATS);
@@ -270,18 +400,30 @@ static void head_backward(nd__builder *b, int d, int mb) {
     nd_rank r = R(d, st, t);
     nd__ce_bwd(b, r, mb, A_LOGITS, A_LSE, A_TARGETS);
     nd__matmul_bwd(b, r, mb, L,
-                   &(nd__linear){.dinp = A(b, r, mb, L, A_D_LNF), .dout = A(b, r, mb, L, A_LOGITS),
-                                 .inp = A(b, r, mb, L, A_LNF), .w = P(b, r, P_WTE), .dw = G(b, r, P_WTE),
-                                 .dbias = -1, .M = BT, .K = g->C, .N = nd__vocab_size(g, t), .trans_w = 1});
+                   &(nd__linear){.dinp = A(b, r, mb, L, A_D_LNF),
+                                 .dout = A(b, r, mb, L, A_LOGITS),
+                                 .inp = A(b, r, mb, L, A_LNF),
+                                 .w = P(b, r, P_WTE),
+                                 .dw = G(b, r, P_WTE),
+                                 .dbias = -1,
+                                 .M = BT,
+                                 .K = g->C,
+                                 .N = nd__vocab_size(g, t),
+                                 .trans_w = 1});
   }
   nd__allreduce_tp(b, d, st, L, A_D_LNF, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
     nd__ln_bwd(b, r, mb, L,
-               &(nd__norm){.dinp = A(b, r, mb, L - 1, A_D_XOUT), .dskip = -1, .dout = A(b, r, mb, L, A_D_LNF),
-                           .inp = A(b, r, mb, L - 1, A_XOUT), .w = P(b, r, P_LNF_W),
-                           .mean = A(b, r, mb, L, A_LNF_MEAN), .rstd = A(b, r, mb, L, A_LNF_RSTD),
-                           .dw = G(b, r, P_LNF_W), .dbias = G(b, r, P_LNF_B)});
+               &(nd__norm){.dinp = A(b, r, mb, L - 1, A_D_XOUT),
+                           .dskip = -1,
+                           .dout = A(b, r, mb, L, A_D_LNF),
+                           .inp = A(b, r, mb, L - 1, A_XOUT),
+                           .w = P(b, r, P_LNF_W),
+                           .mean = A(b, r, mb, L, A_LNF_MEAN),
+                           .rstd = A(b, r, mb, L, A_LNF_RSTD),
+                           .dw = G(b, r, P_LNF_W),
+                           .dbias = G(b, r, P_LNF_B)});
   }
 }
 
@@ -293,9 +435,15 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
     nd_rank r = R(d, st, t);
     int32_t dxo = A(b, r, mb, l, A_D_XOUT);
     nd__matmul_bwd(b, r, mb, l,
-                   &(nd__linear){.dinp = A(b, r, mb, l, A_D_FCH_ACT), .dout = dxo, .inp = A(b, r, mb, l, A_FCH_ACT),
-                                 .w = P(b, r, LP(l, L_MLPPROJ_W)), .dw = G(b, r, LP(l, L_MLPPROJ_W)),
-                                 .dbias = t == 0 ? G(b, r, LP(l, L_MLPPROJ_B)) : -1, .M = BT, .K = H4s, .N = C});
+                   &(nd__linear){.dinp = A(b, r, mb, l, A_D_FCH_ACT),
+                                 .dout = dxo,
+                                 .inp = A(b, r, mb, l, A_FCH_ACT),
+                                 .w = P(b, r, LP(l, L_MLPPROJ_W)),
+                                 .dw = G(b, r, LP(l, L_MLPPROJ_W)),
+                                 .dbias = t == 0 ? G(b, r, LP(l, L_MLPPROJ_B)) : -1,
+                                 .M = BT,
+                                 .K = H4s,
+                                 .N = C});
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_ACT_BWD, ND_PHASE_B, r, mb, l);
     s.t.a.ew.n = (int64_t)BT * H4s;
@@ -304,25 +452,39 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
     nd__acc(&s, A(b, r, mb, l, A_D_FCH_ACT), ND_ACCESS_R);
     nd__emit(b, &s);
     nd__matmul_bwd(b, r, mb, l,
-                   &(nd__linear){.dinp = A(b, r, mb, l, A_D_LN2), .dout = A(b, r, mb, l, A_D_FCH),
-                                 .inp = A(b, r, mb, l, A_LN2), .w = P(b, r, LP(l, L_FC_W)),
-                                 .dw = G(b, r, LP(l, L_FC_W)), .dbias = G(b, r, LP(l, L_FC_B)), .M = BT, .K = C,
+                   &(nd__linear){.dinp = A(b, r, mb, l, A_D_LN2),
+                                 .dout = A(b, r, mb, l, A_D_FCH),
+                                 .inp = A(b, r, mb, l, A_LN2),
+                                 .w = P(b, r, LP(l, L_FC_W)),
+                                 .dw = G(b, r, LP(l, L_FC_W)),
+                                 .dbias = G(b, r, LP(l, L_FC_B)),
+                                 .M = BT,
+                                 .K = C,
                                  .N = H4s});
   }
   nd__allreduce_tp(b, d, st, l, A_D_LN2, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
     nd__ln_bwd(b, r, mb, l,
-               &(nd__norm){.dinp = A(b, r, mb, l, A_D_RES2), .dskip = A(b, r, mb, l, A_D_XOUT),
-                           .dout = A(b, r, mb, l, A_D_LN2), .inp = A(b, r, mb, l, A_RES2),
-                           .w = P(b, r, LP(l, L_LN2_W)), .mean = A(b, r, mb, l, A_LN2_MEAN),
-                           .rstd = A(b, r, mb, l, A_LN2_RSTD), .dw = G(b, r, LP(l, L_LN2_W)),
+               &(nd__norm){.dinp = A(b, r, mb, l, A_D_RES2),
+                           .dskip = A(b, r, mb, l, A_D_XOUT),
+                           .dout = A(b, r, mb, l, A_D_LN2),
+                           .inp = A(b, r, mb, l, A_RES2),
+                           .w = P(b, r, LP(l, L_LN2_W)),
+                           .mean = A(b, r, mb, l, A_LN2_MEAN),
+                           .rstd = A(b, r, mb, l, A_LN2_RSTD),
+                           .dw = G(b, r, LP(l, L_LN2_W)),
                            .dbias = G(b, r, LP(l, L_LN2_B))});
     nd__matmul_bwd(b, r, mb, l,
-                   &(nd__linear){.dinp = A(b, r, mb, l, A_D_ATTY), .dout = A(b, r, mb, l, A_D_RES2),
-                                 .inp = A(b, r, mb, l, A_ATTY), .w = P(b, r, LP(l, L_ATTPROJ_W)),
+                   &(nd__linear){.dinp = A(b, r, mb, l, A_D_ATTY),
+                                 .dout = A(b, r, mb, l, A_D_RES2),
+                                 .inp = A(b, r, mb, l, A_ATTY),
+                                 .w = P(b, r, LP(l, L_ATTPROJ_W)),
                                  .dw = G(b, r, LP(l, L_ATTPROJ_W)),
-                                 .dbias = t == 0 ? G(b, r, LP(l, L_ATTPROJ_B)) : -1, .M = BT, .K = Cs, .N = C});
+                                 .dbias = t == 0 ? G(b, r, LP(l, L_ATTPROJ_B)) : -1,
+                                 .M = BT,
+                                 .K = Cs,
+                                 .N = C});
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_ATTN_BWD, ND_PHASE_B, r, mb, l);
     s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};
@@ -333,9 +495,14 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
     nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_R);
     nd__emit(b, &s);
     nd__matmul_bwd(b, r, mb, l,
-                   &(nd__linear){.dinp = A(b, r, mb, l, A_D_LN1), .dout = A(b, r, mb, l, A_D_QKV),
-                                 .inp = A(b, r, mb, l, A_LN1), .w = P(b, r, LP(l, L_QKV_W)),
-                                 .dw = G(b, r, LP(l, L_QKV_W)), .dbias = G(b, r, LP(l, L_QKV_B)), .M = BT, .K = C,
+                   &(nd__linear){.dinp = A(b, r, mb, l, A_D_LN1),
+                                 .dout = A(b, r, mb, l, A_D_QKV),
+                                 .inp = A(b, r, mb, l, A_LN1),
+                                 .w = P(b, r, LP(l, L_QKV_W)),
+                                 .dw = G(b, r, LP(l, L_QKV_W)),
+                                 .dbias = G(b, r, LP(l, L_QKV_B)),
+                                 .M = BT,
+                                 .K = C,
                                  .N = 3 * Cs});
   }
   nd__allreduce_tp(b, d, st, l, A_D_LN1, mb);
@@ -344,9 +511,14 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
     int32_t x = first ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
     int32_t dx = first ? A(b, r, mb, l, A_D_XIN) : A(b, r, mb, l - 1, A_D_XOUT);
     nd__ln_bwd(b, r, mb, l,
-               &(nd__norm){.dinp = dx, .dskip = A(b, r, mb, l, A_D_RES2), .dout = A(b, r, mb, l, A_D_LN1),
-                           .inp = x, .w = P(b, r, LP(l, L_LN1_W)), .mean = A(b, r, mb, l, A_LN1_MEAN),
-                           .rstd = A(b, r, mb, l, A_LN1_RSTD), .dw = G(b, r, LP(l, L_LN1_W)),
+               &(nd__norm){.dinp = dx,
+                           .dskip = A(b, r, mb, l, A_D_RES2),
+                           .dout = A(b, r, mb, l, A_D_LN1),
+                           .inp = x,
+                           .w = P(b, r, LP(l, L_LN1_W)),
+                           .mean = A(b, r, mb, l, A_LN1_MEAN),
+                           .rstd = A(b, r, mb, l, A_LN1_RSTD),
+                           .dw = G(b, r, LP(l, L_LN1_W)),
                            .dbias = G(b, r, LP(l, L_LN1_B))});
   }
 }
@@ -373,8 +545,8 @@ static void backward(nd__builder *b, int d, int st, int mb) {
       float beta = nd__gacc(b, &s, G(b, r, which ? P_WPE : P_WTE));
       nd__acc(&s, A(b, r, mb, first, A_D_XIN), ND_ACCESS_R);
       nd__acc(&s, A(b, r, mb, 0, A_TOKENS), ND_ACCESS_R);
-      s.t.a.emb = (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, t), which ? 0 : nd__vocab_size(g, t),
-                                       which, beta};
+      s.t.a.emb =
+          (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, t), which ? 0 : nd__vocab_size(g, t), which, beta};
       nd__emit(b, &s);
     }
   }

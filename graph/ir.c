@@ -14,8 +14,7 @@ const char *nd_phase_name(enum nd_phase phase) {
 }
 
 const char *nd_tensor_kind_name(enum nd_tensor_kind kind) {
-  static const char *const names[] = {"parameter", "gradient", "optimizer_state",
-                                      "activation", "input", "statistic"};
+  static const char *const names[] = {"parameter", "gradient", "optimizer_state", "activation", "input", "statistic"};
   return (unsigned)kind < ND_TENSOR_KIND_COUNT ? names[kind] : "unknown";
 }
 
@@ -126,8 +125,7 @@ int nd_graph_edges(const nd_graph *g, nd_edges *out) {
     if (local.n > 1) qsort(local.v, (size_t)local.n, sizeof *local.v, cmp_i32); /* v is NULL while empty */
     pred_off[t] = (int32_t)pred.n;
     for (int64_t k = 0; k < local.n; k++)
-      if ((k == 0 || local.v[k] != local.v[k - 1]) && local.v[k] != t && vec_push(&pred, local.v[k]))
-        goto cleanup;
+      if ((k == 0 || local.v[k] != local.v[k - 1]) && local.v[k] != t && vec_push(&pred, local.v[k])) goto cleanup;
     /* then update the tensors' states */
     for (int a = 0; a < task->n_access; a++) {
       tensor_state *s = &ts[acc[a].tensor];

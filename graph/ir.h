@@ -53,9 +53,9 @@ typedef struct nd_tensor {
   enum nd_shard shard;
   int64_t full_shape[2]; /* shape of the whole Hugging Face tensor (ndim 1 or 2, like shape) */
   int64_t shard_begin;   /* ND_SHARD_VOCAB: first row */
-  int primary;    /* 1 on the one copy that counts (gathers, gradient norm); replicas hold the same values */
-  int decay;      /* AdamW applies weight decay (matrices and embeddings) */
-  int32_t param;  /* gradients and optimizer states: index of their parameter, else -1 */
+  int primary;           /* 1 on the one copy that counts (gathers, gradient norm); replicas hold the same values */
+  int decay;             /* AdamW applies weight decay (matrices and embeddings) */
+  int32_t param;         /* gradients and optimizer states: index of their parameter, else -1 */
 } nd_tensor;
 
 enum nd_access_mode { ND_ACCESS_R = 1, ND_ACCESS_W = 2, ND_ACCESS_RW = 3 };
@@ -76,69 +76,105 @@ enum nd_phase {
 
 /* The task kinds; each is described once, by its row in graph/kinds.c. */
 #define ND_TASK_KINDS(X) \
-  X(LOAD_BATCH) \
-  X(EMBED_FWD) \
-  X(EMBED_BWD) \
-  X(LN_FWD) \
-  X(LN_BWD_IN) \
-  X(LN_BWD_W) \
-  X(MATMUL_FWD) \
-  X(MATMUL_BWD_IN) \
-  X(MATMUL_BWD_W) \
-  X(ATTN_FWD) \
-  X(ATTN_BWD) \
-  X(ACT_FWD) \
-  X(ACT_BWD) \
-  X(RESIDUAL_FWD) \
-  X(CE_STATS) \
-  X(CE_COMBINE) \
-  X(CE_BWD) \
-  X(ALLREDUCE) \
-  X(SENDRECV) \
-  X(GRAD_SUMSQ) \
-  X(ADAMW) \
-  X(RMSNORM_FWD) \
-  X(RMSNORM_BWD_IN) \
-  X(RMSNORM_BWD_W) \
-  X(ROPE_FWD) \
-  X(ROPE_BWD) \
-  X(SWIGLU_FWD) \
-  X(SWIGLU_BWD) \
-  X(GQA_FWD) \
+  X(LOAD_BATCH)          \
+  X(EMBED_FWD)           \
+  X(EMBED_BWD)           \
+  X(LN_FWD)              \
+  X(LN_BWD_IN)           \
+  X(LN_BWD_W)            \
+  X(MATMUL_FWD)          \
+  X(MATMUL_BWD_IN)       \
+  X(MATMUL_BWD_W)        \
+  X(ATTN_FWD)            \
+  X(ATTN_BWD)            \
+  X(ACT_FWD)             \
+  X(ACT_BWD)             \
+  X(RESIDUAL_FWD)        \
+  X(CE_STATS)            \
+  X(CE_COMBINE)          \
+  X(CE_BWD)              \
+  X(ALLREDUCE)           \
+  X(SENDRECV)            \
+  X(GRAD_SUMSQ)          \
+  X(ADAMW)               \
+  X(RMSNORM_FWD)         \
+  X(RMSNORM_BWD_IN)      \
+  X(RMSNORM_BWD_W)       \
+  X(ROPE_FWD)            \
+  X(ROPE_BWD)            \
+  X(SWIGLU_FWD)          \
+  X(SWIGLU_BWD)          \
+  X(GQA_FWD)             \
   X(GQA_BWD)
 
 enum nd_task_kind {
 #define ND__KIND_ENUM(k) ND_TASK_##k,
   ND_TASK_KINDS(ND__KIND_ENUM)
 #undef ND__KIND_ENUM
-  ND_TASK_KIND_COUNT
+      ND_TASK_KIND_COUNT
 };
 
 /* The ranks a collective spans. */
 enum nd_group {
-  ND_GROUP_NONE,     /* not a collective */
-  ND_GROUP_TP,       /* (d, s, *) */
-  ND_GROUP_DP,       /* (*, s, t) */
-  ND_GROUP_PP_NEXT,  /* (d, s, t) -> (d, s + 1, t) */
-  ND_GROUP_PP_PREV,  /* (d, s, t) -> (d, s - 1, t) */
-  ND_GROUP_TIED,     /* (d, 0, t) and (d, last, t): the tied embedding */
-  ND_GROUP_ALL,      /* every rank: the gradient norm */
+  ND_GROUP_NONE,    /* not a collective */
+  ND_GROUP_TP,      /* (d, s, *) */
+  ND_GROUP_DP,      /* (*, s, t) */
+  ND_GROUP_PP_NEXT, /* (d, s, t) -> (d, s + 1, t) */
+  ND_GROUP_PP_PREV, /* (d, s, t) -> (d, s - 1, t) */
+  ND_GROUP_TIED,    /* (d, 0, t) and (d, last, t): the tied embedding */
+  ND_GROUP_ALL,     /* every rank: the gradient norm */
 };
 
 /* Per-kind sizes; which member is used follows from the kind. */
-struct nd_mm_args { int M, K, N, trans_w, has_bias; float beta; };   /* linear layers */
-struct nd_ln_args { int N, C, has_skip; float beta; };
-struct nd_attn_args { int B, T, NH, hs; };
-struct nd_gqa_args { int B, T, NH, hs, NKV; };                      /* begins as nd_attn_args; NKV key/value heads */
-struct nd_rms_args { int N, C, has_skip; float beta, eps; };         /* begins as nd_ln_args */
-struct nd_rope_args { int64_t n; int B, T, H, hs; float theta; };    /* n = B*T*H*hs, as nd_ew_args */
-struct nd_ew_args { int64_t n; };                                    /* elementwise */
-struct nd_emb_args { int B, T, C, v0, Vs, wpe; float beta; };        /* wpe: the position table (bwd: only it) */
-struct nd_ce_args { int N, Vs, v0, nshards; };
-struct nd_coll_args { int64_t n; int nparts; enum nd_dtype dtype; };
-struct nd_adamw_args { int64_t n; int decay; };
-struct nd_load_args { int B, T, seq0, tokens, targets; };           /* seq0: first sequence in the global batch */
-struct nd_sumsq_args { int nparts; int64_t n; };                     /* n: gradient elements summed */
+struct nd_mm_args {
+  int M, K, N, trans_w, has_bias;
+  float beta;
+}; /* linear layers */
+struct nd_ln_args {
+  int N, C, has_skip;
+  float beta;
+};
+struct nd_attn_args {
+  int B, T, NH, hs;
+};
+struct nd_gqa_args {
+  int B, T, NH, hs, NKV;
+}; /* begins as nd_attn_args; NKV key/value heads */
+struct nd_rms_args {
+  int N, C, has_skip;
+  float beta, eps;
+}; /* begins as nd_ln_args */
+struct nd_rope_args {
+  int64_t n;
+  int B, T, H, hs;
+  float theta;
+}; /* n = B*T*H*hs, as nd_ew_args */
+struct nd_ew_args {
+  int64_t n;
+}; /* elementwise */
+struct nd_emb_args {
+  int B, T, C, v0, Vs, wpe;
+  float beta;
+}; /* wpe: the position table (bwd: only it) */
+struct nd_ce_args {
+  int N, Vs, v0, nshards;
+};
+struct nd_coll_args {
+  int64_t n;
+  int nparts;
+  enum nd_dtype dtype;
+};
+struct nd_adamw_args {
+  int64_t n;
+  int decay;
+};
+struct nd_load_args {
+  int B, T, seq0, tokens, targets;
+}; /* seq0: first sequence in the global batch */
+struct nd_sumsq_args {
+  int nparts;
+  int64_t n;
+}; /* n: gradient elements summed */
 
 /* Per-kind sizes; which member is used follows from the kind. */
 typedef union nd_task_args {
@@ -166,8 +202,8 @@ typedef struct nd_task {
   int layer;       /* -1 for none; n_layer for the head */
   int replica;     /* repeats the computation of another task (tensor-parallel LayerNorm, data-parallel updates) */
   int64_t flops;
-  int64_t bytes;   /* bytes accessed */
-  int64_t comm_bytes; /* bytes that cross between ranks (collectives) */
+  int64_t bytes;                  /* bytes accessed */
+  int64_t comm_bytes;             /* bytes that cross between ranks (collectives) */
   int32_t first_access, n_access; /* into nd_graph.access */
   nd_task_args a;
 } nd_task;
@@ -199,7 +235,7 @@ typedef struct nd_graph {
   /* statistics: loss[d] (1, f64) is replica d's share of the step's mean
    * loss, on (d, last, 0); normsq (1, f64) on every rank ends as the squared
    * global gradient norm */
-  int32_t *loss;   /* [dp] */
+  int32_t *loss; /* [dp] */
 } nd_graph;
 
 /* Builds the graph of one training step (or of one evaluation pass when
@@ -208,7 +244,7 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
 void nd_graph_free(nd_graph *g);
 
 const char *nd_task_kind_name(enum nd_task_kind kind); /* graph/kinds.c */
-const char *nd_phase_name(enum nd_phase phase);   /* "F", "B", "W", "collective", "optimizer" */
+const char *nd_phase_name(enum nd_phase phase);        /* "F", "B", "W", "collective", "optimizer" */
 const char *nd_tensor_kind_name(enum nd_tensor_kind kind);
 int nd_task_kind_from_name(const char *name); /* -1 when unknown */
 

@@ -7,18 +7,20 @@
 
 #include "graph/builder.h"
 
-#define IN ND_ROLE_IN
+#define IN  ND_ROLE_IN
 #define OUT ND_ROLE_OUT
 #define SCR ND_ROLE_SCRATCH
-#define R ND_ACCESS_R
-#define W ND_ACCESS_W
-#define RW ND_ACCESS_RW
+#define R   ND_ACCESS_R
+#define W   ND_ACCESS_W
+#define RW  ND_ACCESS_RW
 #define F32 ND_DT_F32
 #define I32 ND_DT_I32
 #define F64 ND_DT_F64
-#define SHAPE(...) (sizeof((uint8_t[]){__VA_ARGS__})), {__VA_ARGS__}
+#define SHAPE(...) \
+  (sizeof((uint8_t[]){__VA_ARGS__})), { __VA_ARGS__ }
 /* A buffer: B(name, role, mode, dtype, presence, repeat, weight, beta, dims...) */
-#define B(name, role, mode, dt, pres, rep, wt, beta, ...) {name, role, mode, dt, pres, rep, wt, beta, SHAPE(__VA_ARGS__)}
+#define B(name, role, mode, dt, pres, rep, wt, beta, ...) \
+  { name, role, mode, dt, pres, rep, wt, beta, SHAPE(__VA_ARGS__) }
 /* The common case: f32, always there, once, no weight layout, no beta. */
 #define T(name, role, mode, ...) B(name, role, mode, F32, ND_ALWAYS, ND_ONCE, 0, 0, __VA_ARGS__)
 
@@ -27,10 +29,22 @@ static float beta_ln(const nd_task *t) { return t->a.ln.beta; }
 static float beta_emb(const nd_task *t) { return t->a.emb.beta; }
 
 /* kernel-check's sizes: odd, degenerate (1) and larger, with and without the options */
-#define MM(M, K, N, tw, bias, beta) {.mm = {M, K, N, tw, bias, beta}}
-#define LN(N, C, skip, beta) {.ln = {N, C, skip, beta}}
-#define AT(B, T, NH, hs) {.attn = {B, T, NH, hs}}
-#define EW(n) {.ew = {n}}
+#define MM(M, K, N, tw, bias, beta)   \
+  {                                   \
+    .mm = { M, K, N, tw, bias, beta } \
+  }
+#define LN(N, C, skip, beta)   \
+  {                            \
+    .ln = { N, C, skip, beta } \
+  }
+#define AT(B, T, NH, hs)     \
+  {                          \
+    .attn = { B, T, NH, hs } \
+  }
+#define EW(n)   \
+  {             \
+    .ew = { n } \
+  }
 static const nd_task_args mm_samples[] = {MM(7, 5, 3, 1, 0, 1), MM(1, 1, 1, 0, 1, 0), MM(33, 17, 65, 0, 1, 1),
                                           MM(64, 48, 40, 1, 1, 0)};
 static const nd_task_args ln_samples[] = {LN(3, 8, 1, 1), LN(1, 1, 0, 0), LN(17, 33, 0, 0), LN(5, 64, 1, 1)};
@@ -40,128 +54,296 @@ static const nd_task_args ew_samples[] = {EW(7), EW(1), EW(1000)};
 #define NO_SAMPLES NULL, 0
 
 static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
-    [ND_TASK_LOAD_BATCH] = {"load_batch", 0, 0, 2,
+    [ND_TASK_LOAD_BATCH] = {"load_batch",
+                            0,
+                            0,
+                            2,
                             {B("tokens", OUT, W, I32, ND_IF_TOKENS, ND_ONCE, 0, 0, ND_D_LBT),
                              B("targets", OUT, W, I32, ND_IF_TARGETS, ND_ONCE, 0, 0, ND_D_LBT)},
-                            nd__flops_none, NULL, NO_SAMPLES},
-    [ND_TASK_EMBED_FWD] = {"embedding_fwd", 0, 0, 4,
-                           {T("out", OUT, W, ND_D_BT, ND_D_EC), B("tokens", IN, R, I32, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_BT),
+                            nd__flops_none,
+                            NULL,
+                            NO_SAMPLES},
+    [ND_TASK_EMBED_FWD] = {"embedding_fwd",
+                           0,
+                           0,
+                           4,
+                           {T("out", OUT, W, ND_D_BT, ND_D_EC),
+                            B("tokens", IN, R, I32, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_BT),
                             T("wte", IN, R, ND_D_VS, ND_D_EC),
                             B("wpe", IN, R, F32, ND_IF_WPE, ND_ONCE, 0, 0, ND_D_ET, ND_D_EC)},
-                           nd__flops_embedding, beta_emb, NO_SAMPLES},
-    [ND_TASK_EMBED_BWD] = {"embedding_bwd", 0, 0, 3,
+                           nd__flops_embedding,
+                           beta_emb,
+                           NO_SAMPLES},
+    [ND_TASK_EMBED_BWD] = {"embedding_bwd",
+                           0,
+                           0,
+                           3,
                            {B("dtable", OUT, W, F32, ND_ALWAYS, ND_ONCE, 0, 1, ND_D_TABLE, ND_D_EC),
-                            T("dout", IN, R, ND_D_BT, ND_D_EC), B("tokens", IN, R, I32, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_BT)},
-                           nd__flops_embedding, beta_emb, NO_SAMPLES},
-    [ND_TASK_LN_FWD] = {"layernorm_fwd", 1, 0, 6,
-                        {T("out", OUT, W, ND_D_ROWS, ND_D_C), T("mean", OUT, W, ND_D_ROWS), T("rstd", OUT, W, ND_D_ROWS),
-                         T("inp", IN, R, ND_D_ROWS, ND_D_C), T("weight", IN, R, ND_D_C), T("bias", IN, R, ND_D_C)},
-                        nd__flops_layernorm, NULL, SAMPLES(ln_samples)},
-    [ND_TASK_LN_BWD_IN] = {"layernorm_bwd_input", 1, 0, 7,
+                            T("dout", IN, R, ND_D_BT, ND_D_EC),
+                            B("tokens", IN, R, I32, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_BT)},
+                           nd__flops_embedding,
+                           beta_emb,
+                           NO_SAMPLES},
+    [ND_TASK_LN_FWD] = {"layernorm_fwd",
+                        1,
+                        0,
+                        6,
+                        {T("out", OUT, W, ND_D_ROWS, ND_D_C), T("mean", OUT, W, ND_D_ROWS),
+                         T("rstd", OUT, W, ND_D_ROWS), T("inp", IN, R, ND_D_ROWS, ND_D_C), T("weight", IN, R, ND_D_C),
+                         T("bias", IN, R, ND_D_C)},
+                        nd__flops_layernorm,
+                        NULL,
+                        SAMPLES(ln_samples)},
+    [ND_TASK_LN_BWD_IN] = {"layernorm_bwd_input",
+                           1,
+                           0,
+                           7,
                            {T("dinp", OUT, W, ND_D_ROWS, ND_D_C),
                             B("dskip", IN, R, F32, ND_IF_SKIP, ND_ONCE, 0, 0, ND_D_ROWS, ND_D_C),
                             T("dout", IN, R, ND_D_ROWS, ND_D_C), T("inp", IN, R, ND_D_ROWS, ND_D_C),
                             T("weight", IN, R, ND_D_C), T("mean", IN, R, ND_D_ROWS), T("rstd", IN, R, ND_D_ROWS)},
-                           nd__flops_layernorm, NULL, SAMPLES(ln_samples)},
-    [ND_TASK_LN_BWD_W] = {"layernorm_bwd_weight", 1, 0, 6,
+                           nd__flops_layernorm,
+                           NULL,
+                           SAMPLES(ln_samples)},
+    [ND_TASK_LN_BWD_W] = {"layernorm_bwd_weight",
+                          1,
+                          0,
+                          6,
                           {B("dweight", OUT, W, F32, ND_ALWAYS, ND_ONCE, 0, 1, ND_D_C),
-                           B("dbias", OUT, W, F32, ND_ALWAYS, ND_ONCE, 0, 1, ND_D_C), T("dout", IN, R, ND_D_ROWS, ND_D_C),
-                           T("inp", IN, R, ND_D_ROWS, ND_D_C), T("mean", IN, R, ND_D_ROWS), T("rstd", IN, R, ND_D_ROWS)},
-                          nd__flops_layernorm, beta_ln, SAMPLES(ln_samples)},
-    [ND_TASK_MATMUL_FWD] = {"matmul_fwd", 1, 0, 4,
-                            {T("out", OUT, W, ND_D_M, ND_D_N), T("inp", IN, R, ND_D_M, ND_D_K),
-                             B("weight", IN, R, F32, ND_ALWAYS, ND_ONCE, 1, 0, ND_D_K, ND_D_N),
-                             B("bias", IN, R, F32, ND_IF_BIAS, ND_ONCE, 0, 0, ND_D_N)},
-                            nd__flops_matmul, NULL, SAMPLES(mm_samples)},
-    [ND_TASK_MATMUL_BWD_IN] = {"matmul_bwd_input", 1, 0, 3,
-                               {B("dinp", OUT, W, F32, ND_ALWAYS, ND_ONCE, 0, 1, ND_D_M, ND_D_K),
-                                T("dout", IN, R, ND_D_M, ND_D_N),
-                                B("weight", IN, R, F32, ND_ALWAYS, ND_ONCE, 1, 0, ND_D_K, ND_D_N)},
-                               nd__flops_matmul, beta_mm, SAMPLES(mm_samples)},
-    [ND_TASK_MATMUL_BWD_W] = {"matmul_bwd_weight", 1, 0, 4,
+                           B("dbias", OUT, W, F32, ND_ALWAYS, ND_ONCE, 0, 1, ND_D_C),
+                           T("dout", IN, R, ND_D_ROWS, ND_D_C), T("inp", IN, R, ND_D_ROWS, ND_D_C),
+                           T("mean", IN, R, ND_D_ROWS), T("rstd", IN, R, ND_D_ROWS)},
+                          nd__flops_layernorm,
+                          beta_ln,
+                          SAMPLES(ln_samples)},
+    [ND_TASK_MATMUL_FWD] =
+        {"matmul_fwd",
+         1,
+         0,
+         4,
+         {T("out", OUT, W, ND_D_M, ND_D_N), T("inp", IN, R, ND_D_M, ND_D_K),
+          B("weight", IN, R, F32, ND_ALWAYS, ND_ONCE, 1, 0, ND_D_K, ND_D_N),
+          B("bias", IN, R, F32, ND_IF_BIAS, ND_ONCE, 0, 0, ND_D_N)},
+         nd__flops_matmul,
+         NULL,
+         SAMPLES(mm_samples)},
+    [ND_TASK_MATMUL_BWD_IN] =
+        {"matmul_bwd_input",
+         1,
+         0,
+         3,
+         {B("dinp", OUT, W, F32, ND_ALWAYS, ND_ONCE, 0, 1, ND_D_M, ND_D_K), T("dout", IN, R, ND_D_M, ND_D_N),
+          B("weight", IN, R, F32, ND_ALWAYS, ND_ONCE, 1, 0, ND_D_K, ND_D_N)},
+         nd__flops_matmul,
+         beta_mm,
+         SAMPLES(mm_samples)},
+    [ND_TASK_MATMUL_BWD_W] = {"matmul_bwd_weight",
+                              1,
+                              0,
+                              4,
                               {B("dweight", OUT, W, F32, ND_ALWAYS, ND_ONCE, 1, 1, ND_D_K, ND_D_N),
-                               B("dbias", OUT, W, F32, ND_IF_BIAS, ND_ONCE, 0, 1, ND_D_N), T("dout", IN, R, ND_D_M, ND_D_N),
-                               T("inp", IN, R, ND_D_M, ND_D_K)},
-                              nd__flops_matmul, beta_mm, SAMPLES(mm_samples)},
-    [ND_TASK_ATTN_FWD] = {"attention_fwd", 1, 0, 3,
-                          {T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("att", OUT, W, ND_D_B, ND_D_NH, ND_D_T, ND_D_T),
+                               B("dbias", OUT, W, F32, ND_IF_BIAS, ND_ONCE, 0, 1, ND_D_N),
+                               T("dout", IN, R, ND_D_M, ND_D_N), T("inp", IN, R, ND_D_M, ND_D_K)},
+                              nd__flops_matmul,
+                              beta_mm,
+                              SAMPLES(mm_samples)},
+    [ND_TASK_ATTN_FWD] = {"attention_fwd",
+                          1,
+                          0,
+                          3,
+                          {T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                           T("att", OUT, W, ND_D_B, ND_D_NH, ND_D_T, ND_D_T),
                            T("qkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS)},
-                          nd__flops_attention, NULL, SAMPLES(at_samples)},
-    [ND_TASK_ATTN_BWD] = {"attention_bwd", 1, 0, 5,
+                          nd__flops_attention,
+                          NULL,
+                          SAMPLES(at_samples)},
+    [ND_TASK_ATTN_BWD] = {"attention_bwd",
+                          1,
+                          0,
+                          5,
                           {T("dqkv", OUT, W, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
-                           T("datt", SCR, W, ND_D_B, ND_D_NH, ND_D_T, ND_D_T), T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                           T("datt", SCR, W, ND_D_B, ND_D_NH, ND_D_T, ND_D_T),
+                           T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
                            T("qkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
                            T("att", IN, R, ND_D_B, ND_D_NH, ND_D_T, ND_D_T)},
-                          nd__flops_attention, NULL, SAMPLES(at_samples)},
-    [ND_TASK_ACT_FWD] = {"activation_fwd", 1, 1, 2, {T("out", OUT, W, ND_D_n), T("inp", IN, R, ND_D_n)}, nd__flops_elementwise,
-                         NULL, SAMPLES(ew_samples)},
-    [ND_TASK_ACT_BWD] = {"activation_bwd", 1, 1, 3,
+                          nd__flops_attention,
+                          NULL,
+                          SAMPLES(at_samples)},
+    [ND_TASK_ACT_FWD] = {"activation_fwd",
+                         1,
+                         1,
+                         2,
+                         {T("out", OUT, W, ND_D_n), T("inp", IN, R, ND_D_n)},
+                         nd__flops_elementwise,
+                         NULL,
+                         SAMPLES(ew_samples)},
+    [ND_TASK_ACT_BWD] = {"activation_bwd",
+                         1,
+                         1,
+                         3,
                          {T("dinp", OUT, W, ND_D_n), T("inp", IN, R, ND_D_n), T("dout", IN, R, ND_D_n)},
-                         nd__flops_elementwise, NULL, SAMPLES(ew_samples)},
-    [ND_TASK_RESIDUAL_FWD] = {"residual_fwd", 1, 0, 3, {T("out", OUT, W, ND_D_n), T("a", IN, R, ND_D_n), T("b", IN, R, ND_D_n)},
-                              nd__flops_elementwise, NULL, SAMPLES(ew_samples)},
-    [ND_TASK_CE_STATS] = {"crossentropy_stats", 0, 0, 3,
+                         nd__flops_elementwise,
+                         NULL,
+                         SAMPLES(ew_samples)},
+    [ND_TASK_RESIDUAL_FWD] =
+        {"residual_fwd",
+         1,
+         0,
+         3,
+         {T("out", OUT, W, ND_D_n), T("a", IN, R, ND_D_n), T("b", IN, R, ND_D_n)},
+         nd__flops_elementwise,
+         NULL,
+         SAMPLES(ew_samples)},
+    [ND_TASK_CE_STATS] = {"crossentropy_stats",
+                          0,
+                          0,
+                          3,
                           {T("stats", OUT, W, ND_D_CN, ND_D_3), T("logits", IN, R, ND_D_CN, ND_D_CVS),
                            B("targets", IN, R, I32, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_CN)},
-                          nd__flops_crossentropy, NULL, NO_SAMPLES},
-    [ND_TASK_CE_COMBINE] = {"crossentropy_combine", 0, 0, 3,
+                          nd__flops_crossentropy,
+                          NULL,
+                          NO_SAMPLES},
+    [ND_TASK_CE_COMBINE] = {"crossentropy_combine",
+                            0,
+                            0,
+                            3,
                             {B("lse", OUT, W, F32, ND_ALWAYS, ND_PER_SHARD, 0, 0, ND_D_CN),
                              B("stats", IN, R, F32, ND_ALWAYS, ND_PER_SHARD, 0, 0, ND_D_CN, ND_D_3),
                              B("loss", OUT, W, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)},
-                            nd__flops_crossentropy, NULL, NO_SAMPLES},
-    [ND_TASK_CE_BWD] = {"crossentropy_bwd", 0, 0, 3,
+                            nd__flops_crossentropy,
+                            NULL,
+                            NO_SAMPLES},
+    [ND_TASK_CE_BWD] = {"crossentropy_bwd",
+                        0,
+                        0,
+                        3,
                         {T("logits", OUT, RW, ND_D_CN, ND_D_CVS), T("lse", IN, R, ND_D_CN),
                          B("targets", IN, R, I32, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_CN)},
-                        nd__flops_crossentropy, NULL, NO_SAMPLES},
-    [ND_TASK_ALLREDUCE] = {"allreduce", 0, 0, 1, {B("part", OUT, RW, ND_DT_COLL, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)},
-                           nd__flops_allreduce, NULL, NO_SAMPLES},
-    [ND_TASK_SENDRECV] = {"sendrecv", 0, 0, 2, {T("src", IN, R, ND_D_n), T("dst", OUT, W, ND_D_n)}, nd__flops_none, NULL, NO_SAMPLES},
-    [ND_TASK_GRAD_SUMSQ] = {"grad_sumsq", 0, 0, 2,
-                            {B("normsq", OUT, W, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1),
-                             B("grad", IN, R, F32, ND_ALWAYS, ND_REST, 0, 0, ND_D_BUF)},
-                            nd__flops_sumsq, NULL, NO_SAMPLES},
-    [ND_TASK_RMSNORM_FWD] = {"rmsnorm_fwd", 0, 0, 4,
-                             {T("out", OUT, W, ND_D_ROWS, ND_D_C), T("rstd", OUT, W, ND_D_ROWS),
-                              T("inp", IN, R, ND_D_ROWS, ND_D_C), T("weight", IN, R, ND_D_C)},
-                             nd__flops_layernorm, NULL, NO_SAMPLES},
-    [ND_TASK_RMSNORM_BWD_IN] = {"rmsnorm_bwd_input", 0, 0, 6,
-                                {T("dinp", OUT, W, ND_D_ROWS, ND_D_C),
-                                 B("dskip", IN, R, F32, ND_IF_SKIP, ND_ONCE, 0, 0, ND_D_ROWS, ND_D_C),
-                                 T("dout", IN, R, ND_D_ROWS, ND_D_C), T("inp", IN, R, ND_D_ROWS, ND_D_C),
-                                 T("weight", IN, R, ND_D_C), T("rstd", IN, R, ND_D_ROWS)},
-                                nd__flops_layernorm, NULL, NO_SAMPLES},
-    [ND_TASK_RMSNORM_BWD_W] = {"rmsnorm_bwd_weight", 0, 0, 4,
+                        nd__flops_crossentropy,
+                        NULL,
+                        NO_SAMPLES},
+    [ND_TASK_ALLREDUCE] =
+        {"allreduce",
+         0,
+         0,
+         1,
+         {B("part", OUT, RW, ND_DT_COLL, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)},
+         nd__flops_allreduce,
+         NULL,
+         NO_SAMPLES},
+    [ND_TASK_SENDRECV] =
+        {"sendrecv", 0, 0, 2, {T("src", IN, R, ND_D_n), T("dst", OUT, W, ND_D_n)}, nd__flops_none, NULL, NO_SAMPLES},
+    [ND_TASK_GRAD_SUMSQ] =
+        {"grad_sumsq",
+         0,
+         0,
+         2,
+         {B("normsq", OUT, W, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1),
+          B("grad", IN, R, F32, ND_ALWAYS, ND_REST, 0, 0, ND_D_BUF)},
+         nd__flops_sumsq,
+         NULL,
+         NO_SAMPLES},
+    [ND_TASK_RMSNORM_FWD] =
+        {"rmsnorm_fwd",
+         0,
+         0,
+         4,
+         {T("out", OUT, W, ND_D_ROWS, ND_D_C), T("rstd", OUT, W, ND_D_ROWS), T("inp", IN, R, ND_D_ROWS, ND_D_C),
+          T("weight", IN, R, ND_D_C)},
+         nd__flops_layernorm,
+         NULL,
+         NO_SAMPLES},
+    [ND_TASK_RMSNORM_BWD_IN] =
+        {"rmsnorm_bwd_input",
+         0,
+         0,
+         6,
+         {T("dinp", OUT, W, ND_D_ROWS, ND_D_C), B("dskip", IN, R, F32, ND_IF_SKIP, ND_ONCE, 0, 0, ND_D_ROWS, ND_D_C),
+          T("dout", IN, R, ND_D_ROWS, ND_D_C), T("inp", IN, R, ND_D_ROWS, ND_D_C), T("weight", IN, R, ND_D_C),
+          T("rstd", IN, R, ND_D_ROWS)},
+         nd__flops_layernorm,
+         NULL,
+         NO_SAMPLES},
+    [ND_TASK_RMSNORM_BWD_W] = {"rmsnorm_bwd_weight",
+                               0,
+                               0,
+                               4,
                                {B("dweight", OUT, W, F32, ND_ALWAYS, ND_ONCE, 0, 1, ND_D_C),
                                 T("dout", IN, R, ND_D_ROWS, ND_D_C), T("inp", IN, R, ND_D_ROWS, ND_D_C),
                                 T("rstd", IN, R, ND_D_ROWS)},
-                               nd__flops_layernorm, beta_ln, NO_SAMPLES},
-    [ND_TASK_ROPE_FWD] = {"rope_fwd", 0, 0, 2, {T("out", OUT, W, ND_D_n), T("inp", IN, R, ND_D_n)},
-                          nd__flops_elementwise, NULL, NO_SAMPLES},
-    [ND_TASK_ROPE_BWD] = {"rope_bwd", 0, 0, 2, {T("dinp", OUT, W, ND_D_n), T("dout", IN, R, ND_D_n)},
-                          nd__flops_elementwise, NULL, NO_SAMPLES},
-    [ND_TASK_SWIGLU_FWD] = {"swiglu_fwd", 0, 0, 3,
-                            {T("out", OUT, W, ND_D_n), T("gate", IN, R, ND_D_n), T("up", IN, R, ND_D_n)},
-                            nd__flops_elementwise, NULL, NO_SAMPLES},
-    [ND_TASK_SWIGLU_BWD] = {"swiglu_bwd", 0, 0, 5,
-                            {T("dgate", OUT, W, ND_D_n), T("dup", OUT, W, ND_D_n), T("gate", IN, R, ND_D_n),
-                             T("up", IN, R, ND_D_n), T("dout", IN, R, ND_D_n)},
-                            nd__flops_elementwise, NULL, NO_SAMPLES},
-    [ND_TASK_GQA_FWD] = {"gqa_fwd", 0, 0, 5,
-                         {T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                          T("att", OUT, W, ND_D_B, ND_D_NH, ND_D_T, ND_D_T), T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                          T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS)},
-                         nd__flops_attention, NULL, NO_SAMPLES},
-    [ND_TASK_GQA_BWD] = {"gqa_bwd", 0, 0, 8,
-                         {T("dq", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("dk", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                          T("dv", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                          T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                          T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                          T("att", IN, R, ND_D_B, ND_D_NH, ND_D_T, ND_D_T)},
-                         nd__flops_attention, NULL, NO_SAMPLES},
-    [ND_TASK_ADAMW] = {"adamw", 0, 0, 5,
-                       {T("param", OUT, RW, ND_D_n), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n), T("grad", IN, R, ND_D_n),
-                        B("normsq", IN, R, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)},
-                       nd__flops_adamw, NULL, NO_SAMPLES},
+                               nd__flops_layernorm,
+                               beta_ln,
+                               NO_SAMPLES},
+    [ND_TASK_ROPE_FWD] =
+        {"rope_fwd",
+         0,
+         0,
+         2,
+         {T("out", OUT, W, ND_D_n), T("inp", IN, R, ND_D_n)},
+         nd__flops_elementwise,
+         NULL,
+         NO_SAMPLES},
+    [ND_TASK_ROPE_BWD] =
+        {"rope_bwd",
+         0,
+         0,
+         2,
+         {T("dinp", OUT, W, ND_D_n), T("dout", IN, R, ND_D_n)},
+         nd__flops_elementwise,
+         NULL,
+         NO_SAMPLES},
+    [ND_TASK_SWIGLU_FWD] =
+        {"swiglu_fwd",
+         0,
+         0,
+         3,
+         {T("out", OUT, W, ND_D_n), T("gate", IN, R, ND_D_n), T("up", IN, R, ND_D_n)},
+         nd__flops_elementwise,
+         NULL,
+         NO_SAMPLES},
+    [ND_TASK_SWIGLU_BWD] =
+        {"swiglu_bwd",
+         0,
+         0,
+         5,
+         {T("dgate", OUT, W, ND_D_n), T("dup", OUT, W, ND_D_n), T("gate", IN, R, ND_D_n), T("up", IN, R, ND_D_n),
+          T("dout", IN, R, ND_D_n)},
+         nd__flops_elementwise,
+         NULL,
+         NO_SAMPLES},
+    [ND_TASK_GQA_FWD] =
+        {"gqa_fwd",
+         0,
+         0,
+         5,
+         {T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("att", OUT, W, ND_D_B, ND_D_NH, ND_D_T, ND_D_T),
+          T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+          T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS)},
+         nd__flops_attention,
+         NULL,
+         NO_SAMPLES},
+    [ND_TASK_GQA_BWD] =
+        {"gqa_bwd",
+         0,
+         0,
+         8,
+         {T("dq", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("dk", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+          T("dv", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+          T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+          T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("att", IN, R, ND_D_B, ND_D_NH, ND_D_T, ND_D_T)},
+         nd__flops_attention,
+         NULL,
+         NO_SAMPLES},
+    [ND_TASK_ADAMW] =
+        {"adamw",
+         0,
+         0,
+         5,
+         {T("param", OUT, RW, ND_D_n), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n), T("grad", IN, R, ND_D_n),
+          B("normsq", IN, R, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)},
+         nd__flops_adamw,
+         NULL,
+         NO_SAMPLES},
 };
 
 const nd_kind_row *nd_kind(enum nd_task_kind kind) { return (unsigned)kind < ND_TASK_KIND_COUNT ? &rows[kind] : NULL; }
@@ -181,57 +363,88 @@ int64_t nd__task_flops(const nd_task *t) { return rows[t->kind].flops(t); }
 int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
   const nd_task_args *a = &t->a;
   switch (d) {
-  case ND_D_1: return 1;
-  case ND_D_3: return 3;
-  case ND_D_M: return a->mm.M;
-  case ND_D_K: return a->mm.K;
-  case ND_D_N: return a->mm.N;
-  case ND_D_ROWS: return a->ln.N;
-  case ND_D_C: return a->ln.C;
-  case ND_D_KV: return a->gqa.NKV;
-  case ND_D_B: return a->attn.B;
-  case ND_D_T: return a->attn.T;
-  case ND_D_NH: return a->attn.NH;
-  case ND_D_HS: return a->attn.hs;
+  case ND_D_1:
+    return 1;
+  case ND_D_3:
+    return 3;
+  case ND_D_M:
+    return a->mm.M;
+  case ND_D_K:
+    return a->mm.K;
+  case ND_D_N:
+    return a->mm.N;
+  case ND_D_ROWS:
+    return a->ln.N;
+  case ND_D_C:
+    return a->ln.C;
+  case ND_D_KV:
+    return a->gqa.NKV;
+  case ND_D_B:
+    return a->attn.B;
+  case ND_D_T:
+    return a->attn.T;
+  case ND_D_NH:
+    return a->attn.NH;
+  case ND_D_HS:
+    return a->attn.hs;
   case ND_D_n:
     return t->kind == ND_TASK_ALLREDUCE ? a->coll.n : t->kind == ND_TASK_ADAMW ? a->adamw.n : a->ew.n;
-  case ND_D_BT: return (int64_t)a->emb.B * a->emb.T;
-  case ND_D_EC: return a->emb.C;
-  case ND_D_VS: return a->emb.Vs;
-  case ND_D_ET: return a->emb.T;
-  case ND_D_TABLE: return a->emb.wpe ? a->emb.T : a->emb.Vs;
-  case ND_D_CN: return a->ce.N;
-  case ND_D_CVS: return a->ce.Vs;
-  case ND_D_LBT: return (int64_t)a->load.B * a->load.T;
+  case ND_D_BT:
+    return (int64_t)a->emb.B * a->emb.T;
+  case ND_D_EC:
+    return a->emb.C;
+  case ND_D_VS:
+    return a->emb.Vs;
+  case ND_D_ET:
+    return a->emb.T;
+  case ND_D_TABLE:
+    return a->emb.wpe ? a->emb.T : a->emb.Vs;
+  case ND_D_CN:
+    return a->ce.N;
+  case ND_D_CVS:
+    return a->ce.Vs;
+  case ND_D_LBT:
+    return (int64_t)a->load.B * a->load.T;
   case ND_D_BUF:
-  case ND_D_COUNT: break;
+  case ND_D_COUNT:
+    break;
   }
   return 0;
 }
 
 const char *nd_kind_dim_name(enum nd_dim d) {
-  static const char *const names[ND_D_COUNT] = {"1",   "3",  "M",   "K", "N",  "N",  "C", "B", "T", "NH", "hs", "KV",
-                                                "n",   "B*T", "C", "Vs", "T", "Vs|T", "N", "Vs", "B*T", "numel"};
+  static const char *const names[ND_D_COUNT] = {"1",  "3", "M",   "K", "N",  "N", "C",    "B", "T",  "NH",  "hs",
+                                                "KV", "n", "B*T", "C", "Vs", "T", "Vs|T", "N", "Vs", "B*T", "numel"};
   return (unsigned)d < ND_D_COUNT ? names[d] : "?";
 }
 
 int nd_kind_present(const nd_task *t, const nd_kind_buffer *b) {
   switch (b->present) {
-  case ND_IF_BIAS: return t->a.mm.has_bias;
-  case ND_IF_SKIP: return t->a.ln.has_skip;
-  case ND_IF_WPE: return t->a.emb.wpe;
-  case ND_IF_TOKENS: return t->a.load.tokens;
-  case ND_IF_TARGETS: return t->a.load.targets;
-  default: return 1;
+  case ND_IF_BIAS:
+    return t->a.mm.has_bias;
+  case ND_IF_SKIP:
+    return t->a.ln.has_skip;
+  case ND_IF_WPE:
+    return t->a.emb.wpe;
+  case ND_IF_TOKENS:
+    return t->a.load.tokens;
+  case ND_IF_TARGETS:
+    return t->a.load.targets;
+  default:
+    return 1;
   }
 }
 
 int nd_kind_count(const nd_task *t, const nd_kind_buffer *b, int rest) {
   switch (b->repeat) {
-  case ND_PER_PART: return t->a.coll.nparts;
-  case ND_PER_SHARD: return t->a.ce.nshards;
-  case ND_REST: return rest;
-  default: return 1;
+  case ND_PER_PART:
+    return t->a.coll.nparts;
+  case ND_PER_SHARD:
+    return t->a.ce.nshards;
+  case ND_REST:
+    return rest;
+  default:
+    return 1;
   }
 }
 

@@ -35,41 +35,53 @@ enum nd_kind_repeat {
 
 /* The symbols of shape expressions, each read from the task's arguments. */
 enum nd_dim {
-  ND_D_1, ND_D_3,
-  ND_D_M, ND_D_K, ND_D_N,                        /* linear layers: mm */
-  ND_D_ROWS, ND_D_C,                             /* LayerNorm: ln.N, ln.C */
-  ND_D_B, ND_D_T, ND_D_NH, ND_D_HS,              /* attention */
-  ND_D_KV,                                       /* grouped-query attention: key/value heads */
-  ND_D_n,                                        /* elementwise and collectives: ew.n, coll.n, adamw.n */
-  ND_D_BT, ND_D_EC, ND_D_VS, ND_D_ET, ND_D_TABLE, /* embedding: B*T, C, Vs, T, Vs or T (the table a bwd writes) */
-  ND_D_CN, ND_D_CVS,                             /* cross-entropy: ce.N, ce.Vs */
-  ND_D_LBT,                                      /* load_batch: B*T */
-  ND_D_BUF,                                      /* the buffer's own element count */
+  ND_D_1,
+  ND_D_3,
+  ND_D_M,
+  ND_D_K,
+  ND_D_N, /* linear layers: mm */
+  ND_D_ROWS,
+  ND_D_C, /* LayerNorm: ln.N, ln.C */
+  ND_D_B,
+  ND_D_T,
+  ND_D_NH,
+  ND_D_HS, /* attention */
+  ND_D_KV, /* grouped-query attention: key/value heads */
+  ND_D_n,  /* elementwise and collectives: ew.n, coll.n, adamw.n */
+  ND_D_BT,
+  ND_D_EC,
+  ND_D_VS,
+  ND_D_ET,
+  ND_D_TABLE, /* embedding: B*T, C, Vs, T, Vs or T (the table a bwd writes) */
+  ND_D_CN,
+  ND_D_CVS, /* cross-entropy: ce.N, ce.Vs */
+  ND_D_LBT, /* load_batch: B*T */
+  ND_D_BUF, /* the buffer's own element count */
   ND_D_COUNT
 };
 
 enum nd_kind_dtype { ND_DT_F32, ND_DT_I32, ND_DT_F64, ND_DT_COLL /* coll.dtype */ };
 
 #define ND_KIND_MAX_BUFFERS 8
-#define ND_KIND_MAX_DIMS 5
+#define ND_KIND_MAX_DIMS    5
 
 typedef struct nd_kind_buffer {
   const char *name;
-  uint8_t role;     /* enum nd_kind_role */
-  uint8_t mode;     /* enum nd_access_mode; a gradient output is W, RW once accumulating */
-  uint8_t dtype;    /* enum nd_kind_dtype */
-  uint8_t present;  /* enum nd_kind_presence */
-  uint8_t repeat;   /* enum nd_kind_repeat */
-  uint8_t weight;   /* a linear layer's (K, N) weight, stored (N, K) when mm.trans_w */
-  uint8_t beta;     /* honours the call's beta (0 overwrite, 1 add) */
+  uint8_t role;    /* enum nd_kind_role */
+  uint8_t mode;    /* enum nd_access_mode; a gradient output is W, RW once accumulating */
+  uint8_t dtype;   /* enum nd_kind_dtype */
+  uint8_t present; /* enum nd_kind_presence */
+  uint8_t repeat;  /* enum nd_kind_repeat */
+  uint8_t weight;  /* a linear layer's (K, N) weight, stored (N, K) when mm.trans_w */
+  uint8_t beta;    /* honours the call's beta (0 overwrite, 1 add) */
   uint8_t ndim;
   uint8_t dims[ND_KIND_MAX_DIMS]; /* enum nd_dim */
 } nd_kind_buffer;
 
 typedef struct nd_kind_row {
-  const char *name;     /* "matmul_fwd": config keys, plugins, traces */
-  int replaceable;      /* a plugin may register an implementation */
-  int activation;       /* follows model.activation rather than kernels.override */
+  const char *name; /* "matmul_fwd": config keys, plugins, traces */
+  int replaceable;  /* a plugin may register an implementation */
+  int activation;   /* follows model.activation rather than kernels.override */
   int n_buffers;
   nd_kind_buffer buf[ND_KIND_MAX_BUFFERS];
   int64_t (*flops)(const nd_task *t); /* graph/cost.c */

@@ -17,37 +17,103 @@
 enum { P_EMBED, P_NORM, P_HEAD, P_LAYER0 };
 enum { L_IN_NORM, L_Q, L_K, L_V, L_O, L_POST_NORM, L_GATE, L_UP, L_DOWN, L_NPARAMS };
 static const char *const layer_param_names[L_NPARAMS] = {
-    "input_layernorm.weight", "self_attn.q_proj.weight", "self_attn.k_proj.weight",
+    "input_layernorm.weight",  "self_attn.q_proj.weight", "self_attn.k_proj.weight",
     "self_attn.v_proj.weight", "self_attn.o_proj.weight", "post_attention_layernorm.weight",
-    "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight"};
+    "mlp.gate_proj.weight",    "mlp.up_proj.weight",      "mlp.down_proj.weight"};
 
 /* Activations of a micro-batch slot: per layer, then per stage (layer index L). */
 enum act {
-  A_LN1, A_LN1_RSTD, A_Q, A_K, A_V, A_QR, A_KR, A_ATT, A_ATTY, A_ATTPROJ, A_RES2, A_LN2, A_LN2_RSTD,
-  A_GATE, A_UP, A_H, A_DOWN, A_XOUT,
-  A_D_XOUT, A_D_RES2, A_D_H, A_D_GATE, A_D_UP, A_D_LN2, A_D_ATTY, A_D_QR, A_D_KR, A_D_V, A_D_Q, A_D_K, A_D_LN1,
-  A_TOKENS, A_TARGETS, A_XIN, A_D_XIN, A_LNF, A_LNF_RSTD, A_LOGITS, A_CE_STATS, A_LSE, A_D_LNF, A_COUNT
+  A_LN1,
+  A_LN1_RSTD,
+  A_Q,
+  A_K,
+  A_V,
+  A_QR,
+  A_KR,
+  A_ATT,
+  A_ATTY,
+  A_ATTPROJ,
+  A_RES2,
+  A_LN2,
+  A_LN2_RSTD,
+  A_GATE,
+  A_UP,
+  A_H,
+  A_DOWN,
+  A_XOUT,
+  A_D_XOUT,
+  A_D_RES2,
+  A_D_H,
+  A_D_GATE,
+  A_D_UP,
+  A_D_LN2,
+  A_D_ATTY,
+  A_D_QR,
+  A_D_KR,
+  A_D_V,
+  A_D_Q,
+  A_D_K,
+  A_D_LN1,
+  A_TOKENS,
+  A_TARGETS,
+  A_XIN,
+  A_D_XIN,
+  A_LNF,
+  A_LNF_RSTD,
+  A_LOGITS,
+  A_CE_STATS,
+  A_LSE,
+  A_D_LNF,
+  A_COUNT
 };
 static const char *const act_names[A_COUNT] = {
-    "ln1", "ln1_rstd", "q", "k", "v", "q_rot", "k_rot", "att", "atty", "attproj", "res2", "ln2", "ln2_rstd",
-    "gate", "up", "h", "down", "xout",
-    "d_xout", "d_res2", "d_h", "d_gate", "d_up", "d_ln2", "d_atty", "d_q_rot", "d_k_rot", "d_v", "d_q", "d_k", "d_ln1",
-    "tokens", "targets", "xin", "d_xin", "lnf", "lnf_rstd", "logits", "ce_stats", "lse", "d_lnf"};
+    "ln1",  "ln1_rstd", "q",      "k",        "v",       "q_rot",    "k_rot", "att",    "atty",   "attproj", "res2",
+    "ln2",  "ln2_rstd", "gate",   "up",       "h",       "down",     "xout",  "d_xout", "d_res2", "d_h",     "d_gate",
+    "d_up", "d_ln2",    "d_atty", "d_q_rot",  "d_k_rot", "d_v",      "d_q",   "d_k",    "d_ln1",  "tokens",  "targets",
+    "xin",  "d_xin",    "lnf",    "lnf_rstd", "logits",  "ce_stats", "lse",   "d_lnf"};
 
 /* The pool of each activation, by the last phase that reads it (ir.h). */
-static const enum nd_act_pool act_pool[A_COUNT] = {
-    [A_LN1] = ND_POOL_FWD_W, [A_LN1_RSTD] = ND_POOL_FWD_W, [A_Q] = ND_POOL_FWD_SCRATCH,
-    [A_K] = ND_POOL_FWD_SCRATCH, [A_V] = ND_POOL_FWD_B, [A_QR] = ND_POOL_FWD_B, [A_KR] = ND_POOL_FWD_B,
-    [A_ATT] = ND_POOL_FWD_B, [A_ATTY] = ND_POOL_FWD_W, [A_ATTPROJ] = ND_POOL_FWD_SCRATCH, [A_RES2] = ND_POOL_FWD_W,
-    [A_LN2] = ND_POOL_FWD_W, [A_LN2_RSTD] = ND_POOL_FWD_W, [A_GATE] = ND_POOL_FWD_B, [A_UP] = ND_POOL_FWD_B,
-    [A_H] = ND_POOL_FWD_W, [A_DOWN] = ND_POOL_FWD_SCRATCH, [A_XOUT] = ND_POOL_FWD_W,
-    [A_D_XOUT] = ND_POOL_GRAD_W, [A_D_RES2] = ND_POOL_GRAD_W, [A_D_H] = ND_POOL_GRAD_B,
-    [A_D_GATE] = ND_POOL_GRAD_W, [A_D_UP] = ND_POOL_GRAD_W, [A_D_LN2] = ND_POOL_GRAD_W,
-    [A_D_ATTY] = ND_POOL_GRAD_B, [A_D_QR] = ND_POOL_GRAD_B, [A_D_KR] = ND_POOL_GRAD_B, [A_D_V] = ND_POOL_GRAD_W,
-    [A_D_Q] = ND_POOL_GRAD_W, [A_D_K] = ND_POOL_GRAD_W, [A_D_LN1] = ND_POOL_GRAD_W,
-    [A_TOKENS] = ND_POOL_FWD_W, [A_TARGETS] = ND_POOL_FWD_B, [A_XIN] = ND_POOL_FWD_W, [A_D_XIN] = ND_POOL_GRAD_W,
-    [A_LNF] = ND_POOL_FWD_W, [A_LNF_RSTD] = ND_POOL_FWD_W, [A_LOGITS] = ND_POOL_FWD_W,
-    [A_CE_STATS] = ND_POOL_FWD_SCRATCH, [A_LSE] = ND_POOL_FWD_B, [A_D_LNF] = ND_POOL_GRAD_W};
+static const enum nd_act_pool act_pool[A_COUNT] = {[A_LN1] = ND_POOL_FWD_W,
+                                                   [A_LN1_RSTD] = ND_POOL_FWD_W,
+                                                   [A_Q] = ND_POOL_FWD_SCRATCH,
+                                                   [A_K] = ND_POOL_FWD_SCRATCH,
+                                                   [A_V] = ND_POOL_FWD_B,
+                                                   [A_QR] = ND_POOL_FWD_B,
+                                                   [A_KR] = ND_POOL_FWD_B,
+                                                   [A_ATT] = ND_POOL_FWD_B,
+                                                   [A_ATTY] = ND_POOL_FWD_W,
+                                                   [A_ATTPROJ] = ND_POOL_FWD_SCRATCH,
+                                                   [A_RES2] = ND_POOL_FWD_W,
+                                                   [A_LN2] = ND_POOL_FWD_W,
+                                                   [A_LN2_RSTD] = ND_POOL_FWD_W,
+                                                   [A_GATE] = ND_POOL_FWD_B,
+                                                   [A_UP] = ND_POOL_FWD_B,
+                                                   [A_H] = ND_POOL_FWD_W,
+                                                   [A_DOWN] = ND_POOL_FWD_SCRATCH,
+                                                   [A_XOUT] = ND_POOL_FWD_W,
+                                                   [A_D_XOUT] = ND_POOL_GRAD_W,
+                                                   [A_D_RES2] = ND_POOL_GRAD_W,
+                                                   [A_D_H] = ND_POOL_GRAD_B,
+                                                   [A_D_GATE] = ND_POOL_GRAD_W,
+                                                   [A_D_UP] = ND_POOL_GRAD_W,
+                                                   [A_D_LN2] = ND_POOL_GRAD_W,
+                                                   [A_D_ATTY] = ND_POOL_GRAD_B,
+                                                   [A_D_QR] = ND_POOL_GRAD_B,
+                                                   [A_D_KR] = ND_POOL_GRAD_B,
+                                                   [A_D_V] = ND_POOL_GRAD_W,
+                                                   [A_D_Q] = ND_POOL_GRAD_W,
+                                                   [A_D_K] = ND_POOL_GRAD_W,
+                                                   [A_D_LN1] = ND_POOL_GRAD_W,
+                                                   [A_TOKENS] = ND_POOL_FWD_W,
+                                                   [A_TARGETS] = ND_POOL_FWD_B,
+                                                   [A_XIN] = ND_POOL_FWD_W,
+                                                   [A_D_XIN] = ND_POOL_GRAD_W,
+                                                   [A_LNF] = ND_POOL_FWD_W,
+                                                   [A_LNF_RSTD] = ND_POOL_FWD_W,
+                                                   [A_LOGITS] = ND_POOL_FWD_W,
+                                                   [A_CE_STATS] = ND_POOL_FWD_SCRATCH,
+                                                   [A_LSE] = ND_POOL_FWD_B,
+                                                   [A_D_LNF] = ND_POOL_GRAD_W};
 
 /* The sizes of one tensor rank. */
 typedef struct dims {
@@ -61,7 +127,9 @@ static dims dims_of(const nd_graph *g) {
 #define R nd__rank
 static int32_t P(nd__builder *b, nd_rank r, int p) { return nd__param(b, r, p); }
 static int32_t G(nd__builder *b, nd_rank r, int p) { return nd__grad(b, r, p); }
-static int32_t A(nd__builder *b, nd_rank r, int mb, int layer, enum act which) { return nd__act(b, r, mb, layer, which); }
+static int32_t A(nd__builder *b, nd_rank r, int mb, int layer, enum act which) {
+  return nd__act(b, r, mb, layer, which);
+}
 static int LP(int l, int j) { return P_LAYER0 + L_NPARAMS * l + j; }
 static int tied(const nd_graph *g) { return g->tied; }
 
@@ -78,15 +146,18 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
   char hf[80];
   if (first || (last && tied(g))) {
     /* tied: on the last stage of a pipeline it is a copy */
-    nd__add_param(b, r, P_EMBED, &(nd__param_spec){"model.embed_tokens.weight", ND_SHARD_VOCAB, 2, {Vs, C},
-                                                   {g->V, C}, main_copy && first, 1, v0, -1});
+    nd__add_param(
+        b, r, P_EMBED,
+        &(nd__param_spec){
+            "model.embed_tokens.weight", ND_SHARD_VOCAB, 2, {Vs, C}, {g->V, C}, main_copy && first, 1, v0, -1});
   }
   if (last) {
-    nd__add_param(b, r, P_NORM, &(nd__param_spec){"model.norm.weight", ND_SHARD_FULL, 1, {C, 0}, {C, 0},
-                                                  main_copy && t == 0, 0, 0, -1});
+    nd__add_param(
+        b, r, P_NORM,
+        &(nd__param_spec){"model.norm.weight", ND_SHARD_FULL, 1, {C, 0}, {C, 0}, main_copy && t == 0, 0, 0, -1});
     if (!tied(g))
-      nd__add_param(b, r, P_HEAD, &(nd__param_spec){"lm_head.weight", ND_SHARD_VOCAB, 2, {Vs, C}, {g->V, C},
-                                                    main_copy, 1, v0, -1});
+      nd__add_param(b, r, P_HEAD,
+                    &(nd__param_spec){"lm_head.weight", ND_SHARD_VOCAB, 2, {Vs, C}, {g->V, C}, main_copy, 1, v0, -1});
   }
   int64_t KV = g->NKV;
   for (int l = g->stage_first[r.pp]; l < g->stage_first[r.pp] + g->stage_layers[r.pp]; l++) {
@@ -94,13 +165,23 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
       snprintf(hf, sizeof hf, "model.layers.%d.%s", l, layer_param_names[j]);
       nd__param_spec s = {hf, ND_SHARD_ROWS, 2, {0, C}, {0, C}, main_copy, 1, 0, l};
       switch (j) {
-      case L_Q: s.shape[0] = (int64_t)z.NHs * z.hs, s.full[0] = (int64_t)g->NH * z.hs; break;
-      case L_K: case L_V: s.shape[0] = (int64_t)z.KVs * z.hs, s.full[0] = KV * z.hs; break;
-      case L_GATE: case L_UP: s.shape[0] = z.Is, s.full[0] = g->FF; break;
+      case L_Q:
+        s.shape[0] = (int64_t)z.NHs * z.hs, s.full[0] = (int64_t)g->NH * z.hs;
+        break;
+      case L_K:
+      case L_V:
+        s.shape[0] = (int64_t)z.KVs * z.hs, s.full[0] = KV * z.hs;
+        break;
+      case L_GATE:
+      case L_UP:
+        s.shape[0] = z.Is, s.full[0] = g->FF;
+        break;
       case L_O:
         s = (nd__param_spec){hf, ND_SHARD_COLS, 2, {C, (int64_t)z.NHs * z.hs}, {C, C}, main_copy, 1, 0, l};
         break;
-      case L_DOWN: s = (nd__param_spec){hf, ND_SHARD_COLS, 2, {C, z.Is}, {C, g->FF}, main_copy, 1, 0, l}; break;
+      case L_DOWN:
+        s = (nd__param_spec){hf, ND_SHARD_COLS, 2, {C, z.Is}, {C, g->FF}, main_copy, 1, 0, l};
+        break;
       default: /* the norms: whole vectors on every tensor rank */
         s = (nd__param_spec){hf, ND_SHARD_FULL, 1, {C, 0}, {C, 0}, main_copy && t == 0, 0, 0, l};
       }
@@ -118,15 +199,59 @@ static int64_t act_shape(const nd_graph *g, nd_rank r, int which, nd_tensor *t) 
   t->dtype = ND_F32;
   int64_t s[4] = {B, T, g->C, 0};
   switch (which) {
-  case A_LN1_RSTD: case A_LN2_RSTD: case A_LNF_RSTD: case A_LSE: s[2] = 0; break;
-  case A_TOKENS: case A_TARGETS: s[2] = 0; t->kind = ND_TENSOR_INPUT; t->dtype = ND_I32; break;
-  case A_Q: case A_QR: case A_ATTY: case A_D_Q: case A_D_QR: case A_D_ATTY: s[2] = (int64_t)z.NHs * z.hs; break;
-  case A_K: case A_V: case A_KR: case A_D_K: case A_D_KR: case A_D_V: s[2] = (int64_t)z.KVs * z.hs; break;
-  case A_GATE: case A_UP: case A_H: case A_D_H: case A_D_GATE: case A_D_UP: s[2] = z.Is; break;
-  case A_ATT: s[1] = z.NHs; s[2] = T; s[3] = T; break;
-  case A_LOGITS: s[0] = B * T; s[1] = nd__vocab_size(g, r.tp); s[2] = 0; break;
-  case A_CE_STATS: s[0] = B * T; s[1] = 3; s[2] = 0; break;
-  default: break;
+  case A_LN1_RSTD:
+  case A_LN2_RSTD:
+  case A_LNF_RSTD:
+  case A_LSE:
+    s[2] = 0;
+    break;
+  case A_TOKENS:
+  case A_TARGETS:
+    s[2] = 0;
+    t->kind = ND_TENSOR_INPUT;
+    t->dtype = ND_I32;
+    break;
+  case A_Q:
+  case A_QR:
+  case A_ATTY:
+  case A_D_Q:
+  case A_D_QR:
+  case A_D_ATTY:
+    s[2] = (int64_t)z.NHs * z.hs;
+    break;
+  case A_K:
+  case A_V:
+  case A_KR:
+  case A_D_K:
+  case A_D_KR:
+  case A_D_V:
+    s[2] = (int64_t)z.KVs * z.hs;
+    break;
+  case A_GATE:
+  case A_UP:
+  case A_H:
+  case A_D_H:
+  case A_D_GATE:
+  case A_D_UP:
+    s[2] = z.Is;
+    break;
+  case A_ATT:
+    s[1] = z.NHs;
+    s[2] = T;
+    s[3] = T;
+    break;
+  case A_LOGITS:
+    s[0] = B * T;
+    s[1] = nd__vocab_size(g, r.tp);
+    s[2] = 0;
+    break;
+  case A_CE_STATS:
+    s[0] = B * T;
+    s[1] = 3;
+    s[2] = 0;
+    break;
+  default:
+    break;
   }
   int64_t bytes = 4;
   t->ndim = 0;
@@ -137,10 +262,21 @@ static int64_t act_shape(const nd_graph *g, nd_rank r, int which, nd_tensor *t) 
 static int act_on_rank(const nd_graph *g, nd_rank r, int which) {
   int first = r.pp == 0, last = r.pp == g->pp - 1;
   switch (which) {
-  case A_TOKENS: return first;
-  case A_XIN: case A_D_XIN: return 1;
-  case A_TARGETS: case A_LNF: case A_LNF_RSTD: case A_LOGITS: case A_CE_STATS: case A_LSE: case A_D_LNF: return last;
-  default: return which < A_TOKENS;
+  case A_TOKENS:
+    return first;
+  case A_XIN:
+  case A_D_XIN:
+    return 1;
+  case A_TARGETS:
+  case A_LNF:
+  case A_LNF_RSTD:
+  case A_LOGITS:
+  case A_CE_STATS:
+  case A_LSE:
+  case A_D_LNF:
+    return last;
+  default:
+    return which < A_TOKENS;
   }
 }
 
@@ -154,8 +290,8 @@ static void rope(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_ra
   nd__task_spec s;
   nd__spec_init(&s, kind, ph, r, mb, l);
   int hs = g->C / g->NH;
-  s.t.a.rope = (struct nd_rope_args){(int64_t)g->B * g->T * heads * hs, g->B, g->T, heads, hs,
-                                     (float)b->cfg->model.rope_theta};
+  s.t.a.rope =
+      (struct nd_rope_args){(int64_t)g->B * g->T * heads * hs, g->B, g->T, heads, hs, (float)b->cfg->model.rope_theta};
   nd__acc(&s, out, ND_ACCESS_W);
   nd__acc(&s, in, ND_ACCESS_R);
   nd__emit(b, &s);
@@ -168,8 +304,9 @@ static struct nd_gqa_args attn_args(const nd_graph *g) {
 
 /* A [out, in] weight's forward: out = in . w^T. */
 static void linear(nd__builder *b, nd_rank r, int mb, int l, int32_t out, int32_t in, int32_t w, int K, int N) {
-  nd__matmul_fwd(b, r, mb, l, &(nd__linear){.out = out, .inp = in, .w = w, .bias = -1, .M = b->g->B * b->g->T, .K = K, .N = N,
-                                            .trans_w = 1});
+  nd__matmul_fwd(
+      b, r, mb, l,
+      &(nd__linear){.out = out, .inp = in, .w = w, .bias = -1, .M = b->g->B * b->g->T, .K = K, .N = N, .trans_w = 1});
 }
 
 /* ------------------------------------------------------------ forward */
@@ -182,8 +319,8 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     nd_rank r = R(d, st, t);
     int32_t x = l == g->stage_first[st] ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
     int32_t ln1 = A(b, r, mb, l, A_LN1);
-    nd__rms_fwd(b, r, mb, l, &(nd__norm){.out = ln1, .rstd = A(b, r, mb, l, A_LN1_RSTD), .inp = x,
-                                         .w = P(b, r, LP(l, L_IN_NORM))});
+    nd__rms_fwd(b, r, mb, l,
+                &(nd__norm){.out = ln1, .rstd = A(b, r, mb, l, A_LN1_RSTD), .inp = x, .w = P(b, r, LP(l, L_IN_NORM))});
     linear(b, r, mb, l, A(b, r, mb, l, A_Q), ln1, P(b, r, LP(l, L_Q)), C, Q);
     linear(b, r, mb, l, A(b, r, mb, l, A_K), ln1, P(b, r, LP(l, L_K)), C, KV);
     linear(b, r, mb, l, A(b, r, mb, l, A_V), ln1, P(b, r, LP(l, L_V)), C, KV);
@@ -206,8 +343,9 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     int32_t x = l == g->stage_first[st] ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
     int32_t res2 = A(b, r, mb, l, A_RES2), ln2 = A(b, r, mb, l, A_LN2);
     nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, res2, x, A(b, r, mb, l, A_ATTPROJ), t > 0);
-    nd__rms_fwd(b, r, mb, l, &(nd__norm){.out = ln2, .rstd = A(b, r, mb, l, A_LN2_RSTD), .inp = res2,
-                                         .w = P(b, r, LP(l, L_POST_NORM))});
+    nd__rms_fwd(
+        b, r, mb, l,
+        &(nd__norm){.out = ln2, .rstd = A(b, r, mb, l, A_LN2_RSTD), .inp = res2, .w = P(b, r, LP(l, L_POST_NORM))});
     linear(b, r, mb, l, A(b, r, mb, l, A_GATE), ln2, P(b, r, LP(l, L_GATE)), C, z.Is);
     linear(b, r, mb, l, A(b, r, mb, l, A_UP), ln2, P(b, r, LP(l, L_UP)), C, z.Is);
     int32_t h = A(b, r, mb, l, A_H);
@@ -218,8 +356,8 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
     int32_t xout = A(b, r, mb, l, A_XOUT);
-    nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, xout, A(b, r, mb, l, A_RES2),
-                    A(b, r, mb, l, A_DOWN), t > 0);
+    nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, xout, A(b, r, mb, l, A_RES2), A(b, r, mb, l, A_DOWN),
+                    t > 0);
   }
 }
 
@@ -231,8 +369,10 @@ static void head_forward(nd__builder *b, int d, int mb) {
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
     int32_t lnf = A(b, r, mb, L, A_LNF);
-    nd__rms_fwd(b, r, mb, L, &(nd__norm){.out = lnf, .rstd = A(b, r, mb, L, A_LNF_RSTD),
-                                         .inp = A(b, r, mb, L - 1, A_XOUT), .w = P(b, r, P_NORM)});
+    nd__rms_fwd(
+        b, r, mb, L,
+        &(nd__norm){
+            .out = lnf, .rstd = A(b, r, mb, L, A_LNF_RSTD), .inp = A(b, r, mb, L - 1, A_XOUT), .w = P(b, r, P_NORM)});
     linear(b, r, mb, L, A(b, r, mb, L, A_LOGITS), lnf, head_weight(b, r), g->C, nd__vocab_size(g, t));
     nd__ce_stats(b, r, mb, A_CE_STATS, A_LOGITS, A_TARGETS);
   }
@@ -274,11 +414,20 @@ static void forward(nd__builder *b, int d, int st, int mb) {
 /* ------------------------------------------------------------ backward */
 
 /* The input and weight gradients of an [out, in] weight; add: dinp already holds another consumer's part. */
-static void linear_bwd(nd__builder *b, nd_rank r, int mb, int l, int32_t dinp, int32_t dout, int32_t inp, int p,
-                       int K, int N, int add) {
+static void linear_bwd(nd__builder *b, nd_rank r, int mb, int l, int32_t dinp, int32_t dout, int32_t inp, int p, int K,
+                       int N, int add) {
   nd__matmul_bwd(b, r, mb, l,
-                 &(nd__linear){.dinp = dinp, .dout = dout, .inp = inp, .w = P(b, r, p), .dw = G(b, r, p), .dbias = -1,
-                               .M = b->g->B * b->g->T, .K = K, .N = N, .trans_w = 1, .dinp_add = add});
+                 &(nd__linear){.dinp = dinp,
+                               .dout = dout,
+                               .inp = inp,
+                               .w = P(b, r, p),
+                               .dw = G(b, r, p),
+                               .dbias = -1,
+                               .M = b->g->B * b->g->T,
+                               .K = K,
+                               .N = N,
+                               .trans_w = 1,
+                               .dinp_add = add});
 }
 
 static void head_backward(nd__builder *b, int d, int mb) {
@@ -294,9 +443,13 @@ static void head_backward(nd__builder *b, int d, int mb) {
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
     nd__rms_bwd(b, r, mb, L,
-                &(nd__norm){.dinp = A(b, r, mb, L - 1, A_D_XOUT), .dskip = -1, .dout = A(b, r, mb, L, A_D_LNF),
-                            .inp = A(b, r, mb, L - 1, A_XOUT), .w = P(b, r, P_NORM),
-                            .rstd = A(b, r, mb, L, A_LNF_RSTD), .dw = G(b, r, P_NORM)});
+                &(nd__norm){.dinp = A(b, r, mb, L - 1, A_D_XOUT),
+                            .dskip = -1,
+                            .dout = A(b, r, mb, L, A_D_LNF),
+                            .inp = A(b, r, mb, L - 1, A_XOUT),
+                            .w = P(b, r, P_NORM),
+                            .rstd = A(b, r, mb, L, A_LNF_RSTD),
+                            .dw = G(b, r, P_NORM)});
   }
 }
 
@@ -326,9 +479,12 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
     nd__rms_bwd(b, r, mb, l,
-                &(nd__norm){.dinp = A(b, r, mb, l, A_D_RES2), .dskip = A(b, r, mb, l, A_D_XOUT),
-                            .dout = A(b, r, mb, l, A_D_LN2), .inp = A(b, r, mb, l, A_RES2),
-                            .w = P(b, r, LP(l, L_POST_NORM)), .rstd = A(b, r, mb, l, A_LN2_RSTD),
+                &(nd__norm){.dinp = A(b, r, mb, l, A_D_RES2),
+                            .dskip = A(b, r, mb, l, A_D_XOUT),
+                            .dout = A(b, r, mb, l, A_D_LN2),
+                            .inp = A(b, r, mb, l, A_RES2),
+                            .w = P(b, r, LP(l, L_POST_NORM)),
+                            .rstd = A(b, r, mb, l, A_LN2_RSTD),
                             .dw = G(b, r, LP(l, L_POST_NORM))});
     linear_bwd(b, r, mb, l, A(b, r, mb, l, A_D_ATTY), A(b, r, mb, l, A_D_RES2), A(b, r, mb, l, A_ATTY), LP(l, L_O), Q,
                C, 0);
@@ -357,8 +513,12 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
     int32_t x = first ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
     int32_t dx = first ? A(b, r, mb, l, A_D_XIN) : A(b, r, mb, l - 1, A_D_XOUT);
     nd__rms_bwd(b, r, mb, l,
-                &(nd__norm){.dinp = dx, .dskip = A(b, r, mb, l, A_D_RES2), .dout = A(b, r, mb, l, A_D_LN1), .inp = x,
-                            .w = P(b, r, LP(l, L_IN_NORM)), .rstd = A(b, r, mb, l, A_LN1_RSTD),
+                &(nd__norm){.dinp = dx,
+                            .dskip = A(b, r, mb, l, A_D_RES2),
+                            .dout = A(b, r, mb, l, A_D_LN1),
+                            .inp = x,
+                            .w = P(b, r, LP(l, L_IN_NORM)),
+                            .rstd = A(b, r, mb, l, A_LN1_RSTD),
                             .dw = G(b, r, LP(l, L_IN_NORM))});
   }
 }

@@ -81,7 +81,8 @@ void nd_plan_print(FILE *f, const nd_graph *g, const nd_plan *p) {
     fprintf(f, " %s=%lld", nd_phase_name((enum nd_phase)ph), (long long)p->per_phase[ph]);
   fprintf(f, "\ntasks per kind:\n");
   for (int k = 0; k < ND_TASK_KIND_COUNT; k++)
-    if (p->per_kind[k]) fprintf(f, "  %-22s %8lld\n", nd_task_kind_name((enum nd_task_kind)k), (long long)p->per_kind[k]);
+    if (p->per_kind[k])
+      fprintf(f, "  %-22s %8lld\n", nd_task_kind_name((enum nd_task_kind)k), (long long)p->per_kind[k]);
   fprintf(f, "\nFLOPs: %.4g total, %.4g of model arithmetic (without repeated work and collectives)\n",
           (double)p->flops, (double)p->model_flops);
   fprintf(f, "critical path: %.4g FLOPs over %lld tasks (%.1f%% of the total)\n", (double)p->critical_flops,

@@ -35,11 +35,16 @@ void nd_upward_rank(const nd_graph *g, const nd_edges *e, const double *duration
 
 static int phase_order(enum nd_phase p) {
   switch (p) {
-  case ND_PHASE_B: return 4;
-  case ND_PHASE_COLLECTIVE: return 3; /* communication unblocks other ranks */
-  case ND_PHASE_F: return 2;
-  case ND_PHASE_W: return 1;
-  default: return 0;
+  case ND_PHASE_B:
+    return 4;
+  case ND_PHASE_COLLECTIVE:
+    return 3; /* communication unblocks other ranks */
+  case ND_PHASE_F:
+    return 2;
+  case ND_PHASE_W:
+    return 1;
+  default:
+    return 0;
   }
 }
 
@@ -72,8 +77,7 @@ int nd_priorities_from_rank(const nd_graph *g, const double *rank, enum nd_prior
   }
   qsort(k, (size_t)g->n_tasks, sizeof *k, cmp_keyed);
   int64_t distinct = 0;
-  for (int32_t i = 0; i < g->n_tasks; i++)
-    distinct += i == 0 || !same_level(&k[i], &k[i - 1]);
+  for (int32_t i = 0; i < g->n_tasks; i++) distinct += i == 0 || !same_level(&k[i], &k[i - 1]);
   int64_t level = -1;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     level += i == 0 || !same_level(&k[i], &k[i - 1]);
@@ -233,7 +237,10 @@ int nd_fixed_order(const nd_graph *g, const nd_edges *e, enum nd_fixed_schedule 
     for (int32_t k = e->pred_off[i]; k < e->pred_off[i + 1]; k++) after = fmax(after, key[e->pred[k]]);
     int computes = task->phase == ND_PHASE_F || task->phase == ND_PHASE_B || task->phase == ND_PHASE_W;
     if (computes && task->micro_batch >= 0)
-      key[i] = t[task->rank.pp * n_units + 3 * task->micro_batch + (task->phase == ND_PHASE_B ? 1 : task->phase == ND_PHASE_W ? 2 : 0)];
+      key[i] = t[task->rank.pp * n_units + 3 * task->micro_batch +
+                 (task->phase == ND_PHASE_B   ? 1
+                  : task->phase == ND_PHASE_W ? 2
+                                              : 0)];
     else if (task->micro_batch >= 0 || task->phase == ND_PHASE_COLLECTIVE)
       key[i] = after;
     else

@@ -23,8 +23,7 @@ double nd_task_seconds(const nd_task *t, const nd_cost_model *m);
 
 /* rank[i] = seconds(i) + max over successors of rank[succ]; seconds from
  * `duration` (measured, per task) when not NULL, else from the model. */
-void nd_upward_rank(const nd_graph *g, const nd_edges *e, const double *duration, const nd_cost_model *m,
-                    double *rank);
+void nd_upward_rank(const nd_graph *g, const nd_edges *e, const double *duration, const nd_cost_model *m, double *rank);
 
 /* Priorities in [lo, hi], higher first, spread over the range (all lo when
  * lo == hi). ND_PRIORITY_CRITICAL_PATH: by upward rank (to a microsecond),

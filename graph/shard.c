@@ -17,8 +17,11 @@ void nd_shard_copy(const nd_tensor *t, float *full, float *shard, int to_full) {
   int nseg = 1;
   int tp = t->home.tp;
   switch (t->shard) {
-  case ND_SHARD_FULL: break;
-  case ND_SHARD_COLS: seg[0][0] = tp * cols; break;
+  case ND_SHARD_FULL:
+    break;
+  case ND_SHARD_COLS:
+    seg[0][0] = tp * cols;
+    break;
   case ND_SHARD_QKV_COLS:
     nseg = 3;
     for (int g = 0; g < 3; g++) {
@@ -27,15 +30,21 @@ void nd_shard_copy(const nd_tensor *t, float *full, float *shard, int to_full) {
       seg[g][2] = cols / 3;
     }
     break;
-  case ND_SHARD_ROWS: row0 = t->ndim == 1 ? 0 : tp * rows; break;
-  case ND_SHARD_VOCAB: row0 = t->shard_begin; break;
+  case ND_SHARD_ROWS:
+    row0 = t->ndim == 1 ? 0 : tp * rows;
+    break;
+  case ND_SHARD_VOCAB:
+    row0 = t->shard_begin;
+    break;
   }
   for (int64_t r = 0; r < rows; r++)
     for (int s = 0; s < nseg; s++) {
       float *f = full + (row0 + r) * full_cols + seg[s][0];
       float *p = shard + r * cols + seg[s][1];
       size_t bytes = (size_t)seg[s][2] * sizeof(float);
-      if (to_full) memcpy(f, p, bytes);
-      else memcpy(p, f, bytes);
+      if (to_full)
+        memcpy(f, p, bytes);
+      else
+        memcpy(p, f, bytes);
     }
 }

@@ -8,15 +8,15 @@
 int nd_stage_split(int p, int L, const double *other, const double *per_layer, int *split) {
   if (p < 1 || L < p) return ND_EINVAL;
   size_t cols = (size_t)L + 1;
-  double *best = malloc((size_t)(p + 1) * cols * sizeof *best); // (p + 1, L + 1): slowest stage of the best prefix
+  double *best = malloc((size_t)(p + 1) * cols * sizeof *best);  // (p + 1, L + 1): slowest stage of the best prefix
   int *choice = malloc((size_t)(p + 1) * cols * sizeof *choice); // (p + 1, L + 1): layers of its last stage
   if (!best || !choice) {
     free(best);
     free(choice);
     return ND_ENOMEM;
   }
-#define BEST(s, l) best[(size_t)(s) * cols + (size_t)(l)]
-#define CHOICE(s, l) choice[(size_t)(s) * cols + (size_t)(l)]
+#define BEST(s, l)   best[(size_t)(s)*cols + (size_t)(l)]
+#define CHOICE(s, l) choice[(size_t)(s)*cols + (size_t)(l)]
   for (int l = 0; l <= L; l++) BEST(0, l) = l == 0 ? 0 : 1e300;
   for (int s = 1; s <= p; s++)
     for (int l = 0; l <= L; l++) {

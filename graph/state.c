@@ -25,9 +25,8 @@ int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
     return nd__fail(err, ND_ECONFIG, "%s: layout does not fit the graph builder", cfg->source);
   int at = 0;
   for (int s = 0; s < g->pp; s++) {
-    g->stage_layers[s] = cfg->parallelism.n_stage_layers
-                             ? (int)cfg->parallelism.stage_layers[s]
-                             : g->L / g->pp + (s < g->L % g->pp);
+    g->stage_layers[s] =
+        cfg->parallelism.n_stage_layers ? (int)cfg->parallelism.stage_layers[s] : g->L / g->pp + (s < g->L % g->pp);
     g->stage_first[s] = at;
     at += g->stage_layers[s];
   }
@@ -51,8 +50,7 @@ int32_t *nd__pslot(nd__builder *b, int32_t *table, nd_rank r, int p) {
 
 void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec) {
   static const char *const suffix[] = {"", ".grad", ".m", ".v"};
-  static const enum nd_tensor_kind kinds[] = {ND_TENSOR_PARAM, ND_TENSOR_GRAD, ND_TENSOR_OPTSTATE,
-                                              ND_TENSOR_OPTSTATE};
+  static const enum nd_tensor_kind kinds[] = {ND_TENSOR_PARAM, ND_TENSOR_GRAD, ND_TENSOR_OPTSTATE, ND_TENSOR_OPTSTATE};
   int32_t *tables[] = {b->param, b->grad, b->mom, b->vel};
   int32_t param_id = -1;
   for (int k = 0; k < 4; k++) {
@@ -106,8 +104,11 @@ int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which) {
 /* Do stage st's pools fit within the bound with `fwd` forwards in flight and
  * W tasks `wgrad - 1` micro-batches behind their B (every tensor-parallel rank)? */
 static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, int fwd, int wgrad) {
-  int depth[ND_POOL_COUNT] = {[ND_POOL_FWD_SCRATCH] = 1, [ND_POOL_FWD_B] = fwd, [ND_POOL_FWD_W] = fwd + wgrad - 1,
-                              [ND_POOL_GRAD_B] = 1, [ND_POOL_GRAD_W] = wgrad};
+  int depth[ND_POOL_COUNT] = {[ND_POOL_FWD_SCRATCH] = 1,
+                              [ND_POOL_FWD_B] = fwd,
+                              [ND_POOL_FWD_W] = fwd + wgrad - 1,
+                              [ND_POOL_GRAD_B] = 1,
+                              [ND_POOL_GRAD_W] = wgrad};
   if (fwd > g->micro_batches || wgrad > g->micro_batches) return 0;
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = {0, st, t};
@@ -196,8 +197,8 @@ void nd__builder_free(nd__builder *b) {
 
 void nd__add_stats(nd__builder *b) {
   nd_graph *g = b->g;
-  nd_tensor stat = {.kind = ND_TENSOR_STAT, .dtype = ND_F64, .ndim = 1, .shape = {1}, .layer = -1,
-                    .slot = -1, .param = -1};
+  nd_tensor stat = {
+      .kind = ND_TENSOR_STAT, .dtype = ND_F64, .ndim = 1, .shape = {1}, .layer = -1, .slot = -1, .param = -1};
   for (int d = 0; d < g->dp; d++) {
     snprintf(stat.name, sizeof stat.name, "d%d.loss", d);
     stat.home = nd__rank(d, g->pp - 1, 0);

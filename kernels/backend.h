@@ -36,8 +36,8 @@ typedef struct nd_kcall {
   const nd_task *task;
   const nd_graph *graph; /* NULL outside a graph (kernel tests) */
   const nd_step *step;
-  const nd_access *acc;  /* the task's accesses, or NULL */
-  nd_kernel_args a;      /* what a plugin's kernel gets: kind, beta, queue, device */
+  const nd_access *acc; /* the task's accesses, or NULL */
+  nd_kernel_args a;     /* what a plugin's kernel gets: kind, beta, queue, device */
 } nd_kcall;
 
 /* A built-in implementation. Returns 0 or a backend error code. */
@@ -75,8 +75,8 @@ int nd__cuda_devices_present(void);
  * their own size, count (elements; NULL: 0). Sets the call's kind and beta.
  * role, when not NULL, gets each descriptor's role. d has room for
  * nd__layout_max(t) descriptors; returns how many were filled. */
-int nd__kernel_layout(const nd_task *t, void *const *ptrs, const int64_t *count, nd_tensor_desc *d,
-                      nd_kernel_args *a, uint8_t *role);
+int nd__kernel_layout(const nd_task *t, void *const *ptrs, const int64_t *count, nd_tensor_desc *d, nd_kernel_args *a,
+                      uint8_t *role);
 static inline int nd__layout_max(const nd_task *t) { return t->n_access + ND_KIND_MAX_BUFFERS; }
 
 #endif

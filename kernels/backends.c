@@ -13,14 +13,18 @@ extern const nd_backend_ops nd__cuda_backend;
 
 const nd_backend_ops *nd__backend(int device) {
   switch (device) {
-  case ND_BACKEND_CPU: return &nd__cpu_backend;
+  case ND_BACKEND_CPU:
+    return &nd__cpu_backend;
 #ifdef ND_HAVE_OPENCL
-  case ND_BACKEND_OPENCL: return &nd__opencl_backend;
+  case ND_BACKEND_OPENCL:
+    return &nd__opencl_backend;
 #endif
 #ifdef ND_HAVE_CUDA
-  case ND_BACKEND_CUDA: return &nd__cuda_backend;
+  case ND_BACKEND_CUDA:
+    return &nd__cuda_backend;
 #endif
-  default: return NULL;
+  default:
+    return NULL;
   }
 }
 

@@ -10,7 +10,7 @@
 #include "kernels/backend.h"
 #include "kernels/registry.h"
 
-#define ND__TOL 1e-4    /* float kernels summing in another order */
+#define ND__TOL    1e-4 /* float kernels summing in another order */
 #define ND__TOL_FD 1e-3 /* central differences in float */
 
 typedef struct buffers {
@@ -145,7 +145,8 @@ static double rel(const float *x, const float *ref, int64_t n) {
 static int activation_on(const nd__kernel_impl *im, int dev, int64_t n, const float *x, const float *dout,
                          const float *y, const float *dinp, FILE *out, nd_error *err) {
   size_t sz = (size_t)n * sizeof(float);
-  float *xc = malloc(sz), *dc = malloc(sz), *yd = calloc((size_t)n, sizeof(float)), *gd = calloc((size_t)n, sizeof(float));
+  float *xc = malloc(sz), *dc = malloc(sz), *yd = calloc((size_t)n, sizeof(float)),
+        *gd = calloc((size_t)n, sizeof(float));
   int rc = 0;
   if (!xc || !dc || !yd || !gd) {
     rc = nd__fail(err, ND_ENOMEM, "kernel check: out of memory");
@@ -178,8 +179,10 @@ static int activation_on(const nd__kernel_impl *im, int dev, int64_t n, const fl
   rc = !pass_f || !pass_b;
   goto cleanup;
 failed:
-  if (rc < 0 && why.msg[0]) rc = nd__fail(err, rc, "%s", why.msg);
-  else rc = returned(im, "activation", "check", rc, err);
+  if (rc < 0 && why.msg[0])
+    rc = nd__fail(err, rc, "%s", why.msg);
+  else
+    rc = returned(im, "activation", "check", rc, err);
 cleanup:
   free(xc), free(dc), free(yd), free(gd);
   return rc;
@@ -263,8 +266,9 @@ int nd__kernel_check(enum nd_task_kind kind, const nd__kernel_impl *impl, int qu
     for (int dev = 0; dev < (quick ? 1 : ND_BACKEND_COUNT); dev++) {
       if (!impl->fn[dev]) continue;
       if (!nd__backend(dev)) {
-        if (out) fprintf(out, "%s %s on %s: skipped (not in this build)\n", nd_task_kind_name(kind), impl->name,
-                         nd__backend_name(dev));
+        if (out)
+          fprintf(out, "%s %s on %s: skipped (not in this build)\n", nd_task_kind_name(kind), impl->name,
+                  nd__backend_name(dev));
         continue;
       }
       int rc = check_kind(kind, impl, dev, quick, out, err);

@@ -27,8 +27,8 @@ static void desc(nd_tensor_desc *d, const nd_task *t, const nd_kind_buffer *b, v
   }
 }
 
-int nd__kernel_layout(const nd_task *t, void *const *ptrs, const int64_t *count, nd_tensor_desc *d,
-                      nd_kernel_args *a, uint8_t *role) {
+int nd__kernel_layout(const nd_task *t, void *const *ptrs, const int64_t *count, nd_tensor_desc *d, nd_kernel_args *a,
+                      uint8_t *role) {
   const nd_kind_row *row = nd_kind(t->kind);
   *a = (nd_kernel_args){row->name, row->beta ? row->beta(t) : 0.0f, NULL, NULL, 0};
   int n = 0, j = 0;

@@ -28,7 +28,6 @@ int nd_kernels_add_static(const char *label, nd_plugin_init_fn init) {
 
 void nd_kernels_clear_static(void) { n_statics = 0; }
 
-
 /* dlerror's text on one line, without the path it repeats. */
 static const char *dl_reason(const char *path, char *buf, size_t size) {
   const char *e = dlerror();
@@ -60,7 +59,8 @@ static int load(nd_kernels *k, const char *path, nd_error *err) {
   }
   dlerror();
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) return nd__fail(err, ND_EPLUGIN, "%s: not a loadable shared object: %s", path, dl_reason(path, why, sizeof why));
+  if (!h)
+    return nd__fail(err, ND_EPLUGIN, "%s: not a loadable shared object: %s", path, dl_reason(path, why, sizeof why));
   if (nd__kernels_keep(k, h)) {
     dlclose(h);
     return nd__fail(err, ND_EPLUGIN, "%s: too many plugins", path);
@@ -92,8 +92,7 @@ static int validate(const nd_kernels *k, nd_error *err) {
     const char *name, *origin;
     if (!nd__kernels_selected(k, kind, &name, &origin) || strcmp(origin, "builtin") == 0 || kind == ND_TASK_ACT_BWD)
       continue;
-    const nd__kernel_impl *im =
-        kind == ND_TASK_ACT_FWD ? nd__activation_find(k, name) : nd__kernel_find(k, kind, name);
+    const nd__kernel_impl *im = kind == ND_TASK_ACT_FWD ? nd__activation_find(k, name) : nd__kernel_find(k, kind, name);
     int rc = im ? nd__kernel_check(kind, im, 1, NULL, err) : 0;
     if (rc < 0) return rc;
   }

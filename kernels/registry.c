@@ -11,7 +11,7 @@
 
 #include "common/error.h"
 
-#define ND__MAX_IMPLS 8
+#define ND__MAX_IMPLS       8
 #define ND__MAX_ACTIVATIONS 16
 
 struct nd_kernels {
@@ -141,13 +141,17 @@ static nd__kernel_impl *entry(loading *ld, nd__kernel_impl *list, int *n, int ma
   for (int i = 0; i < *n; i++) {
     if (strcmp(list[i].name, name) != 0) continue;
     if (strcmp(list[i].origin, ld->origin) == 0 && !list[i].fn[backend]) return &list[i];
-    if (kind) refuse(ld, "duplicate kernel name '%s' for %s (already from %s)", name, kind, list[i].origin);
-    else refuse(ld, "duplicate activation name '%s' (already from %s)", name, list[i].origin);
+    if (kind)
+      refuse(ld, "duplicate kernel name '%s' for %s (already from %s)", name, kind, list[i].origin);
+    else
+      refuse(ld, "duplicate activation name '%s' (already from %s)", name, list[i].origin);
     return NULL;
   }
   if (*n == max) {
-    if (kind) refuse(ld, "too many kernels for %s (at most %d)", kind, max);
-    else refuse(ld, "too many %ss (at most %d)", what, max);
+    if (kind)
+      refuse(ld, "too many kernels for %s (at most %d)", kind, max);
+    else
+      refuse(ld, "too many %ss (at most %d)", what, max);
     return NULL;
   }
   nd__kernel_impl *im = &list[(*n)++];
@@ -176,8 +180,8 @@ static int add_kernel(nd_kernel_registry *reg, const nd_kernel_def *def) {
     return refuse(ld, "kernel '%s' for %s: activations are added with add_activation", def->name, def->kind);
   if (!nd_kind(kind)->replaceable) return refuse(ld, "task kind '%s' has no replaceable kernel", def->kind);
   if (bad_name(ld, "kernel", def->name)) return -1;
-  nd__kernel_impl *im = entry(ld, k->impls[kind], &k->n_impls[kind], ND__MAX_IMPLS, "kernel", def->name, def->kind,
-                              def->backend);
+  nd__kernel_impl *im =
+      entry(ld, k->impls[kind], &k->n_impls[kind], ND__MAX_IMPLS, "kernel", def->name, def->kind, def->backend);
   if (!im) return -1;
   im->fn[def->backend] = def->fn;
   im->user[def->backend] = def->user;
@@ -250,7 +254,8 @@ const nd__kernel_impl *nd__activation_find(const nd_kernels *k, const char *name
 static void names(char *out, size_t size, const nd__kernel_impl *list, int n) {
   size_t len = 0;
   out[0] = '\0';
-  for (int i = 0; i < n && len < size; i++) len += (size_t)snprintf(out + len, size - len, "%s%s", i ? ", " : "", list[i].name);
+  for (int i = 0; i < n && len < size; i++)
+    len += (size_t)snprintf(out + len, size - len, "%s%s", i ? ", " : "", list[i].name);
 }
 
 /* Every task runs on a CPU worker when nothing else can take it. */
@@ -265,7 +270,8 @@ int nd__kernels_select(nd_kernels *k, const nd_config *cfg, nd_error *err) {
   for (int64_t i = 0; i < cfg->kernels.n_overrides; i++) {
     const struct nd_kernel_override *o = &cfg->kernels.overrides[i];
     int kind = nd_task_kind_from_name(o->kind);
-    if (kind < 0) return nd__fail(err, ND_ECONFIG, "%s: kernels.override: unknown task kind '%s'", cfg->source, o->kind);
+    if (kind < 0)
+      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: unknown task kind '%s'", cfg->source, o->kind);
     if (activation_kind(kind))
       return nd__fail(err, ND_ECONFIG, "%s: kernels.override: %s follows model.activation; set that instead",
                       cfg->source, o->kind);
@@ -284,8 +290,9 @@ int nd__kernels_select(nd_kernels *k, const nd_config *cfg, nd_error *err) {
   const nd__kernel_impl *act = nd__activation_find(k, cfg->model.activation);
   if (!act) {
     names(avail, sizeof avail, k->acts, k->n_acts);
-    return nd__fail(err, ND_ECONFIG, "%s: model.activation: unknown activation '%s' (available: %s; plugins add others)",
-                    cfg->source, cfg->model.activation, avail);
+    return nd__fail(err, ND_ECONFIG,
+                    "%s: model.activation: unknown activation '%s' (available: %s; plugins add others)", cfg->source,
+                    cfg->model.activation, avail);
   }
   if (needs_cpu(cfg, "model.activation", act, err)) return ND_ECONFIG;
   slot_set(k, ND_TASK_ACT_FWD, act, 0);
@@ -348,8 +355,10 @@ void nd__kernels_print(const nd_kernels *k, FILE *f) {
   for (int kind = 0; kind < ND_TASK_KIND_COUNT; kind++) {
     const char *name, *origin;
     if (!nd__kernels_selected(k, kind, &name, &origin)) continue;
-    if (strcmp(origin, "builtin") == 0) fprintf(f, "  %s: %s\n", nd_task_kind_name(kind), name);
-    else fprintf(f, "  %s: %s (%s)\n", nd_task_kind_name(kind), name, origin);
+    if (strcmp(origin, "builtin") == 0)
+      fprintf(f, "  %s: %s\n", nd_task_kind_name(kind), name);
+    else
+      fprintf(f, "  %s: %s (%s)\n", nd_task_kind_name(kind), name, origin);
   }
 }
 

@@ -95,8 +95,8 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
   out->priority = malloc(n * sizeof *out->priority);
   out->home = malloc(n * sizeof *out->home);
   out->mask_words = nd_rank_map_mask_words(pl);
-  out->workers = fixed || mode == ND_PLACEMENT_STRICT ? calloc(n * (size_t)out->mask_words, sizeof *out->workers)
-                                                      : NULL;
+  out->workers =
+      fixed || mode == ND_PLACEMENT_STRICT ? calloc(n * (size_t)out->mask_words, sizeof *out->workers) : NULL;
   nd_edges e = {0};
   int rc = !out->priority || !out->home || ((fixed || mode == ND_PLACEMENT_STRICT) && !out->workers) ? ND_ENOMEM : 0;
   if (rc || (rc = nd_graph_edges(g, &e))) goto cleanup;
@@ -128,8 +128,8 @@ int nd_runtime_units(nd_unit *units, int max) {
   int n = 0;
   for (unsigned w = 0; w < starpu_worker_get_count() && n < max; w++) {
     int kind = starpu_worker_get_type((int)w) == STARPU_OPENCL_WORKER ? ND_UNIT_OPENCL : ND_UNIT_CPU;
-    units[n++] = (nd_unit){starpu_worker_get_hwloc_obj((int)w), (int)w, kind,
-                           (int)starpu_worker_get_memory_node(w), starpu_worker_get_devid((int)w)};
+    units[n++] = (nd_unit){starpu_worker_get_hwloc_obj((int)w), (int)w, kind, (int)starpu_worker_get_memory_node(w),
+                           starpu_worker_get_devid((int)w)};
   }
   return n;
 }

@@ -22,7 +22,7 @@ typedef struct nd_hints {
   int *priority;     /* [n_tasks], in the running policy's range */
   uint32_t *workers; /* [n_tasks][mask_words] bitmaps of worker ids, all 0: any; NULL when nothing is restricted */
   int mask_words;
-  int *home;         /* [n_tasks], -1: none */
+  int *home; /* [n_tasks], -1: none */
 } nd_hints;
 
 /* Hints for g placed on `pl` under cfg's policy and placement, priorities in

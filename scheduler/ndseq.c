@@ -20,7 +20,7 @@
 typedef struct seq_worker {
   nd_queue q; /* the worker's sched mutex guards it */
   atomic_int n;
-  int next;   /* position of the task to run next; touched by the worker only */
+  int next; /* position of the task to run next; touched by the worker only */
   int idle_polls;
 } seq_worker;
 

@@ -34,23 +34,23 @@
 #include "scheduler/topology.h"
 
 typedef struct ws_worker {
-  nd_queue q;               /* the worker's sched mutex guards it */
-  atomic_int n;             /* tasks in q */
-  atomic_int n_stealable;   /* tasks in q that another worker may run */
+  nd_queue q;             /* the worker's sched mutex guards it */
+  atomic_int n;           /* tasks in q */
+  atomic_int n_stealable; /* tasks in q that another worker may run */
   int n_prox;
   int prox[STARPU_NMAXWORKERS]; /* the other workers, nearest first */
-  int idle_polls;           /* touched only by the worker itself */
-  _Atomic double busy_until; /* expected end of the running task (starpu_timing_now's clock) */
-  _Atomic double queued;     /* expected microseconds of the tasks in q */
+  int idle_polls;               /* touched only by the worker itself */
+  _Atomic double busy_until;    /* expected end of the running task (starpu_timing_now's clock) */
+  _Atomic double queued;        /* expected microseconds of the tasks in q */
 } ws_worker;
 
 typedef struct ws_state {
   ws_worker w[STARPU_NMAXWORKERS];
   nd_workers ws;
   nd_idle idle;
-  int mixed;  /* the context has workers of more than one type */
-  int place;  /* earliest-finish placement on a mixed node (ND_NDWS_MODELS=all) */
-  int check;  /* a thief must finish first (off with ND_NDWS_MODELS=0) */
+  int mixed; /* the context has workers of more than one type */
+  int place; /* earliest-finish placement on a mixed node (ND_NDWS_MODELS=all) */
+  int check; /* a thief must finish first (off with ND_NDWS_MODELS=0) */
 } ws_state;
 
 static ws_state *state_of(unsigned ctx) { return starpu_sched_ctx_get_policy_data(ctx); }
@@ -58,8 +58,7 @@ static ws_state *state_of(unsigned ctx) { return starpu_sched_ctx_get_policy_dat
 /* C11 has no fetch-add for doubles. */
 static void atomic_fetch_add_double(_Atomic double *x, double d) {
   double old = atomic_load(x);
-  while (!atomic_compare_exchange_weak(x, &old, old + d)) {
-  }
+  while (!atomic_compare_exchange_weak(x, &old, old + d)) {}
 }
 
 /* Could a worker other than `home` run it? Read from the restriction bitmap

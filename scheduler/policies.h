@@ -28,14 +28,14 @@ static inline int nd_sched_task_home(const struct starpu_task *task, void *sched
  * ndseq: [-ND_SEQ_MAX, 0], the priority being minus the position in the
  * worker's sequence. */
 #define ND_WS_PRIO_MAX (1 << 24)
-#define ND_SEQ_MAX (1 << 30)
+#define ND_SEQ_MAX     (1 << 30)
 
 /* How long an idle worker polls before it sleeps (about a millisecond: a
  * stage waiting for its neighbour's next task is usually fed within that,
  * and going through the condition variable for every such wait cost ndws
  * about 10% of a pipeline step against spinning policies), and the longest
  * sleep (a safety net; pushes wake sleepers at once). */
-#define ND_IDLE_POLLS 10000
+#define ND_IDLE_POLLS    10000
 #define ND_IDLE_SLEEP_US 2000
 
 #endif

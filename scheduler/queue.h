@@ -15,7 +15,7 @@ typedef struct nd_queue_item {
   int priority;
   uint64_t order; /* arrival, for FIFO among equal priorities */
   struct starpu_task *task;
-  double cost;    /* expected microseconds on the owner (0: unknown) */
+  double cost;                    /* expected microseconds on the owner (0: unknown) */
   double by_type[ND_QUEUE_TYPES]; /* expected microseconds per StarPU worker type (NAN: unknown) */
 } nd_queue_item;
 

@@ -5,7 +5,7 @@
 
 #define ND_TOPO_MAX_DEPTH 64
 /* I/O children sort after the normal and memory children of the same parent. */
-#define ND_TOPO_IO_RANK (1 << 20)
+#define ND_TOPO_IO_RANK   (1 << 20)
 
 /* Sibling ranks from the root down to obj; returns the length. */
 static int path_of(hwloc_obj_t obj, int *path) {

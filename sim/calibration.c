@@ -31,7 +31,8 @@ void nd_calibration_default(nd_calibration *c) {
     fit_from_cost(&c->model.fit[k][ND_SIM_CPU], &nd_cost_cpu);
     fit_from_cost(&c->model.fit[k][ND_SIM_OPENCL], &nd_cost_opencl);
   }
-  for (size_t i = 0; i < sizeof host_only / sizeof host_only[0]; i++) c->model.fit[host_only[i]][ND_SIM_OPENCL].valid = 0;
+  for (size_t i = 0; i < sizeof host_only / sizeof host_only[0]; i++)
+    c->model.fit[host_only[i]][ND_SIM_OPENCL].valid = 0;
   c->host_device_bps = 11e9; /* StarPU's bus calibration on this kind of machine (docs/opencl.md) */
   c->latency_s = 10e-6;
   snprintf(c->machine, sizeof c->machine, "built-in estimates (no calibration file)");
@@ -118,7 +119,8 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
     int kind = nd_task_kind_from_name(it->string);
     if (kind < 0 || !cJSON_IsObject(it)) {
       snprintf(why, sizeof why, kind < 0 ? "kinds: unknown task kind '%.40s'" : "kinds.%.40s must be an object",
-               it->string), ok = 0;
+               it->string),
+          ok = 0;
       break;
     }
     cJSON_ArrayForEach(dev, it) {
@@ -127,13 +129,15 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
       snprintf(where, sizeof where, "kinds.%.40s.%.20s", it->string, dev->string);
       if (k < 0 || !cJSON_IsObject(dev)) {
         snprintf(why, sizeof why, k < 0 ? "%s: unknown device kind (cpu, opencl, cuda)" : "%s must be an object",
-                 where), ok = 0;
+                 where),
+            ok = 0;
         break;
       }
       double over = number(dev, "overhead_us", where, why, sizeof why, &ok);
       double gflops = number(dev, "gflops", where, why, sizeof why, &ok);
       double gbs = number(dev, "gbs", where, why, sizeof why, &ok);
-      c->model.fit[kind][k] = (nd_sim_fit){1, over * 1e-6, gflops > 0 ? 1 / (gflops * 1e9) : 0, gbs > 0 ? 1 / (gbs * 1e9) : 0};
+      c->model.fit[kind][k] =
+          (nd_sim_fit){1, over * 1e-6, gflops > 0 ? 1 / (gflops * 1e9) : 0, gbs > 0 ? 1 / (gbs * 1e9) : 0};
     }
     if (!ok) break;
   }

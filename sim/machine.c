@@ -37,7 +37,8 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
   hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
   if ((xml[0] && hwloc_topology_set_xml(t, xml)) || hwloc_topology_load(t)) {
     hwloc_topology_destroy(t);
-    return nd__fail(err, ND_ECONFIG, "%s: runtime.topology: cannot read this hwloc XML topology", xml[0] ? xml : "this machine");
+    return nd__fail(err, ND_ECONFIG, "%s: runtime.topology: cannot read this hwloc XML topology",
+                    xml[0] ? xml : "this machine");
   }
   int cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE), gpus = count_gpus(t);
   int64_t ram = (int64_t)hwloc_get_root_obj(t)->total_memory;
@@ -48,7 +49,8 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
   int cpus = gpus ? 0 : cfg->runtime.workers ? (int)cfg->runtime.workers : cores - devices;
   if (!gpus && cpus < 1) cpus = 1;
   if (cpus + devices > ND_SIM_MAX_WORKERS || devices + 1 > ND_SIM_MAX_NODES)
-    return nd__fail(err, ND_ECONFIG, "%s: %d workers and %d devices: the planner simulates at most %d workers and %d devices",
+    return nd__fail(err, ND_ECONFIG,
+                    "%s: %d workers and %d devices: the planner simulates at most %d workers and %d devices",
                     cfg->source, cpus, devices, ND_SIM_MAX_WORKERS, ND_SIM_MAX_NODES - 1);
   m->n_nodes = 1 + devices;
   snprintf(m->node_name[0], sizeof m->node_name[0], "host");
@@ -61,8 +63,8 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
   }
   for (int a = 0; a < m->n_nodes; a++)
     for (int b = 0; b < m->n_nodes; b++)
-      m->bandwidth[a][b] = a && b ? (cal->device_device_bps > 0 ? cal->device_device_bps : cal->host_device_bps)
-                                  : cal->host_device_bps;
+      m->bandwidth[a][b] =
+          a && b ? (cal->device_device_bps > 0 ? cal->device_device_bps : cal->host_device_bps) : cal->host_device_bps;
   m->latency_s = cal->latency_s;
   return 0;
 }

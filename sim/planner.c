@@ -25,7 +25,8 @@ int nd_candidate_sets(const nd_candidate *c, char sets[][64]) {
   snprintf(sets[n++], 64, "parallelism.micro_batches=%d", c->micro_batches);
   snprintf(sets[n++], 64, "parallelism.activation_slots=%d", c->slots);
   int at = snprintf(sets[n], 64, "parallelism.stage_layers=[");
-  for (int s = 0; c->uneven && s < c->pp && at < 60; s++) at += snprintf(sets[n] + at, (size_t)(64 - at), s ? ",%d" : "%d", c->stage_layers[s]);
+  for (int s = 0; c->uneven && s < c->pp && at < 60; s++)
+    at += snprintf(sets[n] + at, (size_t)(64 - at), s ? ",%d" : "%d", c->stage_layers[s]);
   snprintf(sets[n++] + at, (size_t)(64 - at), "]");
   snprintf(sets[n++], 64, "train.micro_batch_size=%d", c->micro_batch_size);
   snprintf(sets[n++], 64, "runtime.placement=%s", placement_names[c->placement]);
@@ -97,7 +98,7 @@ static int simulate(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_edge
   memcpy(cand->peak, r.peak_bytes, sizeof cand->peak);
   memcpy(cand->busy_s, r.busy_s, sizeof cand->busy_s);
   return over_memory(p, cand, r.peak_bytes) ? append(&p->rejected, &p->n_rejected, cand)
-                                              : append(&p->plans, &p->n_plans, cand);
+                                            : append(&p->plans, &p->n_plans, cand);
 }
 
 /* Every placement and scheduler of one graph. */
@@ -113,7 +114,8 @@ static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_conf
   if (!first || !count) rc = ND_ENOMEM;
   if (!rc) {
     nd_sim_place(&p->machine, n_ranks, g->tp, first, count);
-    for (int32_t x = 0; x < g->n_tensors; x++) bytes[p->machine.node[first[nd_rank_index(g, g->tensors[x].home)]]] += g->tensors[x].bytes;
+    for (int32_t x = 0; x < g->n_tensors; x++)
+      bytes[p->machine.node[first[nd_rank_index(g, g->tensors[x].home)]]] += g->tensors[x].bytes;
   }
   if (!rc && over_memory(p, cand, bytes)) {
     snprintf(cand->scheduler, sizeof cand->scheduler, "any");
@@ -163,8 +165,10 @@ static int layouts(ctx *c, nd_candidate *cand) {
       if (t->rank.dp || t->rank.tp) continue;
       int kind = m->kind[nd_sim_task_worker(g, m, &c->p->cal.model, first, count, t, 0)];
       double sec = nd_sim_task_seconds(&c->p->cal.model, t, kind);
-      if (t->layer >= 0 && t->layer < L) per_layer[t->rank.pp] += sec > 0 ? sec : 0;
-      else other[t->rank.pp] += sec > 0 ? sec : 0;
+      if (t->layer >= 0 && t->layer < L)
+        per_layer[t->rank.pp] += sec > 0 ? sec : 0;
+      else
+        other[t->rank.pp] += sec > 0 ? sec : 0;
     }
     for (int s = 0; s < pp; s++) {
       per_layer[s] /= g->stage_layers[s];
@@ -213,8 +217,12 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
           /* slots: the 1F1B minimum and one more (more only adds memory) */
           int lo = pp < m ? pp : m, hi = pp + 1 < m ? pp + 1 : m;
           for (int slots = lo; slots <= hi && !rc; slots++) {
-            nd_candidate cand = {.dp = dp, .tp = tp, .pp = pp, .micro_batches = m,
-                                 .micro_batch_size = (int)(per_replica / m), .slots = slots};
+            nd_candidate cand = {.dp = dp,
+                                 .tp = tp,
+                                 .pp = pp,
+                                 .micro_batches = m,
+                                 .micro_batch_size = (int)(per_replica / m),
+                                 .slots = slots};
             rc = layouts(&c, &cand);
           }
         }

@@ -17,7 +17,7 @@ typedef struct nd_candidate {
   double step_s, bubble, tokens_per_s;
   int64_t peak[ND_SIM_MAX_NODES];
   double busy_s[ND_SIM_MAX_WORKERS]; /* per worker */
-  char reason[200]; /* rejected: why */
+  char reason[200];                  /* rejected: why */
 } nd_candidate;
 
 typedef struct nd_planning {

@@ -12,7 +12,8 @@
 static double mib(int64_t b) { return (double)b / (1024.0 * 1024.0); }
 
 static void print_memory(FILE *out, const nd_planning *p, const nd_candidate *c) {
-  for (int n = 0; n < p->machine.n_nodes; n++) fprintf(out, "%s%s %.1f MiB", n ? ", " : "", p->machine.node_name[n], mib(c->peak[n]));
+  for (int n = 0; n < p->machine.n_nodes; n++)
+    fprintf(out, "%s%s %.1f MiB", n ? ", " : "", p->machine.node_name[n], mib(c->peak[n]));
 }
 
 static void print_sets(FILE *out, const nd_candidate *c) {
@@ -29,13 +30,16 @@ static void print_text(FILE *out, const nd_planning *p) {
   for (int k = 0; k < ND_SIM_KINDS; k++)
     if (count[k]) fprintf(out, " %d %s", count[k], nd_sim_kind_name(k));
   fprintf(out, " worker(s); calibration: %s\n", p->cal.machine);
-  fprintf(out, "global batch: %lld sequences of %lld tokens; %d layouts simulated, %d rejected for memory, in %.2f s\n\n",
+  fprintf(out,
+          "global batch: %lld sequences of %lld tokens; %d layouts simulated, %d rejected for memory, in %.2f s\n\n",
           (long long)p->global_batch, (long long)p->seq_len, p->n_plans + p->n_rejected, p->n_rejected, p->seconds);
-  fprintf(out, " #  step ms   tokens/s  bubble  dp tp pp  mb x seq  slots  stages     placement scheduler  peak memory\n");
+  fprintf(out,
+          " #  step ms   tokens/s  bubble  dp tp pp  mb x seq  slots  stages     placement scheduler  peak memory\n");
   for (int i = 0; i < p->n_plans && i < ND_PLAN_SHOWN; i++) {
     const nd_candidate *c = &p->plans[i];
     char stages[48] = "even";
-    for (int s = 0, at = 0; c->uneven && s < c->pp && at < 40; s++) at += snprintf(stages + at, sizeof stages - (size_t)at, s ? ",%d" : "%d", c->stage_layers[s]);
+    for (int s = 0, at = 0; c->uneven && s < c->pp && at < 40; s++)
+      at += snprintf(stages + at, sizeof stages - (size_t)at, s ? ",%d" : "%d", c->stage_layers[s]);
     fprintf(out, "%2d %8.2f %10.0f %6.1f%%  %2d %2d %2d  %3d x %-3d %5d  %-10s %-9s %-9s  ", i + 1, c->step_s * 1e3,
             c->tokens_per_s, 100 * c->bubble, c->dp, c->tp, c->pp, c->micro_batches, c->micro_batch_size, c->slots,
             stages, (const char *[]){"affinity", "strict", "free"}[c->placement], c->scheduler);
@@ -60,7 +64,8 @@ static cJSON *plan_json(const nd_planning *p, const nd_candidate *c, int rejecte
   char s[ND_PLAN_MAX_SETS][64];
   int n = nd_candidate_sets(c, s);
   for (int i = 0; i < n; i++) cJSON_AddItemToArray(sets, cJSON_CreateString(s[i]));
-  if (rejected) cJSON_AddStringToObject(o, "reason", c->reason);
+  if (rejected)
+    cJSON_AddStringToObject(o, "reason", c->reason);
   else {
     cJSON_AddNumberToObject(o, "predicted_step_ms", c->step_s * 1e3);
     cJSON_AddNumberToObject(o, "tokens_per_s", c->tokens_per_s);
@@ -68,7 +73,8 @@ static cJSON *plan_json(const nd_planning *p, const nd_candidate *c, int rejecte
     cJSON *busy = cJSON_AddArrayToObject(o, "busy_ms"); /* per worker, CPU workers first */
     for (int w = 0; w < p->machine.n_workers; w++) cJSON_AddItemToArray(busy, cJSON_CreateNumber(c->busy_s[w] * 1e3));
   }
-  for (int d = 0; d < p->machine.n_nodes; d++) cJSON_AddNumberToObject(peak, p->machine.node_name[d], (double)c->peak[d]);
+  for (int d = 0; d < p->machine.n_nodes; d++)
+    cJSON_AddNumberToObject(peak, p->machine.node_name[d], (double)c->peak[d]);
   cJSON_AddItemToObject(o, "peak_memory_bytes", peak);
   return o;
 }
@@ -92,8 +98,10 @@ int nd_plan_auto(const nd_config *cfg, const char *calibration, FILE *out, int j
   nd_planning p;
   int rc = nd_planning_run(&p, cfg, calibration, err);
   if (rc) return rc;
-  if (json) rc = print_json(out, &p);
-  else print_text(out, &p);
+  if (json)
+    rc = print_json(out, &p);
+  else
+    print_text(out, &p);
   nd_planning_free(&p);
   return rc ? nd__fail(err, rc, "plan --auto: out of memory") : 0;
 }

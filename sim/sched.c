@@ -60,7 +60,8 @@ int nd_sim_schedule_build(const nd_graph *g, const nd_edges *e, const nd_sim_mac
   s->allowed = calloc(n, sizeof *s->allowed);
   s->priority = malloc(n * sizeof *s->priority);
   s->rank_node = malloc((size_t)n_ranks * sizeof *s->rank_node);
-  int rc = first && count && seconds && rank && seq && s->home && s->allowed && s->priority && s->rank_node ? 0 : ND_ENOMEM;
+  int rc =
+      first && count && seconds && rank && seq && s->home && s->allowed && s->priority && s->rank_node ? 0 : ND_ENOMEM;
   if (rc || !nd_sim_policy_known(policy)) {
     rc = rc ? rc : ND_EINVAL;
     goto cleanup;
@@ -73,7 +74,8 @@ int nd_sim_schedule_build(const nd_graph *g, const nd_edges *e, const nd_sim_mac
     const nd_task *t = &g->tasks[i];
     int r = nd_rank_index(g, t->rank), home = nd_sim_task_worker(g, m, model, first, count, t, !fixed);
     s->home[i] = ours && (fixed || placement != ND_PLACEMENT_FREE) ? home : -1;
-    if (fixed) s->allowed[i] = UINT64_C(1) << home;
+    if (fixed)
+      s->allowed[i] = UINT64_C(1) << home;
     else if (placement == ND_PLACEMENT_STRICT) {
       for (int u = first[r]; u < first[r] + count[r]; u++) s->allowed[i] |= UINT64_C(1) << u;
       s->allowed[i] |= UINT64_C(1) << home;

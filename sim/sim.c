@@ -60,9 +60,9 @@ typedef struct sim {
   heap events; /* running tasks by end */
   int32_t running[ND_SIM_MAX_WORKERS];
   double free_at[ND_SIM_MAX_WORKERS], queued_s[ND_SIM_MAX_WORKERS];
-  int32_t *seq;                        /* fixed: tasks of each worker in sequence order */
+  int32_t *seq; /* fixed: tasks of each worker in sequence order */
   int32_t seq_off[ND_SIM_MAX_WORKERS + 1], seq_at[ND_SIM_MAX_WORKERS];
-  char *ready;                         /* fixed: ready flags */
+  char *ready;                                      /* fixed: ready flags */
   int prox[ND_SIM_MAX_WORKERS][ND_SIM_MAX_WORKERS]; /* other workers, nearest first */
   unsigned rr;
   double now;

@@ -14,7 +14,7 @@
 enum nd_sim_kind { ND_SIM_CPU, ND_SIM_OPENCL, ND_SIM_CUDA, ND_SIM_KINDS };
 
 #define ND_SIM_MAX_WORKERS 64
-#define ND_SIM_MAX_NODES 17
+#define ND_SIM_MAX_NODES   17
 
 /* The machine: worker w computes on kind[w] and reads memory node node[w]
  * (0: host memory). Workers are listed CPU cores first, then devices, in the
@@ -23,13 +23,13 @@ typedef struct nd_sim_machine {
   int n_workers, n_nodes;
   int kind[ND_SIM_MAX_WORKERS];
   int node[ND_SIM_MAX_WORKERS];
-  int64_t memory[ND_SIM_MAX_NODES];   /* capacity in bytes; 0: unknown (never rejects) */
-  char node_name[ND_SIM_MAX_NODES][24]; /* "host", "opencl0", "cuda3" */
+  int64_t memory[ND_SIM_MAX_NODES];                     /* capacity in bytes; 0: unknown (never rejects) */
+  char node_name[ND_SIM_MAX_NODES][24];                 /* "host", "opencl0", "cuda3" */
   double bandwidth[ND_SIM_MAX_NODES][ND_SIM_MAX_NODES]; /* bytes/s from node a to node b */
   double latency_s;                                     /* per transfer */
 } nd_sim_machine;
 
-const char *nd_sim_kind_name(int kind); /* "cpu", "opencl", "cuda" */
+const char *nd_sim_kind_name(int kind);      /* "cpu", "opencl", "cuda" */
 int nd_sim_kind_from_name(const char *name); /* -1 when unknown */
 
 /* seconds = overhead_s + flops * s_per_flop + bytes * s_per_byte on one
@@ -53,15 +53,15 @@ double nd_sim_task_seconds(const nd_sim_model *m, const nd_task *t, int kind);
 
 /* How tasks reach workers: the scheduler's rules, per task. */
 typedef struct nd_sim_schedule {
-  int *home;          /* [n_tasks] first worker, -1: the worker that released it */
-  uint64_t *allowed;  /* [n_tasks] workers it may run on (bit w); 0: any that can run it */
-  int *priority;      /* [n_tasks] higher first; fixed: minus the position in home's sequence */
-  int fixed;          /* each worker runs its tasks in sequence order, nothing else */
-  int steal;          /* idle workers take the best task of the nearest busy queue */
+  int *home;           /* [n_tasks] first worker, -1: the worker that released it */
+  uint64_t *allowed;   /* [n_tasks] workers it may run on (bit w); 0: any that can run it */
+  int *priority;       /* [n_tasks] higher first; fixed: minus the position in home's sequence */
+  int fixed;           /* each worker runs its tasks in sequence order, nothing else */
+  int steal;           /* idle workers take the best task of the nearest busy queue */
   int earliest_finish; /* a ready task goes to the allowed worker that would finish it first */
   int steal_if_faster; /* a thief takes a task only when it would finish it before its owner */
-  int use_priority;   /* 0: queues are first in, first out (eager) */
-  int *rank_node;     /* [dp * pp * tp] memory node of each rank's first worker: where its tensors live */
+  int use_priority;    /* 0: queues are first in, first out (eager) */
+  int *rank_node;      /* [dp * pp * tp] memory node of each rank's first worker: where its tensors live */
 } nd_sim_schedule;
 
 void nd_sim_schedule_free(nd_sim_schedule *s);

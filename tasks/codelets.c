@@ -37,9 +37,12 @@ static void run_cuda(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_
 
 static int worker_backend(unsigned workerid) {
   switch (starpu_worker_get_type((int)workerid)) {
-  case STARPU_OPENCL_WORKER: return ND_BACKEND_OPENCL;
-  case STARPU_CUDA_WORKER: return ND_BACKEND_CUDA;
-  default: return ND_BACKEND_CPU;
+  case STARPU_OPENCL_WORKER:
+    return ND_BACKEND_OPENCL;
+  case STARPU_CUDA_WORKER:
+    return ND_BACKEND_CUDA;
+  default:
+    return ND_BACKEND_CPU;
   }
 }
 

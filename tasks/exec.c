@@ -11,18 +11,18 @@
 #include "tasks/codelets.h"
 #include "tasks/mpi.h"
 
-#define ND_ALIGN 64
+#define ND_ALIGN      64
 #define ND_MAX_GRAPHS 4
 
 typedef struct bound_graph {
   const nd_graph *g;
-  int32_t *tensor;     /* [g->n_tensors]: index of the owner's tensor */
-  nd__task_ctx *ctx;   /* [g->n_tasks] */
-  int *priority;       /* [g->n_tasks] or NULL */
-  uint32_t *workers;   /* [g->n_tasks][mask_words] worker bitmaps, or NULL */
+  int32_t *tensor;   /* [g->n_tensors]: index of the owner's tensor */
+  nd__task_ctx *ctx; /* [g->n_tasks] */
+  int *priority;     /* [g->n_tasks] or NULL */
+  uint32_t *workers; /* [g->n_tasks][mask_words] worker bitmaps, or NULL */
   int mask_words;
-  int *home;           /* [g->n_tasks] or NULL */
-  uint8_t *visit;      /* [g->n_tasks] several processes: this one takes part in the task */
+  int *home;      /* [g->n_tasks] or NULL */
+  uint8_t *visit; /* [g->n_tasks] several processes: this one takes part in the task */
 } bound_graph;
 
 struct nd_exec {
@@ -31,9 +31,9 @@ struct nd_exec {
   void **ptr;                    /* [owner->n_tensors] */
   void **blocks;                 /* [ranks * kinds] (+1 for rank-less statistics) */
   int n_blocks;
-  int32_t *by_name;              /* owner tensors sorted by name */
-  nd_step step;                  /* the values of the submission in flight */
-  nd_exec_observer observer;     /* observer.task_done NULL: none */
+  int32_t *by_name;          /* owner tensors sorted by name */
+  nd_step step;              /* the values of the submission in flight */
+  nd_exec_observer observer; /* observer.task_done NULL: none */
   bound_graph graphs[ND_MAX_GRAPHS];
   int n_graphs;
   nd_kernels *kernels; /* NULL: the built-ins */
@@ -51,9 +51,7 @@ static int64_t round_up(int64_t x) { return (x + ND_ALIGN - 1) / ND_ALIGN * ND_A
 
 /* Sorting by name: a tensor's name is the first member of nd_tensor, so a
  * pointer to the tensor is one to its name (no global for the comparison). */
-static int cmp_name(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
+static int cmp_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 static int sort_by_name(nd_exec *ex) {
   const nd_graph *g = ex->owner;
@@ -61,7 +59,8 @@ static int sort_by_name(nd_exec *ex) {
   if (!names) return ND_ENOMEM;
   for (int32_t i = 0; i < g->n_tensors; i++) names[i] = g->tensors[i].name;
   qsort(names, (size_t)g->n_tensors, sizeof *names, cmp_name);
-  for (int32_t i = 0; i < g->n_tensors; i++) ex->by_name[i] = (int32_t)((const nd_tensor *)(const void *)names[i] - g->tensors);
+  for (int32_t i = 0; i < g->n_tensors; i++)
+    ex->by_name[i] = (int32_t)((const nd_tensor *)(const void *)names[i] - g->tensors);
   free(names);
   return 0;
 }
@@ -72,8 +71,10 @@ static int32_t find_owner(const nd_exec *ex, const char *name) {
     int32_t mid = (lo + hi) / 2;
     int c = strcmp(ex->owner->tensors[ex->by_name[mid]].name, name);
     if (c == 0) return ex->by_name[mid];
-    if (c < 0) lo = mid + 1;
-    else hi = mid - 1;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return -1;
 }
@@ -104,8 +105,10 @@ static int allocate(nd_exec *ex) {
   }
   int rc = 0;
   for (int b = 0; b < ex->n_blocks && !rc; b++)
-    if (size[b] && posix_memalign(&ex->blocks[b], ND_ALIGN, (size_t)size[b])) rc = ND_ENOMEM;
-    else if (size[b]) memset(ex->blocks[b], 0, (size_t)size[b]);
+    if (size[b] && posix_memalign(&ex->blocks[b], ND_ALIGN, (size_t)size[b]))
+      rc = ND_ENOMEM;
+    else if (size[b])
+      memset(ex->blocks[b], 0, (size_t)size[b]);
   for (int32_t i = 0; i < g->n_tensors && !rc; i++) {
     const nd_tensor *t = &g->tensors[i];
     int b = nd_rank_index(g, t->home) * ND_TENSOR_KIND_COUNT + t->kind;
@@ -182,8 +185,8 @@ static int mark_visits(nd_exec *ex) {
     bound_graph *bg = &ex->graphs[i];
     if (!bg->visit && !(bg->visit = malloc((size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1)))) return ND_ENOMEM;
     for (int32_t t = 0; t < bg->g->n_tasks; t++)
-      bg->visit[t] = (uint8_t)nd_mpi_takes_part(bg->g, &bg->g->tasks[t], bg->tensor, ex->proc, ex->procs,
-                                                 ex->reader, ex->me);
+      bg->visit[t] =
+          (uint8_t)nd_mpi_takes_part(bg->g, &bg->g->tasks[t], bg->tensor, ex->proc, ex->procs, ex->reader, ex->me);
   }
   return 0;
 }
@@ -226,8 +229,8 @@ static void task_done(void *arg) {
   struct starpu_profiling_task_info *info = task ? task->profiling_info : NULL;
   if (!info || !c->observer->task_done) return;
   c->observer->task_done(c->observer->user, c->which, (int32_t)(c->task - c->graph->tasks),
-                         starpu_timing_timespec_to_us(&info->start_time),
-                         starpu_timing_timespec_to_us(&info->end_time), info->workerid);
+                         starpu_timing_timespec_to_us(&info->start_time), starpu_timing_timespec_to_us(&info->end_time),
+                         info->workerid);
 }
 
 /* Executors with an observer: StarPU's profiling is one switch for the
@@ -239,8 +242,10 @@ void nd_exec_observe(nd_exec *ex, const nd_exec_observer *obs) {
   ex->observer = obs ? *obs : (nd_exec_observer){0};
   if (now && !was) atomic_fetch_add(&observing, 1);
   if (!now && was) atomic_fetch_sub(&observing, 1);
-  if (now) starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-  else if (atomic_load(&observing) == 0) starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
+  if (now)
+    starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+  else if (atomic_load(&observing) == 0)
+    starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
 }
 
 int nd_exec_observed(const nd_exec *ex) { return ex->observer.task_done != NULL; }
@@ -340,8 +345,8 @@ static int submit_mpi(nd_exec *ex, const bound_graph *bg, int32_t i) {
     handles[a] = ex->handles[bg->tensor[acc[a].tensor]];
     modes[a] = starpu_mode(acc[a].mode);
   }
-  return nd_mpi_submit(nd__codelet(t->kind), nd_mpi_task_process(bg->g, t, ex->procs), handles, modes,
-                       t->n_access, fill, &(fill_arg){ex, bg, i});
+  return nd_mpi_submit(nd__codelet(t->kind), nd_mpi_task_process(bg->g, t, ex->procs), handles, modes, t->n_access,
+                       fill, &(fill_arg){ex, bg, i});
 }
 
 int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
@@ -357,8 +362,10 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
                       rc);
     }
   }
-  if (ex->procs > 1) nd_mpi_wait();
-  else starpu_task_wait_for_all();
+  if (ex->procs > 1)
+    nd_mpi_wait();
+  else
+    starpu_task_wait_for_all();
   return nd__kernel_failure(ex->kernels, err);
 }
 

@@ -59,7 +59,7 @@ typedef struct nd_exec_observer {
   void *user;
 } nd_exec_observer;
 void nd_exec_observe(nd_exec *ex, const nd_exec_observer *obs); /* NULL: stop */
-int nd_exec_observed(const nd_exec *ex);                         /* an observer is set */
+int nd_exec_observed(const nd_exec *ex);                        /* an observer is set */
 
 /* Per-task scheduling hints for graph `which`, applied at submission:
  * priorities (StarPU's range) and, when workers is not NULL, the workers each

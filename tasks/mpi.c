@@ -15,9 +15,7 @@ static int starpu_mpi_on;
 static int stats_ours; /* ndgraph asked StarPU-MPI to count, not the user */
 
 /* The launcher's variables: MPI starts only under one (no cost otherwise). */
-static int launched(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
-}
+static int launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE"); }
 
 /* A process that fails alone would leave the others waiting for its data:
  * any non-zero exit aborts the job (the others stop at once, and mpirun
@@ -115,14 +113,16 @@ int nd_mpi_submit(struct starpu_codelet *cl, int node, starpu_data_handle_t *h, 
     fill(task, arg);
     rc = starpu_task_submit(task);
   }
-  int post = starpu_mpi_task_post_build(MPI_COMM_WORLD, cl, STARPU_EXECUTE_ON_NODE, node, STARPU_DATA_MODE_ARRAY,
-                                        descr, n, 0);
+  int post =
+      starpu_mpi_task_post_build(MPI_COMM_WORLD, cl, STARPU_EXECUTE_ON_NODE, node, STARPU_DATA_MODE_ARRAY, descr, n, 0);
   return rc ? rc : post;
 }
 
 void nd_mpi_wait(void) {
-  if (starpu_mpi_on) starpu_mpi_wait_for_all(MPI_COMM_WORLD);
-  else starpu_task_wait_for_all();
+  if (starpu_mpi_on)
+    starpu_mpi_wait_for_all(MPI_COMM_WORLD);
+  else
+    starpu_task_wait_for_all();
 }
 
 void nd_mpi_fetch(starpu_data_handle_t h) {

@@ -35,14 +35,18 @@ int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err) {
   nd_graph *g = NULL;
   if (n < 0 || (rc = nd_place(units, n, dp, pp, tp, &pl))) {
     rc = n < 0 ? n : rc;
-    nd__fail(err, rc, "%s: cannot place %d ranks on %d %s", cfg->runtime.topology[0] ? cfg->runtime.topology : "this machine",
-             dp * pp * tp, n, gpus ? "GPUs" : "cores");
+    nd__fail(err, rc, "%s: cannot place %d ranks on %d %s",
+             cfg->runtime.topology[0] ? cfg->runtime.topology : "this machine", dp * pp * tp, n,
+             gpus ? "GPUs" : "cores");
     goto cleanup;
   }
   static const char *const modes[] = {"affinity", "strict", "free"};
   int mixed = pl.units[n - 1].kind != pl.units[0].kind;
   fprintf(out, "\nplacement: %s, scheduler %s, %d ranks on %d %s of %s%s\n", modes[cfg->runtime.placement],
-          cfg->runtime.scheduler, dp * pp * tp, n, gpus ? "GPUs" : mixed ? "units (CPU workers and OpenCL devices)" : "cores",
+          cfg->runtime.scheduler, dp * pp * tp, n,
+          gpus    ? "GPUs"
+          : mixed ? "units (CPU workers and OpenCL devices)"
+                  : "cores",
           cfg->runtime.topology[0] ? cfg->runtime.topology : "this machine",
           n < dp * pp * tp ? " (ranks share workers)" : "");
   for (int r = 0; r < pl.n_ranks; r++) {

@@ -38,7 +38,9 @@ static int start(const nd_config *cfg, nd_error *err) {
   struct starpu_sched_policy *own = nd_sched_policy(policy);
   for (int i = 0; starpu_policies[i]; i++) known |= strcmp(policy, starpu_policies[i]) == 0;
   if (!known && !own)
-    return nd__fail(err, ND_ENOTIMPL, "%s: runtime.scheduler '%s' is not implemented (available: ndws, gpipe, 1f1b, zbh1, zbh2, eager, prio, ws, lws, dmda, dmdas)",
+    return nd__fail(err, ND_ENOTIMPL,
+                    "%s: runtime.scheduler '%s' is not implemented (available: ndws, gpipe, 1f1b, zbh1, zbh2, eager, "
+                    "prio, ws, lws, dmda, dmdas)",
                     cfg->source, policy);
   int opencl = (int)cfg->runtime.opencl_devices;
   const nd_backend_ops *ocl = nd__backend(ND_BACKEND_OPENCL);
@@ -119,8 +121,7 @@ static int start(const nd_config *cfg, nd_error *err) {
   /* each backend with workers sets its devices up: programs, libraries */
   for (int b = 0; b < ND_BACKEND_COUNT; b++) {
     const nd_backend_ops *ops = nd__backend(b);
-    if (!ops || !ops->start || (b == ND_BACKEND_OPENCL && opencl == 0) || (b == ND_BACKEND_CUDA && cuda == 0))
-      continue;
+    if (!ops || !ops->start || (b == ND_BACKEND_OPENCL && opencl == 0) || (b == ND_BACKEND_CUDA && cuda == 0)) continue;
     if ((rc = ops->start(err))) {
       stop_backends();
       nd_mpi_starpu_shutdown();
@@ -143,13 +144,14 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
     }
   } else if (cfg->runtime.workers != started_workers || cfg->runtime.opencl_devices != started_opencl ||
              cfg->runtime.cuda_devices != started_cuda || strcmp(cfg->runtime.scheduler, started_policy) != 0) {
-    rc = nd__fail(err, ND_ECONFIG,
-                  "%s: runtime: StarPU already runs in this process with workers %lld, opencl_devices %lld, cuda_devices "
-                  "%lld, scheduler %s (another open trainer); this one asks workers %lld, opencl_devices %lld, "
-                  "cuda_devices %lld, scheduler %s",
-                  cfg->source, (long long)started_workers, (long long)started_opencl, (long long)started_cuda,
-                  started_policy, (long long)cfg->runtime.workers, (long long)cfg->runtime.opencl_devices,
-                  (long long)cfg->runtime.cuda_devices, cfg->runtime.scheduler);
+    rc = nd__fail(
+        err, ND_ECONFIG,
+        "%s: runtime: StarPU already runs in this process with workers %lld, opencl_devices %lld, cuda_devices "
+        "%lld, scheduler %s (another open trainer); this one asks workers %lld, opencl_devices %lld, "
+        "cuda_devices %lld, scheduler %s",
+        cfg->source, (long long)started_workers, (long long)started_opencl, (long long)started_cuda, started_policy,
+        (long long)cfg->runtime.workers, (long long)cfg->runtime.opencl_devices, (long long)cfg->runtime.cuda_devices,
+        cfg->runtime.scheduler);
   }
   if (!rc) users++;
   pthread_mutex_unlock(&lock);

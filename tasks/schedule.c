@@ -19,8 +19,8 @@ int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *c
   nd_unit_check can = {nd_exec_runs_on, ex};
   int rc = nd_place(units, n, g->dp, g->pp, g->tp, &pl);
   if (rc) return nd__fail(err, rc, "placement: cannot place %d ranks on %d workers", g->dp * g->pp * g->tp, n);
-  rc = nd_hints_compute(g, cfg, &pl, &can, measured, starpu_sched_get_min_priority(),
-                        starpu_sched_get_max_priority(), &h);
+  rc = nd_hints_compute(g, cfg, &pl, &can, measured, starpu_sched_get_min_priority(), starpu_sched_get_max_priority(),
+                        &h);
   nd_rank_map_free(&pl);
   if (rc) return nd__fail(err, rc, "scheduler: out of memory for the task hints");
   rc = nd_exec_set_hints(ex, which, h.priority, h.workers, h.mask_words);

@@ -27,8 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int rc = nd_safetensors_open(&st, path, &err);
   if (rc != 0) {
     /* one line naming the file */
-    if ((rc != ND_ECHECKPOINT && rc != ND_EIO) || strstr(err.msg, path) == NULL ||
-        strchr(err.msg, '\n'))
+    if ((rc != ND_ECHECKPOINT && rc != ND_EIO) || strstr(err.msg, path) == NULL || strchr(err.msg, '\n'))
       __builtin_trap();
     return 0;
   }

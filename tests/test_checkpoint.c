@@ -73,8 +73,7 @@ static int hidden_entries(const char *dir) {
 
 /* A hand-made safetensors file: the header text (padded by nothing), an
  * optional forced header length, then data_len zero bytes. */
-static const char *craft(const char *name, const char *header, uint64_t force_len,
-                         size_t data_len) {
+static const char *craft(const char *name, const char *header, uint64_t force_len, size_t data_len) {
   const char *path = tmp_path(name);
   size_t hl = strlen(header);
   uint64_t n = force_len ? force_len : hl;
@@ -94,8 +93,7 @@ static void expect_corrupt(const char *what, const char *path, const char *want)
   char full[1024];
   snprintf(full, sizeof full, "%s: %s", path, want);
   int rc = nd_safetensors_open(&st, path, &err);
-  ok(rc == ND_ECHECKPOINT && err.code == rc && st == NULL && streq(err.msg, full), "%s: %s", what,
-     err.msg);
+  ok(rc == ND_ECHECKPOINT && err.code == rc && st == NULL && streq(err.msg, full), "%s: %s", what, err.msg);
 }
 
 static void test_roundtrip(void) {
@@ -125,8 +123,7 @@ static void test_roundtrip(void) {
   cJSON *fmt = cJSON_GetObjectItemCaseSensitive(meta, "format");
   cJSON *wte = cJSON_GetObjectItemCaseSensitive(h, "wte.weight");
   cJSON *offs = cJSON_GetObjectItemCaseSensitive(wte, "data_offsets");
-  ok(cJSON_IsString(fmt) && strcmp(fmt->valuestring, "pt") == 0,
-     "__metadata__ says format pt");
+  ok(cJSON_IsString(fmt) && strcmp(fmt->valuestring, "pt") == 0, "__metadata__ says format pt");
   ok(cJSON_GetArraySize(offs) == 2 && cJSON_GetArrayItem(offs, 0)->valuedouble == 0 &&
          cJSON_GetArrayItem(offs, 1)->valuedouble == 24,
      "wte.weight data_offsets [0, 24]");
@@ -137,28 +134,24 @@ static void test_roundtrip(void) {
   ok(nd_safetensors_open(&st, path, &err) == 0, "open (%s)", err.msg);
   if (!st) return;
   ok(nd_safetensors_count(st) == 4, "4 tensors");
-  ok(strcmp(nd_safetensors_name(st, 0), "wte.weight") == 0 &&
-         strcmp(nd_safetensors_name(st, 3), "empty") == 0 && nd_safetensors_name(st, 4) == NULL,
+  ok(strcmp(nd_safetensors_name(st, 0), "wte.weight") == 0 && strcmp(nd_safetensors_name(st, 3), "empty") == 0 &&
+         nd_safetensors_name(st, 4) == NULL,
      "names in file order");
   const float *d = NULL;
   int64_t shape[4];
   int ndim = -1;
-  ok(nd_safetensors_get(st, "wte.weight", &d, shape, &ndim, &err) == 0 && ndim == 2 &&
-         shape[0] == 2 && shape[1] == 3 && memcmp(d, w, sizeof w) == 0 &&
-         (uintptr_t)d % 8 == 0,
+  ok(nd_safetensors_get(st, "wte.weight", &d, shape, &ndim, &err) == 0 && ndim == 2 && shape[0] == 2 && shape[1] == 3 &&
+         memcmp(d, w, sizeof w) == 0 && (uintptr_t)d % 8 == 0,
      "wte.weight: shape [2, 3], same bits, 8-byte aligned");
-  ok(nd_safetensors_get(st, "h.0.ln_1.bias", &d, shape, &ndim, &err) == 0 && ndim == 1 &&
-         shape[0] == 3 && memcmp(d, bias, sizeof bias) == 0,
+  ok(nd_safetensors_get(st, "h.0.ln_1.bias", &d, shape, &ndim, &err) == 0 && ndim == 1 && shape[0] == 3 &&
+         memcmp(d, bias, sizeof bias) == 0,
      "h.0.ln_1.bias round trip");
-  ok(nd_safetensors_get(st, "scalar", &d, shape, &ndim, &err) == 0 && ndim == 0 && *d == 42,
-     "0-d tensor round trip");
-  ok(nd_safetensors_get(st, "empty", &d, shape, &ndim, &err) == 0 && ndim == 2 &&
-         shape[0] == 0 && shape[1] == 5,
+  ok(nd_safetensors_get(st, "scalar", &d, shape, &ndim, &err) == 0 && ndim == 0 && *d == 42, "0-d tensor round trip");
+  ok(nd_safetensors_get(st, "empty", &d, shape, &ndim, &err) == 0 && ndim == 2 && shape[0] == 0 && shape[1] == 5,
      "empty tensor round trip");
   char want[1024];
   snprintf(want, sizeof want, "%s: no tensor h.0.attn.bias", path);
-  ok(nd_safetensors_get(st, "h.0.attn.bias", &d, shape, &ndim, &err) == ND_ECHECKPOINT &&
-         streq(err.msg, want),
+  ok(nd_safetensors_get(st, "h.0.attn.bias", &d, shape, &ndim, &err) == ND_ECHECKPOINT && streq(err.msg, want),
      "missing tensor: %s", err.msg);
   nd_safetensors_close(st);
 
@@ -166,8 +159,8 @@ static void test_roundtrip(void) {
   float w2[6] = {9, 9, 9, 9, 9, 9};
   t[0].data = w2;
   ok(nd_safetensors_write(path, t, 1, &err) == 0 && nd_safetensors_open(&st, path, &err) == 0 &&
-         nd_safetensors_count(st) == 1 &&
-         nd_safetensors_get(st, "wte.weight", &d, shape, &ndim, &err) == 0 && d[5] == 9,
+         nd_safetensors_count(st) == 1 && nd_safetensors_get(st, "wte.weight", &d, shape, &ndim, &err) == 0 &&
+         d[5] == 9,
      "overwrite replaces the file");
   nd_safetensors_close(st);
 
@@ -176,8 +169,8 @@ static void test_roundtrip(void) {
      "write: duplicate name rejected (%s)", err.msg);
   bad[1].name = "b";
   bad[1].ndim = 5;
-  ok(nd_safetensors_write(tmp_path("dup.safetensors"), bad, 2, &err) == ND_EINVAL,
-     "write: ndim 5 rejected (%s)", err.msg);
+  ok(nd_safetensors_write(tmp_path("dup.safetensors"), bad, 2, &err) == ND_EINVAL, "write: ndim 5 rejected (%s)",
+     err.msg);
   ok(hidden_entries(tmpdir) == 0 && access(tmp_path("dup.safetensors"), F_OK) != 0,
      "a rejected write leaves nothing behind");
   ok(nd_safetensors_write("/nonexistent-dir/x.safetensors", t, 1, &err) == ND_EIO &&
@@ -188,12 +181,11 @@ static void test_roundtrip(void) {
 /* A Hugging Face GPT2LMHeadModel file: "transformer." names, attention
  * buffers that ndgraph never asks for, and an F16 tensor. */
 static void test_hf_names(void) {
-  const char *hdr =
-      "{\"__metadata__\":{\"format\":\"pt\"},"
-      "\"transformer.wte.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[0,16]},"
-      "\"transformer.h.0.attn.bias\":{\"dtype\":\"BOOL\",\"shape\":[1,1,2,2],\"data_offsets\":[16,20]},"
-      "\"transformer.h.0.attn.masked_bias\":{\"dtype\":\"F16\",\"shape\":[],\"data_offsets\":[20,22]},"
-      "\"lm_head.weight\":{\"dtype\":\"F16\",\"shape\":[2,2],\"data_offsets\":[24,32]}}";
+  const char *hdr = "{\"__metadata__\":{\"format\":\"pt\"},"
+                    "\"transformer.wte.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[0,16]},"
+                    "\"transformer.h.0.attn.bias\":{\"dtype\":\"BOOL\",\"shape\":[1,1,2,2],\"data_offsets\":[16,20]},"
+                    "\"transformer.h.0.attn.masked_bias\":{\"dtype\":\"F16\",\"shape\":[],\"data_offsets\":[20,22]},"
+                    "\"lm_head.weight\":{\"dtype\":\"F16\",\"shape\":[2,2],\"data_offsets\":[24,32]}}";
   /* Pad the header to 8 so that F32 data is aligned. */
   char padded[1024];
   size_t hl = strlen(hdr), pl = (hl + 7) / 8 * 8;
@@ -209,11 +201,9 @@ static void test_hf_names(void) {
   int64_t shape[4];
   int ndim;
   ok(nd_safetensors_count(st) == 4, "4 tensors, __metadata__ not counted");
-  ok(nd_safetensors_get(st, "wte.weight", &d, shape, &ndim, &err) == 0 && ndim == 2 &&
-         shape[1] == 2 && d[0] == 0.0f,
+  ok(nd_safetensors_get(st, "wte.weight", &d, shape, &ndim, &err) == 0 && ndim == 2 && shape[1] == 2 && d[0] == 0.0f,
      "wte.weight found as transformer.wte.weight");
-  ok(nd_safetensors_get(st, "transformer.wte.weight", &d, shape, &ndim, &err) == 0,
-     "the full name works too");
+  ok(nd_safetensors_get(st, "transformer.wte.weight", &d, shape, &ndim, &err) == 0, "the full name works too");
   /* issue 15: fp16 (and bf16) tensors are read as fp32; other dtypes are refused (odd.st below) */
   ok(nd_safetensors_get(st, "lm_head.weight", &d, shape, &ndim, &err) == 0 && ndim == 2 && shape[0] == 2 &&
          d[0] == 0.0f && d[3] == 0.0f,
@@ -233,16 +223,13 @@ static void test_corrupt(void) {
   expect_corrupt("5-byte file", p, "truncated: 5 bytes, too short for the 8-byte header length");
 
   p = craft("huge.st", "{}      ", UINT64_MAX, 0);
-  expect_corrupt("header length 2^64-1", p,
-                 "header length 18446744073709551615 does not fit in the file (16 bytes)");
+  expect_corrupt("header length 2^64-1", p, "header length 18446744073709551615 does not fit in the file (16 bytes)");
   p = craft("long.st", "{}      ", 9, 0);
-  expect_corrupt("header length one past the end", p,
-                 "header length 9 does not fit in the file (16 bytes)");
+  expect_corrupt("header length one past the end", p, "header length 9 does not fit in the file (16 bytes)");
   /* A sparse file, so that the length fits in the file but not the limit. */
   p = craft("big.st", "{}      ", 200u << 20, 0);
   if (truncate(p, 300 << 20) == 0)
-    expect_corrupt("header length over 100 MiB", p,
-                   "header length 209715200 exceeds the 100 MiB limit");
+    expect_corrupt("header length over 100 MiB", p, "header length 209715200 exceeds the 100 MiB limit");
   else
     ok(0, "could not make a sparse file");
   unlink(p);
@@ -261,8 +248,7 @@ static void test_corrupt(void) {
     for (int i = 0; i < 8 && b; i++) n |= (uint64_t)b[i] << (8 * i);
     free(b);
     ok(truncate(p, (off_t)(8 + n + 12)) == 0, "cut the file 4 bytes short");
-    expect_corrupt("truncated data", p,
-                   "tensor b: data_offsets [8, 16] out of range (data area is 12 bytes)");
+    expect_corrupt("truncated data", p, "tensor b: data_offsets [8, 16] out of range (data area is 12 bytes)");
   } else {
     ok(0, "truncated data: could not set up (%s)", err.msg);
   }
@@ -284,22 +270,18 @@ static void test_corrupt(void) {
   p = craft("fracshape.st", "{" T_("a", "F32", "[1.5]", 0, 4) "}", 0, 4);
   expect_corrupt("fractional dimension", p, "tensor a: shape[0] is not a non-negative integer");
   p = craft("offs.st", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}", 0, 4);
-  expect_corrupt("one data offset", p,
-                 "tensor a: data_offsets is not a pair of non-negative integers");
+  expect_corrupt("one data offset", p, "tensor a: data_offsets is not a pair of non-negative integers");
   p = craft("range.st", "{" T_("a", "F32", "[2]", 0, 8) "}", 0, 4);
-  expect_corrupt("offsets out of range", p,
-                 "tensor a: data_offsets [0, 8] out of range (data area is 4 bytes)");
+  expect_corrupt("offsets out of range", p, "tensor a: data_offsets [0, 8] out of range (data area is 4 bytes)");
   p = craft("rev.st", "{" T_("a", "F32", "[0]", 4, 0) "}", 0, 4);
-  expect_corrupt("begin after end", p,
-                 "tensor a: data_offsets [4, 0] out of range (data area is 4 bytes)");
+  expect_corrupt("begin after end", p, "tensor a: data_offsets [4, 0] out of range (data area is 4 bytes)");
   p = craft("size.st", "{" T_("a", "F32", "[3]", 0, 8) "}", 0, 8);
   expect_corrupt("size vs shape", p,
                  "tensor a: data_offsets span 8 bytes, but its shape and dtype F32 need a different size");
   p = craft("ovf.st", "{" T_("a", "F32", "[4294967296,4294967296,4294967296]", 0, 8) "}", 0, 8);
   expect_corrupt("shape overflow", p,
                  "tensor a: data_offsets span 8 bytes, but its shape and dtype F32 need more than 2^64");
-  p = craft("overlap.st", "{" T_("a", "F32", "[2]", 0, 8) "," T_("b", "F32", "[2]", 4, 12) "}", 0,
-            12);
+  p = craft("overlap.st", "{" T_("a", "F32", "[2]", 0, 8) "," T_("b", "F32", "[2]", 4, 12) "}", 0, 12);
   expect_corrupt("overlap", p, "tensors a and b overlap in the data area");
   p = craft("dup.st", "{" T_("a", "F32", "[1]", 0, 4) "," T_("a", "F32", "[1]", 4, 8) "}", 0, 8);
   expect_corrupt("duplicate name", p, "tensor a appears twice in the header");
@@ -314,20 +296,18 @@ static void test_corrupt(void) {
   int ndim;
   snprintf(want, sizeof want, "%s: tensor x has dtype Q4, only F32, BF16 and F16 are supported", p);
   ok(nd_safetensors_open(&st, p, &err) == 0 && nd_safetensors_count(st) == 2 &&
-         nd_safetensors_get(st, "x", &d, shape, &ndim, &err) == ND_ECHECKPOINT &&
-         streq(err.msg, want),
+         nd_safetensors_get(st, "x", &d, shape, &ndim, &err) == ND_ECHECKPOINT && streq(err.msg, want),
      "unknown dtype: opens, and get names the tensor (%s)", err.msg);
   /* y sits at data byte 3: not aligned for floats, so it is refused, not misread. */
   snprintf(want, sizeof want, "%s: tensor y is not 4-byte aligned in the file", p);
-  ok(st && nd_safetensors_get(st, "y", &d, shape, &ndim, &err) == ND_ECHECKPOINT &&
-         streq(err.msg, want),
+  ok(st && nd_safetensors_get(st, "y", &d, shape, &ndim, &err) == ND_ECHECKPOINT && streq(err.msg, want),
      "misaligned F32 data refused: %s", err.msg);
   nd_safetensors_close(st);
 
   p = tmp_path("nothere.st");
   snprintf(want, sizeof want, "%s: cannot open: No such file or directory", p);
-  ok(nd_safetensors_open(&st, p, &err) == ND_ECHECKPOINT && st == NULL && streq(err.msg, want),
-     "missing file: %s", err.msg);
+  ok(nd_safetensors_open(&st, p, &err) == ND_ECHECKPOINT && st == NULL && streq(err.msg, want), "missing file: %s",
+     err.msg);
 }
 
 static void test_atomic_file(void) {
@@ -345,8 +325,8 @@ static void test_atomic_file(void) {
   free(b);
   ok(hidden_entries(tmpdir) == 0, "atomic file: no temporary left");
   char want[600];
-  snprintf(want, sizeof want, "%s/no/such/dir/f.tmp.%ld: cannot create: No such file or directory",
-           tmpdir, (long)getpid());
+  snprintf(want, sizeof want, "%s/no/such/dir/f.tmp.%ld: cannot create: No such file or directory", tmpdir,
+           (long)getpid());
   ok(nd_write_file_atomic(tmp_path("no/such/dir/f"), "x", 1, &err) == ND_EIO && streq(err.msg, want),
      "atomic file: missing directory: %s", err.msg);
 }
@@ -357,12 +337,13 @@ static void test_hf_config(void) {
   cJSON *c = cJSON_Parse(js ? js : "");
   cJSON *arch = cJSON_GetObjectItemCaseSensitive(c, "architectures");
 #define NUM(k) (cJSON_GetObjectItemCaseSensitive(c, k) ? cJSON_GetObjectItemCaseSensitive(c, k)->valuedouble : -1)
-#define STR(k) (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(c, k)) ? cJSON_GetObjectItemCaseSensitive(c, k)->valuestring : "")
+#define STR(k) \
+  (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(c, k)) ? cJSON_GetObjectItemCaseSensitive(c, k)->valuestring : "")
   ok(c && strcmp(STR("model_type"), "gpt2") == 0 && cJSON_GetArraySize(arch) == 1 &&
          strcmp(cJSON_GetArrayItem(arch, 0)->valuestring, "GPT2LMHeadModel") == 0,
      "hf config: gpt2, GPT2LMHeadModel");
-  ok(NUM("vocab_size") == 50257 && NUM("n_positions") == 1024 && NUM("n_ctx") == 1024 &&
-         NUM("n_embd") == 768 && NUM("n_layer") == 12 && NUM("n_head") == 12,
+  ok(NUM("vocab_size") == 50257 && NUM("n_positions") == 1024 && NUM("n_ctx") == 1024 && NUM("n_embd") == 768 &&
+         NUM("n_layer") == 12 && NUM("n_head") == 12,
      "hf config: sizes");
   ok(NUM("layer_norm_epsilon") == 1e-5 && strcmp(STR("activation_function"), "gelu_new") == 0,
      "hf config: epsilon 1e-5, gelu_new");
@@ -371,8 +352,7 @@ static void test_hf_config(void) {
   cJSON_Delete(c);
   free(js);
   js = (char *)1;
-  ok(nd_hf_config_json(&js, 0, 1024, 768, 12, 12) == ND_EINVAL && js == NULL,
-     "hf config: vocab_size 0 rejected");
+  ok(nd_hf_config_json(&js, 0, 1024, 768, 12, 12) == ND_EINVAL && js == NULL, "hf config: vocab_size 0 rejected");
 }
 
 /* Writes a checkpoint whose one model tensor holds value v. */
@@ -398,8 +378,7 @@ static float model_value(const char *dir) {
   int64_t shape[4];
   int ndim;
   float v = -1;
-  if (nd_safetensors_open(&st, p, NULL) == 0 &&
-      nd_safetensors_get(st, "wte.weight", &d, shape, &ndim, NULL) == 0)
+  if (nd_safetensors_open(&st, p, NULL) == 0 && nd_safetensors_get(st, "wte.weight", &d, shape, &ndim, NULL) == 0)
     v = d[0];
   nd_safetensors_close(st);
   return v;
@@ -424,8 +403,7 @@ static void test_checkpoint_dir(void) {
   ok(all, "step-5 holds the four files");
   snprintf(sub, sizeof sub, "%s/step-5", save);
   ok(model_value(sub) == 5.0f, "step-5 model reads back");
-  ok(nd_checkpoint_latest(save, path, sizeof path, &err) == 0 && streq(path, sub),
-     "latest is step-5");
+  ok(nd_checkpoint_latest(save, path, sizeof path, &err) == 0 && streq(path, sub), "latest is step-5");
 
   ok(write_ckpt(save, 10, 10.0f, &err) == 0, "write step 10");
   snprintf(sub, sizeof sub, "%s/step-10", save);
@@ -452,8 +430,7 @@ static void test_checkpoint_dir(void) {
   ok(nd_checkpoint_latest(save, path, sizeof path, &err) == 0 && streq(path, sub),
      "latest ignores .tmp leftovers, incomplete and misnamed directories");
   char tiny[8];
-  ok(nd_checkpoint_latest(save, tiny, sizeof tiny, &err) == ND_EINVAL, "latest: small buffer (%s)",
-     err.msg);
+  ok(nd_checkpoint_latest(save, tiny, sizeof tiny, &err) == ND_EINVAL, "latest: small buffer (%s)", err.msg);
 
   ok(write_ckpt(save, 7, 7.0f, &err) == 0, "step 7 written despite its leftover");
   snprintf(sub, sizeof sub, "%s/.step-7.tmp-123", save);
@@ -467,8 +444,7 @@ static void test_checkpoint_dir(void) {
      "latest: empty save_dir is ND_ECHECKPOINT");
 
   nd_checkpoint_files f = {NULL, 0, NULL, 0, "{}", "{not json"};
-  ok(nd_checkpoint_write(save, 3, &f, &err) == ND_EINVAL &&
-         streq(err.msg, "state.json: content is not valid JSON"),
+  ok(nd_checkpoint_write(save, 3, &f, &err) == ND_EINVAL && streq(err.msg, "state.json: content is not valid JSON"),
      "invalid state.json rejected: %s", err.msg);
   snprintf(sub, sizeof sub, "%s/step-3", save);
   ok(access(sub, F_OK) != 0, "and nothing was written");
@@ -480,8 +456,7 @@ static void test_checkpoint_dir(void) {
   snprintf(sub, sizeof sub, "%s/step-4", save);
   int leftovers = 0;
   DIR *d = opendir(save);
-  for (struct dirent *de; d && (de = readdir(d));)
-    leftovers += strncmp(de->d_name, ".step-4", 7) == 0;
+  for (struct dirent *de; d && (de = readdir(d));) leftovers += strncmp(de->d_name, ".step-4", 7) == 0;
   if (d) closedir(d);
   ok(access(sub, F_OK) != 0 && leftovers == 0, "and no step-4 or .step-4.* is left");
 
@@ -489,8 +464,7 @@ static void test_checkpoint_dir(void) {
   snprintf(sub, sizeof sub, "%s/plainfile", tmpdir);
   write_bytes(sub, "x", 1);
   snprintf(want, sizeof want, "%s: cannot create directory: exists and is not a directory", sub);
-  ok(write_ckpt(sub, 1, 1.0f, &err) == ND_EIO && streq(err.msg, want), "save_dir is a file: %s",
-     err.msg);
+  ok(write_ckpt(sub, 1, 1.0f, &err) == ND_EIO && streq(err.msg, want), "save_dir is a file: %s", err.msg);
 }
 
 int main(void) {

@@ -95,8 +95,10 @@ static const char *variant(const char *good, const char *name, const char *file,
   snprintf(d, 1024, "%s/%s", tmpdir, name);
   snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", d, good, d);
   if (system(cmd) != 0) exit(2);
-  if (text) write_text(path_in(d, file), text);
-  else unlink(path_in(d, file));
+  if (text)
+    write_text(path_in(d, file), text);
+  else
+    unlink(path_in(d, file));
   return d;
 }
 
@@ -123,12 +125,14 @@ static void test_config_json(const char *good) {
   expect_refused("config.json missing", d, 1, (const char *const[]){path_in(d, "config.json"), "No such file", NULL});
   expect_refused("config.json missing, weights only", d, 0, (const char *const[]){path_in(d, "config.json"), NULL});
   d = variant(good, "garbage", "config.json", "garbage");
-  expect_refused("config.json garbage", d, 0, (const char *const[]){path_in(d, "config.json"), "not a JSON object", NULL});
-  d = variant(good, "other", "config.json", "{\"vocab_size\": 256, \"n_positions\": 64, \"n_embd\": 64, "
-                                            "\"n_layer\": 4, \"n_head\": 4}");
-  expect_refused("config.json of another model", d, 0,
-                 (const char *const[]){path_in(d, "config.json"), "n_embd is 64, the configuration has model.n_embd 128",
-                                       NULL});
+  expect_refused("config.json garbage", d, 0,
+                 (const char *const[]){path_in(d, "config.json"), "not a JSON object", NULL});
+  d = variant(good, "other", "config.json",
+              "{\"vocab_size\": 256, \"n_positions\": 64, \"n_embd\": 64, "
+              "\"n_layer\": 4, \"n_head\": 4}");
+  expect_refused(
+      "config.json of another model", d, 0,
+      (const char *const[]){path_in(d, "config.json"), "n_embd is 64, the configuration has model.n_embd 128", NULL});
   /* a bare weights file (a Hugging Face download) may come without one */
   d = variant(good, "bare", "config.json", NULL);
   unlink(path_in(d, "state.json"));
@@ -181,7 +185,8 @@ int main(void) {
   if (!mkdtemp(tmpdir) || nd_config_new(&cfg)) return 2;
   snprintf(set, sizeof set, "train.save_dir=%s/ck", tmpdir);
   if (nd_config_set_assignment(cfg, set, &err) || nd_config_set_assignment(cfg, "model.vocab_size=256", &err) ||
-      nd_config_set_assignment(cfg, "model.seq_len=64", &err) || nd_config_set_assignment(cfg, "model.n_embd=128", &err))
+      nd_config_set_assignment(cfg, "model.seq_len=64", &err) ||
+      nd_config_set_assignment(cfg, "model.n_embd=128", &err))
     return 2;
   char good[1100];
   snprintf(good, sizeof good, "%s/step-3", cfg->train.save_dir);

@@ -12,7 +12,7 @@
 #include "kernels/backend.h"
 #include "tests/tap.h"
 
-#define N 4096
+#define N         4096
 #define MAX_PARTS 4
 
 static uint64_t rng = 0x2545f4914f6cdd1du;
@@ -38,8 +38,10 @@ static int check(int nparts, enum nd_dtype dtype) {
     d[p].strides[0] = 1;
     for (int i = 0; i < N; i++) {
       in[p][i] = next_value();
-      if (dtype == ND_F64) ((double *)d[p].data)[i] = in[p][i];
-      else ((float *)d[p].data)[i] = (float)in[p][i];
+      if (dtype == ND_F64)
+        ((double *)d[p].data)[i] = in[p][i];
+      else
+        ((float *)d[p].data)[i] = (float)in[p][i];
     }
   }
   nd_task irt = {.kind = ND_TASK_ALLREDUCE};

@@ -39,7 +39,9 @@ static void key_name(const struct nd__key *k, char *out, size_t size) {
 }
 
 /* Whether cfg's architecture takes key k (model.arch). */
-static int takes(const nd_config *cfg, const struct nd__key *k) { return !k->arch || (k->arch & 1u << cfg->model.arch); }
+static int takes(const nd_config *cfg, const struct nd__key *k) {
+  return !k->arch || (k->arch & 1u << cfg->model.arch);
+}
 
 /* Whether a and b hold the same value for every key; names the first that differs. */
 static int same_values(const nd_config *a, const nd_config *b) {
@@ -59,15 +61,14 @@ static void test_defaults(void) {
   nd_error err = {0};
   char name[160];
   ok(nd_config_validate(def, &err) == 0, "defaults validate (%s)", err.msg);
-  ok(def->model.n_layer == 4 && def->parallelism.pipeline_parallel_size == 2 &&
-         def->train.lr == 3e-3 && def->train.seed == 1337 && def->runtime.deterministic == 1 &&
+  ok(def->model.n_layer == 4 && def->parallelism.pipeline_parallel_size == 2 && def->train.lr == 3e-3 &&
+         def->train.seed == 1337 && def->runtime.deterministic == 1 &&
          def->runtime.placement == ND_PLACEMENT_AFFINITY && def->data.format == ND_FORMAT_TEXT &&
-         strcmp(def->train.save_dir, "runs/quickstart") == 0 &&
-         strcmp(def->runtime.scheduler, "ndws") == 0 && def->parallelism.n_stage_layers == 0 &&
-         def->trace.n_steps == 0 && def->kernels.n_overrides == 0,
+         strcmp(def->train.save_dir, "runs/quickstart") == 0 && strcmp(def->runtime.scheduler, "ndws") == 0 &&
+         def->parallelism.n_stage_layers == 0 && def->trace.n_steps == 0 && def->kernels.n_overrides == 0,
      "defaults are the quick-start");
-  ok(nd_config_load_file(qs, path_of("../../configs/quickstart.yaml"), &err) == 0,
-     "quickstart.yaml loads (%s)", err.msg);
+  ok(nd_config_load_file(qs, path_of("../../configs/quickstart.yaml"), &err) == 0, "quickstart.yaml loads (%s)",
+     err.msg);
   ok(nd_config_validate(qs, &err) == 0, "quickstart.yaml validates");
   int all = 1;
   for (size_t i = 0; i < nd__n_keys; i++) {
@@ -85,8 +86,7 @@ static void test_good(void) {
   nd_config *def = fresh(), *cfg = fresh();
   nd_error err = {0};
   char name[160];
-  ok(nd_config_load_file(cfg, path_of("good/full.yaml"), &err) == 0, "full.yaml loads (%s)",
-     err.msg);
+  ok(nd_config_load_file(cfg, path_of("good/full.yaml"), &err) == 0, "full.yaml loads (%s)", err.msg);
   ok(nd_config_validate(cfg, &err) == 0, "full.yaml validates (%s)", err.msg);
   int all = 1;
   for (size_t i = 0; i < nd__n_keys; i++) {
@@ -117,18 +117,15 @@ static void test_good(void) {
   ok(cfg->parallelism.n_stage_layers == 3 && cfg->parallelism.stage_layers[2] == 3 &&
          !cfg->parallelism.stage_layers_auto,
      "stage_layers list read");
-  ok(cfg->train.lr == 6.0e-4 && cfg->train.seed == UINT64_MAX && cfg->train.grad_clip == 0,
-     "numbers read");
+  ok(cfg->train.lr == 6.0e-4 && cfg->train.seed == UINT64_MAX && cfg->train.grad_clip == 0, "numbers read");
   ok(cfg->data.format == ND_FORMAT_TOKENS_U16 && cfg->runtime.placement == ND_PLACEMENT_STRICT &&
          !cfg->runtime.deterministic && !cfg->trace.flows,
      "enums and booleans read");
-  ok(cfg->kernels.n_plugins == 2 && strcmp(cfg->kernels.plugins[1], "plugins/odd name.so") == 0,
-     "plugins read");
+  ok(cfg->kernels.n_plugins == 2 && strcmp(cfg->kernels.plugins[1], "plugins/odd name.so") == 0, "plugins read");
   ok(cfg->kernels.n_overrides == 2 && strcmp(cfg->kernels.overrides[1].kind, "gelu") == 0 &&
          strcmp(cfg->kernels.overrides[1].name, "fast-gelu") == 0,
      "overrides read");
-  ok(strcmp(get(cfg, "trace.steps"), "[1, 500, 1000]") == 0, "get of a list: %s",
-     get(cfg, "trace.steps"));
+  ok(strcmp(get(cfg, "trace.steps"), "[1, 500, 1000]") == 0, "get of a list: %s", get(cfg, "trace.steps"));
   ok(strcmp(get(cfg, "kernels.override"), "{\"matmul\": \"blas\", \"gelu\": \"fast-gelu\"}") == 0,
      "get of a mapping: %s", get(cfg, "kernels.override"));
   ok(strcmp(get(cfg, "data.val"), "data/val.bin") == 0, "get of a string is raw");
@@ -149,28 +146,24 @@ static void test_good(void) {
      "a list replaces auto");
   nd_config_free(cfg);
 
-  static const char *const plain[] = {"empty.yaml", "comments_only.yaml", "document_only.yaml",
-                                      "empty_sections.yaml"};
+  static const char *const plain[] = {"empty.yaml", "comments_only.yaml", "document_only.yaml", "empty_sections.yaml"};
   for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
     char rel[64];
     snprintf(rel, sizeof rel, "good/%s", plain[i]);
     cfg = fresh();
-    ok(nd_config_load_file(cfg, path_of(rel), &err) == 0 && nd_config_validate(cfg, &err) == 0 &&
-           same_values(cfg, def),
+    ok(nd_config_load_file(cfg, path_of(rel), &err) == 0 && nd_config_validate(cfg, &err) == 0 && same_values(cfg, def),
        "%s: all defaults", plain[i]);
     nd_config_free(cfg);
   }
   cfg = fresh();
-  ok(nd_config_load_file(cfg, path_of("good/tags_anchors.yaml"), &err) == 0 &&
-         cfg->model.n_layer == 6 && cfg->model.n_head == 2 && cfg->train.lr == 1e-3,
+  ok(nd_config_load_file(cfg, path_of("good/tags_anchors.yaml"), &err) == 0 && cfg->model.n_layer == 6 &&
+         cfg->model.n_head == 2 && cfg->train.lr == 1e-3,
      "tags and anchors are ignored (%s)", err.msg);
   nd_config_free(cfg);
   nd_config_free(def);
 }
 
-static int by_name(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Each bad file starts with "# expect: LINE:COL: error: MESSAGE". */
 static void test_bad_files(void) {
@@ -230,21 +223,17 @@ static void test_load_edges(void) {
   ok(nd_config_load_file(cfg, "/nonexistent/x.yaml", &err) == ND_EIO &&
          strcmp(err.msg, "/nonexistent/x.yaml: error: cannot open: No such file or directory") == 0,
      "missing file: %s", err.msg);
-  ok(nd_config_load_string(cfg, NULL, "model: [", 8, &err) == ND_ECONFIG &&
-         strncmp(err.msg, "<string>:1:", 11) == 0,
+  ok(nd_config_load_string(cfg, NULL, "model: [", 8, &err) == ND_ECONFIG && strncmp(err.msg, "<string>:1:", 11) == 0,
      "unnamed string: %s", err.msg);
   const char *half = "model:\n  n_layer: 8\n  n_head: x\n";
-  ok(nd_config_load_string(cfg, "half", half, strlen(half), &err) == ND_ECONFIG &&
-         same_values(cfg, def),
+  ok(nd_config_load_string(cfg, "half", half, strlen(half), &err) == ND_ECONFIG && same_values(cfg, def),
      "a failed load changes nothing");
   const char *nul = "model:\n  n_layer: 8\0junk";
-  ok(nd_config_load_string(cfg, "nul", nul, 24, &err) == ND_ECONFIG, "NUL byte refused: %s",
-     err.msg);
+  ok(nd_config_load_string(cfg, "nul", nul, 24, &err) == ND_ECONFIG, "NUL byte refused: %s", err.msg);
   const char *esc = "data:\n  train: \"a\\0b\"\n";
   ok(nd_config_load_string(cfg, "esc", esc, strlen(esc), &err) == ND_ECONFIG &&
-         strcmp(err.msg,
-                "esc:2:10: error: data.train: must be UTF-8 text without control "
-                "characters") == 0,
+         strcmp(err.msg, "esc:2:10: error: data.train: must be UTF-8 text without control "
+                         "characters") == 0,
      "escaped NUL refused: %s", err.msg);
 
   /* A key given in an earlier file loses its position (it would be printed
@@ -252,20 +241,14 @@ static void test_load_edges(void) {
   const char *a = "model:\n  n_embd: 130\n";
   const char *b = "# b\nmodel:\n  activation: relu\n";
   const char *c = "# c\ntrain:\n  steps: 5\n";
-  ok(nd_config_load_string(cfg, "a", a, strlen(a), &err) == 0 &&
-         nd_config_validate(cfg, &err) == ND_ECONFIG &&
-         strcmp(err.msg,
-                "a:2:11: error: model.n_embd (130) must be divisible by model.n_head (4)") == 0,
+  ok(nd_config_load_string(cfg, "a", a, strlen(a), &err) == 0 && nd_config_validate(cfg, &err) == ND_ECONFIG &&
+         strcmp(err.msg, "a:2:11: error: model.n_embd (130) must be divisible by model.n_head (4)") == 0,
      "cross-key rule at the first key: %s", err.msg);
-  ok(nd_config_load_string(cfg, "b", b, strlen(b), &err) == 0 &&
-         nd_config_validate(cfg, &err) == ND_ECONFIG &&
-         strcmp(err.msg,
-                "b:2:1: error: model.n_embd (130) must be divisible by model.n_head (4)") == 0,
+  ok(nd_config_load_string(cfg, "b", b, strlen(b), &err) == 0 && nd_config_validate(cfg, &err) == ND_ECONFIG &&
+         strcmp(err.msg, "b:2:1: error: model.n_embd (130) must be divisible by model.n_head (4)") == 0,
      "cross-key rule at the section: %s", err.msg);
-  ok(nd_config_load_string(cfg, "c", c, strlen(c), &err) == 0 &&
-         nd_config_validate(cfg, &err) == ND_ECONFIG &&
-         strcmp(err.msg,
-                "c:1:1: error: model.n_embd (130) must be divisible by model.n_head (4)") == 0,
+  ok(nd_config_load_string(cfg, "c", c, strlen(c), &err) == 0 && nd_config_validate(cfg, &err) == ND_ECONFIG &&
+         strcmp(err.msg, "c:1:1: error: model.n_embd (130) must be divisible by model.n_head (4)") == 0,
      "cross-key rule at 1:1: %s", err.msg);
   nd_config_free(cfg);
   nd_config_free(def);
@@ -310,28 +293,22 @@ static void test_set(void) {
      "nd_config_set");
 
   static const struct set_case bad[] = {
-      {"model.n_layers=4",
-       "--set:1:1: error: unknown key 'model.n_layers'; did you mean 'model.n_layer'?"},
+      {"model.n_layers=4", "--set:1:1: error: unknown key 'model.n_layers'; did you mean 'model.n_layer'?"},
       {"n_layer=4", "--set:1:1: error: unknown key 'n_layer'; did you mean 'model.n_layer'?"},
-      {"modle.n_layer=4",
-       "--set:1:1: error: unknown key 'modle.n_layer'; did you mean 'model.n_layer'?"},
+      {"modle.n_layer=4", "--set:1:1: error: unknown key 'modle.n_layer'; did you mean 'model.n_layer'?"},
       {"train.momentum=0.9", "--set:1:1: error: unknown key 'train.momentum'"},
       {"model", "--set:1:1: error: expected section.key=value, got 'model'"},
       {"model.n_layer=four", "--set:1:15: error: model.n_layer: expected an integer, got 'four'"},
-      {"model.n_layer=",
-       "--set:1:15: error: model.n_layer: expected an integer, got an empty value"},
+      {"model.n_layer=", "--set:1:15: error: model.n_layer: expected an integer, got an empty value"},
       {"model.n_layer= 4", "--set:1:15: error: model.n_layer: expected an integer, got ' 4'"},
       {"model.n_layer=0", "--set:1:15: error: model.n_layer: 0 is out of range, expected 1..1024"},
       {"model.seq_len=9223372036854775808",
        "--set:1:15: error: model.seq_len: 9223372036854775808 is out of range, expected 1..65536"},
-      {"train.lr=-1",
-       "--set:1:10: error: train.lr: -1 is out of range, expected a number in (0, 10]"},
+      {"train.lr=-1", "--set:1:10: error: train.lr: -1 is out of range, expected a number in (0, 10]"},
       {"train.lr=nan", "--set:1:10: error: train.lr: expected a number, got 'nan'"},
-      {"runtime.deterministic=1",
-       "--set:1:23: error: runtime.deterministic: expected true or false, got '1'"},
-      {"runtime.placement=tight",
-       "--set:1:19: error: runtime.placement: expected one of: strict, affinity, free; got "
-       "'tight'"},
+      {"runtime.deterministic=1", "--set:1:23: error: runtime.deterministic: expected true or false, got '1'"},
+      {"runtime.placement=tight", "--set:1:19: error: runtime.placement: expected one of: strict, affinity, free; got "
+                                  "'tight'"},
       {"parallelism.stage_layers=[2,x]",
        "--set:1:29: error: parallelism.stage_layers: expected a list of integers or 'auto', got "
        "'x'"},
@@ -344,13 +321,10 @@ static void test_set(void) {
        "--set:1:26: error: parallelism.stage_layers: expected a list of integers or 'auto', got "
        "'2'"},
       {"parallelism.stage_layers=*a", "--set:1:26: error: aliases are not supported"},
-      {"trace.steps=[1] [2]",
-       "--set:1:17: error: invalid YAML: did not find expected <document start>"},
+      {"trace.steps=[1] [2]", "--set:1:17: error: invalid YAML: did not find expected <document start>"},
       {"kernels.override={a: b, a: c}", "--set:1:25: error: duplicate key 'kernels.override.a'"},
-      {"kernels.override=[a]",
-       "--set:1:18: error: kernels.override: expected a mapping of KIND: NAME, got a list"},
-      {"data.train=\x01",
-       "--set:1:12: error: data.train: must be UTF-8 text without control characters"},
+      {"kernels.override=[a]", "--set:1:18: error: kernels.override: expected a mapping of KIND: NAME, got a list"},
+      {"data.train=\x01", "--set:1:12: error: data.train: must be UTF-8 text without control characters"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     nd_config *copy = fresh();
@@ -371,8 +345,7 @@ static void test_set(void) {
     const char *const sets[3];
     const char *expect;
   } cross[] = {
-      {{"model.n_head=5"},
-       "--set:1:14: error: model.n_embd (128) must be divisible by model.n_head (5)"},
+      {{"model.n_head=5"}, "--set:1:14: error: model.n_embd (128) must be divisible by model.n_head (5)"},
       {{"model.n_embd=96", "model.n_head=64"},
        "--set:1:14: error: model.n_embd (96) must be divisible by model.n_head (64)"},
       {{"parallelism.tensor_parallel_size=3"},
@@ -389,8 +362,7 @@ static void test_set(void) {
       {{"model.vocab_size=65"},
        "--set:1:18: error: model.vocab_size (65) must be at least 256 for data.format text (one "
        "token per byte)"},
-      {{"trace.steps=[301]"},
-       "--set:1:13: error: trace.steps entry 301 is outside 1..train.steps (300)"},
+      {{"trace.steps=[301]"}, "--set:1:13: error: trace.steps entry 301 is outside 1..train.steps (300)"},
   };
   for (size_t i = 0; i < sizeof cross / sizeof cross[0]; i++) {
     cfg = fresh();
@@ -407,11 +379,8 @@ static void test_set(void) {
   cfg = fresh();
   const char *yaml = "# x\nmodel:\n  n_embd: 96\n";
   ok(nd_config_load_string(cfg, "f.yaml", yaml, strlen(yaml), &err) == 0 &&
-         nd_config_set_assignment(cfg, "model.n_head=64", &err) == 0 &&
-         nd_config_validate(cfg, &err) == ND_ECONFIG &&
-         strcmp(err.msg,
-                "f.yaml:3:11: error: model.n_embd (96) must be divisible by model.n_head (64)") ==
-             0,
+         nd_config_set_assignment(cfg, "model.n_head=64", &err) == 0 && nd_config_validate(cfg, &err) == ND_ECONFIG &&
+         strcmp(err.msg, "f.yaml:3:11: error: model.n_embd (96) must be divisible by model.n_head (64)") == 0,
      "file then --set: the file's key comes first: %s", err.msg);
   ok(nd_config_load_string(cfg, "g.yaml", yaml, strlen(yaml), &err) == 0 &&
          nd__config_loc(cfg, "model.n_head").from_set,
@@ -424,10 +393,8 @@ static void test_get(void) {
   nd_config *cfg = fresh();
   char small[4];
   ok(nd_config_get(cfg, "model.nope", small, sizeof small) == ND_EINVAL, "get: unknown key");
-  ok(nd_config_get(cfg, "data.train", small, sizeof small) == ND_EINVAL && small[0] == '\0',
-     "get: buffer too small");
-  ok(nd_config_get(cfg, "model.n_layer", small, sizeof small) == 0 && strcmp(small, "4") == 0,
-     "get: fits");
+  ok(nd_config_get(cfg, "data.train", small, sizeof small) == ND_EINVAL && small[0] == '\0', "get: buffer too small");
+  ok(nd_config_get(cfg, "model.n_layer", small, sizeof small) == 0 && strcmp(small, "4") == 0, "get: fits");
   ok(strcmp(get(cfg, "train.lr"), "0.003") == 0 && strcmp(get(cfg, "train.grad_clip"), "1") == 0,
      "get: shortest numbers");
   nd_config_free(cfg);
@@ -456,8 +423,7 @@ static void test_round_trip(void) {
   nd_config_free(back);
 
   back = fresh();
-  ok(nd_config_set_assignment(cfg, "parallelism.stage_layers=auto", &err) == 0 &&
-         nd_config_dump(cfg, &y1, &n1) == 0 &&
+  ok(nd_config_set_assignment(cfg, "parallelism.stage_layers=auto", &err) == 0 && nd_config_dump(cfg, &y1, &n1) == 0 &&
          nd_config_load_string(back, "dump", y1, n1, &err) == 0 && same_values(cfg, back) &&
          back->parallelism.stage_layers_auto,
      "dump round trip with stage_layers: auto");
@@ -472,8 +438,7 @@ static void test_validate_struct(void) {
   nd_error err = {0};
   cfg->model.n_layer = 0;
   ok(nd_config_validate(cfg, &err) == ND_ECONFIG &&
-         strcmp(err.msg,
-                "<config>:1:1: error: model.n_layer: 0 is out of range, expected 1..1024") == 0,
+         strcmp(err.msg, "<config>:1:1: error: model.n_layer: 0 is out of range, expected 1..1024") == 0,
      "range rechecked: %s", err.msg);
   cfg->model.n_layer = 4;
   cfg->runtime.placement = (enum nd_placement)7;

@@ -77,8 +77,7 @@ static void run(const char *input, size_t len) {
   if (rc == 0) {
     check_rc(nd_config_validate(cfg, &err), &err, input, len);
     expect(nd_config_dump(cfg, &yaml, &ylen) == 0, "dump failed", input, len);
-    expect(yaml && nd_config_load_string(back, "dump", yaml, ylen, &err) == 0,
-           "dump did not load back", input, len);
+    expect(yaml && nd_config_load_string(back, "dump", yaml, ylen, &err) == 0, "dump did not load back", input, len);
   }
   text = malloc(len + 1);
   if (!text) goto cleanup;
@@ -103,36 +102,38 @@ static size_t mutate(char *buf, size_t len, size_t cap) {
   size_t rounds = 1 + below(4);
   for (size_t r = 0; r < rounds; r++) {
     switch (below(5)) {
-      case 0: /* flip a bit */
-        if (len) buf[below(len)] ^= (char)(1u << below(8));
-        break;
-      case 1: /* truncate */ len = below(len + 1); break;
-      case 2: { /* insert punctuation */
-        size_t i = below(sizeof punctuation / sizeof punctuation[0]);
-        const char *p = punctuation[i];
-        size_t pl = p[0] ? strlen(p) : 1;
-        if (len + pl > cap) break;
-        size_t at = below(len + 1);
-        memmove(buf + at + pl, buf + at, len - at);
-        memcpy(buf + at, p, pl);
-        len += pl;
-        break;
-      }
-      case 3: { /* delete a span */
-        if (!len) break;
-        size_t at = below(len), n = 1 + below(len - at);
-        memmove(buf + at, buf + at + n, len - at - n);
-        len -= n;
-        break;
-      }
-      default: { /* duplicate a span, to make repeated keys and nesting */
-        if (!len) break;
-        size_t at = below(len), n = 1 + below(len - at < 64 ? len - at : 64);
-        if (len + n > cap) break;
-        memmove(buf + at + n, buf + at, len - at);
-        len += n;
-        break;
-      }
+    case 0: /* flip a bit */
+      if (len) buf[below(len)] ^= (char)(1u << below(8));
+      break;
+    case 1: /* truncate */
+      len = below(len + 1);
+      break;
+    case 2: { /* insert punctuation */
+      size_t i = below(sizeof punctuation / sizeof punctuation[0]);
+      const char *p = punctuation[i];
+      size_t pl = p[0] ? strlen(p) : 1;
+      if (len + pl > cap) break;
+      size_t at = below(len + 1);
+      memmove(buf + at + pl, buf + at, len - at);
+      memcpy(buf + at, p, pl);
+      len += pl;
+      break;
+    }
+    case 3: { /* delete a span */
+      if (!len) break;
+      size_t at = below(len), n = 1 + below(len - at);
+      memmove(buf + at, buf + at + n, len - at - n);
+      len -= n;
+      break;
+    }
+    default: { /* duplicate a span, to make repeated keys and nesting */
+      if (!len) break;
+      size_t at = below(len), n = 1 + below(len - at < 64 ? len - at : 64);
+      if (len + n > cap) break;
+      memmove(buf + at + n, buf + at, len - at);
+      len += n;
+      break;
+    }
     }
   }
   return len;

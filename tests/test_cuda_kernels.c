@@ -74,7 +74,8 @@ static void matmul(cublasHandle_t h, int M, int K, int N, int trans_w, double to
 
 static void layernorm(int N, int C) {
   float *x = host((int64_t)N * C), *w = host(C), *b = host(C), *y = host((int64_t)N * C), *m = host(N), *r = host(N);
-  float *dy = host((int64_t)N * C), *dx = host((int64_t)N * C), *skip = host((int64_t)N * C), *dw = host(C), *db = host(C);
+  float *dy = host((int64_t)N * C), *dx = host((int64_t)N * C), *skip = host((int64_t)N * C), *dw = host(C),
+        *db = host(C);
   float *gx = dev(x, (size_t)N * C * 4), *gw = dev(w, (size_t)C * 4), *gb = dev(b, (size_t)C * 4);
   float *gy = dev(NULL, (size_t)N * C * 4), *gm = dev(NULL, (size_t)N * 4), *gr = dev(NULL, (size_t)N * 4);
   float *gdy = dev(dy, (size_t)N * C * 4), *gdx = dev(NULL, (size_t)N * C * 4), *gskip = dev(skip, (size_t)N * C * 4);
@@ -188,7 +189,8 @@ static void embedding_ce(int B, int T, int C, int V, int v0, int Vs) {
 int main(void) {
   int n = nd_cuda_device_count();
   if (n == 0) {
-    skip("CUDA kernels against the CPU kernels: no CUDA device on this machine (scripts/gpu-check.sh runs them on one)");
+    skip(
+        "CUDA kernels against the CPU kernels: no CUDA device on this machine (scripts/gpu-check.sh runs them on one)");
     return done_testing();
   }
   struct cudaDeviceProp p;

@@ -37,13 +37,13 @@ static int streq(const char *a, const char *b) {
 }
 
 /* The open fails with code and exactly the message want (want NULL: only the code). */
-static void expect_fail(const char *what, const char *spec, enum nd_data_format fmt, int64_t vocab,
-                        int seq_len, int code, const char *want) {
+static void expect_fail(const char *what, const char *spec, enum nd_data_format fmt, int64_t vocab, int seq_len,
+                        int code, const char *want) {
   nd_dataset *ds = (nd_dataset *)&ds;
   nd_error err = {0};
   int rc = nd_dataset_open(&ds, spec, fmt, vocab, seq_len, &err);
-  ok(rc == code && err.code == code && ds == NULL && (!want || streq(err.msg, want)),
-     "%s: rc %d, %s", what, rc, err.msg);
+  ok(rc == code && err.code == code && ds == NULL && (!want || streq(err.msg, want)), "%s: rc %d, %s", what, rc,
+     err.msg);
 }
 
 static void test_text(void) {
@@ -82,8 +82,7 @@ static void test_u16(void) {
   const char *path = write_tmp("tok.bin", buf, sizeof buf);
   nd_dataset *ds = NULL;
   nd_error err = {0};
-  ok(nd_dataset_open(&ds, path, ND_FORMAT_TOKENS_U16, 50257, T, &err) == 0, "u16: open (%s)",
-     err.msg);
+  ok(nd_dataset_open(&ds, path, ND_FORMAT_TOKENS_U16, 50257, T, &err) == 0, "u16: open (%s)", err.msg);
   if (!ds) return;
   ok(nd_dataset_tokens(ds) == N, "u16: %d tokens", N);
   ok(nd_dataset_sequences(ds) == (N - 1) / T, "u16: %d sequences", (N - 1) / T);
@@ -144,8 +143,7 @@ static void test_builtin(void) {
   uint8_t *a = NULL, *b = NULL, *v = NULL;
   size_t na = 0, nb = 0, nv = 0;
   nd_error err = {0};
-  ok(nd__builtin_generate("tales", &a, &na, &err) == 0 &&
-         nd__builtin_generate("tales", &b, &nb, &err) == 0 &&
+  ok(nd__builtin_generate("tales", &a, &na, &err) == 0 && nd__builtin_generate("tales", &b, &nb, &err) == 0 &&
          nd__builtin_generate("tales-val", &v, &nv, &err) == 0,
      "builtin: generate (%s)", err.msg);
   if (!a || !b || !v) goto out;
@@ -174,8 +172,8 @@ static void test_builtin(void) {
   ok(h < 2.3, "builtin: bigram conditional entropy %.3f nats < 2.3", h);
 
   nd_dataset *ds = NULL;
-  ok(nd_dataset_open(&ds, "builtin:tales", ND_FORMAT_TEXT, 256, 64, &err) == 0,
-     "builtin: open builtin:tales (%s)", err.msg);
+  ok(nd_dataset_open(&ds, "builtin:tales", ND_FORMAT_TEXT, 256, 64, &err) == 0, "builtin: open builtin:tales (%s)",
+     err.msg);
   if (ds) {
     int32_t in[64], tg[64];
     int match = nd_dataset_tokens(ds) == (int64_t)na;
@@ -226,8 +224,7 @@ static void test_bad_inputs(void) {
   uint8_t big[16] = {1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 0x60, 0xEA, 7, 0, 0x60, 0xEA};
   p = write_tmp("big.bin", big, sizeof big);
   snprintf(want, sizeof want, "%s: token 60000 at offset 10 is >= vocab_size 50257", p);
-  expect_fail("token >= vocab_size (first one reported)", p, ND_FORMAT_TOKENS_U16, 50257, 4,
-              ND_EDATA, want);
+  expect_fail("token >= vocab_size (first one reported)", p, ND_FORMAT_TOKENS_U16, 50257, 4, ND_EDATA, want);
 
   p = write_tmp("high.txt", "abc\xc3\xa9xyz", 8);
   snprintf(want, sizeof want, "%s: token 195 at offset 3 is >= vocab_size 128", p);
@@ -238,11 +235,9 @@ static void test_bad_inputs(void) {
   expect_fail("vocab_size 0", p, ND_FORMAT_TEXT, 0, 4, ND_EINVAL, NULL);
 
   nd_dataset *ds = NULL;
-  ok(nd_dataset_open(&ds, p, ND_FORMAT_TEXT, 256, 4, NULL) == 0 && ds,
-     "a NULL nd_error is allowed");
+  ok(nd_dataset_open(&ds, p, ND_FORMAT_TEXT, 256, 4, NULL) == 0 && ds, "a NULL nd_error is allowed");
   nd_dataset_close(ds);
-  ok(nd_dataset_open(&ds, "/nonexistent/x", ND_FORMAT_TEXT, 256, 4, NULL) == ND_EDATA,
-     "a NULL nd_error on failure");
+  ok(nd_dataset_open(&ds, "/nonexistent/x", ND_FORMAT_TEXT, 256, 4, NULL) == ND_EDATA, "a NULL nd_error on failure");
   nd_dataset_close(NULL);
 }
 

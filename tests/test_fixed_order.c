@@ -36,8 +36,10 @@ int main(void) {
     for (int32_t k = 0; k < g->n_tasks; k++) pos[k] = -1;
     int perm = 1, topo = 1;
     for (int32_t k = 0; k < g->n_tasks; k++) {
-      if (order[k] < 0 || order[k] >= g->n_tasks || pos[order[k]] >= 0) perm = 0;
-      else pos[order[k]] = k;
+      if (order[k] < 0 || order[k] >= g->n_tasks || pos[order[k]] >= 0)
+        perm = 0;
+      else
+        pos[order[k]] = k;
     }
     for (int32_t i = 0; i < g->n_tasks && perm; i++)
       for (int32_t k = e.pred_off[i]; k < e.pred_off[i + 1]; k++) topo &= pos[e.pred[k]] < pos[i];

@@ -80,24 +80,38 @@ static int same(nd_rank a, nd_rank b) { return a.dp == b.dp && a.pp == b.pp && a
 static int in_group(const nd_graph *g, const nd_task *t, nd_rank r) {
   nd_rank h = t->rank;
   switch (t->group) {
-  case ND_GROUP_TP: return r.dp == h.dp && r.pp == h.pp;
-  case ND_GROUP_DP: return r.pp == h.pp && r.tp == h.tp;
-  case ND_GROUP_PP_NEXT: return r.dp == h.dp && r.tp == h.tp && (r.pp == h.pp || r.pp == h.pp + 1);
-  case ND_GROUP_PP_PREV: return r.dp == h.dp && r.tp == h.tp && (r.pp == h.pp || r.pp == h.pp - 1);
-  case ND_GROUP_TIED: return r.dp == h.dp && r.tp == h.tp && (r.pp == 0 || r.pp == g->pp - 1);
-  case ND_GROUP_ALL: return 1;
-  case ND_GROUP_NONE: return same(r, h);
+  case ND_GROUP_TP:
+    return r.dp == h.dp && r.pp == h.pp;
+  case ND_GROUP_DP:
+    return r.pp == h.pp && r.tp == h.tp;
+  case ND_GROUP_PP_NEXT:
+    return r.dp == h.dp && r.tp == h.tp && (r.pp == h.pp || r.pp == h.pp + 1);
+  case ND_GROUP_PP_PREV:
+    return r.dp == h.dp && r.tp == h.tp && (r.pp == h.pp || r.pp == h.pp - 1);
+  case ND_GROUP_TIED:
+    return r.dp == h.dp && r.tp == h.tp && (r.pp == 0 || r.pp == g->pp - 1);
+  case ND_GROUP_ALL:
+    return 1;
+  case ND_GROUP_NONE:
+    return same(r, h);
   }
   return 0;
 }
 
 static int group_size(const nd_graph *g, enum nd_group group) {
   switch (group) {
-  case ND_GROUP_TP: return g->tp;
-  case ND_GROUP_DP: return g->dp;
-  case ND_GROUP_PP_NEXT: case ND_GROUP_PP_PREV: case ND_GROUP_TIED: return 2;
-  case ND_GROUP_ALL: return g->dp * g->pp * g->tp;
-  case ND_GROUP_NONE: return 1;
+  case ND_GROUP_TP:
+    return g->tp;
+  case ND_GROUP_DP:
+    return g->dp;
+  case ND_GROUP_PP_NEXT:
+  case ND_GROUP_PP_PREV:
+  case ND_GROUP_TIED:
+    return 2;
+  case ND_GROUP_ALL:
+    return g->dp * g->pp * g->tp;
+  case ND_GROUP_NONE:
+    return 1;
   }
   return 0;
 }
@@ -151,8 +165,8 @@ int main(void) {
           int32_t bad = first_unproduced_read(g);
           ok(bad < 0, "%s: every read has a producer or is state (first offender: task %d)", name, bad);
           bad = first_bad_group(g);
-          ok(bad < 0, "%s: every task touches exactly the ranks of its group (first offender: task %d %s)", name,
-             bad, bad >= 0 ? nd_task_kind_name(g->tasks[bad].kind) : "");
+          ok(bad < 0, "%s: every task touches exactly the ranks of its group (first offender: task %d %s)", name, bad,
+             bad >= 0 ? nd_task_kind_name(g->tasks[bad].kind) : "");
 
           /* closed-form task counts */
           int64_t per = (int64_t)D * Tp * M; /* per (replica, shard, micro-batch) */

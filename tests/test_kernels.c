@@ -14,10 +14,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#define TOL_FWD 1e-5   /* float kernel vs double reference, forward */
-#define TOL_BWD 1e-4   /* float backward vs double finite differences */
-#define TOL_ACC 1e-6   /* beta = 1 result vs (previous + beta = 0 result) */
-#define FD_H 1e-5      /* central difference step, on inputs of magnitude ~1 */
+#define TOL_FWD 1e-5 /* float kernel vs double reference, forward */
+#define TOL_BWD 1e-4 /* float backward vs double finite differences */
+#define TOL_ACC 1e-6 /* beta = 1 result vs (previous + beta = 0 result) */
+#define FD_H    1e-5 /* central difference step, on inputs of magnitude ~1 */
 
 /* ---- allocation: everything a case allocates is freed by free_all() */
 
@@ -103,13 +103,19 @@ static void test_matmul(int M, int K, int N, int trans, int with_bias) {
   nd_ref_fill(dout, nout, &rng, -1, 1);
   float *b = with_bias ? bias : NULL;
 
-  matmul_ctx c = {dcopy(inp, nin), dcopy(w, nw), with_bias ? dcopy(bias, N) : NULL,
-                  dcopy(dout, nout), dalloc(nout), M, K, N, trans};
+  matmul_ctx c = {dcopy(inp, nin),
+                  dcopy(w, nw),
+                  with_bias ? dcopy(bias, N) : NULL,
+                  dcopy(dout, nout),
+                  dalloc(nout),
+                  M,
+                  K,
+                  N,
+                  trans};
   nd_matmul_forward(out, inp, w, b, M, K, N, trans);
   matmul_obj(&c);
   double e = nd_ref_rel_err(out, c.out, nout);
-  ok(e < TOL_FWD, "matmul forward %s M=%d K=%d N=%d bias=%d: rel err %.2e", tag, M, K, N,
-     with_bias, e);
+  ok(e < TOL_FWD, "matmul forward %s M=%d K=%d N=%d bias=%d: rel err %.2e", tag, M, K, N, with_bias, e);
 
   // backward, beta = 0 over NaN: must overwrite
   float *dinp = falloc(nin), *dw = falloc(nw), *db = falloc(N);
@@ -122,17 +128,14 @@ static void test_matmul(int M, int K, int N, int trans, int with_bias) {
   double *g = dalloc(nin > nw ? nin : nw);
   fd_grad(g, c.inp, nin, matmul_obj, &c);
   e = nd_ref_rel_err(dinp, g, nin);
-  ok(e < TOL_BWD, "matmul dinp %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag, M,
-     K, N, e);
+  ok(e < TOL_BWD, "matmul dinp %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag, M, K, N, e);
   fd_grad(g, c.w, nw, matmul_obj, &c);
   e = nd_ref_rel_err(dw, g, nw);
-  ok(e < TOL_BWD, "matmul dweight %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag,
-     M, K, N, e);
+  ok(e < TOL_BWD, "matmul dweight %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag, M, K, N, e);
   if (with_bias) {
     fd_grad(g, c.bias, N, matmul_obj, &c);
     e = nd_ref_rel_err(db, g, N);
-    ok(e < TOL_BWD, "matmul dbias %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag,
-       M, K, N, e);
+    ok(e < TOL_BWD, "matmul dbias %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag, M, K, N, e);
   }
 
   // beta = 1 accumulates onto what is there
@@ -147,8 +150,8 @@ static void test_matmul(int M, int K, int N, int trans, int with_bias) {
   double e2 = nd_ref_rel_err(dw1, want_w, nw);
   double e3 = with_bias ? nd_ref_rel_err(db1, want_b, N) : 0.0;
   ok(e < TOL_ACC && e2 < TOL_ACC && e3 < TOL_ACC,
-     "matmul beta=1 accumulation %s M=%d K=%d N=%d: rel err dinp %.2e dweight %.2e dbias %.2e",
-     tag, M, K, N, e, e2, e3);
+     "matmul beta=1 accumulation %s M=%d K=%d N=%d: rel err dinp %.2e dweight %.2e dbias %.2e", tag, M, K, N, e, e2,
+     e3);
   free_all();
 }
 
@@ -180,8 +183,8 @@ static void test_layernorm(int N, int C) {
   nd_ref_layernorm(c.out, rmean, rrstd, c.inp, c.w, c.b, N, C);
   double e = nd_ref_rel_err(out, c.out, n);
   double em = nd_ref_rel_err(mean, rmean, N), er = nd_ref_rel_err(rstd, rrstd, N);
-  ok(e < TOL_FWD && em < TOL_FWD && er < TOL_FWD,
-     "layernorm forward N=%d C=%d: rel err out %.2e mean %.2e rstd %.2e", N, C, e, em, er);
+  ok(e < TOL_FWD && em < TOL_FWD && er < TOL_FWD, "layernorm forward N=%d C=%d: rel err out %.2e mean %.2e rstd %.2e",
+     N, C, e, em, er);
 
   float *dinp = falloc(n), *dw = falloc(C), *db = falloc(C);
   fill_nan(dinp, n);
@@ -220,8 +223,8 @@ static void test_layernorm(int N, int C) {
   nd_layernorm_backward_weight(dw1, db1, dout, inp, mean, rstd, N, C, 1.0f);
   e = nd_ref_rel_err(dw1, ww, C);
   double e2 = nd_ref_rel_err(db1, wb, C);
-  ok(e < TOL_ACC && e2 < TOL_ACC,
-     "layernorm beta=1 accumulation N=%d C=%d: rel err dweight %.2e dbias %.2e", N, C, e, e2);
+  ok(e < TOL_ACC && e2 < TOL_ACC, "layernorm beta=1 accumulation N=%d C=%d: rel err dweight %.2e dbias %.2e", N, C, e,
+     e2);
   free_all();
 }
 
@@ -256,22 +259,21 @@ static void test_attention(int B, int T, int NH, int hs, int check_backward) {
     for (int t = 0; t < T; t++)
       for (int u = t + 1; u < T; u++) upper_zero &= att[(bh * T + t) * T + u] == 0.0f;
   ok(e < TOL_FWD && ea < TOL_FWD && upper_zero,
-     "attention forward B=%d T=%d NH=%d hs=%d: rel err out %.2e att %.2e, upper triangle %s", B,
-     T, NH, hs, e, ea, upper_zero ? "0" : "NOT 0");
+     "attention forward B=%d T=%d NH=%d hs=%d: rel err out %.2e att %.2e, upper triangle %s", B, T, NH, hs, e, ea,
+     upper_zero ? "0" : "NOT 0");
   if (!check_backward) {
     free_all();
     return;
   }
 
   float *dqkv = falloc(nqkv), *datt = falloc(natt);
-  fill_nan(dqkv, nqkv);  // overwritten
-  fill_nan(datt, natt);  // scratch
+  fill_nan(dqkv, nqkv); // overwritten
+  fill_nan(datt, natt); // scratch
   nd_attention_backward(dqkv, datt, dout, qkv, att, B, T, NH, hs);
   double *g = dalloc(nqkv);
   fd_grad(g, c.qkv, nqkv, att_obj, &c);
   e = nd_ref_rel_err(dqkv, g, nqkv);
-  ok(e < TOL_BWD, "attention dqkv B=%d T=%d NH=%d hs=%d vs finite differences: rel err %.2e", B,
-     T, NH, hs, e);
+  ok(e < TOL_BWD, "attention dqkv B=%d T=%d NH=%d hs=%d vs finite differences: rel err %.2e", B, T, NH, hs, e);
   free_all();
 }
 
@@ -316,7 +318,7 @@ static void test_residual(int64_t n) {
   nd_ref_residual(want, dcopy(a, n), dcopy(b, n), n);
   nd_residual_forward(out, a, b, n);
   double e = nd_ref_rel_err(out, want, n);
-  nd_residual_forward(a, a, b, n);  // in place
+  nd_residual_forward(a, a, b, n); // in place
   int same = memcmp(a, out, (size_t)n * sizeof(float)) == 0;
   ok(e < TOL_FWD && same, "residual forward n=%lld: rel err %.2e, in place %s", (long long)n, e,
      same ? "same" : "DIFFERENT");
@@ -347,8 +349,7 @@ static void test_embedding(int B, int T, int C, int V, int nshards, const int *s
   nd_ref_fill(wpe, (int64_t)T * C, &rng, -1, 1);
   nd_ref_fill(dout, nout, &rng, -1, 1);
   double *full = dalloc(nout);
-  nd_ref_embedding(full, tokens, dcopy(wte, (int64_t)V * C), dcopy(wpe, (int64_t)T * C), B, T,
-                   C, 0, V);
+  nd_ref_embedding(full, tokens, dcopy(wte, (int64_t)V * C), dcopy(wpe, (int64_t)T * C), B, T, C, 0, V);
 
   // forward: each shard alone matches the reference; their sum is the full embedding
   float *out = falloc(nout), *sum = falloc(nout);
@@ -357,10 +358,18 @@ static void test_embedding(int B, int T, int C, int V, int nshards, const int *s
   int v0 = 0;
   for (int s = 0; s < nshards; s++) {
     int Vs = sizes[s];
-    const float *wpe_s = s == 0 ? wpe : NULL;  // positions are added by one shard only
+    const float *wpe_s = s == 0 ? wpe : NULL; // positions are added by one shard only
     const float *wte_s = wte + (int64_t)v0 * C;
-    emb_ctx c = {dcopy(wte_s, (int64_t)Vs * C), wpe_s ? dcopy(wpe, (int64_t)T * C) : NULL,
-                 dcopy(dout, nout), dalloc(nout), tokens, B, T, C, v0, Vs};
+    emb_ctx c = {dcopy(wte_s, (int64_t)Vs * C),
+                 wpe_s ? dcopy(wpe, (int64_t)T * C) : NULL,
+                 dcopy(dout, nout),
+                 dalloc(nout),
+                 tokens,
+                 B,
+                 T,
+                 C,
+                 v0,
+                 Vs};
     nd_embedding_forward(out, tokens, wte_s, wpe_s, B, T, C, v0, Vs);
     emb_obj(&c);
     double e = nd_ref_rel_err(out, c.out, nout);
@@ -400,11 +409,9 @@ static void test_embedding(int B, int T, int C, int V, int nshards, const int *s
      "embedding forward B=%d T=%d C=%d V=%d in %d shards: rel err per shard %.2e, sum of "
      "shards %.2e",
      B, T, C, V, nshards, worst, e);
-  ok(worst_bwd < TOL_BWD,
-     "embedding dwte/dwpe B=%d T=%d C=%d V=%d in %d shards vs finite differences: rel err %.2e",
-     B, T, C, V, nshards, worst_bwd);
-  ok(worst_acc < TOL_ACC,
-     "embedding beta=1 accumulation B=%d T=%d C=%d V=%d in %d shards: rel err %.2e", B, T, C, V,
+  ok(worst_bwd < TOL_BWD, "embedding dwte/dwpe B=%d T=%d C=%d V=%d in %d shards vs finite differences: rel err %.2e", B,
+     T, C, V, nshards, worst_bwd);
+  ok(worst_acc < TOL_ACC, "embedding beta=1 accumulation B=%d T=%d C=%d V=%d in %d shards: rel err %.2e", B, T, C, V,
      nshards, worst_acc);
   free_all();
 }
@@ -430,7 +437,7 @@ static void test_crossentropy(int N, int V, int nshards, const int *sizes, int c
   nd_ref_fill(logits, n, &rng, -4, 4);
   int32_t *targets = xalloc((size_t)N * sizeof(int32_t));
   for (int i = 0; i < N; i++) targets[i] = (int32_t)nd_ref_uniform(&rng, 0, V);
-  targets[0] = V - 1;  // in the last shard
+  targets[0] = V - 1; // in the last shard
   if (N > 1) targets[1] = 0;
   float scale = 1.0f / (float)N;
   ce_ctx c = {dcopy(logits, n), targets, N, V, scale};
@@ -474,14 +481,12 @@ static void test_crossentropy(int N, int V, int nshards, const int *sizes, int c
     nd_crossentropy_backward(shard[s], shard[s], lse, targets, N, Vs, v0s[s], scale);
     same &= memcmp(sep, shard[s], (size_t)N * Vs * sizeof(float)) == 0;
     for (int i = 0; i < N; i++)
-      memcpy(dlogits + (int64_t)i * V + v0s[s], shard[s] + (int64_t)i * Vs,
-             (size_t)Vs * sizeof(float));
+      memcpy(dlogits + (int64_t)i * V + v0s[s], shard[s] + (int64_t)i * Vs, (size_t)Vs * sizeof(float));
   }
   double *g = dalloc(n);
   fd_grad(g, c.logits, n, ce_obj, &c);
   e = nd_ref_rel_err(dlogits, g, n);
-  ok(e < TOL_BWD && same,
-     "crossentropy dlogits N=%d V=%d shards %s vs finite differences: rel err %.2e, in place %s",
+  ok(e < TOL_BWD && same, "crossentropy dlogits N=%d V=%d shards %s vs finite differences: rel err %.2e, in place %s",
      N, V, split, e, same ? "same" : "DIFFERENT");
   free_all();
 }
@@ -509,8 +514,8 @@ static void test_adamw(int64_t n, float lr, float wd, float grad_scale) {
       upd[i] = (double)p[i] - p0[i];
       rupd[i] = rp[i] - p0[i];
     }
-    double ep = nd_ref_rel_err(p, rp, n), em = nd_ref_rel_err(m, rm, n),
-           ev = nd_ref_rel_err(v, rv, n), eu = nd_ref_rel_err_d(upd, rupd, n);
+    double ep = nd_ref_rel_err(p, rp, n), em = nd_ref_rel_err(m, rm, n), ev = nd_ref_rel_err(v, rv, n),
+           eu = nd_ref_rel_err_d(upd, rupd, n);
     ok(ep < TOL_FWD && em < TOL_FWD && ev < TOL_FWD && eu < TOL_UPD,
        "adamw n=%lld lr=%g wd=%g grad_scale=%g step t=%d: rel err param %.2e m %.2e v %.2e "
        "update %.2e",
@@ -542,11 +547,10 @@ static void test_sum_ordered(int nparts, int64_t n) {
   nd_sum_ordered(out, (const float *const *)parts, nparts, n);
   double e = nd_ref_rel_err(out, want, n);
   int exact = memcmp(out, byhand, (size_t)n * sizeof(float)) == 0;
-  nd_sum_ordered(parts[0], (const float *const *)parts, nparts, n);  // out aliases parts[0]
+  nd_sum_ordered(parts[0], (const float *const *)parts, nparts, n); // out aliases parts[0]
   int alias = memcmp(out, parts[0], (size_t)n * sizeof(float)) == 0;
-  ok(e < TOL_FWD && exact && alias,
-     "sum_ordered nparts=%d n=%lld: rel err %.2e, index order %s, out=parts[0] %s", nparts,
-     (long long)n, e, exact ? "exact" : "WRONG", alias ? "same" : "DIFFERENT");
+  ok(e < TOL_FWD && exact && alias, "sum_ordered nparts=%d n=%lld: rel err %.2e, index order %s, out=parts[0] %s",
+     nparts, (long long)n, e, exact ? "exact" : "WRONG", alias ? "same" : "DIFFERENT");
   free_all();
 }
 
@@ -562,15 +566,17 @@ static void test_sumsq(int64_t n) {
 }
 
 static void test_clip_scale(void) {
-  struct { double norm, max_norm, want; } cases[] = {
-      {2.0, 1.0, 0.5}, {0.5, 1.0, 1.0}, {1.0, 1.0, 1.0}, {5.0, 0.0, 1.0}, {5.0, -1.0, 1.0},
-      {0.0, 1.0, 1.0}, {1e6, 1.0, 1e-6},
+  struct {
+    double norm, max_norm, want;
+  } cases[] = {
+      {2.0, 1.0, 0.5},  {0.5, 1.0, 1.0}, {1.0, 1.0, 1.0},  {5.0, 0.0, 1.0},
+      {5.0, -1.0, 1.0}, {0.0, 1.0, 1.0}, {1e6, 1.0, 1e-6},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     float got = nd_clip_scale(cases[i].norm, cases[i].max_norm);
     double e = fabs(got - cases[i].want) / cases[i].want;
-    ok(e < 1e-7, "clip_scale norm=%g max_norm=%g: %g (want %g)", cases[i].norm,
-       cases[i].max_norm, (double)got, cases[i].want);
+    ok(e < 1e-7, "clip_scale norm=%g max_norm=%g: %g (want %g)", cases[i].norm, cases[i].max_norm, (double)got,
+       cases[i].want);
   }
 }
 
@@ -633,8 +639,8 @@ static void test_rmsnorm(int N, int C, float eps) {
   double *ww = dsum(dw1, dw, C);
   nd_rmsnorm_backward_weight(dw1, dout, inp, rstd, N, C, 1.0f);
   double e2 = nd_ref_rel_err(dw1, ww, C);
-  ok(e < TOL_ACC && e2 < TOL_ACC, "rmsnorm dinp onto an aliased dskip %.2e, dweight beta=1 %.2e N=%d C=%d", e, e2,
-     N, C);
+  ok(e < TOL_ACC && e2 < TOL_ACC, "rmsnorm dinp onto an aliased dskip %.2e, dweight beta=1 %.2e N=%d C=%d", e, e2, N,
+     C);
   free_all();
 }
 
@@ -747,8 +753,8 @@ static void test_gqa(int B, int T, int NH, int NKV, int hs) {
   nd_ref_fill(k, nkv, &rng, -1.5, 1.5);
   nd_ref_fill(v, nkv, &rng, -1.5, 1.5);
   nd_ref_fill(dout, nq, &rng, -1, 1);
-  gqa_ctx c = {dcopy(q, nq), dcopy(k, nkv), dcopy(v, nkv), dalloc(3 * nq), dcopy(dout, nq), dalloc(nq),
-               B, T, NH, NKV, hs};
+  gqa_ctx c = {
+      dcopy(q, nq), dcopy(k, nkv), dcopy(v, nkv), dalloc(3 * nq), dcopy(dout, nq), dalloc(nq), B, T, NH, NKV, hs};
   nd_attention_gqa_forward(out, att, q, k, v, NH * hs, NKV * hs, B, T, NH, NKV, hs);
   gqa_obj(&c);
   double e = nd_ref_rel_err(out, c.out, nq);
@@ -775,8 +781,8 @@ int main(void) {
   openblas_set_num_threads(1);
 #endif
   nd_ref_rng_seed(&rng, 1234);
-  diag("tolerances: forward %.0e, backward vs finite differences %.0e (h=%.0e), beta=1 %.0e",
-       TOL_FWD, TOL_BWD, FD_H, TOL_ACC);
+  diag("tolerances: forward %.0e, backward vs finite differences %.0e (h=%.0e), beta=1 %.0e", TOL_FWD, TOL_BWD, FD_H,
+       TOL_ACC);
 
   test_matmul(7, 5, 3, 0, 1);
   test_matmul(7, 5, 3, 1, 1);

@@ -34,9 +34,13 @@ int main(void) {
   const char *const every[] = {"parallelism.data_parallel_size=2", "parallelism.tensor_parallel_size=2",
                                "parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=2", NULL};
   /* GPT-2 and Llama between them use every kind */
-  const char *const llama[] = {"parallelism.data_parallel_size=2", "parallelism.tensor_parallel_size=2",
-                               "parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=2",
-                               "model.arch=llama", "model.n_kv_head=2", NULL};
+  const char *const llama[] = {"parallelism.data_parallel_size=2",
+                               "parallelism.tensor_parallel_size=2",
+                               "parallelism.pipeline_parallel_size=2",
+                               "parallelism.micro_batches=2",
+                               "model.arch=llama",
+                               "model.n_kv_head=2",
+                               NULL};
   int seen[ND_TASK_KIND_COUNT] = {0}, all = 1, follow = 1, rc = 0;
   nd_error err = {0};
   for (int arch = 0; arch < 2; arch++) {
@@ -64,8 +68,10 @@ int main(void) {
   size_t len = 0;
   int in = 0;
   while (f && fgets(line, sizeof line, f)) {
-    if (strncmp(line, "<!-- kinds:", 11) == 0) in = strncmp(line, "<!-- kinds:begin", 16) == 0;
-    else if (in && len + strlen(line) < sizeof doc) len += (size_t)snprintf(doc + len, sizeof doc - len, "%s", line);
+    if (strncmp(line, "<!-- kinds:", 11) == 0)
+      in = strncmp(line, "<!-- kinds:begin", 16) == 0;
+    else if (in && len + strlen(line) < sizeof doc)
+      len += (size_t)snprintf(doc + len, sizeof doc - len, "%s", line);
   }
   if (f) fclose(f);
   char want[16384] = "";

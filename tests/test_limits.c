@@ -13,9 +13,14 @@
 
 /* A small model with the given assignments on top ("k=v", NULL-terminated). */
 static nd_config *config(const char *const *sets) {
-  static const char *const base[] = {"model.n_layer=2", "model.n_embd=32", "model.n_head=4", "model.seq_len=8",
-                                     "train.micro_batch_size=1", "parallelism.micro_batches=1",
-                                     "parallelism.pipeline_parallel_size=1", NULL};
+  static const char *const base[] = {"model.n_layer=2",
+                                     "model.n_embd=32",
+                                     "model.n_head=4",
+                                     "model.seq_len=8",
+                                     "train.micro_batch_size=1",
+                                     "parallelism.micro_batches=1",
+                                     "parallelism.pipeline_parallel_size=1",
+                                     NULL};
   nd_config *cfg;
   nd_error err = {0};
   if (nd_config_new(&cfg)) return NULL;
@@ -90,8 +95,7 @@ static void test_rank_limit(void) {
   nd_config_set_assignment(cfg, "model.n_head=8", &err);
   nd_config_set_assignment(cfg, "model.n_embd=64", &err);
   int rc = nd_config_validate(cfg, &err);
-  ok(rc == ND_ECONFIG && strstr(err.msg, "= 16384 ranks, at most 4096"), "dp 1024 x tp 8 x pp 2 refused: %s",
-     err.msg);
+  ok(rc == ND_ECONFIG && strstr(err.msg, "= 16384 ranks, at most 4096"), "dp 1024 x tp 8 x pp 2 refused: %s", err.msg);
   nd_config_free(cfg);
 }
 

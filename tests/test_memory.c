@@ -111,9 +111,14 @@ static void w_waits(const nd_graph *g, const char *what) {
  * the tiny model at 3 slots, and at 2 slots with the benchmark's model
  * (bench/schedule), whose head is small beside its layers. */
 static void deeper_pools(void) {
-  const char *ov[] = {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=8", "model.n_layer=4",
-                      "model.n_embd=256", "model.seq_len=128", "train.micro_batch_size=4",
-                      "parallelism.activation_slots=2", NULL};
+  const char *ov[] = {"parallelism.pipeline_parallel_size=2",
+                      "parallelism.micro_batches=8",
+                      "model.n_layer=4",
+                      "model.n_embd=256",
+                      "model.seq_len=128",
+                      "train.micro_batch_size=4",
+                      "parallelism.activation_slots=2",
+                      NULL};
   nd_config *cfg = tiny_config(ov);
   nd_graph *g = NULL;
   nd_error err = {0};
@@ -131,8 +136,12 @@ static void deeper_pools(void) {
 static void check(int slots) {
   char kv[64];
   snprintf(kv, sizeof kv, "parallelism.activation_slots=%d", slots);
-  const char *ov[] = {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=8",
-                      "train.micro_batch_size=1", "runtime.scheduler=eager", kv, NULL};
+  const char *ov[] = {"parallelism.pipeline_parallel_size=2",
+                      "parallelism.micro_batches=8",
+                      "train.micro_batch_size=1",
+                      "runtime.scheduler=eager",
+                      kv,
+                      NULL};
   nd_config *cfg = tiny_config(ov);
   nd_trainer *tr = NULL;
   nd_error err = {0};

@@ -11,7 +11,7 @@
 #include "tests/tap.h"
 
 #define N_TASKS 64
-#define ROUNDS 5
+#define ROUNDS  5
 
 static atomic_int started, released, next_slot;
 static int ran[N_TASKS]; /* priorities in the order the tasks ran */

@@ -14,10 +14,10 @@
 #include "scheduler/policies.h"
 #include "tests/tap.h"
 
-#define N_TASKS 2000
+#define N_TASKS   2000
 #define MAX_PREDS 4
-#define ROUNDS 20
-#define WORKERS 4
+#define ROUNDS    20
+#define WORKERS   4
 
 typedef struct node {
   int n_pred, pred[MAX_PREDS];
@@ -45,8 +45,7 @@ static void body(void *buffers[], void *arg) {
   int w = starpu_worker_get_id();
   if (n->allowed && !(n->allowed >> w & 1)) atomic_fetch_add(&n->bad_worker, 1);
   double until = now_us() + n->spin_us;
-  while (now_us() < until) {
-  }
+  while (now_us() < until) {}
   atomic_store(&n->done, 1);
 }
 
@@ -69,7 +68,9 @@ static void make_dag(unsigned seed) {
     for (int p = 0; p < n->n_pred; p++) n->pred[p] = rand() % i;
     n->spin_us = rand() % 10 == 0 ? 50 + rand() % 200 : rand() % 5;
     int r = rand() % 6;
-    n->allowed = r == 0 ? 1u << (rand() % WORKERS) : r == 1 ? (1u << (rand() % WORKERS)) | (1u << (rand() % WORKERS)) : 0;
+    n->allowed = r == 0   ? 1u << (rand() % WORKERS)
+                 : r == 1 ? (1u << (rand() % WORKERS)) | (1u << (rand() % WORKERS))
+                          : 0;
     atomic_store(&n->runs, 0);
     atomic_store(&n->done, 0);
     atomic_store(&n->bad_order, 0);

@@ -19,10 +19,10 @@ typedef struct kcase {
   nd_task t;
   int n;
   int64_t numel[MAXB];
-  int is_int[MAXB];            /* token ids in [0, range) */
+  int is_int[MAXB]; /* token ids in [0, range) */
   int range;
-  uint8_t mode[MAXB];          /* ND_ACCESS_* */
-  int lower_tri;               /* buffer index holding (.., T, T) probabilities: upper triangle 0 (-1: none) */
+  uint8_t mode[MAXB]; /* ND_ACCESS_* */
+  int lower_tri;      /* buffer index holding (.., T, T) probabilities: upper triangle 0 (-1: none) */
   int T;
   double tol;
 } kcase;
@@ -108,8 +108,8 @@ static void check(const kcase *k, int cpu, int ocl, const nd_step *step) {
   for (int i = 0; i < k->n; i++) free(a[i]), free(b[i]);
 }
 
-#define R ND_ACCESS_R
-#define W ND_ACCESS_W
+#define R  ND_ACCESS_R
+#define W  ND_ACCESS_W
 #define RW ND_ACCESS_RW
 
 static int cases(kcase *out) {
@@ -135,8 +135,10 @@ static int cases(kcase *out) {
       k.t.a.mm.beta = (float)(s % 2);
       snprintf(names[n], 96, "matmul_bwd_weight %dx%dx%d%s beta %d", M, K, N, tw ? " trans_w" : " bias", s % 2);
       k.name = names[n], k.t.kind = ND_TASK_MATMUL_BWD_W, k.n = 3 + hb;
-      if (hb) memcpy(k.numel, (int64_t[]){(int64_t)K * N, N, (int64_t)M * N, (int64_t)M * K}, sizeof(int64_t) * 4);
-      else memcpy(k.numel, (int64_t[]){(int64_t)K * N, (int64_t)M * N, (int64_t)M * K}, sizeof(int64_t) * 3);
+      if (hb)
+        memcpy(k.numel, (int64_t[]){(int64_t)K * N, N, (int64_t)M * N, (int64_t)M * K}, sizeof(int64_t) * 4);
+      else
+        memcpy(k.numel, (int64_t[]){(int64_t)K * N, (int64_t)M * N, (int64_t)M * K}, sizeof(int64_t) * 3);
       memcpy(k.mode, (uint8_t[]){RW, hb ? RW : R, R, R}, 4);
       out[n++] = k;
     }
@@ -173,13 +175,15 @@ static int cases(kcase *out) {
     k.t.a.attn = (struct nd_attn_args){B, T, NH, hs};
     snprintf(names[n], 96, "attention_fwd B %d T %d NH %d hs %d", B, T, NH, hs);
     k.name = names[n], k.t.kind = ND_TASK_ATTN_FWD, k.n = 3;
-    memcpy(k.numel, (int64_t[]){(int64_t)B * T * C, (int64_t)B * NH * T * T, (int64_t)B * T * 3 * C}, sizeof(int64_t) * 3);
+    memcpy(k.numel, (int64_t[]){(int64_t)B * T * C, (int64_t)B * NH * T * T, (int64_t)B * T * 3 * C},
+           sizeof(int64_t) * 3);
     memcpy(k.mode, (uint8_t[]){W, W, R}, 3);
     out[n++] = k;
     snprintf(names[n], 96, "attention_bwd B %d T %d NH %d hs %d", B, T, NH, hs);
     k.name = names[n], k.t.kind = ND_TASK_ATTN_BWD, k.n = 5, k.lower_tri = 4;
-    memcpy(k.numel, (int64_t[]){(int64_t)B * T * 3 * C, (int64_t)B * NH * T * T, (int64_t)B * T * C,
-                                (int64_t)B * T * 3 * C, (int64_t)B * NH * T * T},
+    memcpy(k.numel,
+           (int64_t[]){(int64_t)B * T * 3 * C, (int64_t)B * NH * T * T, (int64_t)B * T * C, (int64_t)B * T * 3 * C,
+                       (int64_t)B * NH * T * T},
            sizeof(int64_t) * 5);
     memcpy(k.mode, (uint8_t[]){W, W, R, R, R}, 5);
     out[n++] = k;
@@ -225,7 +229,8 @@ static int cases(kcase *out) {
     k.t.a.emb = (struct nd_emb_args){B, T, C, v0, Vs, wpe, (float)(s % 2)};
     snprintf(names[n], 96, "embedding_fwd B %d T %d C %d shard [%d, %d)%s", B, T, C, v0, v0 + Vs, wpe ? " wpe" : "");
     k.name = names[n], k.t.kind = ND_TASK_EMBED_FWD, k.n = 3 + wpe;
-    memcpy(k.numel, (int64_t[]){(int64_t)B * T * C, (int64_t)B * T, (int64_t)Vs * C, (int64_t)T * C}, sizeof(int64_t) * 4);
+    memcpy(k.numel, (int64_t[]){(int64_t)B * T * C, (int64_t)B * T, (int64_t)Vs * C, (int64_t)T * C},
+           sizeof(int64_t) * 4);
     memcpy(k.is_int, (int[]){0, 1, 0, 0}, sizeof(int) * 4);
     memcpy(k.mode, (uint8_t[]){W, R, R, R}, 4);
     out[n++] = k;
@@ -337,8 +342,14 @@ int main(void) {
   char ocl_name[128];
   starpu_worker_get_name(ocl, ocl_name, sizeof ocl_name);
   diag("CPU worker %d, OpenCL worker %d (%s)", cpu, ocl, ocl_name);
-  nd_step step = {.loss_scale = 1.0f / 512, .lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
-                  .weight_decay = 0.1f, .grad_clip = 1.0f, .adam_t = 3};
+  nd_step step = {.loss_scale = 1.0f / 512,
+                  .lr = 1e-2f,
+                  .beta1 = 0.9f,
+                  .beta2 = 0.95f,
+                  .eps = 1e-8f,
+                  .weight_decay = 0.1f,
+                  .grad_clip = 1.0f,
+                  .adam_t = 3};
   for (int i = 0; i < n; i++) check(&all[i], cpu, ocl, &step);
   nd_runtime_stop();
   return done_testing();

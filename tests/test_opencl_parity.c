@@ -23,8 +23,10 @@ typedef struct counts {
 static void task_done(void *user, int graph, int32_t task, double start, double end, int worker) {
   (void)graph, (void)task, (void)start, (void)end;
   counts *c = user;
-  if (starpu_worker_get_type(worker) == STARPU_OPENCL_WORKER) c->ocl_tasks++;
-  else c->cpu_tasks++;
+  if (starpu_worker_get_type(worker) == STARPU_OPENCL_WORKER)
+    c->ocl_tasks++;
+  else
+    c->cpu_tasks++;
 }
 
 /* Trains STEPS steps; with c, counts tasks per device and bytes moved between memory nodes. */
@@ -56,9 +58,13 @@ done:
 int main(void) {
   double ref[STEPS];
   nd_error err = {0};
-  const char *single[] = {"parallelism.data_parallel_size=1", "parallelism.tensor_parallel_size=1",
-                          "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
-                          "parallelism.activation_slots=1", "train.micro_batch_size=8", NULL};
+  const char *single[] = {"parallelism.data_parallel_size=1",
+                          "parallelism.tensor_parallel_size=1",
+                          "parallelism.pipeline_parallel_size=1",
+                          "parallelism.micro_batches=1",
+                          "parallelism.activation_slots=1",
+                          "train.micro_batch_size=8",
+                          NULL};
   if (!ok(train(single, ref, NULL, NULL, &err) == 0, "CPU-only single-rank reference trains")) return done_testing();
 
   static const struct layout {
@@ -66,15 +72,17 @@ int main(void) {
   } layouts[] = {
       {"dp 2", {"parallelism.data_parallel_size=2", "parallelism.micro_batches=1", "train.micro_batch_size=4", NULL}},
       {"tp 2", {"parallelism.tensor_parallel_size=2", "parallelism.micro_batches=1", "train.micro_batch_size=8", NULL}},
-      {"pp 2 ndws", {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
-                     "parallelism.activation_slots=2", NULL}},
-      {"pp 2 1f1b", {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
-                     "parallelism.activation_slots=2", "runtime.scheduler=1f1b", NULL}},
-      {"pp 2 stage_layers auto", {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4",
-                                  "train.micro_batch_size=2", "parallelism.activation_slots=2",
-                                  "parallelism.stage_layers=auto", NULL}},
-      {"one rank on both devices", {"parallelism.micro_batches=2", "train.micro_batch_size=4",
-                                    "parallelism.activation_slots=2", NULL}},
+      {"pp 2 ndws",
+       {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
+        "parallelism.activation_slots=2", NULL}},
+      {"pp 2 1f1b",
+       {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
+        "parallelism.activation_slots=2", "runtime.scheduler=1f1b", NULL}},
+      {"pp 2 stage_layers auto",
+       {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
+        "parallelism.activation_slots=2", "parallelism.stage_layers=auto", NULL}},
+      {"one rank on both devices",
+       {"parallelism.micro_batches=2", "train.micro_batch_size=4", "parallelism.activation_slots=2", NULL}},
   };
   int n = (int)(sizeof layouts / sizeof layouts[0]);
   for (int i = 0; i < n; i++) {

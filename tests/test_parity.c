@@ -109,9 +109,13 @@ static void check_wide(const int l[4], int seqs, const run *ref) {
 
 int main(void) {
   run ref;
-  const char *single[] = {"parallelism.data_parallel_size=1", "parallelism.tensor_parallel_size=1",
-                          "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
-                          "parallelism.activation_slots=1", "train.micro_batch_size=8", NULL};
+  const char *single[] = {"parallelism.data_parallel_size=1",
+                          "parallelism.tensor_parallel_size=1",
+                          "parallelism.pipeline_parallel_size=1",
+                          "parallelism.micro_batches=1",
+                          "parallelism.activation_slots=1",
+                          "train.micro_batch_size=8",
+                          NULL};
   if (!ok(train(single, &ref) == 0, "single-rank reference trains")) return done_testing();
   ok(ref.loss[STEPS - 1] < ref.loss[0], "reference loss falls (%.4f -> %.4f)", ref.loss[0], ref.loss[STEPS - 1]);
 
@@ -140,9 +144,13 @@ int main(void) {
   static const int wide[][4] = {{4, 1, 1, 1}, {1, 4, 1, 1}, {2, 4, 2, 2}, {4, 2, 1, 2}};
   for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) check_wide(wide[i], 8, &ref);
   run ref6;
-  const char *single6[] = {"parallelism.data_parallel_size=1", "parallelism.tensor_parallel_size=1",
-                           "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
-                           "parallelism.activation_slots=1", "train.micro_batch_size=6", NULL};
+  const char *single6[] = {"parallelism.data_parallel_size=1",
+                           "parallelism.tensor_parallel_size=1",
+                           "parallelism.pipeline_parallel_size=1",
+                           "parallelism.micro_batches=1",
+                           "parallelism.activation_slots=1",
+                           "train.micro_batch_size=6",
+                           NULL};
   if (ok(train(single6, &ref6) == 0, "single-rank reference of 6 sequences per step trains")) {
     static const int three[][4] = {{3, 1, 1, 1}, {3, 2, 1, 2}, {3, 4, 2, 1}};
     for (size_t i = 0; i < sizeof three / sizeof three[0]; i++) check_wide(three[i], 6, &ref6);

@@ -14,7 +14,7 @@
 
 static int ref_silu_forward(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n, (void)a;
-  float *out = t[0].data; // (n)
+  float *out = t[0].data;       // (n)
   const float *inp = t[1].data; // (n)
   for (int64_t i = 0; i < t[0].shape[0]; i++) out[i] = (float)(inp[i] / (1.0 + exp(-(double)inp[i])));
   return 0;
@@ -22,7 +22,7 @@ static int ref_silu_forward(const nd_tensor_desc *t, int n, const nd_kernel_args
 
 static int ref_silu_backward(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n, (void)a;
-  float *dinp = t[0].data; // (n)
+  float *dinp = t[0].data;                         // (n)
   const float *inp = t[1].data, *dout = t[2].data; // (n), (n)
   for (int64_t i = 0; i < t[0].shape[0]; i++) {
     double s = 1.0 / (1.0 + exp(-(double)inp[i]));
@@ -70,8 +70,8 @@ int main(void) {
   if (ok(train(act_ref, ref) == 0, "trains %d steps with the test's SiLU", STEPS) &&
       ok(train(act_plugin, silu) == 0, "trains %d steps with the plugin's SiLU", STEPS)) {
     double e = max_rel(silu, ref);
-    ok(e <= 1e-5, "plugin SiLU: losses within %.2e relative of the test's SiLU (need 1e-5; %.4f -> %.4f)", e,
-       silu[0], silu[STEPS - 1]);
+    ok(e <= 1e-5, "plugin SiLU: losses within %.2e relative of the test's SiLU (need 1e-5; %.4f -> %.4f)", e, silu[0],
+       silu[STEPS - 1]);
   }
   if (ok(train(builtin, gelu) == 0, "trains %d steps with the built-in kernels", STEPS)) {
     ok(max_rel(gelu, silu) > 1e-4, "model.activation changes the losses (gelu %.6f, silu %.6f at step %d)",

@@ -49,8 +49,9 @@ static int train(const char *const *overrides, enum nd_task_kind kind, double *l
   return rc;
 }
 
-#define MIXED "runtime.workers=1", "runtime.opencl_devices=1", "parallelism.pipeline_parallel_size=2", \
-              "parallelism.micro_batches=4", "train.micro_batch_size=2", "parallelism.activation_slots=2"
+#define MIXED                                                                              \
+  "runtime.workers=1", "runtime.opencl_devices=1", "parallelism.pipeline_parallel_size=2", \
+      "parallelism.micro_batches=4", "train.micro_batch_size=2", "parallelism.activation_slots=2"
 
 static void compare(const double *mine, const double *ref, int on_device, const char *what, const char *kind) {
   double worst = 0;
@@ -62,7 +63,8 @@ static void compare(const double *mine, const double *ref, int on_device, const 
 int main(void) {
   char plugins[1200], cpu_silu[1200];
   const char *build = getenv("ND_BUILDDIR");
-  snprintf(plugins, sizeof plugins, "kernels.plugins=[%s/examples/plugins/.libs/libopencl_add.so]", build ? build : ".");
+  snprintf(plugins, sizeof plugins, "kernels.plugins=[%s/examples/plugins/.libs/libopencl_add.so]",
+           build ? build : ".");
   snprintf(cpu_silu, sizeof cpu_silu, "kernels.plugins=[%s/examples/plugins/.libs/libexample.so]", build ? build : ".");
   const char *builtin[] = {MIXED, NULL};
   const char *plugin[] = {MIXED, plugins, "kernels.override={residual_fwd: ocl_add}", NULL};
@@ -76,13 +78,15 @@ int main(void) {
     skip("mixed node with the plugin's OpenCL kernels: no OpenCL device (%s)", err.msg);
     return done_testing();
   }
-  if (!ok(rc == 0, "mixed node with the built-in kernels trains%s%s", rc ? ": " : "", rc ? err.msg : "")) return done_testing();
+  if (!ok(rc == 0, "mixed node with the built-in kernels trains%s%s", rc ? ": " : "", rc ? err.msg : ""))
+    return done_testing();
   rc = train(plugin, ND_TASK_RESIDUAL_FWD, mine, &mine_dev, &err);
   if (!ok(rc == 0, "mixed node with the plugin's residual add trains%s%s", rc ? ": " : "", rc ? err.msg : ""))
     return done_testing();
   compare(mine, ref, mine_dev, "the plugin's residual add vs the built-in", "residual_fwd");
   rc = train(silu_cpu, ND_TASK_ACT_FWD, ref, &ref_dev, &err);
-  if (!ok(rc == 0, "mixed node with a CPU-only SiLU trains%s%s", rc ? ": " : "", rc ? err.msg : "")) return done_testing();
+  if (!ok(rc == 0, "mixed node with a CPU-only SiLU trains%s%s", rc ? ": " : "", rc ? err.msg : ""))
+    return done_testing();
   rc = train(silu_ocl, ND_TASK_ACT_FWD, mine, &mine_dev, &err);
   if (!ok(rc == 0, "mixed node with the plugin's OpenCL SiLU trains%s%s", rc ? ": " : "", rc ? err.msg : ""))
     return done_testing();

@@ -25,21 +25,21 @@
 #include "tests/runtime/harness.h"
 #include "tests/tap.h"
 
-#define STEPS 5
+#define STEPS       5
 #define TOTAL_STEPS 6 /* the schedule's length: the cosine is half-way at step 5 */
-#define WARMUP 2
-#define LR 1e-2
-#define WD 0.1
-#define CLIP 1.0
-#define G 8 /* sequences per step */
-#define V 256
-#define T 16
-#define C 32
-#define L 3
-#define NH 4
+#define WARMUP      2
+#define LR          1e-2
+#define WD          0.1
+#define CLIP        1.0
+#define G           8 /* sequences per step */
+#define V           256
+#define T           16
+#define C           32
+#define L           3
+#define NH          4
 
-#define LOSS_TOL 1e-5
-#define NORM_TOL 1e-4
+#define LOSS_TOL  1e-5
+#define NORM_TOL  1e-4
 #define PARAM_TOL 2e-3
 
 static char data_path[64];
@@ -125,8 +125,8 @@ static void check_layout(const char *name, const char *const *layout, const unsi
       diag("%s: step %d: loss %.8f, reference %.8f; gradient norm %.6f, reference %.6f", name, s + 1, r.loss, loss,
            r.grad_norm, norm);
   }
-  ok(worst_loss < LOSS_TOL, "%s: %d losses within %.2e relative of the reference (need %.0e)", name, STEPS,
-     worst_loss, LOSS_TOL);
+  ok(worst_loss < LOSS_TOL, "%s: %d losses within %.2e relative of the reference (need %.0e)", name, STEPS, worst_loss,
+     LOSS_TOL);
   ok(worst_norm < NORM_TOL, "%s: gradient norms within %.2e relative (need %.0e)", name, worst_norm, NORM_TOL);
 
   double worst_param = 0;
@@ -143,8 +143,9 @@ static void check_layout(const char *name, const char *const *layout, const unsi
     double e = sqrt(num / den);
     if (!(e <= worst_param)) worst_param = e, worst_name = ref.name[i];
   }
-  ok(worst_param < PARAM_TOL, "%s: every tensor after %d steps within %.2e of the reference's update (worst %s; need %.0e)",
-     name, STEPS, worst_param, worst_name, PARAM_TOL);
+  ok(worst_param < PARAM_TOL,
+     "%s: every tensor after %d steps within %.2e of the reference's update (worst %s; need %.0e)", name, STEPS,
+     worst_param, worst_name, PARAM_TOL);
 done:
   for (int i = 0; i < 64; i++) free(p0[i]);
   free(buf);
@@ -161,12 +162,20 @@ int main(void) {
   if (f) fclose(f);
   ok(n > (size_t)(STEPS * G * T + 1), "%zu tokens, %d needed without wrapping", n, STEPS * G * T + 1);
 
-  const char *single[] = {"parallelism.data_parallel_size=1", "parallelism.tensor_parallel_size=1",
-                          "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
-                          "parallelism.activation_slots=1", "train.micro_batch_size=8", NULL};
-  const char *split[] = {"parallelism.data_parallel_size=2", "parallelism.tensor_parallel_size=2",
-                         "parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=2",
-                         "parallelism.activation_slots=2", "train.micro_batch_size=2", NULL};
+  const char *single[] = {"parallelism.data_parallel_size=1",
+                          "parallelism.tensor_parallel_size=1",
+                          "parallelism.pipeline_parallel_size=1",
+                          "parallelism.micro_batches=1",
+                          "parallelism.activation_slots=1",
+                          "train.micro_batch_size=8",
+                          NULL};
+  const char *split[] = {"parallelism.data_parallel_size=2",
+                         "parallelism.tensor_parallel_size=2",
+                         "parallelism.pipeline_parallel_size=2",
+                         "parallelism.micro_batches=2",
+                         "parallelism.activation_slots=2",
+                         "train.micro_batch_size=2",
+                         NULL};
   check_layout("single rank", single, text);
   check_layout("dp 2 tp 2 pp 2 micro-batches 2", split, text);
   unlink(data_path);

@@ -60,10 +60,29 @@ static int run(const char *input, size_t len) {
   return 1;
 }
 
-static const char *const tokens[] = {"\"dtype\"", "\"shape\"", "\"data_offsets\"", "\"F32\"", "\"F16\"",
-                                     "\"__metadata__\"", "\"transformer.", "[", "]", "{", "}", ":", ",",
-                                     "1e999", "9007199254740993", "-1", "18446744073709551616", "\\u0000", "0.5",
-                                     "\"\"", "null", "[0,0]", "\"h.0.x\":{}"};
+static const char *const tokens[] = {"\"dtype\"",
+                                     "\"shape\"",
+                                     "\"data_offsets\"",
+                                     "\"F32\"",
+                                     "\"F16\"",
+                                     "\"__metadata__\"",
+                                     "\"transformer.",
+                                     "[",
+                                     "]",
+                                     "{",
+                                     "}",
+                                     ":",
+                                     ",",
+                                     "1e999",
+                                     "9007199254740993",
+                                     "-1",
+                                     "18446744073709551616",
+                                     "\\u0000",
+                                     "0.5",
+                                     "\"\"",
+                                     "null",
+                                     "[0,0]",
+                                     "\"h.0.x\":{}"};
 
 int main(void) {
   fuzz_corpus c = {0};

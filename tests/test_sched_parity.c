@@ -10,14 +10,16 @@
 
 #define STEPS 2
 
-static const char *const policies[] = {"ndws", "gpipe", "1f1b", "zbh1", "zbh2", "eager", "prio", "ws", "lws", "dmda", "dmdas", NULL};
+static const char *const policies[] = {"ndws", "gpipe", "1f1b", "zbh1", "zbh2",  "eager",
+                                       "prio", "ws",    "lws",  "dmda", "dmdas", NULL};
 static const char *const placements[] = {"strict", "affinity", "free", NULL};
 
 static int train(const char *layout[4], const char *policy, const char *placement, double *loss) {
   char sched[64], place[64];
   snprintf(sched, sizeof sched, "runtime.scheduler=%s", policy);
   snprintf(place, sizeof place, "runtime.placement=%s", placement);
-  const char *over[] = {layout[0], layout[1], layout[2], layout[3], sched, place, "parallelism.activation_slots=2", NULL};
+  const char *over[] = {layout[0], layout[1], layout[2], layout[3], sched, place, "parallelism.activation_slots=2",
+                        NULL};
   return run_losses(over, STEPS, loss);
 }
 
@@ -49,7 +51,8 @@ int main(void) {
         if (!have_first) memcpy(first, loss, sizeof first), have_first = 1;
         int same = memcmp(first, loss, sizeof first) == 0, near = 1;
         for (int s = 0; s < STEPS; s++) near &= fabs(loss[s] - ref[s]) <= 1e-4 * fabs(ref[s]);
-        ok(same && near, "%s %s %s, %s %s: losses bit-identical across policies (%.9f %.9f), within 1e-4 of the reference",
+        ok(same && near,
+           "%s %s %s, %s %s: losses bit-identical across policies (%.9f %.9f), within 1e-4 of the reference",
            layouts[l][1] + 12, layouts[l][2] + 12, layouts[l][0] + 12, policies[p], placements[m], loss[0], loss[1]);
       }
   }

@@ -18,8 +18,14 @@ static nd_graph *new_graph(int pp, int m) {
 }
 
 static int32_t tensor(nd_graph *g, int stage, int64_t bytes) {
-  nd_tensor t = {.kind = ND_TENSOR_ACTIVATION, .dtype = ND_F32, .ndim = 1, .bytes = bytes, .home = {0, stage, 0},
-                 .layer = -1, .slot = -1, .param = -1};
+  nd_tensor t = {.kind = ND_TENSOR_ACTIVATION,
+                 .dtype = ND_F32,
+                 .ndim = 1,
+                 .bytes = bytes,
+                 .home = {0, stage, 0},
+                 .layer = -1,
+                 .slot = -1,
+                 .param = -1};
   snprintf(t.name, sizeof t.name, "x%d", g->n_tensors);
   return nd__graph_add_tensor(g, &t);
 }
@@ -143,8 +149,8 @@ static void transfer(void) {
   int rc = simulate(g, &m, dur, "ndws", ND_PLACEMENT_STRICT, &r);
   ok(rc == 0 && r.step_s == 3.5, "1 s, a 1000-byte copy at 1000 B/s plus 0.5 s latency, 1 s: 3.5 s (got %g)", r.step_s);
   ok(r.peak_bytes[0] == 2000 && r.peak_bytes[1] == 2000,
-     "peak memory: host its 2 tensors, the device its own and the copy (%lld, %lld bytes)",
-     (long long)r.peak_bytes[0], (long long)r.peak_bytes[1]);
+     "peak memory: host its 2 tensors, the device its own and the copy (%lld, %lld bytes)", (long long)r.peak_bytes[0],
+     (long long)r.peak_bytes[1]);
   ok(r.transfer_bytes == 1000, "1000 bytes moved (got %lld)", (long long)r.transfer_bytes);
   nd_graph_free(g);
 }

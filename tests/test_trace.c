@@ -125,7 +125,8 @@ static void check_run(const char *label, const char *const *overrides, const lon
     }
     if (strcmp(ph, "X") != 0) continue;
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-    s[n] = (slice){num(ev, "ts"), num(ev, "dur"), (int)num(ev, "tid"), (long)num(args, "task"), (long)num(args, "step")};
+    s[n] =
+        (slice){num(ev, "ts"), num(ev, "dur"), (int)num(ev, "tid"), (long)num(args, "task"), (long)num(args, "step")};
     bad += s[n].dur < 0 || num(ev, "pid") != 0 || s[n].task < 0 || s[n].task >= g->n_tasks ||
            strcmp(str(args, "kind"), nd_task_kind_name(g->tasks[s[n].task].kind)) != 0 ||
            strcmp(str(args, "phase"), nd_phase_name(g->tasks[s[n].task].phase)) != 0 ||
@@ -142,13 +143,15 @@ static void check_run(const char *label, const char *const *overrides, const lon
   for (int i = 0; i < n; i++) {
     int j = 0;
     while (j < n_steps && steps[j] != s[i].step) j++;
-    if (j == n_steps) stray++;
-    else seen[(size_t)j * (size_t)g->n_tasks + (size_t)s[i].task]++;
+    if (j == n_steps)
+      stray++;
+    else
+      seen[(size_t)j * (size_t)g->n_tasks + (size_t)s[i].task]++;
   }
   int once = 1;
   for (size_t i = 0; i < (size_t)g->n_tasks * (size_t)n_steps; i++) once &= seen[i] == 1;
-  ok(once && stray == 0 && n == g->n_tasks * n_steps, "%s: every task of %d traced step(s) exactly once (%d events, %d tasks)",
-     label, n_steps, n, g->n_tasks);
+  ok(once && stray == 0 && n == g->n_tasks * n_steps,
+     "%s: every task of %d traced step(s) exactly once (%d events, %d tasks)", label, n_steps, n, g->n_tasks);
 
   /* edges, per step: index by (step slot, task) */
   slice **at = calloc((size_t)g->n_tasks * (size_t)n_steps, sizeof *at);
@@ -159,7 +162,8 @@ static void check_run(const char *label, const char *const *overrides, const lon
   for (int j = 0; j < n_steps && once; j++)
     for (int32_t t = 0; t < g->n_tasks; t++)
       for (int32_t p = e.pred_off[t]; p < e.pred_off[t + 1]; p++) {
-        const slice *a = at[(size_t)j * (size_t)g->n_tasks + (size_t)e.pred[p]], *b = at[(size_t)j * (size_t)g->n_tasks + (size_t)t];
+        const slice *a = at[(size_t)j * (size_t)g->n_tasks + (size_t)e.pred[p]],
+                    *b = at[(size_t)j * (size_t)g->n_tasks + (size_t)t];
         backwards += b->ts + TOL < a->ts + a->dur;
       }
   ok(once && backwards == 0, "%s: every one of %lld dependencies respected (%d not)", label, (long long)e.n_edges,
@@ -172,7 +176,8 @@ static void check_run(const char *label, const char *const *overrides, const lon
   cJSON_ArrayForEach(ev, events) {
     const char *ph = str(ev, "ph");
     if (strcmp(ph, "s") != 0 && strcmp(ph, "f") != 0) continue;
-    if (ph[0] == 's') n_s++;
+    if (ph[0] == 's')
+      n_s++;
     else {
       n_f++;
       unbound += strcmp(str(ev, "bp"), "e") != 0;
@@ -192,7 +197,8 @@ static void check_run(const char *label, const char *const *overrides, const lon
     ok(n_s == n_f && n_s == (int)e.n_edges * n_steps && unbound == 0 && unpaired == 0,
        "%s: %d flow arrows, each end inside a slice of its thread (%d unbound, %d unpaired)", label, n_s, unbound,
        unpaired);
-  else ok(n_s == 0 && n_f == 0, "%s: no flow events with trace.flows false", label);
+  else
+    ok(n_s == 0 && n_f == 0, "%s: no flow events with trace.flows false", label);
 
   qsort(s, (size_t)n, sizeof *s, cmp_slice);
   int overlaps = 0;
@@ -200,8 +206,8 @@ static void check_run(const char *label, const char *const *overrides, const lon
   ok(overlaps == 0, "%s: no two slices of a worker overlap (%d do)", label, overlaps);
 
   svg = slurp(svg_path);
-  ok(svg && count(svg, "class=\"task\"") == n, "%s: the Gantt chart has one box per task (%d)",
-     label, svg ? count(svg, "class=\"task\"") : -1);
+  ok(svg && count(svg, "class=\"task\"") == n, "%s: the Gantt chart has one box per task (%d)", label,
+     svg ? count(svg, "class=\"task\"") : -1);
 done:
   free(s);
   free(svg);
@@ -216,13 +222,22 @@ done:
 
 int main(void) {
   /* the default: one step after the first */
-  const char *const pipeline[] = {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4",
-                                  "train.steps=3", "train.eval_every=0", "log.every=100", NULL};
+  const char *const pipeline[] = {"parallelism.pipeline_parallel_size=2",
+                                  "parallelism.micro_batches=4",
+                                  "train.steps=3",
+                                  "train.eval_every=0",
+                                  "log.every=100",
+                                  NULL};
   check_run("pp=2", pipeline, (const long[]){2}, 1, 1);
   /* listed steps, tensor and data parallel, no arrows */
-  const char *const grid[] = {"parallelism.data_parallel_size=2", "parallelism.tensor_parallel_size=2",
-                              "parallelism.micro_batches=2", "train.steps=3", "trace.steps=[1, 3]",
-                              "trace.flows=false", "log.every=100", NULL};
+  const char *const grid[] = {"parallelism.data_parallel_size=2",
+                              "parallelism.tensor_parallel_size=2",
+                              "parallelism.micro_batches=2",
+                              "train.steps=3",
+                              "trace.steps=[1, 3]",
+                              "trace.flows=false",
+                              "log.every=100",
+                              NULL};
   check_run("dp=2 tp=2", grid, (const long[]){1, 3}, 2, 0);
   /* fewer steps than the default wants: the last */
   const char *const one[] = {"train.steps=1", "log.every=100", NULL};

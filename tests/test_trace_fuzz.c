@@ -29,8 +29,8 @@ static int run(const char *input, size_t len) {
   int rc = nd_trace_model_from_json(&m, doc, "fuzz", &err);
   cJSON_Delete(doc);
   if (rc) {
-    expect(strncmp(err.msg, "fuzz: ", 6) == 0 && !strchr(err.msg, '\n'), "message not one line naming the input",
-           input, len);
+    expect(strncmp(err.msg, "fuzz: ", 6) == 0 && !strchr(err.msg, '\n'), "message not one line naming the input", input,
+           len);
     return 0;
   }
   nd_trace_summary s;
@@ -42,10 +42,34 @@ static int run(const char *input, size_t len) {
   return 1;
 }
 
-static const char *const tokens[] = {"\"traceEvents\"", "\"ph\":\"X\"", "\"ph\":\"s\"", "\"ph\":\"f\"", "\"ph\":\"M\"",
-                                     "\"bp\":\"e\"", "\"ts\":", "\"dur\":", "\"pid\":", "\"tid\":", "\"id\":",
-                                     "\"args\":{}", "\"task\":", "\"micro_batch\":", "1e308", "-1e308", "1e999",
-                                     "-0", "2147483648", "-9e18", "[", "]", "{", "}", ",", ":", "\"\"", "null"};
+static const char *const tokens[] = {"\"traceEvents\"",
+                                     "\"ph\":\"X\"",
+                                     "\"ph\":\"s\"",
+                                     "\"ph\":\"f\"",
+                                     "\"ph\":\"M\"",
+                                     "\"bp\":\"e\"",
+                                     "\"ts\":",
+                                     "\"dur\":",
+                                     "\"pid\":",
+                                     "\"tid\":",
+                                     "\"id\":",
+                                     "\"args\":{}",
+                                     "\"task\":",
+                                     "\"micro_batch\":",
+                                     "1e308",
+                                     "-1e308",
+                                     "1e999",
+                                     "-0",
+                                     "2147483648",
+                                     "-9e18",
+                                     "[",
+                                     "]",
+                                     "{",
+                                     "}",
+                                     ",",
+                                     ":",
+                                     "\"\"",
+                                     "null"};
 
 int main(void) {
   fuzz_corpus c = {0};

@@ -9,9 +9,9 @@
 
 #define STEPS 5
 
-static const char *layout[] = {"parallelism.pipeline_parallel_size=2", "parallelism.tensor_parallel_size=2",
-                               "parallelism.micro_batches=4", "parallelism.activation_slots=2",
-                               "train.micro_batch_size=2", NULL};
+static const char *layout[] = {
+    "parallelism.pipeline_parallel_size=2", "parallelism.tensor_parallel_size=2", "parallelism.micro_batches=4",
+    "parallelism.activation_slots=2",       "train.micro_batch_size=2",           NULL};
 
 /* Trains `steps` steps of the tiny model with `extra` on top of the layout. */
 static int losses_of(const char *extra, int steps, double *out) {

@@ -14,11 +14,11 @@
 #include "tests/runtime/harness.h"
 #include "tests/tap.h"
 
-#define LR 1e-2
+#define LR     1e-2
 #define WARMUP 3
-#define STEPS 12
-#define G 8
-#define T 16
+#define STEPS  12
+#define G      8
+#define T      16
 
 /* A matrix or an embedding, by its Hugging Face name: weights but LayerNorms' */
 static int decayed(const char *name) {
@@ -125,14 +125,21 @@ static void data_order(void) {
   snprintf(step_file, sizeof step_file, "/tmp/nd-rules-%d-step.txt", (int)getpid());
   static char text[1 << 14];
   size_t len = 0;
-  for (unsigned r = 1; len < 5000; r = r * 1103515245u + 12345u) len += (size_t)sprintf(text + len, "%s", words[(r >> 16) % 7]);
+  for (unsigned r = 1; len < 5000; r = r * 1103515245u + 12345u)
+    len += (size_t)sprintf(text + len, "%s", words[(r >> 16) % 7]);
   FILE *f = fopen(train, "w");
   if (!f || fwrite(text, 1, len, f) != len || fclose(f)) return;
   snprintf(kv[0], sizeof kv[0], "data.train=%s", train);
   snprintf(kv[1], sizeof kv[1], "data.val=%s", train);
-  const char *ov[] = {"data.format=text", kv[0], kv[1], "parallelism.data_parallel_size=1",
-                      "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
-                      "parallelism.activation_slots=1", "train.micro_batch_size=8", NULL};
+  const char *ov[] = {"data.format=text",
+                      kv[0],
+                      kv[1],
+                      "parallelism.data_parallel_size=1",
+                      "parallelism.pipeline_parallel_size=1",
+                      "parallelism.micro_batches=1",
+                      "parallelism.activation_slots=1",
+                      "train.micro_batch_size=8",
+                      NULL};
   nd_config *cfg = tiny_config(ov);
   nd_trainer *tr = NULL;
   nd_error err = {0};

@@ -66,8 +66,9 @@ int main(void) {
     }
   }
   if (ta && tb) {
-    ok(!rc && same(a, a_alone), "A with interleaved steps and a plan: bitwise the losses alone (%.9f vs %.9f at step %d)",
-       a[STEPS - 1], a_alone[STEPS - 1], STEPS);
+    ok(!rc && same(a, a_alone),
+       "A with interleaved steps and a plan: bitwise the losses alone (%.9f vs %.9f at step %d)", a[STEPS - 1],
+       a_alone[STEPS - 1], STEPS);
     ok(!rc && same(b, b_alone), "B with interleaved steps: bitwise the losses alone (%.9f vs %.9f at step %d)",
        b[STEPS - 1], b_alone[STEPS - 1], STEPS);
   }

@@ -32,8 +32,10 @@ static void metadata(cJSON *events, const char *name, int tid, const char *key, 
   cJSON *e = event(events, "M", name, tid);
   if (!e) return;
   cJSON *args = cJSON_AddObjectToObject(e, "args");
-  if (s) cJSON_AddStringToObject(args, key, s);
-  else cJSON_AddNumberToObject(args, key, v);
+  if (s)
+    cJSON_AddStringToObject(args, key, s);
+  else
+    cJSON_AddNumberToObject(args, key, v);
 }
 
 static void task_event(cJSON *events, const nd_graph *g, int32_t i, const nd_trace_time *t, long long step) {

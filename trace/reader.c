@@ -141,8 +141,10 @@ static int add_flow_end(flow_end **ends, int32_t *n, int32_t *cap, const cJSON *
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
   const char *cat = str(e, "cat"), *bp = str(e, "bp");
   char idtext[48];
-  if (cJSON_IsString(id)) copy(idtext, sizeof idtext, id->valuestring);
-  else snprintf(idtext, sizeof idtext, "%.17g", cJSON_IsNumber(id) ? id->valuedouble : 0.0);
+  if (cJSON_IsString(id))
+    copy(idtext, sizeof idtext, id->valuestring);
+  else
+    snprintf(idtext, sizeof idtext, "%.17g", cJSON_IsNumber(id) ? id->valuedouble : 0.0);
   snprintf(f->key, sizeof f->key, "%s\x1f%s", cat ? cat : "", idtext);
   f->thread = thread;
   f->ts = ts;
@@ -204,8 +206,10 @@ static int32_t bind(const nd_trace_model *m, const int32_t *first, const flow_en
   int32_t a = lo, b = hi;
   while (a < b) {
     int32_t mid = (a + b) / 2;
-    if (m->slices[mid].ts <= f->ts) a = mid + 1;
-    else b = mid;
+    if (m->slices[mid].ts <= f->ts)
+      a = mid + 1;
+    else
+      b = mid;
   }
   if (f->enclosing) {
     /* the innermost slice that contains ts: among those starting before, the latest */
@@ -248,16 +252,14 @@ static void apply_metadata(nd_trace_model *m, const cJSON *e, int thread) {
   if (strcmp(name, "thread_name") == 0 && str(args, "name")) {
     copy(m->threads[thread].name, sizeof m->threads[thread].name, str(args, "name"));
     m->threads[thread].named = 1;
-  }
-  else if (strcmp(name, "thread_sort_index") == 0)
+  } else if (strcmp(name, "thread_sort_index") == 0)
     m->threads[thread].sort = int_or(args, "sort_index", m->threads[thread].sort);
 }
 
 int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *what, nd_error *err) {
   memset(m, 0, sizeof *m);
   const cJSON *events = cJSON_IsArray(doc) ? doc : cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
-  if (!cJSON_IsArray(events))
-    return nd__fail(err, ND_EINVAL, "%s: not a Chrome trace (no traceEvents array)", what);
+  if (!cJSON_IsArray(events)) return nd__fail(err, ND_EINVAL, "%s: not a Chrome trace (no traceEvents array)", what);
   flow_end *ends = NULL;
   int32_t n_ends = 0, cap_ends = 0, cap_slices = 0;
   int rc = 0;
@@ -277,10 +279,14 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
       return rc;
     }
     int thread = thread_of(m, &ix, int_or(e, "pid", 0), int_or(e, "tid", 0));
-    if (thread < 0) rc = ND_ENOMEM;
-    else if (slice) rc = add_slice(m, e, thread, &cap_slices, ts, dur);
-    else if (flow) rc = add_flow_end(&ends, &n_ends, &cap_ends, e, thread, ph[0] == 's', ts);
-    else if (strcmp(ph, "M") == 0) apply_metadata(m, e, thread);
+    if (thread < 0)
+      rc = ND_ENOMEM;
+    else if (slice)
+      rc = add_slice(m, e, thread, &cap_slices, ts, dur);
+    else if (flow)
+      rc = add_flow_end(&ends, &n_ends, &cap_ends, e, thread, ph[0] == 's', ts);
+    else if (strcmp(ph, "M") == 0)
+      apply_metadata(m, e, thread);
     if (rc) goto cleanup;
   }
   if ((rc = sort_threads(m, ends, n_ends))) goto cleanup;

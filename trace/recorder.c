@@ -76,9 +76,9 @@ static int bus_totals(nd_trace_step *st, int keep) {
   for (int b = 0; b < n; b++) {
     struct starpu_profiling_bus_info info;
     if (starpu_bus_get_profiling_info(b, &info) != 0 || !keep || info.transfer_count == 0) continue;
-    st->transfers[st->n_transfers++] = (nd_trace_transfer){
-        starpu_bus_get_src(b), starpu_bus_get_dst(b), info.transferred_bytes, info.transfer_count,
-        starpu_timing_timespec_to_us(&info.total_time)};
+    st->transfers[st->n_transfers++] =
+        (nd_trace_transfer){starpu_bus_get_src(b), starpu_bus_get_dst(b), info.transferred_bytes, info.transfer_count,
+                            starpu_timing_timespec_to_us(&info.total_time)};
   }
   return 0;
 }
@@ -174,8 +174,10 @@ int nd_trace_save(const nd_trace_recorder *r, const char *json_path, const char 
   int rc = 0;
   if (!doc) return nd__fail(err, ND_ENOMEM, "trace: out of memory");
   if (want_json) {
-    if (!(text = cJSON_PrintUnformatted(doc))) rc = nd__fail(err, ND_ENOMEM, "trace: out of memory");
-    else rc = nd_write_file_atomic(json_path, text, strlen(text), err);
+    if (!(text = cJSON_PrintUnformatted(doc)))
+      rc = nd__fail(err, ND_ENOMEM, "trace: out of memory");
+    else
+      rc = nd_write_file_atomic(json_path, text, strlen(text), err);
   }
   if (!rc && want_svg) {
     nd_trace_model m;

@@ -94,8 +94,10 @@ static int32_t waited_for(const nd_trace_model *m, const int32_t *in_off, const 
    * below c) that ended last, at or before c's start */
   while (lo < hi) {
     int32_t mid = lo + (hi - lo) / 2;
-    if (order[mid].end <= x->ts + EPS_US) lo = mid + 1;
-    else hi = mid;
+    if (order[mid].end <= x->ts + EPS_US)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   for (int32_t k = lo - 1; k >= 0 && order[k].thread == x->thread; k--)
     if (order[k].slice < c) return order[k].slice;
@@ -209,8 +211,8 @@ static void print_text(FILE *f, const char *what, const nd_trace_model *m, const
   fprintf(f, "critical path: %d tasks, %.3f ms of work\n", s->path_len, s->path_us / 1e3);
   for (int32_t i = 0; i < s->path_len; i++) {
     const nd_trace_slice *x = &m->slices[s->path[i]];
-    fprintf(f, "  %10.3f ms  +%8.3f ms  %-24s %-12s %-10s mb %d\n", (x->ts - s->start_us) / 1e3, x->dur / 1e3,
-            x->name, m->threads[x->thread].name, x->phase[0] ? x->phase : "-", x->micro_batch);
+    fprintf(f, "  %10.3f ms  +%8.3f ms  %-24s %-12s %-10s mb %d\n", (x->ts - s->start_us) / 1e3, x->dur / 1e3, x->name,
+            m->threads[x->thread].name, x->phase[0] ? x->phase : "-", x->micro_batch);
   }
   fprintf(f, "lower bound: %.3f ms = max(critical path %.3f ms, work %.3f ms / %d workers = %.3f ms)\n",
           s->lower_bound_us / 1e3, s->path_us / 1e3, s->work_us / 1e3, s->workers,

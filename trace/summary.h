@@ -16,16 +16,16 @@ typedef struct nd_trace_group {
 
 typedef struct nd_trace_summary {
   int32_t tasks;
-  int workers;                  /* threads that ran a slice or were named */
+  int workers; /* threads that ran a slice or were named */
   double start_us, end_us, span_us, work_us;
-  double *busy_us;              /* [m->n_threads] */
+  double *busy_us; /* [m->n_threads] */
   nd_trace_group *kinds, *phases;
   int n_kinds, n_phases;
-  int32_t *path;                /* slices of the critical path, first to last */
+  int32_t *path; /* slices of the critical path, first to last */
   int32_t path_len;
-  double path_us;               /* sum of their durations */
-  double lower_bound_us;        /* max(path_us, work_us / workers) */
-  double efficiency;            /* lower_bound_us / span_us */
+  double path_us;        /* sum of their durations */
+  double lower_bound_us; /* max(path_us, work_us / workers) */
+  double efficiency;     /* lower_bound_us / span_us */
 } nd_trace_summary;
 
 int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s);

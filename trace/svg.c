@@ -11,17 +11,18 @@
 #include "common/error.h"
 
 #define WIDTH 1200.0
-#define LEFT 120.0
+#define LEFT  120.0
 #define RIGHT 20.0
-#define TOP 30.0
-#define ROW 24.0
-#define GAP 6.0
+#define TOP   30.0
+#define ROW   24.0
+#define GAP   6.0
 
 static const struct {
   const char *phase, *label, *colour;
 } palette[] = {
-    {"F", "forward", "#4e79a7"},       {"B", "input gradient", "#f28e2b"}, {"W", "weight gradient", "#59a14f"},
-    {"collective", "collective", "#e15759"}, {"optimizer", "optimizer", "#b07aa1"}, {"", "other", "#9d9d9d"},
+    {"F", "forward", "#4e79a7"},           {"B", "input gradient", "#f28e2b"},
+    {"W", "weight gradient", "#59a14f"},   {"collective", "collective", "#e15759"},
+    {"optimizer", "optimizer", "#b07aa1"}, {"", "other", "#9d9d9d"},
 };
 #define N_PALETTE (sizeof palette / sizeof palette[0])
 
@@ -34,11 +35,20 @@ static const char *colour_of(const char *phase) {
 /* Text for an attribute or an element: the trace is any user's file. */
 static void escaped(FILE *f, const char *s) {
   for (; *s; s++) switch (*s) {
-      case '<': fputs("&lt;", f); break;
-      case '>': fputs("&gt;", f); break;
-      case '&': fputs("&amp;", f); break;
-      case '"': fputs("&quot;", f); break;
-      default: if ((unsigned char)*s >= 0x20) fputc(*s, f);
+    case '<':
+      fputs("&lt;", f);
+      break;
+    case '>':
+      fputs("&gt;", f);
+      break;
+    case '&':
+      fputs("&amp;", f);
+      break;
+    case '"':
+      fputs("&quot;", f);
+      break;
+    default:
+      if ((unsigned char)*s >= 0x20) fputc(*s, f);
     }
 }
 
@@ -60,8 +70,7 @@ static void axis(FILE *f, double span, double scale, double y) {
     double t = k * step, x = LEFT + t * scale;
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>", x, y, x, y + 5);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>", x, TOP, x, y);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", x, y + 17,
-            in_ms ? t / 1e3 : t);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", x, y + 17, in_ms ? t / 1e3 : t);
   }
   fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">time (%s)</text></g>\n", LEFT - 14, y + 17,
           in_ms ? "ms" : "us");
@@ -107,11 +116,12 @@ static void chart(FILE *f, const nd_trace_model *m, int *row) {
   }
   double span = t1 > t0 ? t1 - t0 : 1, scale = (WIDTH - LEFT - RIGHT) / span;
   double axis_y = TOP + rows * (ROW + GAP) + 4, height = axis_y + 60;
-  fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-             "font-family=\"sans-serif\" font-size=\"11\">\n"
-             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-             "<text x=\"%.1f\" y=\"18\" font-size=\"13\">%d tasks on %d workers, span %.3f ms from %.3f ms</text>\n",
+  fprintf(f,
+          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+          "font-family=\"sans-serif\" font-size=\"11\">\n"
+          "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+          "<text x=\"%.1f\" y=\"18\" font-size=\"13\">%d tasks on %d workers, span %.3f ms from %.3f ms</text>\n",
           WIDTH, height, WIDTH, height, LEFT, m->n_slices, rows, span / 1e3, t0 / 1e3);
   axis(f, span, scale, axis_y);
   for (int t = 0; t < m->n_threads; t++) {

@@ -33,7 +33,8 @@ int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
   nd_unit units[STARPU_NMAXWORKERS];
   int n = nd_runtime_units(units, STARPU_NMAXWORKERS);
   nd_rank_map pl;
-  if (nd_place(units, n, g->dp, g->pp, g->tp, &pl)) return nd__fail(err, ND_ENOMEM, "stage_layers auto: placement failed");
+  if (nd_place(units, n, g->dp, g->pp, g->tp, &pl))
+    return nd__fail(err, ND_ENOMEM, "stage_layers auto: placement failed");
   int mixed = 0;
   for (int s = 0; s < p; s++) {
     kinds[s] = pl.units[pl.first[nd_rank_index(g, (nd_rank){0, s, 0})]].kind;
@@ -64,13 +65,16 @@ int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
   double layer_us[ND_MAX_STAGES] = {0}, *other_us = out->other_us, *per_layer = out->layer_us;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
-    if (t->layer >= 0 && t->layer < L) layer_us[t->rank.pp] += d.us[i];
-    else other_us[t->rank.pp] += d.us[i];
+    if (t->layer >= 0 && t->layer < L)
+      layer_us[t->rank.pp] += d.us[i];
+    else
+      other_us[t->rank.pp] += d.us[i];
   }
   free(d.us);
   for (int s = 0; s < p; s++) per_layer[s] = layer_us[s] / g->stage_layers[s];
   int layers[ND_MAX_STAGES];
-  if (nd_stage_split(p, L, other_us, per_layer, layers)) return nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
+  if (nd_stage_split(p, L, other_us, per_layer, layers))
+    return nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
   for (int s = 0; s < p; s++) split[s] = layers[s];
   return 0;
 }

@@ -28,7 +28,7 @@ typedef struct sample {
 typedef struct samples {
   sample *v;
   int64_t n, cap;
-  double *us;   /* per task of the probe graph, this step */
+  double *us; /* per task of the probe graph, this step */
   int *worker;
 } samples;
 
@@ -85,7 +85,8 @@ static nd_sim_fit fit(const sample *v, int64_t n) {
   static const int tries[][3] = {{1, 1, 1}, {1, 1, 0}, {0, 1, 0}, {1, 0, 1}, {0, 0, 1}, {1, 0, 0}};
   double coef[3];
   for (size_t k = 0; k < sizeof tries / sizeof tries[0]; k++)
-    if (solve(v, n, tries[k], coef) && coef[0] + coef[1] + coef[2] > 0) return (nd_sim_fit){1, coef[0], coef[1], coef[2]};
+    if (solve(v, n, tries[k], coef) && coef[0] + coef[1] + coef[2] > 0)
+      return (nd_sim_fit){1, coef[0], coef[1], coef[2]};
   return (nd_sim_fit){1, 0, 0, 0};
 }
 
@@ -124,11 +125,15 @@ static int probe(const nd_config *cfg, samples *s, nd_calibration *cal, probe_re
     for (int32_t i = 0; i < g->n_tasks && !rc; i++) {
       if (s->n == s->cap) {
         sample *p = realloc(s->v, (size_t)(s->cap = s->cap * 2 + 4096) * sizeof *p);
-        if (!p) rc = nd__fail(err, ND_ENOMEM, "calibrate: out of memory");
-        else s->v = p;
+        if (!p)
+          rc = nd__fail(err, ND_ENOMEM, "calibrate: out of memory");
+        else
+          s->v = p;
       }
       const nd_task *t = &g->tasks[i];
-      if (!rc) s->v[s->n++] = (sample){t->kind, device_kind(s->worker[i]), (double)t->flops, (double)(t->bytes + t->comm_bytes), s->us[i] * 1e-6};
+      if (!rc)
+        s->v[s->n++] = (sample){t->kind, device_kind(s->worker[i]), (double)t->flops,
+                                (double)(t->bytes + t->comm_bytes), s->us[i] * 1e-6};
     }
     if (!rc) rc = nd_trainer_step(tr, &res, err);
     steps[k] = res.step_ms * 1e-3;
@@ -148,7 +153,8 @@ static int probe(const nd_config *cfg, samples *s, nd_calibration *cal, probe_re
         steps[a] = steps[b], steps[b] = t;
       }
   pr->step_s = steps[ND_CAL_STEPS / 2];
-  if (!rc && log) fprintf(log, "calibrate: probe %s: %d tasks, step %.2f ms\n", cfg->source, g->n_tasks, pr->step_s * 1e3);
+  if (!rc && log)
+    fprintf(log, "calibrate: probe %s: %d tasks, step %.2f ms\n", cfg->source, g->n_tasks, pr->step_s * 1e3);
   free(s->us), free(s->worker);
   nd_trainer_close(tr);
   return rc;
@@ -163,8 +169,9 @@ static int fit_gap(const nd_config *cfg, nd_calibration *cal, int kind, double m
   int rc = nd_sim_machine_from(cfg, cal, &m, err);
   if (!rc) rc = nd_graph_build(&g, cfg, 0, err);
   if (!rc) rc = nd_graph_edges(g, &e);
-  if (!rc) rc = nd_sim_schedule_build(g, &e, &m, &cal->model, cfg->runtime.scheduler, cfg->runtime.placement,
-                                      cfg->runtime.priorities, &s);
+  if (!rc)
+    rc = nd_sim_schedule_build(g, &e, &m, &cal->model, cfg->runtime.scheduler, cfg->runtime.placement,
+                               cfg->runtime.priorities, &s);
   double at[2] = {0, 50e-6}, step[2];
   for (int k = 0; k < 2 && !rc; k++) {
     nd_sim_result r = {0};
@@ -189,7 +196,9 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
   int64_t G = cfg->train.micro_batch_size * cfg->parallelism.micro_batches * cfg->parallelism.data_parallel_size;
   /* CPU probes: one rank over the workers, the whole batch and a quarter of
    * it per micro-batch; two tensor-parallel shards when the heads allow */
-  struct { int tp, m, pp, opencl; } probes[] = {{1, 1, 1, 0}, {1, 4, 1, 0}, {2, 2, 1, 0}, {1, 1, 2, 1}, {1, 4, 2, 1}};
+  struct {
+    int tp, m, pp, opencl;
+  } probes[] = {{1, 1, 1, 0}, {1, 4, 1, 0}, {2, 2, 1, 0}, {1, 1, 2, 1}, {1, 4, 2, 1}};
   enum { N_PROBES = sizeof probes / sizeof probes[0] };
   probe_result pr[N_PROBES] = {{0}};
   nd_config pc[N_PROBES];
@@ -218,7 +227,8 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
       char split[32];
       snprintf(split, sizeof split, "[1,%lld]", (long long)cfg->model.n_layer - 1);
       rc = rc || set(c, "runtime.workers", "1", err) || set(c, "runtime.opencl_devices", "1", err) ||
-           set(c, "runtime.placement", "strict", err) || (cfg->model.n_layer > 1 && set(c, "parallelism.stage_layers", split, err));
+           set(c, "runtime.placement", "strict", err) ||
+           (cfg->model.n_layer > 1 && set(c, "parallelism.stage_layers", split, err));
     } else {
       rc = rc || set(c, "runtime.opencl_devices", "0", err);
     }

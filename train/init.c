@@ -29,8 +29,7 @@ void nd_init_tensor(float *out, const char *hf_name, int64_t n, int n_layer, uin
     return;
   }
   double std = 0.02;
-  if (ends_with(hf_name, "attn.c_proj.weight") || ends_with(hf_name, "mlp.c_proj.weight"))
-    std /= sqrt(2.0 * n_layer);
+  if (ends_with(hf_name, "attn.c_proj.weight") || ends_with(hf_name, "mlp.c_proj.weight")) std /= sqrt(2.0 * n_layer);
   /* a stream per tensor: FNV-1a of the name mixed with the seed */
   uint64_t state = 1469598103934665603ULL;
   for (const char *p = hf_name; *p; p++) state = (state ^ (uint8_t)*p) * 1099511628211ULL;

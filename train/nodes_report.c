@@ -31,8 +31,8 @@ int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err) {
     goto done;
   }
   for (int32_t i = 0; i < g->n_tasks; i++) runs[nd_mpi_task_process(g, &g->tasks[i], nodes)]++;
-  fprintf(out, "nodes: %d processes, %d tasks per step, %.3f MB sent between processes per step\n", nodes,
-          g->n_tasks, (double)bytes / 1e6);
+  fprintf(out, "nodes: %d processes, %d tasks per step, %.3f MB sent between processes per step\n", nodes, g->n_tasks,
+          (double)bytes / 1e6);
   for (int p = 0; p < nodes; p++) {
     fprintf(out, "  process %d: ranks", p);
     int first = -1, last = -1;

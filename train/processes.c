@@ -26,8 +26,10 @@ uint64_t nd_trainer_config_hash(const nd_config *cfg) {
     char *bytes = NULL;
     size_t n = 0;
     /* a plugin this process cannot read hashes differently from one it can */
-    if (nd__read_file(cfg->kernels.plugins[i], (size_t)1 << 30, &bytes, &n) == 0) h = fnv(h, bytes, n);
-    else h = fnv(h, "unreadable", 10);
+    if (nd__read_file(cfg->kernels.plugins[i], (size_t)1 << 30, &bytes, &n) == 0)
+      h = fnv(h, bytes, n);
+    else
+      h = fnv(h, "unreadable", 10);
     free(bytes);
   }
   return h;

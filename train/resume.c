@@ -29,8 +29,9 @@ static int resolve(const char *dir, char *out, size_t size, char *note, nd_error
   const char *missing;
   if (slash && nd__checkpoint_step_of(slash + 1, "step-", &used, NULL) &&
       nd_checkpoint_newer_incomplete(dir, used, &newer, &missing))
-    snprintf(note, ND_ERROR_MAX, "%s/step-%" PRId64 " is incomplete (no %s): resuming from the older step-%" PRId64
-             ", which is complete", dir, newer, missing, used);
+    snprintf(note, ND_ERROR_MAX,
+             "%s/step-%" PRId64 " is incomplete (no %s): resuming from the older step-%" PRId64 ", which is complete",
+             dir, newer, missing, used);
   return rc;
 }
 

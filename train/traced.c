@@ -3,8 +3,8 @@
 #include "configs/config.h"
 #include "train/trainer_internal.h"
 
-int nd_trainer_step_traced(nd_trainer *tr, const char *json_path, const char *svg_path, nd_step_result *res,
-                           int *tasks, nd_error *err) {
+int nd_trainer_step_traced(nd_trainer *tr, const char *json_path, const char *svg_path, nd_step_result *res, int *tasks,
+                           nd_error *err) {
   nd_trace_recorder **rec = nd__trainer_recorder(tr);
   nd_exec *ex = nd__trainer_exec(tr);
   int rc;

@@ -30,17 +30,17 @@ struct nd_trainer {
   int eval_index;
   nd_exec *exec;
   int runtime_started;
-  nd_kernels *kernels;       /* this trainer's: its tasks carry it */
-  int calibrated;            /* priorities come from measured task durations */
+  nd_kernels *kernels; /* this trainer's: its tasks carry it */
+  int calibrated;      /* priorities come from measured task durations */
   int64_t steps_done;
-  int64_t model_flops;       /* of one step */
-  int64_t seqs_per_step;     /* dp * micro_batches * micro_batch_size */
+  int64_t model_flops;   /* of one step */
+  int64_t seqs_per_step; /* dp * micro_batches * micro_batch_size */
   /* the model's whole tensors: Hugging Face name, shape, element count */
   int n_hf;
-  nd_ckpt_tensor *ckpt;    /* [n_hf] */
-  nd_balance balance;     /* stage_layers: auto */
-  nd_trace_recorder *rec; /* the steps traced so far */
-  int64_t steps_run;      /* training steps this trainer ran (not resumed): the bytes predicted */
+  nd_ckpt_tensor *ckpt;           /* [n_hf] */
+  nd_balance balance;             /* stage_layers: auto */
+  nd_trace_recorder *rec;         /* the steps traced so far */
+  int64_t steps_run;              /* training steps this trainer ran (not resumed): the bytes predicted */
   char resume_note[ND_ERROR_MAX]; /* why resuming skipped a newer checkpoint */
 };
 
@@ -77,8 +77,8 @@ static int collect_names(nd_trainer *tr) {
     int at = tr->n_hf++;
     for (; at > 0 && nd_gpt_param_order(tr->ckpt[at - 1].name) > nd_gpt_param_order(t->hf_name); at--)
       tr->ckpt[at] = tr->ckpt[at - 1];
-    tr->ckpt[at] = (nd_ckpt_tensor){t->hf_name, t->ndim, {t->full_shape[0], t->ndim > 1 ? t->full_shape[1] : 0},
-                                    nd_shard_full_numel(t)};
+    tr->ckpt[at] = (nd_ckpt_tensor){
+        t->hf_name, t->ndim, {t->full_shape[0], t->ndim > 1 ? t->full_shape[1] : 0}, nd_shard_full_numel(t)};
   }
   return 0;
 }
@@ -166,7 +166,8 @@ static int bind(nd_trainer *tr, nd_error *err) {
 /* The step and evaluation graphs, costed by the kernels that will run them. */
 static int build_graphs(nd_trainer *tr, nd_error *err) {
   int rc;
-  if ((rc = nd_graph_build(&tr->step_graph, &tr->cfg, 0, err)) || (rc = nd_graph_build(&tr->eval_graph, &tr->cfg, 1, err)))
+  if ((rc = nd_graph_build(&tr->step_graph, &tr->cfg, 0, err)) ||
+      (rc = nd_graph_build(&tr->eval_graph, &tr->cfg, 1, err)))
     return rc;
   nd_kernels_apply_costs(tr->kernels, tr->step_graph);
   nd_kernels_apply_costs(tr->kernels, tr->eval_graph);
@@ -177,7 +178,9 @@ const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
 int64_t nd__trainer_steps_run(const nd_trainer *tr) { return tr->steps_run; }
 char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
 const char *nd_trainer_resume_note(const nd_trainer *tr) { return tr->resume_note; }
-struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) { return tr->kernels; }
+struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) {
+  return tr->kernels;
+}
 nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr) { return &tr->rec; }
 const nd_balance *nd__trainer_balance(const nd_trainer *tr) { return &tr->balance; }
 
@@ -219,8 +222,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
     free(tr->ckpt);
     tr->ckpt = NULL, tr->n_hf = 0;
     tr->steps_done = 0;
-    if ((rc = build_graphs(tr, err)) || (rc = bind(tr, err)))
-      goto fail;
+    if ((rc = build_graphs(tr, err)) || (rc = bind(tr, err))) goto fail;
   }
   *out = tr;
   return 0;
@@ -248,8 +250,12 @@ void nd_trainer_close(nd_trainer *tr) {
 
 static nd_step base_step(const nd_trainer *tr) {
   const nd_config *c = &tr->cfg;
-  return (nd_step){.seq_limit = INT64_MAX, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
-                   .weight_decay = (float)c->train.weight_decay, .grad_clip = (float)c->train.grad_clip,
+  return (nd_step){.seq_limit = INT64_MAX,
+                   .beta1 = 0.9f,
+                   .beta2 = 0.95f,
+                   .eps = 1e-8f,
+                   .weight_decay = (float)c->train.weight_decay,
+                   .grad_clip = (float)c->train.grad_clip,
                    .loss_scale = (float)(1.0 / ((double)tr->seqs_per_step * (double)c->model.seq_len))};
 }
 
@@ -384,8 +390,8 @@ int nd_trainer_save(nd_trainer *tr, nd_error *err) {
   int removed, rc = nd_ckpt_save(&m, &s, err);
   /* retention only once the new one is complete */
   return rc || m.gather_only ? rc
-            : nd_checkpoint_prune(tr->cfg.train.save_dir, tr->steps_done, tr->cfg.train.keep_checkpoints, &removed,
-                                  err);
+                             : nd_checkpoint_prune(tr->cfg.train.save_dir, tr->steps_done,
+                                                   tr->cfg.train.keep_checkpoints, &removed, err);
 }
 
 int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_error *err) {

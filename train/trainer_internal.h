@@ -28,7 +28,7 @@ typedef struct nd_balance {
   int stages;
   int mixed; /* the stages land on different kinds of device: times measured */
   int64_t split[ND_MAX_STAGES];
-  int kind[ND_MAX_STAGES]; /* enum nd_unit_kind */
+  int kind[ND_MAX_STAGES];                                 /* enum nd_unit_kind */
   double layer_us[ND_MAX_STAGES], other_us[ND_MAX_STAGES]; /* per layer; the rest */
 } nd_balance;
 const nd_balance *nd__trainer_balance(const nd_trainer *tr);

@@ -14,7 +14,7 @@
 
 static int silu_forward(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n, (void)a;
-  float *out = t[0].data; // (n)
+  float *out = t[0].data;       // (n)
   const float *inp = t[1].data; // (n)
   for (int64_t i = 0; i < t[0].shape[0]; i++) out[i] = inp[i] / (1.0f + expf(-inp[i]));
   return 0;
@@ -22,7 +22,7 @@ static int silu_forward(const nd_tensor_desc *t, int n, const nd_kernel_args *a)
 
 static int silu_backward(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n, (void)a;
-  float *dinp = t[0].data; // (n)
+  float *dinp = t[0].data;                         // (n)
   const float *inp = t[1].data, *dout = t[2].data; // (n), (n)
   for (int64_t i = 0; i < t[0].shape[0]; i++) {
     float s = 1.0f / (1.0f + expf(-inp[i]));
@@ -36,7 +36,8 @@ static void silu_forward_cost(const nd_tensor_desc *t, int n, const nd_kernel_ar
   (void)n, (void)a, (void)bytes;
   *flops = 4 * t[0].shape[0];
 }
-static void silu_backward_cost(const nd_tensor_desc *t, int n, const nd_kernel_args *a, int64_t *flops, int64_t *bytes) {
+static void silu_backward_cost(const nd_tensor_desc *t, int n, const nd_kernel_args *a, int64_t *flops,
+                               int64_t *bytes) {
   (void)n, (void)a, (void)bytes;
   *flops = 8 * t[0].shape[0];
 }

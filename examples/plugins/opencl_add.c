@@ -22,24 +22,24 @@
 
 static int add_cpu(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n, (void)a;
-  float *out = t[0].data;                          // (n)
-  const float *x = t[1].data, *y = t[2].data;      // (n), (n)
+  float *out = t[0].data;                     // (n)
+  const float *x = t[1].data, *y = t[2].data; // (n), (n)
   for (int64_t i = 0; i < t[0].shape[0]; i++) out[i] = x[i] + y[i];
   return 0;
 }
 
 static int silu_cpu(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n, (void)a;
-  float *out = t[0].data;          // (n)
-  const float *x = t[1].data;      // (n)
+  float *out = t[0].data;     // (n)
+  const float *x = t[1].data; // (n)
   for (int64_t i = 0; i < t[0].shape[0]; i++) out[i] = x[i] / (1.0f + expf(-x[i]));
   return 0;
 }
 
 static int silu_bwd_cpu(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n, (void)a;
-  float *dx = t[0].data;                        // (n)
-  const float *x = t[1].data, *dy = t[2].data;  // (n), (n)
+  float *dx = t[0].data;                       // (n)
+  const float *x = t[1].data, *dy = t[2].data; // (n), (n)
   for (int64_t i = 0; i < t[0].shape[0]; i++) {
     float s = 1.0f / (1.0f + expf(-x[i]));
     dx[i] = s * (1.0f + x[i] * (1.0f - s)) * dy[i];
@@ -79,13 +79,21 @@ static cl_program program_for(cl_context ctx, cl_device_id dev, cl_int *rc) {
   if (!p && n_programs < MAX_CONTEXTS) {
     p = clCreateProgramWithSource(ctx, 1, &source, NULL, rc);
     if (*rc == CL_SUCCESS) *rc = clBuildProgram(p, 1, &dev, "", NULL, NULL);
-    if (*rc == CL_SUCCESS) programs[n_programs].ctx = ctx, programs[n_programs++].prog = p;
-    else if (p) clReleaseProgram(p), p = NULL;
+    if (*rc == CL_SUCCESS)
+      programs[n_programs].ctx = ctx, programs[n_programs++].prog = p;
+    else if (p)
+      clReleaseProgram(p), p = NULL;
   } else if (!p) {
     *rc = CL_OUT_OF_RESOURCES;
   }
   pthread_mutex_unlock(&lock);
   return p;
+}
+
+/* The programs hold their contexts: released when ndgraph unloads the plugin. */
+__attribute__((destructor)) static void release_programs(void) {
+  for (int i = 0; i < n_programs; i++) clReleaseProgram(programs[i].prog);
+  n_programs = 0;
 }
 
 /* Runs kernel `name` over t[0]'s elements with the n descriptors' buffers as arguments. */

@@ -37,7 +37,7 @@ extern "C" {
 /* The name of the entry point, for dlsym. */
 #define ND_PLUGIN_ENTRY "ndgraph_plugin_init"
 /* What ndgraph_plugin_init returns when abi_version is not its own. */
-#define ND_PLUGIN_EABI (-1000)
+#define ND_PLUGIN_EABI  (-1000)
 
 #define ND_KERNEL_MAX_DIMS 6
 
@@ -73,8 +73,7 @@ typedef int (*nd_kernel_fn)(const nd_tensor_desc *t, int n, const nd_kernel_args
 /* A cost model: the same descriptors with data NULL. Sets *flops (and *bytes
  * when the plugin knows better than the sum of the tensors' sizes; leave it
  * otherwise). Used by priorities, the plan and performance figures. */
-typedef void (*nd_cost_fn)(const nd_tensor_desc *t, int n, const nd_kernel_args *a, int64_t *flops,
-                           int64_t *bytes);
+typedef void (*nd_cost_fn)(const nd_tensor_desc *t, int n, const nd_kernel_args *a, int64_t *flops, int64_t *bytes);
 
 /* The tensors of each replaceable kind come in the order of its row in
  * ndgraph's kind table (graph/kinds.c), listed in docs/kernels.md, e.g.
@@ -97,7 +96,7 @@ typedef struct nd_kernel_def {
                        register it once per backend under the same name */
   int backend;      /* enum nd_kernel_backend */
   nd_kernel_fn fn;
-  nd_cost_fn cost;  /* NULL: ndgraph's own */
+  nd_cost_fn cost; /* NULL: ndgraph's own */
   void *user;
 } nd_kernel_def;
 

@@ -18,17 +18,17 @@ extern "C" {
 #include "ndgraph/export.h"
 
 /* Error codes: 0 is success, every failure is negative. */
-#define ND_ERRNO_MAP(X)                                                    \
-  X(ENOMEM, -1, "out of memory")                                           \
-  X(EINVAL, -2, "invalid argument")                                        \
-  X(ECONFIG, -3, "invalid configuration")                                  \
-  X(EIO, -4, "input/output error")                                         \
-  X(EDATA, -5, "invalid data file")                                        \
-  X(ECHECKPOINT, -6, "invalid checkpoint")                                 \
-  X(ERUNTIME, -7, "runtime (StarPU) failure")                              \
-  X(ENOTIMPL, -8, "not implemented yet")                                   \
-  X(ENUMERIC, -9, "non-finite value")                                      \
-  X(EPLUGIN, -10, "invalid plugin")                                        \
+#define ND_ERRNO_MAP(X)                       \
+  X(ENOMEM, -1, "out of memory")              \
+  X(EINVAL, -2, "invalid argument")           \
+  X(ECONFIG, -3, "invalid configuration")     \
+  X(EIO, -4, "input/output error")            \
+  X(EDATA, -5, "invalid data file")           \
+  X(ECHECKPOINT, -6, "invalid checkpoint")    \
+  X(ERUNTIME, -7, "runtime (StarPU) failure") \
+  X(ENOTIMPL, -8, "not implemented yet")      \
+  X(ENUMERIC, -9, "non-finite value")         \
+  X(EPLUGIN, -10, "invalid plugin")           \
   X(ENODEV, -11, "no such device")
 
 enum {
@@ -70,8 +70,7 @@ ND_EXPORT void nd_config_free(nd_config *cfg);
  * call nd_config_validate before use. */
 ND_EXPORT int nd_config_load_file(nd_config *cfg, const char *path, nd_error *err);
 /* Same, from a buffer; name is used in messages in place of a file name. */
-ND_EXPORT int nd_config_load_string(nd_config *cfg, const char *name, const char *yaml, size_t len,
-                          nd_error *err);
+ND_EXPORT int nd_config_load_string(nd_config *cfg, const char *name, const char *yaml, size_t len, nd_error *err);
 /* Sets one key from text, as --set does: "section.key" and "value". */
 ND_EXPORT int nd_config_set(nd_config *cfg, const char *key, const char *value, nd_error *err);
 /* Parses one "section.key=value" assignment, as given on the command line. */
@@ -157,7 +156,7 @@ ND_EXPORT int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err
 /* Mean cross-entropy over `batches` batches of micro_batch_size sequences read
  * llm.c-style from the start of data (NULL: data.val). */
 ND_EXPORT int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,
-                    nd_error *err);
+                              nd_error *err);
 /* Writes save_dir/step-N (N: steps done) atomically, after checking that
  * every tensor is finite (ND_ENUMERIC naming the tensor otherwise); then,
  * with train.keep_checkpoints N > 0, removes all but the N newest complete
@@ -234,7 +233,7 @@ ND_EXPORT int nd_trace_wanted(const nd_config *cfg, long long first, long long l
  * with every step this trainer traced, so a later crash keeps them. *tasks:
  * the tasks the step recorded. */
 ND_EXPORT int nd_trainer_step_traced(nd_trainer *tr, const char *json_path, const char *svg_path, nd_step_result *res,
-                           int *tasks, nd_error *err);
+                                     int *tasks, nd_error *err);
 
 #ifdef __cplusplus
 }

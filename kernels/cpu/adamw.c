@@ -4,10 +4,10 @@
 #include <math.h>
 #include <stddef.h>
 
-void nd_adamw(float *param, float *m, float *v, const float *grad, int64_t n, float lr,
-              float beta1, float beta2, float eps, float weight_decay, float grad_scale, int t) {
+void nd_adamw(float *param, float *m, float *v, const float *grad, int64_t n, float lr, float beta1, float beta2,
+              float eps, float weight_decay, float grad_scale, int t) {
   // param (n), m (n), v (n), grad (n)
-  const float c1 = (float)(1.0 / (1.0 - pow(beta1, t)));  // bias corrections
+  const float c1 = (float)(1.0 / (1.0 - pow(beta1, t))); // bias corrections
   const float c2 = (float)(1.0 / (1.0 - pow(beta2, t)));
   for (int64_t i = 0; i < n; i++) {
     float g = grad[i] * grad_scale;

@@ -34,11 +34,11 @@ void nd_attention_gqa_forward(float *out, float *att, const float *q, const floa
   if (T <= 0 || hs <= 0) return;
   for (int b = 0; b < B; b++) {
     for (int h = 0; h < NH; h++) {
-      const float *qh = q + (size_t)b * T * qs + (size_t)h * hs;             // (T, hs), row stride qs
-      const float *kh = k + (size_t)b * T * kvs + (size_t)(h / group) * hs;  // (T, hs), row stride kvs
+      const float *qh = q + (size_t)b * T * qs + (size_t)h * hs;            // (T, hs), row stride qs
+      const float *kh = k + (size_t)b * T * kvs + (size_t)(h / group) * hs; // (T, hs), row stride kvs
       const float *vh = v + (size_t)b * T * kvs + (size_t)(h / group) * hs;
-      float *a = att + ((size_t)b * NH + h) * T * T;                // (T, T)
-      float *o = out + (size_t)b * T * C + (size_t)h * hs;          // (T, hs), row stride C
+      float *a = att + ((size_t)b * NH + h) * T * T;       // (T, T)
+      float *o = out + (size_t)b * T * C + (size_t)h * hs; // (T, hs), row stride C
       // scores; the upper triangle is computed and then masked
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, qh, qs, kh, kvs, 0.0f, a, T);
       causal_softmax(a, T);
@@ -53,8 +53,8 @@ void nd_attention_forward(float *out, float *att, const float *qkv, int B, int T
 }
 
 void nd_attention_gqa_backward(float *dq, float *dk, float *dv, float *datt, const float *dout, const float *q,
-                               const float *k, const float *v, const float *att, int qs, int kvs, int B, int T,
-                               int NH, int NKV, int hs) {
+                               const float *k, const float *v, const float *att, int qs, int kvs, int B, int T, int NH,
+                               int NKV, int hs) {
   // dq, dk, dv overwritten, strides as q, k, v; datt (B, NH, T, T) scratch; dout (B, T, C);
   // q, k, v, att as the forward's; C = NH hs
   const int C = NH * hs, group = NH / NKV;
@@ -63,13 +63,13 @@ void nd_attention_gqa_backward(float *dq, float *dk, float *dv, float *datt, con
   for (int b = 0; b < B; b++) {
     for (int h = 0; h < NH; h++) {
       const size_t qo = (size_t)b * T * qs + (size_t)h * hs, ko = (size_t)b * T * kvs + (size_t)(h / group) * hs;
-      const float *qh = q + qo, *kh = k + ko, *vh = v + ko;  // (T, hs)
+      const float *qh = q + qo, *kh = k + ko, *vh = v + ko; // (T, hs)
       float *dqh = dq + qo, *dkh = dk + ko, *dvh = dv + ko;
       // the first query head of a group overwrites its key/value head's gradient, the others add
       const float kv_beta = h % group ? 1.0f : 0.0f;
-      const float *a = att + ((size_t)b * NH + h) * T * T;          // (T, T)
-      float *da = datt + ((size_t)b * NH + h) * T * T;              // (T, T)
-      const float *dout_bh = dout + (size_t)b * T * C + (size_t)h * hs;  // (T, hs), stride C
+      const float *a = att + ((size_t)b * NH + h) * T * T;              // (T, T)
+      float *da = datt + ((size_t)b * NH + h) * T * T;                  // (T, T)
+      const float *dout_bh = dout + (size_t)b * T * C + (size_t)h * hs; // (T, hs), stride C
       // datt = dout . v^T;  dv = att^T . dout
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dout_bh, C, vh, kvs, 0.0f, da, T);
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, dout_bh, C, kv_beta, dvh, kvs);
@@ -89,9 +89,9 @@ void nd_attention_gqa_backward(float *dq, float *dk, float *dv, float *datt, con
   }
 }
 
-void nd_attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv,
-                           const float *att, int B, int T, int NH, int hs) {
+void nd_attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att, int B,
+                           int T, int NH, int hs) {
   const int C = NH * hs;
-  nd_attention_gqa_backward(dqkv, dqkv + C, dqkv + 2 * C, datt, dout, qkv, qkv + C, qkv + 2 * C, att, 3 * C, 3 * C,
-                            B, T, NH, NH, hs);
+  nd_attention_gqa_backward(dqkv, dqkv + C, dqkv + 2 * C, datt, dout, qkv, qkv + C, qkv + 2 * C, att, 3 * C, 3 * C, B,
+                            T, NH, NH, hs);
 }

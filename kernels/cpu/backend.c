@@ -8,7 +8,7 @@
 #include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
 
-#define F(i) ((float *)t[i].data)
+#define F(i)  ((float *)t[i].data)
 #define CF(i) ((float *)c->t[i].data)
 #define CI(i) ((int32_t *)c->t[i].data)
 #define CD(i) ((double *)c->t[i].data)
@@ -57,8 +57,7 @@ static int layernorm_bwd_input(const nd_tensor_desc *t, int n, const nd_kernel_a
 static int layernorm_bwd_weight(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n;
   // dweight (C), dbias (C), dout (N, C), inp (N, C), mean (N), rstd (N)
-  nd_layernorm_backward_weight(F(0), F(1), F(2), F(3), F(4), F(5), (int)t[2].shape[0], (int)t[2].shape[1],
-                               a->beta);
+  nd_layernorm_backward_weight(F(0), F(1), F(2), F(3), F(4), F(5), (int)t[2].shape[0], (int)t[2].shape[1], a->beta);
   return 0;
 }
 
@@ -145,8 +144,8 @@ static int swiglu_bwd(const nd_kcall *c) {
 static int gqa_fwd(const nd_kcall *c) {
   const struct nd_gqa_args *a = &c->task->a.gqa;
   // out (B, T, NH, hs), att (B, NH, T, T), q (B, T, NH, hs), k, v (B, T, NKV, hs)
-  nd_attention_gqa_forward(CF(0), CF(1), CF(2), CF(3), CF(4), a->NH * a->hs, a->NKV * a->hs, a->B, a->T, a->NH,
-                           a->NKV, a->hs);
+  nd_attention_gqa_forward(CF(0), CF(1), CF(2), CF(3), CF(4), a->NH * a->hs, a->NKV * a->hs, a->B, a->T, a->NH, a->NKV,
+                           a->hs);
   return 0;
 }
 
@@ -155,8 +154,8 @@ static int gqa_bwd(const nd_kcall *c) {
   // dq, dk, dv, dout, q, k, v, att; the score gradient is scratch of this call
   float *datt = malloc((size_t)a->B * a->NH * a->T * a->T * sizeof *datt);
   if (!datt) return ND_ENOMEM;
-  nd_attention_gqa_backward(CF(0), CF(1), CF(2), datt, CF(3), CF(4), CF(5), CF(6), CF(7), a->NH * a->hs,
-                            a->NKV * a->hs, a->B, a->T, a->NH, a->NKV, a->hs);
+  nd_attention_gqa_backward(CF(0), CF(1), CF(2), datt, CF(3), CF(4), CF(5), CF(6), CF(7), a->NH * a->hs, a->NKV * a->hs,
+                            a->B, a->T, a->NH, a->NKV, a->hs);
   free(datt);
   return 0;
 }
@@ -263,17 +262,34 @@ static int load_batch(const nd_kcall *c) {
 const nd_backend_ops nd__cpu_backend = {
     .name = "cpu",
     .device = ND_BACKEND_CPU,
-    .kernel = {[ND_TASK_MATMUL_FWD] = matmul_fwd, [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,
-               [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight, [ND_TASK_LN_FWD] = layernorm_fwd,
-               [ND_TASK_LN_BWD_IN] = layernorm_bwd_input, [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,
-               [ND_TASK_ATTN_FWD] = attention_fwd, [ND_TASK_ATTN_BWD] = attention_bwd,
-               [ND_TASK_RESIDUAL_FWD] = residual_fwd, [ND_TASK_ACT_FWD] = gelu_fwd, [ND_TASK_ACT_BWD] = gelu_bwd},
-    .impl = {[ND_TASK_LOAD_BATCH] = load_batch, [ND_TASK_EMBED_FWD] = embedding_fwd,
-             [ND_TASK_EMBED_BWD] = embedding_bwd, [ND_TASK_CE_STATS] = crossentropy_stats,
-             [ND_TASK_CE_COMBINE] = crossentropy_combine, [ND_TASK_CE_BWD] = crossentropy_bwd,
-             [ND_TASK_ALLREDUCE] = allreduce, [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_GRAD_SUMSQ] = grad_sumsq,
-             [ND_TASK_ADAMW] = adamw, [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd,
-             [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input, [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight,
-             [ND_TASK_ROPE_FWD] = rope_fwd, [ND_TASK_ROPE_BWD] = rope_bwd, [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
-             [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd, [ND_TASK_GQA_BWD] = gqa_bwd},
+    .kernel = {[ND_TASK_MATMUL_FWD] = matmul_fwd,
+               [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,
+               [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight,
+               [ND_TASK_LN_FWD] = layernorm_fwd,
+               [ND_TASK_LN_BWD_IN] = layernorm_bwd_input,
+               [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,
+               [ND_TASK_ATTN_FWD] = attention_fwd,
+               [ND_TASK_ATTN_BWD] = attention_bwd,
+               [ND_TASK_RESIDUAL_FWD] = residual_fwd,
+               [ND_TASK_ACT_FWD] = gelu_fwd,
+               [ND_TASK_ACT_BWD] = gelu_bwd},
+    .impl = {[ND_TASK_LOAD_BATCH] = load_batch,
+             [ND_TASK_EMBED_FWD] = embedding_fwd,
+             [ND_TASK_EMBED_BWD] = embedding_bwd,
+             [ND_TASK_CE_STATS] = crossentropy_stats,
+             [ND_TASK_CE_COMBINE] = crossentropy_combine,
+             [ND_TASK_CE_BWD] = crossentropy_bwd,
+             [ND_TASK_ALLREDUCE] = allreduce,
+             [ND_TASK_SENDRECV] = sendrecv,
+             [ND_TASK_GRAD_SUMSQ] = grad_sumsq,
+             [ND_TASK_ADAMW] = adamw,
+             [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd,
+             [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input,
+             [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight,
+             [ND_TASK_ROPE_FWD] = rope_fwd,
+             [ND_TASK_ROPE_BWD] = rope_bwd,
+             [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
+             [ND_TASK_SWIGLU_BWD] = swiglu_bwd,
+             [ND_TASK_GQA_FWD] = gqa_fwd,
+             [ND_TASK_GQA_BWD] = gqa_bwd},
 };

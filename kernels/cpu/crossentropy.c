@@ -5,8 +5,7 @@
 #include <math.h>
 #include <stddef.h>
 
-void nd_crossentropy_stats(float *stats, const float *logits, const int32_t *targets,
-                           int N, int Vs, int v0) {
+void nd_crossentropy_stats(float *stats, const float *logits, const int32_t *targets, int N, int Vs, int v0) {
   // stats (N, 3) = {max, sum exp(logit - max), target logit or 0}; logits (N, Vs); targets (N)
   for (int i = 0; i < N; i++) {
     const float *row = logits + (size_t)i * Vs;
@@ -43,8 +42,8 @@ double nd_crossentropy_combine(float *lse, const float *const *shard_stats, int 
   return loss;
 }
 
-void nd_crossentropy_backward(float *dlogits, const float *logits, const float *lse,
-                              const int32_t *targets, int N, int Vs, int v0, float scale) {
+void nd_crossentropy_backward(float *dlogits, const float *logits, const float *lse, const int32_t *targets, int N,
+                              int Vs, int v0, float scale) {
   // dlogits (N, Vs), may be logits; logits (N, Vs); lse (N); targets (N)
   for (int i = 0; i < N; i++) {
     const float *row = logits + (size_t)i * Vs;

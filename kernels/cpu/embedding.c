@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-void nd_embedding_forward(float *out, const int32_t *tokens, const float *wte_shard,
-                          const float *wpe, int B, int T, int C, int v0, int Vs) {
+void nd_embedding_forward(float *out, const int32_t *tokens, const float *wte_shard, const float *wpe, int B, int T,
+                          int C, int v0, int Vs) {
   // out (B*T, C), tokens (B*T), wte_shard (Vs, C), wpe (T, C) or NULL
   for (int b = 0; b < B; b++) {
     for (int t = 0; t < T; t++) {
@@ -32,8 +32,8 @@ static void scale_or_zero(float *v, size_t n, float beta) {
   }
 }
 
-void nd_embedding_backward(float *dwte_shard, float *dwpe, const float *dout,
-                           const int32_t *tokens, int B, int T, int C, int v0, int Vs, float beta) {
+void nd_embedding_backward(float *dwte_shard, float *dwpe, const float *dout, const int32_t *tokens, int B, int T,
+                           int C, int v0, int Vs, float beta) {
   // dwte_shard (Vs, C) or NULL, dwpe (T, C) or NULL, dout (B*T, C), tokens (B*T)
   if (dwte_shard) {
     scale_or_zero(dwte_shard, (size_t)Vs * C, beta);

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#define ND_GELU_S 0.7978845608028654f  // sqrt(2 / pi)
+#define ND_GELU_S 0.7978845608028654f // sqrt(2 / pi)
 #define ND_GELU_A 0.044715f
 
 /* tanh through one expf: several times faster than libm's tanhf, and its

@@ -13,30 +13,28 @@
 /* ---- linear layer: out (M, N) = inp (M, K) . W + bias
  * trans_w = 0: W is (K, N).  trans_w = 1: W is (N, K) and is used transposed
  * (the tied LM head: logits = x . wte^T).  bias (N) may be NULL. */
-void nd_matmul_forward(float *out, const float *inp, const float *weight, const float *bias,
-                       int M, int K, int N, int trans_w);
+void nd_matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int M, int K, int N,
+                       int trans_w);
 /* dinp (M, K) = beta * dinp + dout (M, N) . W^T */
-void nd_matmul_backward_input(float *dinp, const float *dout, const float *weight,
-                              int M, int K, int N, int trans_w, float beta);
+void nd_matmul_backward_input(float *dinp, const float *dout, const float *weight, int M, int K, int N, int trans_w,
+                              float beta);
 /* dweight (K, N) or (N, K) = beta * dweight + inp^T . dout (or its transpose);
  * dbias (N) = beta * dbias + column sums of dout; dbias may be NULL. */
-void nd_matmul_backward_weight(float *dweight, float *dbias, const float *dout, const float *inp,
-                               int M, int K, int N, int trans_w, float beta);
+void nd_matmul_backward_weight(float *dweight, float *dbias, const float *dout, const float *inp, int M, int K, int N,
+                               int trans_w, float beta);
 
 /* ---- LayerNorm over the last dimension, eps 1e-5.
  * out (N, C), mean (N), rstd (N); inp (N, C), weight (C), bias (C) */
-void nd_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
-                          const float *weight, const float *bias, int N, int C);
+void nd_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                          const float *bias, int N, int C);
 /* dinp (N, C) = dskip + d(LN)/d(inp) . dout; dskip (N, C) may be NULL (then 0).
  * dskip carries the residual stream's gradient, so the residual branch's
  * backward costs no extra pass. dinp may alias dskip. */
-void nd_layernorm_backward_input(float *dinp, const float *dskip, const float *dout,
-                                 const float *inp, const float *weight, const float *mean,
-                                 const float *rstd, int N, int C);
+void nd_layernorm_backward_input(float *dinp, const float *dskip, const float *dout, const float *inp,
+                                 const float *weight, const float *mean, const float *rstd, int N, int C);
 /* dweight (C), dbias (C) = beta * previous + this micro-batch's gradient */
-void nd_layernorm_backward_weight(float *dweight, float *dbias, const float *dout,
-                                  const float *inp, const float *mean, const float *rstd,
-                                  int N, int C, float beta);
+void nd_layernorm_backward_weight(float *dweight, float *dbias, const float *dout, const float *inp, const float *mean,
+                                  const float *rstd, int N, int C, float beta);
 
 /* ---- causal multi-head self-attention on NH heads of size hs = C3 / (3 NH).
  * out (B, T, NH*hs), att (B, NH, T, T) softmax probabilities (upper triangle 0);
@@ -44,8 +42,8 @@ void nd_layernorm_backward_weight(float *dweight, float *dbias, const float *dou
 void nd_attention_forward(float *out, float *att, const float *qkv, int B, int T, int NH, int hs);
 /* dqkv (B, T, 3*NH*hs) overwritten; datt (B, NH, T, T) is scratch;
  * dout (B, T, NH*hs); qkv and att as saved by the forward. */
-void nd_attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv,
-                           const float *att, int B, int T, int NH, int hs);
+void nd_attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att, int B,
+                           int T, int NH, int hs);
 
 /* Grouped-query attention on separate q (B, T, NH, hs), k and v (B, T, NKV, hs)
  * with row strides qs and kvs (elements from one (b, t) to the next): query
@@ -54,8 +52,8 @@ void nd_attention_backward(float *dqkv, float *datt, const float *dout, const fl
 void nd_attention_gqa_forward(float *out, float *att, const float *q, const float *k, const float *v, int qs, int kvs,
                               int B, int T, int NH, int NKV, int hs);
 void nd_attention_gqa_backward(float *dq, float *dk, float *dv, float *datt, const float *dout, const float *q,
-                               const float *k, const float *v, const float *att, int qs, int kvs, int B, int T,
-                               int NH, int NKV, int hs);
+                               const float *k, const float *v, const float *att, int qs, int kvs, int B, int T, int NH,
+                               int NKV, int hs);
 
 /* ---- RMSNorm over the last dimension (Llama): out = weight * x / rms(x),
  * rms(x) = sqrt(mean(x^2) + eps). out (N, C), rstd (N) = 1 / rms; inp (N, C), weight (C) */
@@ -92,33 +90,32 @@ void nd_residual_forward(float *out, const float *a, const float *b, int64_t n);
  * out (B*T, C) = wte_shard[tok - v0] if v0 <= tok < v0 + Vs, else 0,
  *                plus wpe[t] when wpe (T, C) is not NULL.
  * tokens (B*T); wte_shard (Vs, C) holds rows v0 .. v0 + Vs - 1 of wte. */
-void nd_embedding_forward(float *out, const int32_t *tokens, const float *wte_shard,
-                          const float *wpe, int B, int T, int C, int v0, int Vs);
+void nd_embedding_forward(float *out, const int32_t *tokens, const float *wte_shard, const float *wpe, int B, int T,
+                          int C, int v0, int Vs);
 /* dwte_shard (Vs, C) = beta * dwte_shard + scatter of dout rows into the tokens' rows;
  * dwpe (T, C) = beta * dwpe + sum over batch of dout; either may be NULL. */
-void nd_embedding_backward(float *dwte_shard, float *dwpe, const float *dout,
-                           const int32_t *tokens, int B, int T, int C, int v0, int Vs, float beta);
+void nd_embedding_backward(float *dwte_shard, float *dwpe, const float *dout, const int32_t *tokens, int B, int T,
+                           int C, int v0, int Vs, float beta);
 
 /* ---- cross-entropy over a vocabulary split in shards (vocabulary parallel).
  * Step 1, per shard: stats (N, 3) = {max of the shard's logits, sum of
  * exp(logit - max) over the shard, logit of the target if it is in the shard
  * else 0}. logits (N, Vs) hold columns v0 .. v0 + Vs - 1; targets (N). */
-void nd_crossentropy_stats(float *stats, const float *logits, const int32_t *targets,
-                           int N, int Vs, int v0);
+void nd_crossentropy_stats(float *stats, const float *logits, const int32_t *targets, int N, int Vs, int v0);
 /* Step 2, once over all shards, in shard order: lse (N) = log-sum-exp over the
  * whole vocabulary; returns the sum over rows of (lse - target logit) in double.
  * shard_stats[s] is shard s's (N, 3) stats. */
 double nd_crossentropy_combine(float *lse, const float *const *shard_stats, int nshards, int N);
 /* Step 3, per shard, in place: dlogits (N, Vs) = scale * (softmax - onehot(target)),
  * with lse (N) from step 2. scale is 1 / (tokens of the global batch). */
-void nd_crossentropy_backward(float *dlogits, const float *logits, const float *lse,
-                              const int32_t *targets, int N, int Vs, int v0, float scale);
+void nd_crossentropy_backward(float *dlogits, const float *logits, const float *lse, const int32_t *targets, int N,
+                              int Vs, int v0, float scale);
 
 /* ---- optimizer
  * AdamW with decoupled weight decay and bias correction, t >= 1 the step number.
  * grad is multiplied by grad_scale first (gradient clipping). */
-void nd_adamw(float *param, float *m, float *v, const float *grad, int64_t n, float lr,
-              float beta1, float beta2, float eps, float weight_decay, float grad_scale, int t);
+void nd_adamw(float *param, float *m, float *v, const float *grad, int64_t n, float lr, float beta1, float beta2,
+              float eps, float weight_decay, float grad_scale, int t);
 /* Sum of squares of x (n), accumulated in double. */
 double nd_sumsq(const float *x, int64_t n);
 /* The factor that clips a gradient of norm `norm` to max_norm (1 if max_norm <= 0 or not needed). */

@@ -6,8 +6,8 @@
 
 #define ND_LN_EPS 1e-5f
 
-void nd_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
-                          const float *weight, const float *bias, int N, int C) {
+void nd_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                          const float *bias, int N, int C) {
   // out (N, C), mean (N), rstd (N), inp (N, C), weight (C), bias (C)
   for (int i = 0; i < N; i++) {
     const float *x = inp + (size_t)i * C;
@@ -28,9 +28,8 @@ void nd_layernorm_forward(float *out, float *mean, float *rstd, const float *inp
   }
 }
 
-void nd_layernorm_backward_input(float *dinp, const float *dskip, const float *dout,
-                                 const float *inp, const float *weight, const float *mean,
-                                 const float *rstd, int N, int C) {
+void nd_layernorm_backward_input(float *dinp, const float *dskip, const float *dout, const float *inp,
+                                 const float *weight, const float *mean, const float *rstd, int N, int C) {
   // dinp (N, C), dskip (N, C) or NULL (may be dinp), dout (N, C), inp (N, C),
   // weight (C), mean (N), rstd (N)
   for (int i = 0; i < N; i++) {
@@ -52,14 +51,13 @@ void nd_layernorm_backward_input(float *dinp, const float *dskip, const float *d
     for (int j = 0; j < C; j++) {
       float xhat = (x[j] - m) * s;
       float g = s * (dy[j] * weight[j] - dnorm_mean - xhat * dnorm_xhat_mean);
-      dx[j] = ds ? ds[j] + g : g;  // ds[j] is read before dx[j] is written
+      dx[j] = ds ? ds[j] + g : g; // ds[j] is read before dx[j] is written
     }
   }
 }
 
-void nd_layernorm_backward_weight(float *dweight, float *dbias, const float *dout,
-                                  const float *inp, const float *mean, const float *rstd,
-                                  int N, int C, float beta) {
+void nd_layernorm_backward_weight(float *dweight, float *dbias, const float *dout, const float *inp, const float *mean,
+                                  const float *rstd, int N, int C, float beta) {
   // dweight (C), dbias (C), dout (N, C), inp (N, C), mean (N), rstd (N)
   if (beta == 0.0f) {
     memset(dweight, 0, (size_t)C * sizeof(float));

@@ -13,8 +13,8 @@ static void scale_or_zero(float *v, int n, float beta) {
   }
 }
 
-void nd_matmul_forward(float *out, const float *inp, const float *weight, const float *bias,
-                       int M, int K, int N, int trans_w) {
+void nd_matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int M, int K, int N,
+                       int trans_w) {
   // out (M, N), inp (M, K), weight (K, N) or (N, K) if trans_w, bias (N) or NULL
   if (M <= 0 || N <= 0) return;
   float beta = 0.0f;
@@ -27,16 +27,14 @@ void nd_matmul_forward(float *out, const float *inp, const float *weight, const 
     return;
   }
   if (trans_w) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, weight, K,
-                beta, out, N);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, weight, K, beta, out, N);
   } else {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, inp, K, weight, N,
-                beta, out, N);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, inp, K, weight, N, beta, out, N);
   }
 }
 
-void nd_matmul_backward_input(float *dinp, const float *dout, const float *weight,
-                              int M, int K, int N, int trans_w, float beta) {
+void nd_matmul_backward_input(float *dinp, const float *dout, const float *weight, int M, int K, int N, int trans_w,
+                              float beta) {
   // dinp (M, K), dout (M, N), weight (K, N) or (N, K) if trans_w
   if (M <= 0 || K <= 0) return;
   if (N <= 0) {
@@ -44,26 +42,22 @@ void nd_matmul_backward_input(float *dinp, const float *dout, const float *weigh
     return;
   }
   if (trans_w) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f, dout, N, weight, K,
-                beta, dinp, K);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f, dout, N, weight, K, beta, dinp, K);
   } else {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, K, N, 1.0f, dout, N, weight, N,
-                beta, dinp, K);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, K, N, 1.0f, dout, N, weight, N, beta, dinp, K);
   }
 }
 
-void nd_matmul_backward_weight(float *dweight, float *dbias, const float *dout, const float *inp,
-                               int M, int K, int N, int trans_w, float beta) {
+void nd_matmul_backward_weight(float *dweight, float *dbias, const float *dout, const float *inp, int M, int K, int N,
+                               int trans_w, float beta) {
   // dweight (K, N) or (N, K) if trans_w, dbias (N) or NULL, dout (M, N), inp (M, K)
   if (K > 0 && N > 0) {
     if (M <= 0) {
       scale_or_zero(dweight, K * N, beta);
     } else if (trans_w) {
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dout, N, inp, K,
-                  beta, dweight, K);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dout, N, inp, K, beta, dweight, K);
     } else {
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, N, M, 1.0f, inp, K, dout, N,
-                  beta, dweight, N);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, N, M, 1.0f, inp, K, dout, N, beta, dweight, N);
     }
   }
   if (dbias && N > 0) {

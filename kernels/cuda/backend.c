@@ -13,8 +13,8 @@
 
 #define F(i) ((float *)c->t[i].data)
 #define I(i) ((const int32_t *)c->t[i].data)
-#define S (starpu_cuda_get_local_stream())
-#define H (starpu_cublas_get_local_handle())
+#define S    (starpu_cuda_get_local_stream())
+#define H    (starpu_cublas_get_local_handle())
 
 static int matmul_fwd(const nd_kcall *c) {
   const struct nd_mm_args *m = &c->task->a.mm;
@@ -39,8 +39,7 @@ static int layernorm_fwd(const nd_kcall *c) {
 
 static int layernorm_bwd_input(const nd_kcall *c) {
   const struct nd_ln_args *l = &c->task->a.ln;
-  return nd_cuda_layernorm_backward_input(S, F(0), l->has_skip ? F(1) : NULL, F(2), F(3), F(4), F(5), F(6), l->N,
-                                          l->C);
+  return nd_cuda_layernorm_backward_input(S, F(0), l->has_skip ? F(1) : NULL, F(2), F(3), F(4), F(5), F(6), l->N, l->C);
 }
 
 static int layernorm_bwd_weight(const nd_kcall *c) {
@@ -72,8 +71,8 @@ static int embedding_fwd(const nd_kcall *c) {
 /* one table per task: wte's shard, or wpe */
 static int embedding_bwd(const nd_kcall *c) {
   const struct nd_emb_args *a = &c->task->a.emb;
-  return nd_cuda_embedding_backward(S, a->wpe ? NULL : F(0), a->wpe ? F(0) : NULL, F(1), I(2), a->B, a->T, a->C,
-                                    a->v0, a->Vs, a->beta);
+  return nd_cuda_embedding_backward(S, a->wpe ? NULL : F(0), a->wpe ? F(0) : NULL, F(1), I(2), a->B, a->T, a->C, a->v0,
+                                    a->Vs, a->beta);
 }
 
 static int crossentropy_stats(const nd_kcall *c) {
@@ -139,13 +138,23 @@ const nd_backend_ops nd__cuda_backend = {
     .stop = starpu_cublas_shutdown,
     .queue = queue,
     .supports = supports,
-    .impl = {[ND_TASK_MATMUL_FWD] = matmul_fwd, [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,
-             [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight, [ND_TASK_LN_FWD] = layernorm_fwd,
-             [ND_TASK_LN_BWD_IN] = layernorm_bwd_input, [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,
-             [ND_TASK_ATTN_FWD] = attention_fwd, [ND_TASK_ATTN_BWD] = attention_bwd,
-             [ND_TASK_ACT_FWD] = gelu_fwd, [ND_TASK_ACT_BWD] = gelu_bwd, [ND_TASK_RESIDUAL_FWD] = residual_fwd,
-             [ND_TASK_EMBED_FWD] = embedding_fwd, [ND_TASK_EMBED_BWD] = embedding_bwd,
-             [ND_TASK_CE_STATS] = crossentropy_stats, [ND_TASK_CE_BWD] = crossentropy_bwd,
-             [ND_TASK_ALLREDUCE] = allreduce, [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_GRAD_SUMSQ] = grad_sumsq,
+    .impl = {[ND_TASK_MATMUL_FWD] = matmul_fwd,
+             [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,
+             [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight,
+             [ND_TASK_LN_FWD] = layernorm_fwd,
+             [ND_TASK_LN_BWD_IN] = layernorm_bwd_input,
+             [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,
+             [ND_TASK_ATTN_FWD] = attention_fwd,
+             [ND_TASK_ATTN_BWD] = attention_bwd,
+             [ND_TASK_ACT_FWD] = gelu_fwd,
+             [ND_TASK_ACT_BWD] = gelu_bwd,
+             [ND_TASK_RESIDUAL_FWD] = residual_fwd,
+             [ND_TASK_EMBED_FWD] = embedding_fwd,
+             [ND_TASK_EMBED_BWD] = embedding_bwd,
+             [ND_TASK_CE_STATS] = crossentropy_stats,
+             [ND_TASK_CE_BWD] = crossentropy_bwd,
+             [ND_TASK_ALLREDUCE] = allreduce,
+             [ND_TASK_SENDRECV] = sendrecv,
+             [ND_TASK_GRAD_SUMSQ] = grad_sumsq,
              [ND_TASK_ADAMW] = adamw},
 };

@@ -18,30 +18,28 @@ extern "C" {
 
 /* Row-major C (M, N) = alpha op(A) op(B) + beta C on the handle's stream;
  * lda/ldb/ldc are row strides. tf32 lets cuBLAS use TF32 tensor cores. */
-int nd_cuda_sgemm(cublasHandle_t h, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
-                  int lda, const float *B, int ldb, float beta, float *C, int ldc);
+int nd_cuda_sgemm(cublasHandle_t h, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                  const float *B, int ldb, float beta, float *C, int ldc);
 /* Sets the handle's math mode: 1 TF32 tensor cores, 0 plain fp32 (runtime.tf32). */
 int nd_cuda_set_tf32(cublasHandle_t h, int tf32);
 
 int nd_cuda_matmul_forward(cublasHandle_t h, cudaStream_t s, float *out, const float *inp, const float *weight,
                            const float *bias, int M, int K, int N, int trans_w);
-int nd_cuda_matmul_backward_input(cublasHandle_t h, float *dinp, const float *dout, const float *weight, int M,
-                                  int K, int N, int trans_w, float beta);
-int nd_cuda_matmul_backward_weight(cublasHandle_t h, cudaStream_t s, float *dweight, float *dbias,
-                                   const float *dout, const float *inp, int M, int K, int N, int trans_w,
-                                   float beta);
+int nd_cuda_matmul_backward_input(cublasHandle_t h, float *dinp, const float *dout, const float *weight, int M, int K,
+                                  int N, int trans_w, float beta);
+int nd_cuda_matmul_backward_weight(cublasHandle_t h, cudaStream_t s, float *dweight, float *dbias, const float *dout,
+                                   const float *inp, int M, int K, int N, int trans_w, float beta);
 
 int nd_cuda_layernorm_forward(cudaStream_t s, float *out, float *mean, float *rstd, const float *inp,
                               const float *weight, const float *bias, int N, int C);
 int nd_cuda_layernorm_backward_input(cudaStream_t s, float *dinp, const float *dskip, const float *dout,
-                                     const float *inp, const float *weight, const float *mean, const float *rstd,
-                                     int N, int C);
-int nd_cuda_layernorm_backward_weight(cudaStream_t s, float *dweight, float *dbias, const float *dout,
-                                      const float *inp, const float *mean, const float *rstd, int N, int C,
-                                      float beta);
+                                     const float *inp, const float *weight, const float *mean, const float *rstd, int N,
+                                     int C);
+int nd_cuda_layernorm_backward_weight(cudaStream_t s, float *dweight, float *dbias, const float *dout, const float *inp,
+                                      const float *mean, const float *rstd, int N, int C, float beta);
 
-int nd_cuda_attention_forward(cublasHandle_t h, cudaStream_t s, float *out, float *att, const float *qkv, int B,
-                              int T, int NH, int hs);
+int nd_cuda_attention_forward(cublasHandle_t h, cudaStream_t s, float *out, float *att, const float *qkv, int B, int T,
+                              int NH, int hs);
 int nd_cuda_attention_backward(cublasHandle_t h, cudaStream_t s, float *dqkv, float *datt, const float *dout,
                                const float *qkv, const float *att, int B, int T, int NH, int hs);
 
@@ -51,16 +49,16 @@ int nd_cuda_residual_forward(cudaStream_t s, float *out, const float *a, const f
 
 int nd_cuda_embedding_forward(cudaStream_t s, float *out, const int32_t *tokens, const float *wte_shard,
                               const float *wpe, int B, int T, int C, int v0, int Vs);
-int nd_cuda_embedding_backward(cudaStream_t s, float *dwte_shard, float *dwpe, const float *dout,
-                               const int32_t *tokens, int B, int T, int C, int v0, int Vs, float beta);
+int nd_cuda_embedding_backward(cudaStream_t s, float *dwte_shard, float *dwpe, const float *dout, const int32_t *tokens,
+                               int B, int T, int C, int v0, int Vs, float beta);
 
-int nd_cuda_crossentropy_stats(cudaStream_t s, float *stats, const float *logits, const int32_t *targets, int N,
-                               int Vs, int v0);
+int nd_cuda_crossentropy_stats(cudaStream_t s, float *stats, const float *logits, const int32_t *targets, int N, int Vs,
+                               int v0);
 int nd_cuda_crossentropy_backward(cudaStream_t s, float *dlogits, const float *logits, const float *lse,
                                   const int32_t *targets, int N, int Vs, int v0, float scale);
 
-int nd_cuda_adamw(cudaStream_t s, float *param, float *m, float *v, const float *grad, int64_t n, float lr,
-                  float beta1, float beta2, float eps, float weight_decay, float grad_scale, int t);
+int nd_cuda_adamw(cudaStream_t s, float *param, float *m, float *v, const float *grad, int64_t n, float lr, float beta1,
+                  float beta2, float eps, float weight_decay, float grad_scale, int t);
 /* *out (a device double) = sum of squares of x (n), in one fixed order,
  * added to *out when add (the gradient norm over several tensors, in order). */
 int nd_cuda_sumsq(cudaStream_t s, double *out, const float *x, int64_t n, int add);

@@ -48,7 +48,7 @@ static int layernorm_bwd_weight(const nd_kcall *c) {
   const struct nd_ln_args *l = &c->task->a.ln;
   cl_mem dw = M(0), db = M(1), dout = M(2), inp = M(3), mean = M(4), rstd = M(5);
   size_t n = (size_t)l->C;
-  nd_ocl_arg a[] = {ND_OCL_ARG(dw),   ND_OCL_ARG(db),   ND_OCL_ARG(dout), ND_OCL_ARG(inp),  ND_OCL_ARG(mean),
+  nd_ocl_arg a[] = {ND_OCL_ARG(dw),   ND_OCL_ARG(db),   ND_OCL_ARG(dout), ND_OCL_ARG(inp),    ND_OCL_ARG(mean),
                     ND_OCL_ARG(rstd), ND_OCL_ARG(l->N), ND_OCL_ARG(l->C), ND_OCL_ARG(l->beta)};
   return nd_ocl_run(ND_OCL_ln_bwd_w, 1, &n, 9, a);
 }
@@ -60,11 +60,11 @@ static int attention_fwd(const nd_kcall *c) {
   size_t tt[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->T};
   size_t rows = (size_t)at->B * at->NH * at->T;
   size_t td[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->hs};
-  nd_ocl_arg s[] = {ND_OCL_ARG(att), ND_OCL_ARG(qkv), ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH), ND_OCL_ARG(at->hs),
-                    ND_OCL_ARG(scale)};
+  nd_ocl_arg s[] = {ND_OCL_ARG(att),    ND_OCL_ARG(qkv),    ND_OCL_ARG(at->T),
+                    ND_OCL_ARG(at->NH), ND_OCL_ARG(at->hs), ND_OCL_ARG(scale)};
   nd_ocl_arg m[] = {ND_OCL_ARG(att), ND_OCL_ARG(at->T)};
-  nd_ocl_arg o[] = {ND_OCL_ARG(out), ND_OCL_ARG(att), ND_OCL_ARG(qkv), ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH),
-                    ND_OCL_ARG(at->hs)};
+  nd_ocl_arg o[] = {ND_OCL_ARG(out),   ND_OCL_ARG(att),    ND_OCL_ARG(qkv),
+                    ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH), ND_OCL_ARG(at->hs)};
   int rc = nd_ocl_run(ND_OCL_att_scores, 3, tt, 6, s);
   if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax, 1, &rows, 2, m);
   if (!rc) rc = nd_ocl_run(ND_OCL_att_out, 3, td, 6, o);
@@ -78,10 +78,10 @@ static int attention_bwd(const nd_kcall *c) {
   size_t tt[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->T};
   size_t rows = (size_t)at->B * at->NH * at->T;
   size_t td[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->hs};
-  nd_ocl_arg d[] = {ND_OCL_ARG(datt), ND_OCL_ARG(dout), ND_OCL_ARG(qkv), ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH),
-                    ND_OCL_ARG(at->hs)};
+  nd_ocl_arg d[] = {ND_OCL_ARG(datt),  ND_OCL_ARG(dout),   ND_OCL_ARG(qkv),
+                    ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH), ND_OCL_ARG(at->hs)};
   nd_ocl_arg m[] = {ND_OCL_ARG(datt), ND_OCL_ARG(att), ND_OCL_ARG(at->T)};
-  nd_ocl_arg g[] = {ND_OCL_ARG(dqkv), ND_OCL_ARG(datt), ND_OCL_ARG(att),    ND_OCL_ARG(dout),  ND_OCL_ARG(qkv),
+  nd_ocl_arg g[] = {ND_OCL_ARG(dqkv),  ND_OCL_ARG(datt),   ND_OCL_ARG(att),    ND_OCL_ARG(dout), ND_OCL_ARG(qkv),
                     ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH), ND_OCL_ARG(at->hs), ND_OCL_ARG(scale)};
   int rc = nd_ocl_run(ND_OCL_att_dscores, 3, tt, 6, d);
   if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax_bwd, 1, &rows, 3, m);
@@ -114,7 +114,7 @@ static int embedding_fwd(const nd_kcall *c) {
   const struct nd_emb_args *a = &c->task->a.emb;
   cl_mem out = M(0), tok = M(1), wte = M(2), wpe = a->wpe ? M(3) : wte;
   size_t g[] = {(size_t)a->B * a->T, (size_t)a->C};
-  nd_ocl_arg args[] = {ND_OCL_ARG(out), ND_OCL_ARG(tok), ND_OCL_ARG(wte),  ND_OCL_ARG(wpe),  ND_OCL_ARG(a->wpe),
+  nd_ocl_arg args[] = {ND_OCL_ARG(out),  ND_OCL_ARG(tok),  ND_OCL_ARG(wte),   ND_OCL_ARG(wpe),  ND_OCL_ARG(a->wpe),
                        ND_OCL_ARG(a->T), ND_OCL_ARG(a->C), ND_OCL_ARG(a->v0), ND_OCL_ARG(a->Vs)};
   return nd_ocl_run(ND_OCL_embed_fwd, 2, g, 9, args);
 }
@@ -124,13 +124,12 @@ static int embedding_bwd(const nd_kcall *c) {
   cl_mem dtable = M(0), dout = M(1), tok = M(2);
   if (a->wpe) {
     size_t g[] = {(size_t)a->T, (size_t)a->C};
-    nd_ocl_arg args[] = {ND_OCL_ARG(dtable), ND_OCL_ARG(dout), ND_OCL_ARG(a->B), ND_OCL_ARG(a->T),
-                         ND_OCL_ARG(a->beta)};
+    nd_ocl_arg args[] = {ND_OCL_ARG(dtable), ND_OCL_ARG(dout), ND_OCL_ARG(a->B), ND_OCL_ARG(a->T), ND_OCL_ARG(a->beta)};
     return nd_ocl_run(ND_OCL_embed_bwd_wpe, 2, g, 5, args);
   }
   int bt = a->B * a->T;
   size_t cols = (size_t)a->C;
-  nd_ocl_arg args[] = {ND_OCL_ARG(dtable), ND_OCL_ARG(dout), ND_OCL_ARG(tok), ND_OCL_ARG(bt),
+  nd_ocl_arg args[] = {ND_OCL_ARG(dtable), ND_OCL_ARG(dout),  ND_OCL_ARG(tok),  ND_OCL_ARG(bt),
                        ND_OCL_ARG(a->C),   ND_OCL_ARG(a->v0), ND_OCL_ARG(a->Vs)};
   int rc = nd_ocl_scale(dtable, (size_t)a->Vs * cols, a->beta);
   return rc ? rc : nd_ocl_run(ND_OCL_embed_bwd_wte, 1, &cols, 7, args);
@@ -169,9 +168,7 @@ static int allreduce(const nd_kcall *c) {
   return rc;
 }
 
-static int sendrecv(const nd_kcall *c) {
-  return nd_ocl_copy(M(1), M(0), (size_t)c->task->a.ew.n * sizeof(float));
-}
+static int sendrecv(const nd_kcall *c) { return nd_ocl_copy(M(1), M(0), (size_t)c->task->a.ew.n * sizeof(float)); }
 
 static int adamw(const nd_kcall *c) {
   const struct nd_adamw_args *a = &c->task->a.adamw;
@@ -182,9 +179,9 @@ static int adamw(const nd_kcall *c) {
   float c1 = (float)(1.0 / (1.0 - pow(s->beta1, s->adam_t))), c2 = (float)(1.0 / (1.0 - pow(s->beta2, s->adam_t)));
   cl_mem p = M(0), m = M(1), v = M(2), g = M(3);
   size_t n = (size_t)a->n;
-  nd_ocl_arg args[] = {ND_OCL_ARG(p),     ND_OCL_ARG(m),     ND_OCL_ARG(v),      ND_OCL_ARG(g),
+  nd_ocl_arg args[] = {ND_OCL_ARG(p),     ND_OCL_ARG(m),        ND_OCL_ARG(v),        ND_OCL_ARG(g),
                        ND_OCL_ARG(s->lr), ND_OCL_ARG(s->beta1), ND_OCL_ARG(s->beta2), ND_OCL_ARG(s->eps),
-                       ND_OCL_ARG(wd),    ND_OCL_ARG(scale), ND_OCL_ARG(c1),     ND_OCL_ARG(c2)};
+                       ND_OCL_ARG(wd),    ND_OCL_ARG(scale),    ND_OCL_ARG(c1),       ND_OCL_ARG(c2)};
   return rc ? rc : nd_ocl_run(ND_OCL_adamw, 1, &n, 12, args);
 }
 
@@ -192,8 +189,8 @@ static int rmsnorm_fwd(const nd_kcall *c) {
   const struct nd_rms_args *l = &c->task->a.rms;
   cl_mem out = M(0), rstd = M(1), inp = M(2), w = M(3);
   size_t n = (size_t)l->N;
-  nd_ocl_arg a[] = {ND_OCL_ARG(out), ND_OCL_ARG(rstd), ND_OCL_ARG(inp), ND_OCL_ARG(w), ND_OCL_ARG(l->C),
-                    ND_OCL_ARG(l->eps)};
+  nd_ocl_arg a[] = {ND_OCL_ARG(out), ND_OCL_ARG(rstd), ND_OCL_ARG(inp),
+                    ND_OCL_ARG(w),   ND_OCL_ARG(l->C), ND_OCL_ARG(l->eps)};
   return nd_ocl_run(ND_OCL_rms_fwd, 1, &n, 6, a);
 }
 
@@ -211,8 +208,8 @@ static int rmsnorm_bwd_weight(const nd_kcall *c) {
   const struct nd_rms_args *l = &c->task->a.rms;
   cl_mem dw = M(0), dout = M(1), inp = M(2), rstd = M(3);
   size_t n = (size_t)l->C;
-  nd_ocl_arg a[] = {ND_OCL_ARG(dw),   ND_OCL_ARG(dout), ND_OCL_ARG(inp),
-                    ND_OCL_ARG(rstd), ND_OCL_ARG(l->N), ND_OCL_ARG(l->C), ND_OCL_ARG(l->beta)};
+  nd_ocl_arg a[] = {ND_OCL_ARG(dw),   ND_OCL_ARG(dout), ND_OCL_ARG(inp),    ND_OCL_ARG(rstd),
+                    ND_OCL_ARG(l->N), ND_OCL_ARG(l->C), ND_OCL_ARG(l->beta)};
   return nd_ocl_run(ND_OCL_rms_bwd_w, 1, &n, 7, a);
 }
 
@@ -220,7 +217,7 @@ static int rope(const nd_kcall *c, float sign) {
   const struct nd_rope_args *r = &c->task->a.rope;
   cl_mem out = M(0), inp = M(1);
   size_t g[] = {(size_t)r->B * r->T * r->H, (size_t)r->hs / 2};
-  nd_ocl_arg a[] = {ND_OCL_ARG(out), ND_OCL_ARG(inp), ND_OCL_ARG(r->T), ND_OCL_ARG(r->H),
+  nd_ocl_arg a[] = {ND_OCL_ARG(out),   ND_OCL_ARG(inp),      ND_OCL_ARG(r->T), ND_OCL_ARG(r->H),
                     ND_OCL_ARG(r->hs), ND_OCL_ARG(r->theta), ND_OCL_ARG(sign)};
   return nd_ocl_run(ND_OCL_rope, 2, g, 7, a);
 }
@@ -259,16 +256,30 @@ const nd_backend_ops nd__opencl_backend = {
     .stop = nd_ocl_unload,
     .queue = queue,
     .supports = supports,
-    .impl = {[ND_TASK_MATMUL_FWD] = matmul_fwd, [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,
-             [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight, [ND_TASK_LN_FWD] = layernorm_fwd,
-             [ND_TASK_LN_BWD_IN] = layernorm_bwd_input, [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,
-             [ND_TASK_ATTN_FWD] = attention_fwd, [ND_TASK_ATTN_BWD] = attention_bwd,
-             [ND_TASK_ACT_FWD] = gelu_fwd, [ND_TASK_ACT_BWD] = gelu_bwd, [ND_TASK_RESIDUAL_FWD] = residual_fwd,
-             [ND_TASK_EMBED_FWD] = embedding_fwd, [ND_TASK_EMBED_BWD] = embedding_bwd,
-             [ND_TASK_CE_STATS] = crossentropy_stats, [ND_TASK_CE_BWD] = crossentropy_bwd,
-             [ND_TASK_ALLREDUCE] = allreduce, [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_ADAMW] = adamw,
-             [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd, [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input,
-             [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight, [ND_TASK_ROPE_FWD] = rope_fwd,
-             [ND_TASK_ROPE_BWD] = rope_bwd, [ND_TASK_SWIGLU_FWD] = swiglu_fwd, [ND_TASK_SWIGLU_BWD] = swiglu_bwd},
+    .impl = {[ND_TASK_MATMUL_FWD] = matmul_fwd,
+             [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,
+             [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight,
+             [ND_TASK_LN_FWD] = layernorm_fwd,
+             [ND_TASK_LN_BWD_IN] = layernorm_bwd_input,
+             [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,
+             [ND_TASK_ATTN_FWD] = attention_fwd,
+             [ND_TASK_ATTN_BWD] = attention_bwd,
+             [ND_TASK_ACT_FWD] = gelu_fwd,
+             [ND_TASK_ACT_BWD] = gelu_bwd,
+             [ND_TASK_RESIDUAL_FWD] = residual_fwd,
+             [ND_TASK_EMBED_FWD] = embedding_fwd,
+             [ND_TASK_EMBED_BWD] = embedding_bwd,
+             [ND_TASK_CE_STATS] = crossentropy_stats,
+             [ND_TASK_CE_BWD] = crossentropy_bwd,
+             [ND_TASK_ALLREDUCE] = allreduce,
+             [ND_TASK_SENDRECV] = sendrecv,
+             [ND_TASK_ADAMW] = adamw,
+             [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd,
+             [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input,
+             [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight,
+             [ND_TASK_ROPE_FWD] = rope_fwd,
+             [ND_TASK_ROPE_BWD] = rope_bwd,
+             [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
+             [ND_TASK_SWIGLU_BWD] = swiglu_bwd},
     .check_call = nd_ocl_check_call,
 };

@@ -39,7 +39,8 @@ int nd_ocl_check_call(nd_kernel_fn fn, nd_tensor_desc *d, int n, nd_kernel_args 
   for (; made < n; made++) {
     dev[made] = d[made];
     if (!d[made].data) continue;
-    dev[made].data = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes_of(&d[made]), d[made].data, &rc);
+    dev[made].data =
+        clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes_of(&d[made]), d[made].data, &rc);
     if (rc != CL_SUCCESS) {
       ret = nd__fail(err, ND_ENOMEM, "kernel check: OpenCL buffer: error %d", rc);
       goto cleanup;

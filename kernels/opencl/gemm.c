@@ -5,8 +5,8 @@
 #include <clblast_c.h>
 #include <starpu.h>
 
-int nd_ocl_sgemm(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, cl_mem a, size_t lda,
-                 cl_mem b, size_t ldb, float beta, cl_mem c, size_t ldc) {
+int nd_ocl_sgemm(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, cl_mem a, size_t lda, cl_mem b,
+                 size_t ldb, float beta, cl_mem c, size_t ldc) {
   if (m == 0 || n == 0) return 0;
   if (beta == 0.0f) {
     /* CLBlast computes beta * C: a NaN left in a fresh device buffer would survive */

@@ -20,17 +20,18 @@
 #include "ndgraph/kernel.h"
 
 /* X-macro: the kernels of kernels.cl */
-#define ND_OCL_KERNELS(X)                                                                                  \
-  X(scale) X(bias_rows) X(colsum) X(residual) X(accumulate) X(gelu_fwd) X(gelu_bwd) X(ln_fwd) X(ln_bwd_in) \
-  X(ln_bwd_w) X(att_scores) X(att_softmax) X(att_out) X(att_dscores) X(att_softmax_bwd) X(att_dqkv)        \
-  X(embed_fwd) X(embed_bwd_wte) X(embed_bwd_wpe) X(ce_stats) X(ce_bwd) X(adamw) X(rms_fwd) X(rms_bwd_in)  \
-  X(rms_bwd_w) X(rope) X(swiglu_fwd) X(swiglu_bwd)
+#define ND_OCL_KERNELS(X)                                                                                        \
+  X(scale)                                                                                                       \
+  X(bias_rows) X(colsum) X(residual) X(accumulate) X(gelu_fwd) X(gelu_bwd) X(ln_fwd) X(ln_bwd_in) X(ln_bwd_w)    \
+      X(att_scores) X(att_softmax) X(att_out) X(att_dscores) X(att_softmax_bwd) X(att_dqkv) X(embed_fwd)         \
+          X(embed_bwd_wte) X(embed_bwd_wpe) X(ce_stats) X(ce_bwd) X(adamw) X(rms_fwd) X(rms_bwd_in) X(rms_bwd_w) \
+              X(rope) X(swiglu_fwd) X(swiglu_bwd)
 
 enum nd_ocl_kernel {
 #define ND__OCL_ENUM(name) ND_OCL_##name,
   ND_OCL_KERNELS(ND__OCL_ENUM)
 #undef ND__OCL_ENUM
-  ND_OCL_KERNEL_COUNT
+      ND_OCL_KERNEL_COUNT
 };
 
 /* Compiles kernels.cl for every OpenCL device StarPU started (after starpu_init). */
@@ -54,13 +55,12 @@ int nd_ocl_read(void *dst, cl_mem src, size_t bytes);
 
 /* Row-major C (m, n) = alpha * op(A) . op(B) + beta * C through CLBlast;
  * beta 0 overwrites (C is zeroed first, so garbage in C is never read). */
-int nd_ocl_sgemm(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, cl_mem a, size_t lda,
-                 cl_mem b, size_t ldb, float beta, cl_mem c, size_t ldc);
+int nd_ocl_sgemm(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, cl_mem a, size_t lda, cl_mem b,
+                 size_t ldb, float beta, cl_mem c, size_t ldc);
 
 /* The linear layer, as kernels/cpu/kernels.h defines it. bias and dbias may be NULL. */
 int nd_ocl_matmul_forward(cl_mem out, cl_mem inp, cl_mem weight, cl_mem bias, int M, int K, int N, int trans_w);
-int nd_ocl_matmul_backward_input(cl_mem dinp, cl_mem dout, cl_mem weight, int M, int K, int N, int trans_w,
-                                 float beta);
+int nd_ocl_matmul_backward_input(cl_mem dinp, cl_mem dout, cl_mem weight, int M, int K, int N, int trans_w, float beta);
 int nd_ocl_matmul_backward_weight(cl_mem dweight, cl_mem dbias, cl_mem dout, cl_mem inp, int M, int K, int N,
                                   int trans_w, float beta);
 

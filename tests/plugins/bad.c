@@ -41,10 +41,14 @@ static int silu_backward_wrong(const nd_tensor_desc *t, int n, const nd_kernel_a
 /* the entry point's name on a data symbol: calling it would crash */
 int ndgraph_plugin_init[4] = {0};
 int not_the_entry_point(void);
-int not_the_entry_point(void) { return zero_fwd(0, 0, 0) + failing(0, 0, 0) + silu_forward(0, 0, 0) + silu_backward_wrong(0, 0, 0); }
+int not_the_entry_point(void) {
+  return zero_fwd(0, 0, 0) + failing(0, 0, 0) + silu_forward(0, 0, 0) + silu_backward_wrong(0, 0, 0);
+}
 #elif defined(NO_ENTRY)
 int not_the_entry_point(void);
-int not_the_entry_point(void) { return zero_fwd(0, 0, 0) + failing(0, 0, 0) + silu_forward(0, 0, 0) + silu_backward_wrong(0, 0, 0); }
+int not_the_entry_point(void) {
+  return zero_fwd(0, 0, 0) + failing(0, 0, 0) + silu_forward(0, 0, 0) + silu_backward_wrong(0, 0, 0);
+}
 #else
 int ndgraph_plugin_init(nd_kernel_registry *reg, int abi_version);
 int ndgraph_plugin_init(nd_kernel_registry *reg, int abi_version) {

@@ -17,11 +17,11 @@ static const char *const layer_names[PER_LAYER] = {
 static const int layer_rows[PER_LAYER] = {1, 1, 1, 3, 1, 1, 1, 1, 1, 4, 4, 1}; /* x C; 2-D when cols > 0 */
 static const int layer_cols[PER_LAYER] = {0, 0, 3, 0, 1, 0, 0, 0, 4, 0, 1, 0}; /* x C */
 
-#define WTE 0
-#define WPE 1
-#define LAYER(l, j) (2 + (l) * PER_LAYER + (j))
-#define LNF_W(g) ((g)->n - 2)
-#define LNF_B(g) ((g)->n - 1)
+#define WTE         0
+#define WPE         1
+#define LAYER(l, j) (2 + (l)*PER_LAYER + (j))
+#define LNF_W(g)    ((g)->n - 2)
+#define LNF_B(g)    ((g)->n - 1)
 
 static void *zalloc(size_t n, size_t size) { return calloc(n ? n : 1, size); }
 
@@ -90,8 +90,8 @@ double nd_ref_gpt_lr(double lr, int64_t warmup, int64_t steps, int64_t n) {
 /* ---- backward of the operators; every gradient is accumulated (+=) */
 
 /* out (M, N) = inp (M, K) . W (K, N) + bias: dinp (M, K), dW (K, N), dbias (N) */
-static void matmul_bwd(double *dinp, double *dw, double *dbias, const double *dout, const double *inp,
-                       const double *w, int M, int K, int N) {
+static void matmul_bwd(double *dinp, double *dw, double *dbias, const double *dout, const double *inp, const double *w,
+                       int M, int K, int N) {
   for (int i = 0; i < M; i++)
     for (int j = 0; j < N; j++) {
       double d = dout[(size_t)i * N + j];
@@ -103,8 +103,8 @@ static void matmul_bwd(double *dinp, double *dw, double *dbias, const double *do
     }
 }
 
-static void layernorm_bwd(double *dinp, double *dw, double *db, const double *dout, const double *inp,
-                          const double *w, const double *mean, const double *rstd, int N, int C) {
+static void layernorm_bwd(double *dinp, double *dw, double *db, const double *dout, const double *inp, const double *w,
+                          const double *mean, const double *rstd, int N, int C) {
   for (int i = 0; i < N; i++) {
     const double *x = inp + (size_t)i * C, *dy = dout + (size_t)i * C;
     double sum_d = 0, sum_dx = 0;
@@ -123,8 +123,8 @@ static void layernorm_bwd(double *dinp, double *dw, double *db, const double *do
 }
 
 /* att (B, NH, T, T) the probabilities of the forward pass; dqkv, qkv (B, T, 3C); dout (B, T, C) */
-static void attention_bwd(double *dqkv, const double *dout, const double *qkv, const double *att, int B, int T,
-                          int NH, int hs) {
+static void attention_bwd(double *dqkv, const double *dout, const double *qkv, const double *att, int B, int T, int NH,
+                          int hs) {
   const int C = NH * hs;
   const double scale = 1.0 / sqrt((double)hs);
   double *dp = malloc((size_t)T * sizeof *dp);
@@ -172,25 +172,25 @@ static void gelu_bwd(double *dinp, const double *inp, const double *dout, int64_
 /* ---- one step */
 
 typedef struct acts {
-  double *x;                    /* (L + 1, N, C) residual stream entering each block, then leaving the last */
-  double *xmid;                 /* (L, N, C) after attention */
-  double *ln1, *ln2;            /* (L, N, C) */
+  double *x;                             /* (L + 1, N, C) residual stream entering each block, then leaving the last */
+  double *xmid;                          /* (L, N, C) after attention */
+  double *ln1, *ln2;                     /* (L, N, C) */
   double *mean1, *rstd1, *mean2, *rstd2; /* (L, N) */
-  double *qkv;                  /* (L, N, 3C) */
-  double *att;                  /* (L, B, NH, T, T) */
-  double *atty;                 /* (L, N, C) */
-  double *fc, *fcg;             /* (L, N, 4C) */
-  double *lnf, *meanf, *rstdf;  /* (N, C), (N), (N) */
-  double *logits;               /* (N, V) */
+  double *qkv;                           /* (L, N, 3C) */
+  double *att;                           /* (L, B, NH, T, T) */
+  double *atty;                          /* (L, N, C) */
+  double *fc, *fcg;                      /* (L, N, 4C) */
+  double *lnf, *meanf, *rstdf;           /* (N, C), (N), (N) */
+  double *logits;                        /* (N, V) */
 } acts;
 
 #define NACTS (sizeof(acts) / sizeof(double *))
 
 static int acts_alloc(acts *a, const nd_ref_gpt *g, int B) {
   size_t N = (size_t)B * g->T, C = (size_t)g->C, L = (size_t)g->L, T = (size_t)g->T;
-  size_t sizes[NACTS] = {(L + 1) * N * C, L * N * C, L * N * C, L * N * C, L * N, L * N, L * N, L * N,
-                         L * N * 3 * C,   L * B * g->NH * T * T, L * N * C, L * N * 4 * C, L * N * 4 * C,
-                         N * C,           N, N, N * g->V};
+  size_t sizes[NACTS] = {
+      (L + 1) * N * C,       L * N * C, L * N * C,     L * N * C,     L * N, L * N, L * N, L * N,   L * N * 3 * C,
+      L * B * g->NH * T * T, L * N * C, L * N * 4 * C, L * N * 4 * C, N * C, N,     N,     N * g->V};
   double **p = (double **)a;
   int rc = 0;
   for (size_t i = 0; i < NACTS; i++) rc |= !(p[i] = zalloc(sizes[i], sizeof(double)));
@@ -216,8 +216,8 @@ static double forward(const nd_ref_gpt *g, acts *a, const int32_t *inputs, const
     nd_ref_attention(a->atty + o, a->att + (size_t)l * B * g->NH * g->T * g->T, a->qkv + 3 * o, B, g->T, g->NH, hs);
     nd_ref_matmul(tmp, a->atty + o, P[LAYER(l, AP_W)], P[LAYER(l, AP_B)], N, C, C, 0);
     nd_ref_residual(a->xmid + o, a->x + o, tmp, (int64_t)N * C);
-    nd_ref_layernorm(a->ln2 + o, a->mean2 + (size_t)l * N, a->rstd2 + (size_t)l * N, a->xmid + o,
-                     P[LAYER(l, LN2_W)], P[LAYER(l, LN2_B)], N, C);
+    nd_ref_layernorm(a->ln2 + o, a->mean2 + (size_t)l * N, a->rstd2 + (size_t)l * N, a->xmid + o, P[LAYER(l, LN2_W)],
+                     P[LAYER(l, LN2_B)], N, C);
     nd_ref_matmul(a->fc + 4 * o, a->ln2 + o, P[LAYER(l, FC_W)], P[LAYER(l, FC_B)], N, C, 4 * C, 0);
     nd_ref_gelu(a->fcg + 4 * o, a->fc + 4 * o, (int64_t)N * 4 * C);
     nd_ref_matmul(tmp, a->fcg + 4 * o, P[LAYER(l, MP_W)], P[LAYER(l, MP_B)], N, 4 * C, C, 0);
@@ -252,8 +252,7 @@ static void backward(nd_ref_gpt *g, const acts *a, const int32_t *inputs, const 
         G[WTE][(size_t)v * C + c] += d * a->lnf[(size_t)i * C + c];
       }
     }
-  layernorm_bwd(dx, G[LNF_W(g)], G[LNF_B(g)], dy, a->x + (size_t)g->L * N * C, P[LNF_W(g)], a->meanf, a->rstdf, N,
-                C);
+  layernorm_bwd(dx, G[LNF_W(g)], G[LNF_B(g)], dy, a->x + (size_t)g->L * N * C, P[LNF_W(g)], a->meanf, a->rstdf, N, C);
   for (int l = g->L - 1; l >= 0; l--) {
     size_t o = (size_t)l * N * C;
     /* dx is the gradient of the block's output, hence of xmid and of the MLP's output */

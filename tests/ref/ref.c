@@ -50,8 +50,8 @@ double nd_ref_rel_err_d(const double *a, const double *b, int64_t n) {
   return sqrt(num / den);
 }
 
-void nd_ref_matmul(double *out, const double *inp, const double *weight, const double *bias,
-                   int M, int K, int N, int trans_w) {
+void nd_ref_matmul(double *out, const double *inp, const double *weight, const double *bias, int M, int K, int N,
+                   int trans_w) {
   for (int i = 0; i < M; i++) {
     for (int j = 0; j < N; j++) {
       double s = bias ? bias[j] : 0.0;
@@ -64,8 +64,8 @@ void nd_ref_matmul(double *out, const double *inp, const double *weight, const d
   }
 }
 
-void nd_ref_layernorm(double *out, double *mean, double *rstd, const double *inp,
-                      const double *weight, const double *bias, int N, int C) {
+void nd_ref_layernorm(double *out, double *mean, double *rstd, const double *inp, const double *weight,
+                      const double *bias, int N, int C) {
   for (int i = 0; i < N; i++) {
     const double *x = inp + (size_t)i * C;
     double m = 0.0, v = 0.0;
@@ -83,7 +83,7 @@ void nd_ref_layernorm(double *out, double *mean, double *rstd, const double *inp
 void nd_ref_attention(double *out, double *att, const double *qkv, int B, int T, int NH, int hs) {
   const int C = NH * hs;
   const double scale = 1.0 / sqrt((double)hs);
-  double *p = malloc((size_t)(T > 0 ? T : 1) * sizeof(double));  // probabilities of one row
+  double *p = malloc((size_t)(T > 0 ? T : 1) * sizeof(double)); // probabilities of one row
   if (!p) abort();
   for (int b = 0; b < B; b++) {
     for (int h = 0; h < NH; h++) {
@@ -131,8 +131,8 @@ void nd_ref_residual(double *out, const double *a, const double *b, int64_t n) {
   for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
-void nd_ref_embedding(double *out, const int32_t *tokens, const double *wte_shard,
-                      const double *wpe, int B, int T, int C, int v0, int Vs) {
+void nd_ref_embedding(double *out, const int32_t *tokens, const double *wte_shard, const double *wpe, int B, int T,
+                      int C, int v0, int Vs) {
   for (int b = 0; b < B; b++) {
     for (int t = 0; t < T; t++) {
       size_t bt = (size_t)b * T + t;
@@ -145,8 +145,7 @@ void nd_ref_embedding(double *out, const int32_t *tokens, const double *wte_shar
   }
 }
 
-double nd_ref_crossentropy(double *losses, const double *logits, const int32_t *targets,
-                           int N, int V) {
+double nd_ref_crossentropy(double *losses, const double *logits, const int32_t *targets, int N, int V) {
   double total = 0.0;
   for (int i = 0; i < N; i++) {
     const double *row = logits + (size_t)i * V;
@@ -160,9 +159,8 @@ double nd_ref_crossentropy(double *losses, const double *logits, const int32_t *
   return total;
 }
 
-void nd_ref_adamw(double *param, double *m, double *v, const double *grad, int64_t n,
-                  double lr, double beta1, double beta2, double eps, double weight_decay,
-                  double grad_scale, int t) {
+void nd_ref_adamw(double *param, double *m, double *v, const double *grad, int64_t n, double lr, double beta1,
+                  double beta2, double eps, double weight_decay, double grad_scale, int t) {
   for (int64_t i = 0; i < n; i++) {
     double g = grad[i] * grad_scale;
     m[i] = beta1 * m[i] + (1.0 - beta1) * g;

@@ -10,7 +10,9 @@
 /* ---- helpers */
 
 /* A small deterministic generator (splitmix64) so tests are reproducible. */
-typedef struct { uint64_t s; } nd_ref_rng;
+typedef struct {
+  uint64_t s;
+} nd_ref_rng;
 void nd_ref_rng_seed(nd_ref_rng *r, uint64_t seed);
 /* uniform in [lo, hi) */
 double nd_ref_uniform(nd_ref_rng *r, double lo, double hi);
@@ -26,12 +28,12 @@ double nd_ref_rel_err_d(const double *a, const double *b, int64_t n);
 
 /* out (M, N) = inp (M, K) . W + bias; W (K, N), or (N, K) used transposed if trans_w;
  * bias (N) may be NULL. */
-void nd_ref_matmul(double *out, const double *inp, const double *weight, const double *bias,
-                   int M, int K, int N, int trans_w);
+void nd_ref_matmul(double *out, const double *inp, const double *weight, const double *bias, int M, int K, int N,
+                   int trans_w);
 /* LayerNorm over the last dimension, eps 1e-5. out (N, C); inp (N, C);
  * weight (C); bias (C). mean (N) and rstd (N) may be NULL. */
-void nd_ref_layernorm(double *out, double *mean, double *rstd, const double *inp,
-                      const double *weight, const double *bias, int N, int C);
+void nd_ref_layernorm(double *out, double *mean, double *rstd, const double *inp, const double *weight,
+                      const double *bias, int N, int C);
 /* Causal self-attention. out (B, T, C); att (B, NH, T, T) or NULL, upper
  * triangle 0; qkv (B, T, 3C) as [q heads | k heads | v heads]; C = NH * hs. */
 void nd_ref_attention(double *out, double *att, const double *qkv, int B, int T, int NH, int hs);
@@ -41,16 +43,14 @@ void nd_ref_gelu(double *out, const double *inp, int64_t n);
 void nd_ref_residual(double *out, const double *a, const double *b, int64_t n);
 /* out (B*T, C) = wte_shard[tok - v0] for tokens in [v0, v0 + Vs) else 0,
  * + wpe[t] if wpe (T, C) is not NULL. Pass v0 = 0, Vs = V for the full table. */
-void nd_ref_embedding(double *out, const int32_t *tokens, const double *wte_shard,
-                      const double *wpe, int B, int T, int C, int v0, int Vs);
+void nd_ref_embedding(double *out, const int32_t *tokens, const double *wte_shard, const double *wpe, int B, int T,
+                      int C, int v0, int Vs);
 /* Full-vocabulary cross-entropy: losses (N) or NULL; logits (N, V); targets (N).
  * Returns the sum of the losses. */
-double nd_ref_crossentropy(double *losses, const double *logits, const int32_t *targets,
-                           int N, int V);
+double nd_ref_crossentropy(double *losses, const double *logits, const int32_t *targets, int N, int V);
 /* One AdamW step (decoupled weight decay, bias correction with step t >= 1,
  * grad scaled by grad_scale first). param, m, v, grad: (n). */
-void nd_ref_adamw(double *param, double *m, double *v, const double *grad, int64_t n,
-                  double lr, double beta1, double beta2, double eps, double weight_decay,
-                  double grad_scale, int t);
+void nd_ref_adamw(double *param, double *m, double *v, const double *grad, int64_t n, double lr, double beta1,
+                  double beta2, double eps, double weight_decay, double grad_scale, int t);
 
 #endif

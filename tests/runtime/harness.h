@@ -10,10 +10,10 @@
 
 /* The tiny model of the parity tests: 3 layers, n_embd 32, 4 heads, seq_len 16,
  * global batch 8 sequences, byte vocabulary, built-in data. */
-static const char *const tiny_model[] = {
-    "model.n_layer=3", "model.n_embd=32", "model.n_head=4", "model.seq_len=16", "model.vocab_size=256",
-    "train.lr=1e-2", "train.warmup_steps=2", "train.steps=10", "train.eval_every=0", "train.save_dir=",
-    "runtime.workers=2", NULL};
+static const char *const tiny_model[] = {"model.n_layer=3",      "model.n_embd=32",      "model.n_head=4",
+                                         "model.seq_len=16",     "model.vocab_size=256", "train.lr=1e-2",
+                                         "train.warmup_steps=2", "train.steps=10",       "train.eval_every=0",
+                                         "train.save_dir=",      "runtime.workers=2",    NULL};
 
 /* A configuration from the tiny model plus overrides (NULL-terminated). */
 static inline nd_config *tiny_config(const char *const *overrides) {
@@ -54,8 +54,10 @@ static inline int run_losses(const char *const *overrides, int steps, double *lo
   nd_trainer *tr = NULL;
   nd_error err = {0};
   int rc = -1;
-  if (cfg && !(rc = nd_trainer_open(&tr, cfg, &err))) rc = train_losses(tr, steps, losses);
-  else if (cfg) fprintf(stderr, "# open: %s\n", err.msg);
+  if (cfg && !(rc = nd_trainer_open(&tr, cfg, &err)))
+    rc = train_losses(tr, steps, losses);
+  else if (cfg)
+    fprintf(stderr, "# open: %s\n", err.msg);
   nd_trainer_close(tr);
   nd_config_free(cfg);
   return rc;
