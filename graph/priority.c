@@ -135,51 +135,78 @@ static int list_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t)
   return 0;
 }
 
-/* Zero-bubble schedules (Qi et al., ICLR 2024), F = B = W = 1 time unit, as
- * the paper's greedy construction: a free stage runs a ready B, else a ready
+/* Zero-bubble schedules (Qi et al., ICLR 2024), as the paper's greedy
+ * construction, with each stage's F, B and W times from the CPU cost model
+ * (the paper profiles them; with F = B = W its handcrafted schedules follow): a free stage runs a ready B, else a ready
  * F if fewer than `limit` micro-batches are in flight on it (forward done, W
  * not), else its oldest pending W. ZB-H1 keeps 1F1B's peak (p micro-batches
  * in flight, on every stage), so later stages postpone W into the bubbles at
  * the same peak activation memory; ZB-H2 allows 2p - 1, which also fills the
- * warm-up bubble. With F = B = W this gives the paper's ZB-H1 bubble
- * (p - 1)(F + B - W) at p = 2. */
+ * warm-up bubble. Without memory limits this gives the paper's ZB-H1 step
+ * 3m + (p - 1)(F + B - W) (tests/test_sim.c).
+ *
+ * The graph's activation pools bound it further (pool_slots, 0: unbounded):
+ * F(j) reuses the FWD_B slot of j - fwd and the FWD_W slot of j - fwd_w, so it
+ * waits for B(j - fwd) and W(j - fwd_w); B(j) reuses the GRAD_W slot of
+ * j - wgrad, so it waits for W(j - wgrad), and that W then goes before a
+ * forward. A timeline that ignored them would be one the graph cannot run: a
+ * strict order then interleaves B(j) with W(j - 1) layer by layer and the
+ * previous stage waits for both (measured: bubble 21-25%, docs/scheduler.md). */
+static int depth_of(const nd_graph *g, int s, enum nd_act_pool pool) {
+  int d = g->pool_slots[s][pool];
+  return d > 0 ? d : g->micro_batches;
+}
+
+static int unit_of(enum nd_phase ph) { return ph == ND_PHASE_F ? 0 : ph == ND_PHASE_B ? 1 : ph == ND_PHASE_W ? 2 : -1; }
+
 static int zb_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
   int p = g->pp, m = g->micro_batches;
   double *end = malloc((size_t)(p * m * 3) * sizeof *end), *free_at = calloc((size_t)p, sizeof *free_at);
-  int *next = calloc((size_t)(p * 3), sizeof *next); /* per stage: next F, next B, next W micro-batch */
-  if (!end || !free_at || !next) {
-    free(end), free(free_at), free(next);
+  double *dur = calloc((size_t)(p * 3), sizeof *dur); /* per stage: seconds of one F, B, W */
+  int *next = calloc((size_t)(p * 3), sizeof *next);  /* per stage: next F, next B, next W micro-batch */
+  if (!end || !free_at || !dur || !next) {
+    free(end), free(free_at), free(dur), free(next);
     return ND_ENOMEM;
   }
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *task = &g->tasks[i];
+    int u = unit_of(task->phase);
+    if (u >= 0 && task->micro_batch >= 0) dur[task->rank.pp * 3 + u] += nd_task_seconds(task, &nd_cost_cpu) / m;
+  }
   for (int i = 0; i < p * m * 3; i++) end[i] = -1;
+#define ZB_END(s, j, u) ((j) < 0 ? 0 : end[((s)*m + (j)) * 3 + (u)] < 0 ? 1e300 : end[((s)*m + (j)) * 3 + (u)])
   for (int left = p * m * 3; left > 0;) {
     /* the stage that is free first and the unit it starts, at the earliest time it can */
     int best_s = -1, best_u = -1;
     double best_at = 1e300;
     for (int s = 0; s < p; s++) {
       int *n = next + 3 * s, limit = kind == ND_FIXED_ZBH1 ? p : 2 * p - 1;
+      int fwd = depth_of(g, s, ND_POOL_FWD_B), fwd_w = depth_of(g, s, ND_POOL_FWD_W);
+      int wgrad = depth_of(g, s, ND_POOL_GRAD_W);
       double ready[3] = {1e300, 1e300, 1e300};
       if (n[0] < m && n[0] - n[2] < limit)
-        ready[0] = s == 0 ? 0 : end[((s - 1) * m + n[0]) * 3] < 0 ? 1e300 : end[((s - 1) * m + n[0]) * 3];
-      if (n[1] < n[0]) {
-        double own = end[(s * m + n[1]) * 3], after = s + 1 < p ? end[((s + 1) * m + n[1]) * 3 + 1] : 0;
-        ready[1] = own < 0 || after < 0 ? 1e300 : fmax(own, after);
-      }
-      if (n[2] < n[1]) ready[2] = end[(s * m + n[2]) * 3 + 1];
-      /* among the units startable at the stage's earliest start, B before F before W */
+        ready[0] =
+            fmax(s == 0 ? 0 : ZB_END(s - 1, n[0], 0), fmax(ZB_END(s, n[0] - fwd, 1), ZB_END(s, n[0] - fwd_w, 2)));
+      if (n[1] < n[0])
+        ready[1] = fmax(fmax(ZB_END(s, n[1], 0), s + 1 < p ? ZB_END(s + 1, n[1], 1) : 0), ZB_END(s, n[1] - wgrad, 2));
+      if (n[2] < n[1]) ready[2] = ZB_END(s, n[2], 1);
+      /* among the units startable at the stage's earliest start, B before F
+       * before W, except a W that the next B (its forward done) waits for */
       double at = fmin(ready[0], fmin(ready[1], ready[2]));
       if (at >= 1e300) continue;
       at = fmax(at, free_at[s]);
-      int u = ready[1] <= at ? 1 : ready[0] <= at ? 0 : 2;
+      int w_first = ready[2] <= at && n[2] == n[1] - wgrad && n[1] < n[0];
+      int u = ready[1] <= at ? 1 : w_first ? 2 : ready[0] <= at ? 0 : 2;
       if (at < best_at) best_at = at, best_s = s, best_u = u;
     }
     if (best_s < 0) break; /* cannot happen: some stage always has a unit to run */
     int s = best_s, j = next[3 * s + best_u]++;
     t[(s * m + j) * 3 + best_u] = best_at;
-    end[(s * m + j) * 3 + best_u] = free_at[s] = best_at + 1;
+    end[(s * m + j) * 3 + best_u] = free_at[s] = best_at + dur[s * 3 + best_u];
     left--;
   }
-  free(end), free(free_at), free(next);
+#undef ZB_END
+  free(end), free(free_at), free(dur), free(next);
   return 0;
 }
 

@@ -1,7 +1,7 @@
 /* The step simulator on graphs built by hand, whose schedules are known
  * exactly: a chain, a fork-join on k workers, a 1F1B pipeline with equal
- * stage times (bubble (p - 1) / (m + p - 1)), a transfer between memory
- * nodes, and the peak memory of each node. */
+ * stage times (bubble (p - 1) / (m + p - 1)), 1F1B against ZB-H1 with B and
+ * W apart, a transfer between memory nodes, and the peak memory of each node. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +134,46 @@ static void pipeline(int p, int mb, double f, double b, const char *policy) {
   nd_graph_free(g);
 }
 
+/* p stages, m micro-batches, F, B and W of 1 s each, no memory bound. The
+ * input gradient leaves a stage after B, so 1F1B (W beside its B) idles
+ * (p - 1)(F + B) per stage; ZB-H1 postpones W on the later stages into that
+ * wait, (p - 1)(F + B - W) (Qi et al., ICLR 2024; 1F1B with B and W as one
+ * backward: (p - 1)(F + B + W)). */
+static void zero_bubble(int p, int mb) {
+  nd_graph *g = new_graph(p, mb);
+  int32_t act[8][32], grad[8][32], dw[8], in = tensor(g, 0, 4);
+  for (int s = 0; s < p; s++) dw[s] = tensor(g, s, 4);
+  for (int j = 0; j < mb; j++)
+    for (int s = 0; s < p; s++) {
+      act[s][j] = tensor(g, s, 4);
+      task(g, ND_PHASE_F, s, j, s ? &act[s - 1][j] : &in, 1, act[s][j]);
+    }
+  for (int j = 0; j < mb; j++)
+    for (int s = p - 1; s >= 0; s--) {
+      int32_t reads[2] = {act[s][j], s + 1 < p ? grad[s + 1][j] : act[s][j]};
+      grad[s][j] = tensor(g, s, 4);
+      task(g, ND_PHASE_B, s, j, reads, 2, grad[s][j]);
+      reads[1] = grad[s][j];
+      task(g, ND_PHASE_W, s, j, reads, 2, dw[s]); /* accumulates: W tasks of a stage in micro-batch order */
+    }
+  double *dur = malloc((size_t)g->n_tasks * sizeof *dur);
+  for (int32_t i = 0; i < g->n_tasks; i++) dur[i] = 1;
+  nd_sim_machine m = cpus(p);
+  nd_sim_result one = {0}, zb = {0};
+  int rc = simulate(g, &m, dur, "1f1b", ND_PLACEMENT_STRICT, &one);
+  rc = rc ? rc : simulate(g, &m, dur, "zbh1", ND_PLACEMENT_STRICT, &zb);
+  double work = 3.0 * mb, idle_1f1b = (p - 1) * 2.0, idle_zb = (p - 1) * 1.0;
+  ok(rc == 0 && one.step_s == work + idle_1f1b, "1f1b, p %d, m %d, F = B = W: step 3m + (p - 1)(F + B) = %g (got %g)",
+     p, mb, work + idle_1f1b, one.step_s);
+  ok(rc == 0 && zb.step_s == work + idle_zb, "zbh1, p %d, m %d, F = B = W: step 3m + (p - 1)(F + B - W) = %g (got %g)",
+     p, mb, work + idle_zb, zb.step_s);
+  ok(fabs(zb.bubble - idle_zb / (work + idle_zb)) < 1e-12,
+     "zbh1, p %d, m %d: bubble (p - 1) / (3m + p - 1) = %.6f, half of 1f1b's %.6f (got %.6f)", p, mb,
+     idle_zb / (work + idle_zb), one.bubble, zb.bubble);
+  free(dur);
+  nd_graph_free(g);
+}
+
 /* A task on a device reads a host tensor: latency + bytes / bandwidth more,
  * and the device then holds a copy. */
 static void transfer(void) {
@@ -163,6 +203,8 @@ int main(void) {
   pipeline(4, 8, 1, 2, "1f1b");
   pipeline(2, 4, 1, 2, "1f1b");
   pipeline(3, 6, 1, 2, "gpipe");
+  zero_bubble(2, 8);
+  zero_bubble(2, 16);
   transfer();
   return done_testing();
 }
