@@ -16,5 +16,11 @@ int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind);
  * (measured as for nd_hints_compute). */
 int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
                    nd_error *err);
+/* The same with cpu_only: the ranks placed on the CPU workers alone and every
+ * task restricted to them (the devices idle), as if the node had none. */
+int nd_sched_apply_on(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
+                      int cpu_only, nd_error *err);
+/* Do the running workers differ in kind (CPU cores beside devices)? */
+int nd_sched_mixed_node(void);
 
 #endif

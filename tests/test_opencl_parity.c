@@ -5,6 +5,10 @@
  * rebuilds) and one rank spread over both devices. One run also
  * checks that tasks ran on the device and that data crossed memory nodes
  * (StarPU's bus statistics), so a run that silently stays on the CPU fails.
+ * The same pipeline unobserved goes through the trainer's placement trials
+ * (all workers against the CPU worker alone, train/trainer.c) and decides
+ * within the 5 steps (its losses checked as every layout's: a device's
+ * kernels round differently from the CPU's, so they are not bit-identical).
  * Skipped without an OpenCL device. */
 #include <math.h>
 #include <starpu.h>
@@ -29,8 +33,10 @@ static void task_done(void *user, int graph, int32_t task, double start, double 
     c->cpu_tasks++;
 }
 
-/* Trains STEPS steps; with c, counts tasks per device and bytes moved between memory nodes. */
-static int train(const char *const *overrides, double *loss, counts *c, uint64_t *bus_bytes, nd_error *err) {
+/* Trains STEPS steps; with c, counts tasks per device and bytes moved between memory nodes. *settling: whether
+ * the trainer still chooses its placement after them. */
+static int train(const char *const *overrides, double *loss, counts *c, uint64_t *bus_bytes, int *settling,
+                 nd_error *err) {
   nd_config *cfg = tiny_config(overrides);
   nd_trainer *tr = NULL;
   int rc = -1;
@@ -41,6 +47,7 @@ static int train(const char *const *overrides, double *loss, counts *c, uint64_t
     nd_exec_observe(nd__trainer_exec(tr), &obs); /* profiling on: the bus statistics count from here */
   }
   rc = train_losses(tr, STEPS, loss);
+  *settling = nd__trainer_settling(tr);
   if (c) {
     *bus_bytes = 0;
     for (int b = 0; b < starpu_bus_get_count(); b++) {
@@ -65,7 +72,9 @@ int main(void) {
                           "parallelism.activation_slots=1",
                           "train.micro_batch_size=8",
                           NULL};
-  if (!ok(train(single, ref, NULL, NULL, &err) == 0, "CPU-only single-rank reference trains")) return done_testing();
+  int settling = 0;
+  if (!ok(train(single, ref, NULL, NULL, &settling, &err) == 0, "CPU-only single-rank reference trains"))
+    return done_testing();
 
   static const struct layout {
     const char *name, *kv[8];
@@ -81,6 +90,9 @@ int main(void) {
       {"pp 2 stage_layers auto",
        {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
         "parallelism.activation_slots=2", "parallelism.stage_layers=auto", NULL}},
+      {"pp 2 ndws, placement trials",
+       {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
+        "parallelism.activation_slots=2", NULL}},
       {"one rank on both devices",
        {"parallelism.micro_batches=2", "train.micro_batch_size=4", "parallelism.activation_slots=2", NULL}},
   };
@@ -96,7 +108,7 @@ int main(void) {
     counts c = {0, 0};
     uint64_t bus = 0;
     int watch = i == 2;
-    int rc = train(ov, loss, watch ? &c : NULL, &bus, &err);
+    int rc = train(ov, loss, watch ? &c : NULL, &bus, &settling, &err);
     if (rc == ND_ENODEV) {
       skip("mixed node, %s: no OpenCL device (%s)", layouts[i].name, err.msg);
       if (watch) skip("mixed node: data crosses memory nodes (no OpenCL device)");
@@ -107,6 +119,7 @@ int main(void) {
     for (int s = 0; s < STEPS; s++) worst = fmax(worst, fabs(loss[s] - ref[s]) / ref[s]);
     ok(worst < 1e-4, "mixed node, %s: losses of %d steps within %.2e relative of the CPU reference (need 1e-4)",
        layouts[i].name, STEPS, worst);
+    if (i == 5) ok(!settling, "mixed node, %s: the placement is chosen within %d steps", layouts[i].name, STEPS);
     if (watch)
       ok(c.ocl_tasks > 0 && c.cpu_tasks > 0 && bus > 0,
          "mixed node, %s: %d tasks on the OpenCL device, %d on the CPU, %llu bytes moved between memory nodes",

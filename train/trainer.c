@@ -32,6 +32,13 @@ struct nd_trainer {
   int runtime_started;
   nd_kernels *kernels; /* this trainer's: its tasks carry it */
   int calibrated;      /* priorities come from measured task durations */
+  /* on a mixed node, the steps after the calibration time the devices
+   * against the CPU workers alone (trial_step): the number of the next
+   * trial step, 1 to ND_TRIAL_STEPS; 0 decided */
+  int trial;
+  int balancing;         /* stage_layers: auto is measuring, under its own hints */
+  double trial_ms[2];    /* the best step with all workers, with the CPU workers alone */
+  double *trial_seconds; /* the calibration's durations, kept for the chosen placement */
   int64_t steps_done;
   int64_t model_flops;   /* of one step */
   int64_t seqs_per_step; /* dp * micro_batches * micro_batch_size */
@@ -211,7 +218,10 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if ((rc = bind(tr, err))) goto fail;
   /* stage_layers: auto measures the devices on the even split, then rebuilds */
   if (c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1) {
-    if ((rc = nd__balance_stages(tr, &tr->balance, err))) goto fail;
+    tr->balancing = 1;
+    rc = nd__balance_stages(tr, &tr->balance, err);
+    tr->balancing = 0;
+    if (rc) goto fail;
     memcpy(tr->cfg.parallelism.stage_layers, tr->balance.split, sizeof tr->balance.split);
     tr->cfg.parallelism.n_stage_layers = c->parallelism.pipeline_parallel_size;
     nd_exec_free(tr->exec);
@@ -222,6 +232,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
     free(tr->ckpt);
     tr->ckpt = NULL, tr->n_hf = 0;
     tr->steps_done = 0;
+    tr->calibrated = tr->trial = 0; /* the new graph calibrates its own priorities */
     if ((rc = build_graphs(tr, err)) || (rc = bind(tr, err))) goto fail;
   }
   *out = tr;
@@ -245,6 +256,7 @@ void nd_trainer_close(nd_trainer *tr) {
   nd_dataset_close(tr->train);
   nd_dataset_close(tr->val);
   free(tr->ckpt);
+  free(tr->trial_seconds);
   free(tr);
 }
 
@@ -277,11 +289,37 @@ static void record_duration(void *user, int graph, int32_t task, double start_us
   if (graph == 0) ((double *)user)[task] = (end_us - start_us) * 1e-6;
 }
 
+/* Hints for both graphs: all workers, or the CPU workers alone. */
+static int apply_hints(nd_trainer *tr, const double *measured, int cpu_only, nd_error *err) {
+  int rc = nd_sched_apply_on(tr->exec, 0, tr->step_graph, &tr->cfg, measured, cpu_only, err);
+  return rc ? rc : nd_sched_apply_on(tr->exec, tr->eval_index, tr->eval_graph, &tr->cfg, NULL, cpu_only, err);
+}
+
+/* On a mixed node a slower device can make the step slower than the CPU
+ * workers alone (docs/opencl.md): the four steps after the calibration run
+ * with all workers and with the CPU workers alone in turn, and the placement
+ * of the faster (each timed by its better step, ties to the CPU workers)
+ * stays. Not under strict placement, which holds each rank to its devices.
+ * Only placement changes, so the losses do not. */
+#define ND_TRIAL_STEPS 4
+static int trial_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
+  double t0 = now_ms();
+  int rc = nd_exec_run(tr->exec, 0, s, err);
+  double ms = now_ms() - t0;
+  if (rc) return rc;
+  int cpu_only = !(tr->trial & 1); /* this step's placement: odd steps all workers */
+  if (tr->trial <= 2 || ms < tr->trial_ms[cpu_only]) tr->trial_ms[cpu_only] = ms;
+  if (tr->trial++ < ND_TRIAL_STEPS) return apply_hints(tr, tr->trial_seconds, !cpu_only, err);
+  tr->trial = 0;
+  return tr->trial_ms[0] < tr->trial_ms[1] ? apply_hints(tr, tr->trial_seconds, 0, err) : 0;
+}
+
 /* The first step that nobody else observes measures every task; priorities
  * are then computed again from those durations instead of the FLOPs/bytes
  * model (fixed schedules have no use for them). */
 static int run_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
-  if (tr->calibrated || nd_exec_observed(tr->exec) || nd_sched_is_fixed(tr->cfg.runtime.scheduler))
+  if (tr->trial) return trial_step(tr, s, err);
+  if (tr->calibrated || tr->balancing || nd_exec_observed(tr->exec) || nd_sched_is_fixed(tr->cfg.runtime.scheduler))
     return nd_exec_run(tr->exec, 0, s, err);
   double *seconds = calloc((size_t)tr->step_graph->n_tasks + 1, sizeof *seconds);
   if (!seconds) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
@@ -290,8 +328,15 @@ static int run_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
   nd_exec_observe(tr->exec, NULL);
   if (!rc) rc = nd_sched_apply(tr->exec, 0, tr->step_graph, &tr->cfg, seconds, err);
   tr->calibrated = 1;
-  free(seconds);
+  free(tr->trial_seconds);
+  tr->trial_seconds = seconds;
+  /* strict placement holds each rank to its devices: the user's choice stays */
+  tr->trial = !rc && tr->cfg.runtime.placement != ND_PLACEMENT_STRICT && nd_sched_mixed_node();
   return rc;
+}
+
+int nd__trainer_settling(const nd_trainer *tr) {
+  return !nd_sched_is_fixed(tr->cfg.runtime.scheduler) && (!tr->calibrated || tr->trial);
 }
 
 /* A data set opened on first use: `eval --data X` needs neither data.train

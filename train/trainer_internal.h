@@ -23,6 +23,11 @@ struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr);
 /* The trainer's trace recorder, made at its first traced step. */
 nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr);
 
+/* Is the trainer still choosing its placement (the calibration step, then
+ * on a mixed node the four steps that time the devices against the CPU
+ * workers alone)? Benchmarks measure the steps after. */
+int nd__trainer_settling(const nd_trainer *tr);
+
 /* How parallelism.stage_layers: auto split the layers (stages 0: not chosen). */
 typedef struct nd_balance {
   int stages;
