@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "graph/emit.h"
+#include "graph/priority.h"
 
 int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->dp = (int)cfg->parallelism.data_parallel_size;
@@ -132,10 +133,24 @@ static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, int fwd, 
  * wgrad slots of gradients and fwd + wgrad - 1 of forward data. From 1F1B's
  * (slots, 1), depth is added to fwd (on every stage: the program order of B
  * needs one fwd) and to each stage's wgrad in turn while they fit: the memory
- * that the scratch pools save buys forwards in flight and W tasks that wait. */
-static void size_pools(nd_graph *g, const nd__act_set *as) {
+ * that the scratch pools save buys forwards in flight and W tasks that wait.
+ * The zero-bubble schedules (runtime.scheduler zbh1, zbh2) first get what
+ * their order needs when it fits: fwd p (2p - 1 for ZB-H2) and W waiting s
+ * micro-batches behind its B on stage s (graph/priority.c's zb_times). */
+static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
   int fwd = g->slots < g->micro_batches ? g->slots : g->micro_batches, wgrad[ND_MAX_STAGES];
   for (int s = 0; s < g->pp; s++) wgrad[s] = 1;
+  int zb = policy ? nd_fixed_schedule_of(policy) : -1, fits = 1;
+  if (zb == ND_FIXED_ZBH1 || zb == ND_FIXED_ZBH2) {
+    int want = zb == ND_FIXED_ZBH1 ? g->pp : 2 * g->pp - 1;
+    want = want < g->micro_batches ? want : g->micro_batches;
+    for (int s = 0; s < g->pp; s++) {
+      wgrad[s] = s + 1 < g->micro_batches ? s + 1 : g->micro_batches;
+      fits = fits && pools_fit(g, as, s, want, wgrad[s]);
+    }
+    if (fits) fwd = want;
+    for (int s = 0; s < g->pp && !fits; s++) wgrad[s] = 1;
+  }
   for (int grew = 1; grew;) {
     grew = 1;
     for (int s = 0; s < g->pp && grew; s++) grew = pools_fit(g, as, s, fwd + 1, wgrad[s]);
@@ -165,7 +180,7 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->acts = acts;
   b->nranks = g->dp * g->pp * g->tp;
   b->nparams = nparams;
-  size_pools(g, acts);
+  size_pools(g, acts, b->cfg ? b->cfg->runtime.scheduler : NULL);
   for (int s = 0; s < g->pp; s++)
     for (int p = 0; p < ND_POOL_COUNT; p++)
       if (g->pool_slots[s][p] > b->max_slots) b->max_slots = g->pool_slots[s][p];
