@@ -134,15 +134,17 @@ static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, int fwd, 
  * (slots, 1), depth is added to fwd (on every stage: the program order of B
  * needs one fwd) and to each stage's wgrad in turn while they fit: the memory
  * that the scratch pools save buys forwards in flight and W tasks that wait.
- * The zero-bubble schedules (runtime.scheduler zbh1, zbh2) first get what
- * their order needs when it fits: fwd p (2p - 1 for ZB-H2) and W waiting s
- * micro-batches behind its B on stage s (graph/priority.c's zb_times). */
+ * Every policy but gpipe and 1f1b first gets what ZB-H1 needs when it fits:
+ * fwd p (2p - 1 for zbh2) and W waiting s micro-batches behind its B on stage
+ * s, so that the later stages can run the next B before a pending W (Qi et
+ * al.; graph/priority.c's zb_times). In the simulator this gives ndws and zbh1
+ * ZB-H1's step where 1F1B's starting point gives 1F1B's (docs/scheduler.md). */
 static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
   int fwd = g->slots < g->micro_batches ? g->slots : g->micro_batches, wgrad[ND_MAX_STAGES];
   for (int s = 0; s < g->pp; s++) wgrad[s] = 1;
-  int zb = policy ? nd_fixed_schedule_of(policy) : -1, fits = 1;
-  if (zb == ND_FIXED_ZBH1 || zb == ND_FIXED_ZBH2) {
-    int want = zb == ND_FIXED_ZBH1 ? g->pp : 2 * g->pp - 1;
+  int fixed = policy ? nd_fixed_schedule_of(policy) : -1, fits = 1;
+  if (g->pp > 1 && fixed != ND_FIXED_GPIPE && fixed != ND_FIXED_1F1B) {
+    int want = fixed == ND_FIXED_ZBH2 ? 2 * g->pp - 1 : g->pp;
     want = want < g->micro_batches ? want : g->micro_batches;
     for (int s = 0; s < g->pp; s++) {
       wgrad[s] = s + 1 < g->micro_batches ? s + 1 : g->micro_batches;
