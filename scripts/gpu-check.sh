@@ -71,19 +71,47 @@ tar xf "$bundle"/ndgraph-*.tar.xz -C "$work" && cd "$work"/ndgraph-*/ &&
     make -j"$jobs"; } >>"$log" 2>&1 || fail "ndgraph build" "configure or make"
 row "ndgraph build" "ok" "$(( $(date +%s) - t0 )) s; $(./ndgraph --version | tr '\n' ' ')"
 
-# 4. the CUDA kernels against the CPU kernels, and what the build has
+# 4. the CUDA tests: kernels against the CPU kernels, the mixed CPU + GPU
+# node against the CPU single-rank reference, NCCL, what the build has
 export STARPU_HOME=$work/starpu-home STARPU_SILENT=1
-make -j"$jobs" check TESTS="tests/test_cuda_kernels tests/test_cuda_build.sh tests/test_cuda_config.sh" >>"$log" 2>&1
-for t in tests/test_cuda_kernels tests/test_cuda_build.sh tests/test_cuda_config.sh; do
+gpu_tests="tests/test_cuda_kernels tests/test_cuda_parity tests/test_cuda_build.sh tests/test_cuda_config.sh"
+[ -f tests/test_cuda_nccl.c ] && gpu_tests="$gpu_tests tests/test_cuda_nccl"
+timeout 400 make -j"$jobs" check TESTS="$gpu_tests" >>"$log" 2>&1
+for t in $gpu_tests; do
   [ -f "$t.log" ] || { row "$t" "not run" "no log"; continue; }
-  p=$(grep -c "^PASS:" "$t.log"); f=$(grep -c "^FAIL:\|^ERROR:" "$t.log"); s=$(grep -c "^SKIP:" "$t.log")
-  row "$t" "$p passed, $f failed, $s skipped" "$(grep -m1 "^# device" "$t.log" | sed 's/^# //')"
-  grep "^FAIL:\|^SKIP:" "$t.log" | sed 's/^/    /' | head -20 | tee -a "$table"
+  p=$(grep -c "^ok " "$t.log"); f=$(grep -c "^not ok " "$t.log"); s=$(grep -c "# SKIP" "$t.log")
+  row "$t" "$p ok ($s skipped), $f not ok" "$(grep -m1 "^# device" "$t.log" | sed 's/^# //')"
+  grep "^not ok\|# SKIP" "$t.log" | sed 's/^/    /' | head -20 | tee -a "$table"
+  cp "$t.log" "$out/" 2>/dev/null
 done
-cp tests/test_cuda_kernels.log "$out/" 2>/dev/null
 
-# 5. training on the GPU, dp/tp/pp parity, NCCL: not part of the script yet
-row "training, parity, NCCL, ndgraph benchmark" "not written yet" "docs/cuda.md, Not done yet"
+# 5. ndgraph on the GPU: the quick start, then a GPT-2-small step (12 layers,
+# n_embd 768, seq_len 1024, vocab 50257, 8 sequences), fp32 and TF32, per
+# scheduler; the median of the steps after two warm-up steps
+steps_ms() { awk -F'|' '/^step +[0-9]+ \| loss/ { n++; if (n > 2) { gsub(/ ms/, "", $4); print $4 + 0 } }' "$1" | sort -n |
+  awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "none" }'; }
+timeout 120 ./ndgraph run configs/quickstart.yaml --set runtime.workers=2 --set runtime.cuda_devices=1 \
+  --set train.steps=30 --set train.save_dir= --set log.every=10 >"$out/quickstart.log" 2>&1
+row "quick start, 1 CPU worker + 1 GPU" "exit $?" "$(grep -m1 '^ndgraph:' "$out/quickstart.log" | cut -c1-120); $(grep '^step' "$out/quickstart.log" | tail -1)"
+small=(--set model.n_layer=12 --set model.n_head=12 --set model.n_embd=768 --set model.seq_len=1024
+  --set model.vocab_size=50257 --set parallelism.pipeline_parallel_size=1 --set parallelism.micro_batches=1
+  --set parallelism.activation_slots=1 --set train.micro_batch_size=8 --set train.save_dir= --set train.eval_every=0
+  --set log.every=1 --set runtime.workers=2 --set runtime.cuda_devices=1)
+for sched in dmdas ndws; do
+  for tf32 in false true; do
+    name="ndgraph GPT-2 small, $sched, $( [ $tf32 = true ] && echo TF32 || echo fp32)"
+    extra=()
+    ./ndgraph plan configs/quickstart.yaml --set runtime.tf32=true >/dev/null 2>&1 || [ $tf32 = false ] || { row "$name" "skipped" "no runtime.tf32 in this build"; continue; }
+    [ $tf32 = true ] && extra=(--set runtime.tf32=true)
+    f=$out/bench-$sched-$tf32.log
+    timeout 150 ./ndgraph run configs/quickstart.yaml "${small[@]}" "${extra[@]}" --set runtime.scheduler=$sched \
+      --set train.steps=8 >"$f" 2>&1
+    rc=$?
+    ms=$(steps_ms "$f")
+    if [ "$ms" = none ]; then row "$name" "exit $rc, no timed step" "$(tail -1 "$f" | cut -c1-160)"; continue; fi
+    row "$name" "$ms ms/step" "$(awk -v ms="$ms" 'BEGIN { printf "%.0f tokens/s", 8 * 1024 / (ms / 1000) }'); $(grep '^step.*| loss' "$f" | tail -1 | awk -F'|' '{ print $6 }')"
+  done
+done
 
 # 6. the PyTorch peer and the GEMM peak, same GPU, same run
 if command -v python3 >/dev/null; then
