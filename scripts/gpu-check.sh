@@ -82,7 +82,7 @@ for t in $gpu_tests; do
   [ -f "$t.log" ] || { row "$t" "not run" "no log"; continue; }
   p=$(grep -c "^ok " "$t.log"); f=$(grep -c "^not ok " "$t.log"); s=$(grep -c "^ok .*# SKIP" "$t.log")
   row "$t" "$p ok ($s skipped), $f not ok" "$(grep -m1 "^# device" "$t.log" | sed 's/^# //')"
-  grep "^not ok\|# SKIP" "$t.log" | sed 's/^/    /' | head -20 | tee -a "$table"
+  grep "^not ok\|^ok .*# SKIP" "$t.log" | sed 's/^/    /' | head -20 | tee -a "$table"
   cp "$t.log" "$out/" 2>/dev/null
 done
 
