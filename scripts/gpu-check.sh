@@ -77,7 +77,7 @@ row "ndgraph build" "ok" "$(( $(date +%s) - t0 )) s; $(./ndgraph --version | tr 
 export STARPU_HOME=$work/starpu-home STARPU_SILENT=1
 gpu_tests="tests/test_cuda_kernels tests/test_cuda_parity tests/test_cuda_build.sh tests/test_cuda_config.sh"
 [ -f tests/test_cuda_nccl.c ] && gpu_tests="$gpu_tests tests/test_cuda_nccl"
-timeout 400 make -j"$jobs" check TESTS="$gpu_tests" >>"$log" 2>&1
+timeout 240 make -j"$jobs" check TESTS="$gpu_tests" >>"$log" 2>&1
 for t in $gpu_tests; do
   [ -f "$t.log" ] || { row "$t" "not run" "no log"; continue; }
   p=$(grep -c "^ok " "$t.log"); f=$(grep -c "^not ok " "$t.log"); s=$(grep -c "^ok .*# SKIP" "$t.log")
@@ -91,7 +91,7 @@ done
 # scheduler; the median of the steps after two warm-up steps
 steps_ms() { awk -F'|' '/^step +[0-9]+ \| loss/ { n++; if (n > 2) { gsub(/ ms/, "", $4); print $4 + 0 } }' "$1" | sort -n |
   awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "none" }'; }
-timeout 120 ./ndgraph run configs/quickstart.yaml --set runtime.workers=2 --set runtime.cuda_devices=1 \
+timeout 60 ./ndgraph run configs/quickstart.yaml --set runtime.workers=2 --set runtime.cuda_devices=1 \
   --set train.steps=30 --set train.save_dir= --set log.every=10 >"$out/quickstart.log" 2>&1
 row "quick start, 1 CPU worker + 1 GPU" "exit $?" "$(grep -m1 '^ndgraph:' "$out/quickstart.log" | cut -c1-120); $(grep '^step' "$out/quickstart.log" | tail -1)"
 small=(--set model.n_layer=12 --set model.n_head=12 --set model.n_embd=768 --set model.seq_len=1024
@@ -105,7 +105,7 @@ for sched in dmdas ndws; do
     ./ndgraph plan configs/quickstart.yaml --set runtime.tf32=true >/dev/null 2>&1 || [ $tf32 = false ] || { row "$name" "skipped" "no runtime.tf32 in this build"; continue; }
     [ $tf32 = true ] && extra=(--set runtime.tf32=true)
     f=$out/bench-$sched-$tf32.log
-    timeout 150 ./ndgraph run configs/quickstart.yaml "${small[@]}" "${extra[@]}" --set runtime.scheduler=$sched \
+    timeout 90 ./ndgraph run configs/quickstart.yaml "${small[@]}" "${extra[@]}" --set runtime.scheduler=$sched \
       --set train.steps=8 >"$f" 2>&1
     rc=$?
     ms=$(steps_ms "$f")
@@ -116,7 +116,7 @@ done
 
 # 6. the PyTorch peer and the GEMM peak, same GPU, same run
 if command -v python3 >/dev/null; then
-  timeout 300 python3 "$root/scripts/gpu_torch_bench.py" 2>>"$log" | tee -a "$table"
+  timeout 240 python3 "$root/scripts/gpu_torch_bench.py" 2>>"$log" | tee -a "$table"
 else
   row "PyTorch" "skipped" "no python3"
 fi
