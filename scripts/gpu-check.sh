@@ -36,6 +36,29 @@ for d in "$bundle"/debs/*.deb; do
   else (t=$(mktemp -d) && cd "$t" && ar x "$d" && tar xf data.tar.* -C "$prefix" && rm -rf "$t"); fi
 done >>"$log" 2>&1 || fail "unpack .deb files" "dpkg -x / ar"
 arch_lib=$prefix/usr/lib/x86_64-linux-gnu
+
+# CUDA as ndgraph's configure expects it (DIR/include, DIR/lib64): the
+# toolkit, plus cuBLAS and NCCL wherever this machine has them (a toolkit
+# without them, PyTorch's wheels), headers from the bundle if none are found
+find_one() { for d in "$cuda/lib64" "$cuda/lib" /usr/lib/x86_64-linux-gnu; do
+    ls "$d/$1".* >/dev/null 2>&1 && { ls "$d/$1".* | head -1; return; }; done
+  find /usr/local /opt /usr/lib -name "$1.*" 2>/dev/null | sort | head -1; }
+cuda_dir=$work/cuda
+mkdir -p "$cuda_dir/include" "$cuda_dir/lib64"
+ln -s "$cuda/bin" "$cuda_dir/bin"
+for f in "$cuda"/include/* "$cuda"/lib64/* "$cuda"/lib/*; do
+  case $f in */include/*) ln -sf "$f" "$cuda_dir/include/" ;; *) ln -sf "$f" "$cuda_dir/lib64/" ;; esac
+done 2>/dev/null
+for h in "$bundle"/cuda-include/*.h; do
+  [ -e "$cuda_dir/include/$(basename "$h")" ] || ln -s "$h" "$cuda_dir/include/"
+done
+for l in libcublas.so libcublasLt.so libnccl.so libcudart.so; do
+  [ -e "$cuda_dir/lib64/$l" ] && continue
+  found=$(find_one "$l")
+  [ -n "$found" ] && ln -sf "$found" "$cuda_dir/lib64/$l" && ln -sf "$found" "$cuda_dir/lib64/$(basename "$found")"
+  echo "gpu-check: $l -> ${found:-not found}" >>"$log"
+done
+cuda=$cuda_dir
 export LD_LIBRARY_PATH="$arch_lib:$arch_lib/openblas-pthread:$prefix/opt/ndgraph/starpu/lib:$cuda/lib64:$cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # .pc files name /usr and /opt/ndgraph/starpu: the sysroot puts them under our
 # prefix (CUDA's folder too, which is why configure also gets it by hand)
