@@ -1,8 +1,10 @@
-/* The mixed node (one CPU worker + one device, ranks placed on both)
- * reproduces the CPU-only single-rank reference: losses of 5 steps within
- * 1e-4 relative, for data, tensor and pipeline parallelism at 2 (pipeline
- * under ndws and 1f1b, and with stage_layers auto, which calibrates and
- * rebuilds) and one rank spread over both devices. One run also
+/* One CPU worker + one device reproduces the CPU-only single-rank
+ * reference: losses of 5 steps within 1e-4 relative, for data, tensor and
+ * pipeline parallelism at 2 (pipeline under ndws and 1f1b, and with
+ * stage_layers auto, which calibrates and rebuilds), free placement (tasks
+ * on both) and one rank. With an OpenCL device, ranks are placed on both the
+ * CPU worker and the device; with a GPU, every rank goes on the GPU (the
+ * CPU worker loads batches) and free placement mixes the two. One run also
  * checks that tasks ran on the device and that data crossed memory nodes
  * (StarPU's bus statistics), so a run that silently stays on the CPU fails.
  * Built twice: test_opencl_parity (an OpenCL device) and, with ND_TEST_CUDA,
@@ -18,13 +20,13 @@
 #define STEPS 5
 
 #ifdef ND_TEST_CUDA
-#define DEVICE "CUDA"
+#define DEVICE        "CUDA"
 #define DEVICE_WORKER STARPU_CUDA_WORKER
-#define DEVICE_KEY "runtime.cuda_devices=1"
+#define DEVICE_KEY    "runtime.cuda_devices=1"
 #else
-#define DEVICE "OpenCL"
+#define DEVICE        "OpenCL"
 #define DEVICE_WORKER STARPU_OPENCL_WORKER
-#define DEVICE_KEY "runtime.opencl_devices=1"
+#define DEVICE_KEY    "runtime.opencl_devices=1"
 #endif
 
 typedef struct counts {
@@ -92,6 +94,9 @@ int main(void) {
       {"pp 2 stage_layers auto",
        {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
         "parallelism.activation_slots=2", "parallelism.stage_layers=auto", NULL}},
+      {"free placement: tasks on the CPU and the device",
+       {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
+        "parallelism.activation_slots=2", "runtime.placement=free", "runtime.scheduler=dmdas", NULL}},
       {"one rank on both devices",
        {"parallelism.micro_batches=2", "train.micro_batch_size=4", "parallelism.activation_slots=2", NULL}},
   };
