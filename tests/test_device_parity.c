@@ -97,6 +97,9 @@ int main(void) {
       {"free placement: tasks on the CPU and the device",
        {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
         "parallelism.activation_slots=2", "runtime.placement=free", "runtime.scheduler=dmdas", NULL}},
+      {"dp 2, free placement",
+       {"parallelism.data_parallel_size=2", "parallelism.micro_batches=1", "train.micro_batch_size=4",
+        "runtime.placement=free", "runtime.scheduler=dmdas", NULL}},
       {"one rank on both devices",
        {"parallelism.micro_batches=2", "train.micro_batch_size=4", "parallelism.activation_slots=2", NULL}},
   };
