@@ -8,15 +8,20 @@
 #include "scheduler/policies.h"
 
 int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind) {
-  return unit_kind != ND_UNIT_OPENCL || nd_exec_runs_on_opencl(ctx, t);
+  if (unit_kind == ND_UNIT_CPU) return 1;
+  return nd_exec_runs_on_device(ctx, unit_kind == ND_UNIT_OPENCL ? ND_BACKEND_OPENCL : ND_BACKEND_CUDA, t);
 }
 
-int nd_sched_mixed_node(void) {
+int nd_sched_mixed_ranks(const nd_graph *g) {
   nd_unit units[STARPU_NMAXWORKERS];
-  int n = nd_runtime_units(units, STARPU_NMAXWORKERS);
-  for (int i = 1; i < n; i++)
-    if (units[i].kind != units[0].kind) return 1;
-  return 0;
+  nd_rank_map pl;
+  int n = nd_runtime_units(units, STARPU_NMAXWORKERS), mixed = 0;
+  if (nd_place(units, n, g->dp, g->pp, g->tp, &pl)) return 0;
+  for (int r = 0; r < pl.n_ranks; r++)
+    for (int u = pl.first[r]; u < pl.first[r] + pl.count[r]; u++)
+      mixed |= pl.units[u].kind != pl.units[pl.first[0]].kind;
+  nd_rank_map_free(&pl);
+  return mixed;
 }
 
 int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,

@@ -20,7 +20,8 @@ int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *c
  * task restricted to them (the devices idle), as if the node had none. */
 int nd_sched_apply_on(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
                       int cpu_only, nd_error *err);
-/* Do the running workers differ in kind (CPU cores beside devices)? */
-int nd_sched_mixed_node(void);
+/* Does g's placement on the running workers put ranks on workers of
+ * different kinds (CPU cores beside devices)? */
+int nd_sched_mixed_ranks(const nd_graph *g);
 
 #endif

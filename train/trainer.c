@@ -295,8 +295,8 @@ static int apply_hints(nd_trainer *tr, const double *measured, int cpu_only, nd_
   return rc ? rc : nd_sched_apply_on(tr->exec, tr->eval_index, tr->eval_graph, &tr->cfg, NULL, cpu_only, err);
 }
 
-/* On a mixed node a slower device can make the step slower than the CPU
- * workers alone (docs/opencl.md): the four steps after the calibration run
+/* When ranks land on CPU workers and devices, a slower device can make the
+ * step slower than the CPU workers alone (docs/opencl.md): the four steps after the calibration run
  * with all workers and with the CPU workers alone in turn, and the placement
  * of the faster (each timed by its better step, ties to the CPU workers)
  * stays. Not under strict placement, which holds each rank to its devices.
@@ -331,7 +331,7 @@ static int run_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
   free(tr->trial_seconds);
   tr->trial_seconds = seconds;
   /* strict placement holds each rank to its devices: the user's choice stays */
-  tr->trial = !rc && tr->cfg.runtime.placement != ND_PLACEMENT_STRICT && nd_sched_mixed_node();
+  tr->trial = !rc && tr->cfg.runtime.placement != ND_PLACEMENT_STRICT && nd_sched_mixed_ranks(tr->step_graph);
   return rc;
 }
 

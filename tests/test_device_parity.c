@@ -1,17 +1,22 @@
-/* The mixed node (one CPU worker + one OpenCL device, ranks placed on both)
- * reproduces the CPU-only single-rank reference: losses of 5 steps within
- * 1e-4 relative, for data, tensor and pipeline parallelism at 2 (pipeline
- * under ndws and 1f1b, and with stage_layers auto, which calibrates and
- * rebuilds) and one rank spread over both devices. One run also
+/* One CPU worker + one device reproduces the CPU-only single-rank
+ * reference: losses of 5 steps within 1e-4 relative, for data, tensor and
+ * pipeline parallelism at 2 (pipeline under ndws and 1f1b, and with
+ * stage_layers auto, which calibrates and rebuilds), free placement (tasks
+ * on both) and one rank. With an OpenCL device, ranks are placed on both the
+ * CPU worker and the device; with a GPU, every rank goes on the GPU (the
+ * CPU worker loads batches) and free placement mixes the two. One run also
  * checks that tasks ran on the device and that data crossed memory nodes
  * (StarPU's bus statistics), so a run that silently stays on the CPU fails.
  * The same pipeline unobserved goes through the trainer's placement trials
- * (all workers against the CPU worker alone, train/trainer.c) and decides
- * within the 5 steps (its losses checked as every layout's: a device's
- * kernels round differently from the CPU's, so they are not bit-identical).
- * Skipped without an OpenCL device. */
+ * where ranks land on both kinds of worker (all workers against the CPU
+ * worker alone, train/trainer.c) and decides within the 5 steps (its losses
+ * checked as every layout's: a device's kernels round differently from the
+ * CPU's, so they are not bit-identical).
+ * Built twice: test_opencl_parity (an OpenCL device) and, with ND_TEST_CUDA,
+ * test_cuda_parity (a CUDA device). Skipped without such a device. */
 #include <math.h>
 #include <starpu.h>
+#include <string.h>
 
 #include "tasks/exec.h"
 #include "tests/runtime/harness.h"
@@ -20,15 +25,25 @@
 
 #define STEPS 5
 
+#ifdef ND_TEST_CUDA
+#define DEVICE        "CUDA"
+#define DEVICE_WORKER STARPU_CUDA_WORKER
+#define DEVICE_KEY    "runtime.cuda_devices=1"
+#else
+#define DEVICE        "OpenCL"
+#define DEVICE_WORKER STARPU_OPENCL_WORKER
+#define DEVICE_KEY    "runtime.opencl_devices=1"
+#endif
+
 typedef struct counts {
-  int ocl_tasks, cpu_tasks;
+  int device_tasks, cpu_tasks;
 } counts;
 
 static void task_done(void *user, int graph, int32_t task, double start, double end, int worker) {
   (void)graph, (void)task, (void)start, (void)end;
   counts *c = user;
-  if (starpu_worker_get_type(worker) == STARPU_OPENCL_WORKER)
-    c->ocl_tasks++;
+  if (starpu_worker_get_type(worker) == DEVICE_WORKER)
+    c->device_tasks++;
   else
     c->cpu_tasks++;
 }
@@ -93,6 +108,12 @@ int main(void) {
       {"pp 2 ndws, placement trials",
        {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
         "parallelism.activation_slots=2", NULL}},
+      {"free placement: tasks on the CPU and the device",
+       {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
+        "parallelism.activation_slots=2", "runtime.placement=free", "runtime.scheduler=dmdas", NULL}},
+      {"dp 2, free placement",
+       {"parallelism.data_parallel_size=2", "parallelism.micro_batches=1", "train.micro_batch_size=4",
+        "runtime.placement=free", "runtime.scheduler=dmdas", NULL}},
       {"one rank on both devices",
        {"parallelism.micro_batches=2", "train.micro_batch_size=4", "parallelism.activation_slots=2", NULL}},
   };
@@ -101,7 +122,7 @@ int main(void) {
     const char *ov[12];
     int k = 0;
     ov[k++] = "runtime.workers=1";
-    ov[k++] = "runtime.opencl_devices=1";
+    ov[k++] = DEVICE_KEY;
     for (int j = 0; layouts[i].kv[j]; j++) ov[k++] = layouts[i].kv[j];
     ov[k] = NULL;
     double loss[STEPS];
@@ -110,8 +131,8 @@ int main(void) {
     int watch = i == 2;
     int rc = train(ov, loss, watch ? &c : NULL, &bus, &settling, &err);
     if (rc == ND_ENODEV) {
-      skip("mixed node, %s: no OpenCL device (%s)", layouts[i].name, err.msg);
-      if (watch) skip("mixed node: data crosses memory nodes (no OpenCL device)");
+      skip("mixed node, %s: no " DEVICE " device (%s)", layouts[i].name, err.msg);
+      if (watch) skip("mixed node: data crosses memory nodes (no " DEVICE " device)");
       continue;
     }
     if (!ok(rc == 0, "mixed node, %s: trains%s%s", layouts[i].name, rc ? ": " : "", rc ? err.msg : "")) continue;
@@ -119,11 +140,12 @@ int main(void) {
     for (int s = 0; s < STEPS; s++) worst = fmax(worst, fabs(loss[s] - ref[s]) / ref[s]);
     ok(worst < 1e-4, "mixed node, %s: losses of %d steps within %.2e relative of the CPU reference (need 1e-4)",
        layouts[i].name, STEPS, worst);
-    if (i == 5) ok(!settling, "mixed node, %s: the placement is chosen within %d steps", layouts[i].name, STEPS);
+    if (strstr(layouts[i].name, "trials"))
+      ok(!settling, "mixed node, %s: the placement is chosen within %d steps", layouts[i].name, STEPS);
     if (watch)
-      ok(c.ocl_tasks > 0 && c.cpu_tasks > 0 && bus > 0,
-         "mixed node, %s: %d tasks on the OpenCL device, %d on the CPU, %llu bytes moved between memory nodes",
-         layouts[i].name, c.ocl_tasks, c.cpu_tasks, (unsigned long long)bus);
+      ok(c.device_tasks > 0 && c.cpu_tasks > 0 && bus > 0,
+         "mixed node, %s: %d tasks on the " DEVICE " device, %d on the CPU, %llu bytes moved between memory nodes",
+         layouts[i].name, c.device_tasks, c.cpu_tasks, (unsigned long long)bus);
   }
   return done_testing();
 }
