@@ -32,9 +32,10 @@ struct nd_trainer {
   int runtime_started;
   nd_kernels *kernels; /* this trainer's: its tasks carry it */
   int calibrated;      /* priorities come from measured task durations */
-  /* on a mixed node, the steps after the calibration time the devices
-   * against the CPU workers alone (trial_step): the number of the next
-   * trial step, 1 to ND_TRIAL_STEPS; 0 decided */
+  /* where ranks land on CPU workers and devices, the steps after the
+   * calibration time the devices against the CPU workers alone
+   * (trial_step): the number of the next trial step, 1 to ND_TRIAL_STEPS;
+   * 0 decided */
   int trial;
   int balancing;         /* stage_layers: auto is measuring, under its own hints */
   double trial_ms[2];    /* the best step with all workers, with the CPU workers alone */
@@ -296,11 +297,11 @@ static int apply_hints(nd_trainer *tr, const double *measured, int cpu_only, nd_
 }
 
 /* When ranks land on CPU workers and devices, a slower device can make the
- * step slower than the CPU workers alone (docs/opencl.md): the four steps after the calibration run
- * with all workers and with the CPU workers alone in turn, and the placement
- * of the faster (each timed by its better step, ties to the CPU workers)
- * stays. Not under strict placement, which holds each rank to its devices.
- * Only placement changes, so the losses do not. */
+ * step slower than the CPU workers alone (docs/opencl.md): the four steps
+ * after the calibration run with all workers and with the CPU workers alone
+ * in turn, and the placement of the faster (each timed by its better step,
+ * ties to the CPU workers) stays. Not under strict placement, which holds
+ * each rank to its devices. Only placement changes, so the losses do not. */
 #define ND_TRIAL_STEPS 4
 static int trial_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
   double t0 = now_ms();
