@@ -5,7 +5,9 @@
  * to its device (strict), stage_layers auto, StarPU's dmdas with free
  * placement, and the CPU worker alone (the fastest device here). The rows run
  * in turn, ROUNDS times (interleaved, so that a noisy machine slows them
- * alike); a row is the median of its runs, each run the median of its steps.
+ * alike); a row is the median of its runs, each run the median of its steps
+ * after the trainer settles (the calibration step, and where ranks land on
+ * both the CPU worker and the device, the four steps of its placement trial).
  * The ideal adds both devices' throughputs: 1 / (1 / T_cpu + 1 / T_device),
  * T_device estimated as T_cpu times the device's time per layer over the
  * CPU's, both measured in the strict equal-stages ndws run.
@@ -91,14 +93,14 @@ int main(int argc, char **argv) {
   double cpu_layer = (1 - s->bubble[cpu]) / s->stage_layers[0],
          dev_layer = (1 - s->bubble[1 - cpu]) / s->stage_layers[1];
   double t_cpu = r[ROW_CPU].step_ms, t_dev = t_cpu * dev_layer / cpu_layer, ideal = 1 / (1 / t_cpu + 1 / t_dev);
-  printf(
-      "\n1 CPU worker + 1 OpenCL device, pp=2, %s, %d slots; each row: median of %d runs interleaved with the\n"
-      "other rows, each run the median of %d steps after one calibration step; ideal = 1 / (1 / T_cpu + 1 / T_device)\n"
-      "= %.1f ms (T_cpu %.1f ms measured, T_device %.1f ms = T_cpu x %.2f, the device's time per layer over the "
-      "CPU's)\n\n",
-      small ? "4 layers, n_embd 128, 4 micro-batches of 4 x 64 tokens"
-            : "8 layers, n_embd 256, 8 micro-batches of 8 x 64 tokens",
-      slots, rounds, steps, ideal, t_cpu, t_dev, dev_layer / cpu_layer);
+  printf("\n1 CPU worker + 1 OpenCL device, pp=2, %s, %d slots; each row: median of %d runs interleaved with the\n"
+         "other rows, each run the median of %d steps after the calibration step and, without strict placement, the\n"
+         "four steps that choose between the device and the CPU alone; ideal = 1 / (1 / T_cpu + 1 / T_device)\n"
+         "= %.1f ms (T_cpu %.1f ms measured, T_device %.1f ms = T_cpu x %.2f, the device's time per layer over the "
+         "CPU's)\n\n",
+         small ? "4 layers, n_embd 128, 4 micro-batches of 4 x 64 tokens"
+               : "8 layers, n_embd 256, 8 micro-batches of 8 x 64 tokens",
+         slots, rounds, steps, ideal, t_cpu, t_dev, dev_layer / cpu_layer);
   printf(
       "| configuration        | placement | stage_layers | step ms | / default | of ideal | bound ms | efficiency |\n");
   printf(
