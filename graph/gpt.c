@@ -72,11 +72,44 @@ enum act {
   A_D_LNF,
   A_COUNT
 };
-static const char *const act_names[A_COUNT] = {
-    "ln1",      "ln1_mean", "ln1_rstd", "qkv",      "att",    "atty",     "attproj", "res2",    "ln2",
-    "ln2_mean", "ln2_rstd", "fch",      "fch_act",  "fcproj", "xout",     "d_xout",  "d_res2",  "d_fch_act",
-    "d_fch",    "d_ln2",    "d_atty",   "d_qkv",    "d_att",  "d_ln1",    "tokens",  "targets", "xin",
-    "d_xin",    "lnf",      "lnf_mean", "lnf_rstd", "logits", "ce_stats", "lse",     "d_lnf"};
+/* name, pool (by the last phase that reads it), shape, where (graph/state.h) */
+static const nd__act_row act_rows[A_COUNT] = {
+    [A_LN1] = {"ln1", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_LN1_MEAN] = {"ln1_mean", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAYER, 0, 0},
+    [A_LN1_RSTD] = {"ln1_rstd", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAYER, 0, 0},
+    [A_QKV] = {"qkv", ND_POOL_FWD_B, ND__ACT_SPLIT, ND__AT_LAYER, 3, ND__WIDTH_C},
+    [A_ATT] = {"att", ND_POOL_FWD_B, ND__ACT_SCORES, ND__AT_LAYER, 0, 0},
+    [A_ATTY] = {"atty", ND_POOL_FWD_W, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_C},
+    [A_ATTPROJ] = {"attproj", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_RES2] = {"res2", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_LN2] = {"ln2", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_LN2_MEAN] = {"ln2_mean", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAYER, 0, 0},
+    [A_LN2_RSTD] = {"ln2_rstd", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAYER, 0, 0},
+    [A_FCH] = {"fch", ND_POOL_FWD_B, ND__ACT_SPLIT, ND__AT_LAYER, 4, ND__WIDTH_C},
+    [A_FCH_ACT] = {"fch_act", ND_POOL_FWD_W, ND__ACT_SPLIT, ND__AT_LAYER, 4, ND__WIDTH_C},
+    [A_FCPROJ] = {"fcproj", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_XOUT] = {"xout", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_D_XOUT] = {"d_xout", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_D_RES2] = {"d_res2", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_D_FCH_ACT] = {"d_fch_act", ND_POOL_GRAD_B, ND__ACT_SPLIT, ND__AT_LAYER, 4, ND__WIDTH_C},
+    [A_D_FCH] = {"d_fch", ND_POOL_GRAD_W, ND__ACT_SPLIT, ND__AT_LAYER, 4, ND__WIDTH_C},
+    [A_D_LN2] = {"d_ln2", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_D_ATTY] = {"d_atty", ND_POOL_GRAD_B, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_C},
+    [A_D_QKV] = {"d_qkv", ND_POOL_GRAD_W, ND__ACT_SPLIT, ND__AT_LAYER, 3, ND__WIDTH_C},
+    [A_D_ATT] = {"d_att", ND_POOL_GRAD_B, ND__ACT_SCORES, ND__AT_LAYER, 0, 0},
+    [A_D_LN1] = {"d_ln1", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_TOKENS] = {"tokens", ND_POOL_FWD_W, ND__ACT_TOKENS, ND__AT_FIRST, 0, 0},
+    [A_TARGETS] = {"targets", ND_POOL_FWD_B, ND__ACT_TOKENS, ND__AT_LAST, 0, 0},
+    [A_XIN] = {"xin", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_STAGE, 0, 0},
+    [A_D_XIN] = {"d_xin", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_STAGE, 0, 0},
+    [A_LNF] = {"lnf", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAST, 0, 0},
+    [A_LNF_MEAN] = {"lnf_mean", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAST, 0, 0},
+    [A_LNF_RSTD] = {"lnf_rstd", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAST, 0, 0},
+    [A_LOGITS] = {"logits", ND_POOL_FWD_W, ND__ACT_LOGITS, ND__AT_LAST, 0, 0},
+    [A_CE_STATS] = {"ce_stats", ND_POOL_FWD_SCRATCH, ND__ACT_CE_STATS, ND__AT_LAST, 0, 0},
+    [A_LSE] = {"lse", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST, 0, 0},
+    [A_D_LNF] = {"d_lnf", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAST, 0, 0},
+};
 
 #define R nd__rank
 static int32_t P(nd__builder *b, nd_rank r, int p) { return nd__param(b, r, p); }
@@ -145,105 +178,7 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
   }
 }
 
-/* ------------------------------------------------------------ activations */
-
-static const enum nd_act_pool act_pool[A_COUNT] = {
-    [A_LN1] = ND_POOL_FWD_W,           [A_LN1_MEAN] = ND_POOL_FWD_W,     [A_LN1_RSTD] = ND_POOL_FWD_W,
-    [A_QKV] = ND_POOL_FWD_B,           [A_ATT] = ND_POOL_FWD_B,          [A_ATTY] = ND_POOL_FWD_W,
-    [A_ATTPROJ] = ND_POOL_FWD_SCRATCH, [A_RES2] = ND_POOL_FWD_W,         [A_LN2] = ND_POOL_FWD_W,
-    [A_LN2_MEAN] = ND_POOL_FWD_W,      [A_LN2_RSTD] = ND_POOL_FWD_W,     [A_FCH] = ND_POOL_FWD_B,
-    [A_FCH_ACT] = ND_POOL_FWD_W,       [A_FCPROJ] = ND_POOL_FWD_SCRATCH, [A_XOUT] = ND_POOL_FWD_W,
-    [A_D_XOUT] = ND_POOL_GRAD_W,       [A_D_RES2] = ND_POOL_GRAD_W,      [A_D_FCH_ACT] = ND_POOL_GRAD_B,
-    [A_D_FCH] = ND_POOL_GRAD_W,        [A_D_LN2] = ND_POOL_GRAD_W,       [A_D_ATTY] = ND_POOL_GRAD_B,
-    [A_D_QKV] = ND_POOL_GRAD_W,        [A_D_ATT] = ND_POOL_GRAD_B,       [A_D_LN1] = ND_POOL_GRAD_W,
-    [A_TOKENS] = ND_POOL_FWD_W,        [A_TARGETS] = ND_POOL_FWD_B,      [A_XIN] = ND_POOL_FWD_W,
-    [A_D_XIN] = ND_POOL_GRAD_W,        [A_LNF] = ND_POOL_FWD_W,          [A_LNF_MEAN] = ND_POOL_FWD_W,
-    [A_LNF_RSTD] = ND_POOL_FWD_W,      [A_LOGITS] = ND_POOL_FWD_W,       [A_CE_STATS] = ND_POOL_FWD_SCRATCH,
-    [A_LSE] = ND_POOL_FWD_B,           [A_D_LNF] = ND_POOL_GRAD_W};
-
-static int64_t act_shape(const nd_graph *g, nd_rank r, int which, nd_tensor *t) {
-  int64_t B = g->B, T = g->T, C = g->C, Cs = C / g->tp, NHs = g->NH / g->tp;
-  t->kind = ND_TENSOR_ACTIVATION;
-  t->dtype = ND_F32;
-  int64_t s3[4] = {B, T, C, 0};
-  switch (which) {
-  case A_LN1_MEAN:
-  case A_LN1_RSTD:
-  case A_LN2_MEAN:
-  case A_LN2_RSTD:
-  case A_LNF_MEAN:
-  case A_LNF_RSTD:
-  case A_LSE:
-    s3[2] = 0;
-    break;
-  case A_TOKENS:
-  case A_TARGETS:
-    s3[2] = 0;
-    t->kind = ND_TENSOR_INPUT;
-    t->dtype = ND_I32;
-    break;
-  case A_QKV:
-  case A_D_QKV:
-    s3[2] = 3 * Cs;
-    break;
-  case A_ATTY:
-  case A_D_ATTY:
-    s3[2] = Cs;
-    break;
-  case A_FCH:
-  case A_FCH_ACT:
-  case A_D_FCH:
-  case A_D_FCH_ACT:
-    s3[2] = 4 * Cs;
-    break;
-  case A_ATT:
-  case A_D_ATT:
-    s3[1] = NHs;
-    s3[2] = T;
-    s3[3] = T;
-    break;
-  case A_LOGITS:
-    s3[0] = B * T;
-    s3[1] = nd__vocab_size(g, r.tp);
-    s3[2] = 0;
-    break;
-  case A_CE_STATS:
-    s3[0] = B * T;
-    s3[1] = 3;
-    s3[2] = 0;
-    break;
-  default:
-    break;
-  }
-  int64_t bytes = 4;
-  t->ndim = 0;
-  while (t->ndim < 4 && s3[t->ndim]) bytes *= s3[t->ndim], t->shape[t->ndim] = s3[t->ndim], t->ndim++;
-  return bytes;
-}
-
-static int act_on_rank(const nd_graph *g, nd_rank r, int which) {
-  int first = r.pp == 0, last = r.pp == g->pp - 1;
-  switch (which) {
-  case A_TOKENS:
-    return first;
-  case A_XIN:
-  case A_D_XIN:
-    return 1;
-  case A_TARGETS:
-  case A_LNF:
-  case A_LNF_MEAN:
-  case A_LNF_RSTD:
-  case A_LOGITS:
-  case A_CE_STATS:
-  case A_LSE:
-  case A_D_LNF:
-    return last;
-  default:
-    return which < A_TOKENS;
-  }
-}
-
-static const nd__act_set acts = {A_COUNT, A_TOKENS, act_names, act_pool, act_shape, act_on_rank};
+static const nd__act_set acts = {A_COUNT, A_TOKENS, act_rows, A_TOKENS, A_TARGETS, A_XIN, A_D_XIN, A_XOUT, A_D_XOUT};
 
 /* ------------------------------------------------------------ forward */
 

@@ -66,54 +66,52 @@ enum act {
   A_D_LNF,
   A_COUNT
 };
-static const char *const act_names[A_COUNT] = {
-    "ln1",  "ln1_rstd", "q",      "k",        "v",       "q_rot",    "k_rot", "att",    "atty",   "attproj", "res2",
-    "ln2",  "ln2_rstd", "gate",   "up",       "h",       "down",     "xout",  "d_xout", "d_res2", "d_h",     "d_gate",
-    "d_up", "d_ln2",    "d_atty", "d_q_rot",  "d_k_rot", "d_v",      "d_q",   "d_k",    "d_ln1",  "tokens",  "targets",
-    "xin",  "d_xin",    "lnf",    "lnf_rstd", "logits",  "ce_stats", "lse",   "d_lnf"};
+/* name, pool (by the last phase that reads it), shape, where (graph/state.h) */
+static const nd__act_row act_rows[A_COUNT] = {
+    [A_LN1] = {"ln1", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_LN1_RSTD] = {"ln1_rstd", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAYER, 0, 0},
+    [A_Q] = {"q", ND_POOL_FWD_SCRATCH, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_C},
+    [A_K] = {"k", ND_POOL_FWD_SCRATCH, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_KV},
+    [A_V] = {"v", ND_POOL_FWD_B, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_KV},
+    [A_QR] = {"q_rot", ND_POOL_FWD_B, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_C},
+    [A_KR] = {"k_rot", ND_POOL_FWD_B, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_KV},
+    [A_ATT] = {"att", ND_POOL_FWD_B, ND__ACT_SCORES, ND__AT_LAYER, 0, 0},
+    [A_ATTY] = {"atty", ND_POOL_FWD_W, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_C},
+    [A_ATTPROJ] = {"attproj", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_RES2] = {"res2", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_LN2] = {"ln2", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_LN2_RSTD] = {"ln2_rstd", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAYER, 0, 0},
+    [A_GATE] = {"gate", ND_POOL_FWD_B, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_FF},
+    [A_UP] = {"up", ND_POOL_FWD_B, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_FF},
+    [A_H] = {"h", ND_POOL_FWD_W, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_FF},
+    [A_DOWN] = {"down", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_XOUT] = {"xout", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_D_XOUT] = {"d_xout", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_D_RES2] = {"d_res2", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_D_H] = {"d_h", ND_POOL_GRAD_B, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_FF},
+    [A_D_GATE] = {"d_gate", ND_POOL_GRAD_W, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_FF},
+    [A_D_UP] = {"d_up", ND_POOL_GRAD_W, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_FF},
+    [A_D_LN2] = {"d_ln2", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_D_ATTY] = {"d_atty", ND_POOL_GRAD_B, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_C},
+    [A_D_QR] = {"d_q_rot", ND_POOL_GRAD_B, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_C},
+    [A_D_KR] = {"d_k_rot", ND_POOL_GRAD_B, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_KV},
+    [A_D_V] = {"d_v", ND_POOL_GRAD_W, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_KV},
+    [A_D_Q] = {"d_q", ND_POOL_GRAD_W, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_C},
+    [A_D_K] = {"d_k", ND_POOL_GRAD_W, ND__ACT_SPLIT, ND__AT_LAYER, 1, ND__WIDTH_KV},
+    [A_D_LN1] = {"d_ln1", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAYER, 0, 0},
+    [A_TOKENS] = {"tokens", ND_POOL_FWD_W, ND__ACT_TOKENS, ND__AT_FIRST, 0, 0},
+    [A_TARGETS] = {"targets", ND_POOL_FWD_B, ND__ACT_TOKENS, ND__AT_LAST, 0, 0},
+    [A_XIN] = {"xin", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_STAGE, 0, 0},
+    [A_D_XIN] = {"d_xin", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_STAGE, 0, 0},
+    [A_LNF] = {"lnf", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAST, 0, 0},
+    [A_LNF_RSTD] = {"lnf_rstd", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAST, 0, 0},
+    [A_LOGITS] = {"logits", ND_POOL_FWD_W, ND__ACT_LOGITS, ND__AT_LAST, 0, 0},
+    [A_CE_STATS] = {"ce_stats", ND_POOL_FWD_SCRATCH, ND__ACT_CE_STATS, ND__AT_LAST, 0, 0},
+    [A_LSE] = {"lse", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST, 0, 0},
+    [A_D_LNF] = {"d_lnf", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAST, 0, 0},
+};
 
-/* The pool of each activation, by the last phase that reads it (ir.h). */
-static const enum nd_act_pool act_pool[A_COUNT] = {[A_LN1] = ND_POOL_FWD_W,
-                                                   [A_LN1_RSTD] = ND_POOL_FWD_W,
-                                                   [A_Q] = ND_POOL_FWD_SCRATCH,
-                                                   [A_K] = ND_POOL_FWD_SCRATCH,
-                                                   [A_V] = ND_POOL_FWD_B,
-                                                   [A_QR] = ND_POOL_FWD_B,
-                                                   [A_KR] = ND_POOL_FWD_B,
-                                                   [A_ATT] = ND_POOL_FWD_B,
-                                                   [A_ATTY] = ND_POOL_FWD_W,
-                                                   [A_ATTPROJ] = ND_POOL_FWD_SCRATCH,
-                                                   [A_RES2] = ND_POOL_FWD_W,
-                                                   [A_LN2] = ND_POOL_FWD_W,
-                                                   [A_LN2_RSTD] = ND_POOL_FWD_W,
-                                                   [A_GATE] = ND_POOL_FWD_B,
-                                                   [A_UP] = ND_POOL_FWD_B,
-                                                   [A_H] = ND_POOL_FWD_W,
-                                                   [A_DOWN] = ND_POOL_FWD_SCRATCH,
-                                                   [A_XOUT] = ND_POOL_FWD_W,
-                                                   [A_D_XOUT] = ND_POOL_GRAD_W,
-                                                   [A_D_RES2] = ND_POOL_GRAD_W,
-                                                   [A_D_H] = ND_POOL_GRAD_B,
-                                                   [A_D_GATE] = ND_POOL_GRAD_W,
-                                                   [A_D_UP] = ND_POOL_GRAD_W,
-                                                   [A_D_LN2] = ND_POOL_GRAD_W,
-                                                   [A_D_ATTY] = ND_POOL_GRAD_B,
-                                                   [A_D_QR] = ND_POOL_GRAD_B,
-                                                   [A_D_KR] = ND_POOL_GRAD_B,
-                                                   [A_D_V] = ND_POOL_GRAD_W,
-                                                   [A_D_Q] = ND_POOL_GRAD_W,
-                                                   [A_D_K] = ND_POOL_GRAD_W,
-                                                   [A_D_LN1] = ND_POOL_GRAD_W,
-                                                   [A_TOKENS] = ND_POOL_FWD_W,
-                                                   [A_TARGETS] = ND_POOL_FWD_B,
-                                                   [A_XIN] = ND_POOL_FWD_W,
-                                                   [A_D_XIN] = ND_POOL_GRAD_W,
-                                                   [A_LNF] = ND_POOL_FWD_W,
-                                                   [A_LNF_RSTD] = ND_POOL_FWD_W,
-                                                   [A_LOGITS] = ND_POOL_FWD_W,
-                                                   [A_CE_STATS] = ND_POOL_FWD_SCRATCH,
-                                                   [A_LSE] = ND_POOL_FWD_B,
-                                                   [A_D_LNF] = ND_POOL_GRAD_W};
+static const nd__act_set acts = {A_COUNT, A_TOKENS, act_rows, A_TOKENS, A_TARGETS, A_XIN, A_D_XIN, A_XOUT, A_D_XOUT};
 
 /* The sizes of one tensor rank. */
 typedef struct dims {
@@ -189,98 +187,6 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
     }
   }
 }
-
-/* ------------------------------------------------------------ activations */
-
-static int64_t act_shape(const nd_graph *g, nd_rank r, int which, nd_tensor *t) {
-  dims z = dims_of(g);
-  int64_t B = g->B, T = g->T;
-  t->kind = ND_TENSOR_ACTIVATION;
-  t->dtype = ND_F32;
-  int64_t s[4] = {B, T, g->C, 0};
-  switch (which) {
-  case A_LN1_RSTD:
-  case A_LN2_RSTD:
-  case A_LNF_RSTD:
-  case A_LSE:
-    s[2] = 0;
-    break;
-  case A_TOKENS:
-  case A_TARGETS:
-    s[2] = 0;
-    t->kind = ND_TENSOR_INPUT;
-    t->dtype = ND_I32;
-    break;
-  case A_Q:
-  case A_QR:
-  case A_ATTY:
-  case A_D_Q:
-  case A_D_QR:
-  case A_D_ATTY:
-    s[2] = (int64_t)z.NHs * z.hs;
-    break;
-  case A_K:
-  case A_V:
-  case A_KR:
-  case A_D_K:
-  case A_D_KR:
-  case A_D_V:
-    s[2] = (int64_t)z.KVs * z.hs;
-    break;
-  case A_GATE:
-  case A_UP:
-  case A_H:
-  case A_D_H:
-  case A_D_GATE:
-  case A_D_UP:
-    s[2] = z.Is;
-    break;
-  case A_ATT:
-    s[1] = z.NHs;
-    s[2] = T;
-    s[3] = T;
-    break;
-  case A_LOGITS:
-    s[0] = B * T;
-    s[1] = nd__vocab_size(g, r.tp);
-    s[2] = 0;
-    break;
-  case A_CE_STATS:
-    s[0] = B * T;
-    s[1] = 3;
-    s[2] = 0;
-    break;
-  default:
-    break;
-  }
-  int64_t bytes = 4;
-  t->ndim = 0;
-  while (t->ndim < 4 && s[t->ndim]) bytes *= s[t->ndim], t->shape[t->ndim] = s[t->ndim], t->ndim++;
-  return bytes;
-}
-
-static int act_on_rank(const nd_graph *g, nd_rank r, int which) {
-  int first = r.pp == 0, last = r.pp == g->pp - 1;
-  switch (which) {
-  case A_TOKENS:
-    return first;
-  case A_XIN:
-  case A_D_XIN:
-    return 1;
-  case A_TARGETS:
-  case A_LNF:
-  case A_LNF_RSTD:
-  case A_LOGITS:
-  case A_CE_STATS:
-  case A_LSE:
-  case A_D_LNF:
-    return last;
-  default:
-    return which < A_TOKENS;
-  }
-}
-
-static const nd__act_set acts = {A_COUNT, A_TOKENS, act_names, act_pool, act_shape, act_on_rank};
 
 /* ------------------------------------------------------------ tasks of this family */
 

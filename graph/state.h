@@ -10,16 +10,47 @@
 #include "configs/config.h"
 #include "graph/builder.h"
 
-/* A model's activations of one micro-batch slot: `count` of them, those
- * before `first_stage` once per layer, the rest once per stage. */
+/* How an activation's shape follows from the layout (B, T, C, heads and
+ * vocabulary rows of a rank). */
+enum nd__act_shape {
+  ND__ACT_HIDDEN,   /* (B, T, C): the residual stream and what has its width */
+  ND__ACT_ROW,      /* (B, T): a statistic per row */
+  ND__ACT_TOKENS,   /* (B, T) int32: an input of the step */
+  ND__ACT_SPLIT,    /* (B, T, mult * (width / tp)): split across the tensor ranks */
+  ND__ACT_SCORES,   /* (B, NH / tp, T, T): attention probabilities */
+  ND__ACT_LOGITS,   /* (B T, the rank's vocabulary rows) */
+  ND__ACT_CE_STATS, /* (B T, 3): the cross-entropy statistics of a logits shard */
+};
+/* The full width an ND__ACT_SPLIT activation is a share of. */
+enum nd__act_width {
+  ND__WIDTH_C,  /* n_embd (= query heads x head size) */
+  ND__WIDTH_KV, /* key/value heads x head size */
+  ND__WIDTH_FF, /* the MLP's intermediate width (Llama) */
+};
+/* Which ranks hold an activation, once per slot. */
+enum nd__act_where {
+  ND__AT_LAYER, /* every rank, once per layer of its stage */
+  ND__AT_STAGE, /* every rank, once */
+  ND__AT_FIRST, /* the first stage's ranks */
+  ND__AT_LAST,  /* the last stage's ranks */
+};
+
+/* One activation of a model family: a row of its table. */
+typedef struct nd__act_row {
+  const char *name;
+  enum nd_act_pool pool; /* by the last phase that reads it (ir.h) */
+  uint8_t shape, where;  /* enum nd__act_shape, enum nd__act_where */
+  uint8_t mult, width;   /* ND__ACT_SPLIT: mult * (enum nd__act_width / tp) */
+} nd__act_row;
+
+/* A model's activations of one micro-batch slot: `count` rows, the
+ * ND__AT_LAYER ones first (before `first_stage`), and the indices of those
+ * every family has, which the step builder's stage input and output use. */
 typedef struct nd__act_set {
   int count, first_stage;
-  const char *const *names;
-  const enum nd_act_pool *pool; /* by the last phase that reads it */
-  /* Kind, dtype and shape of activation a on rank r; returns its bytes. */
-  int64_t (*shape)(const nd_graph *g, nd_rank r, int a, nd_tensor *t);
-  /* Whether rank r holds activation a (per layer: every layer of its stage). */
-  int (*on_rank)(const nd_graph *g, nd_rank r, int a);
+  const nd__act_row *rows;
+  int tokens, targets, xin, d_xin; /* a stage's inputs and the gradient it sends back */
+  int xout, d_xout;                /* a layer's output and its gradient */
 } nd__act_set;
 
 struct nd__task_spec;
@@ -79,5 +110,9 @@ static inline int32_t nd__grad(nd__builder *b, nd_rank r, int p) { return *nd__p
 /* Activation `which` of micro-batch mb at `layer` (ignored past first_stage):
  * the buffer of its slot in its pool. */
 int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which);
+/* The input of layer l of stage st (the stage's input or the layer before's
+ * output), and where its gradient goes. */
+int32_t nd__layer_input(nd__builder *b, nd_rank r, int mb, int l);
+int32_t nd__layer_input_grad(nd__builder *b, nd_rank r, int mb, int l);
 
 #endif
