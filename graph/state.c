@@ -80,6 +80,24 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
 
 /* ------------------------------------------------------------ activations */
 
+static const nd__act_row stage_rows[ND__STAGE_ACTS] = {
+    [ND__A_TOKENS] = {"tokens", ND_POOL_FWD_W, ND__ACT_TOKENS, ND__AT_FIRST},
+    [ND__A_TARGETS] = {"targets", ND_POOL_FWD_B, ND__ACT_TOKENS, ND__AT_LAST},
+    [ND__A_XIN] = {"xin", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_STAGE},
+    [ND__A_D_XIN] = {"d_xin", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_STAGE},
+    [ND__A_LNF] = {"lnf", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAST},
+    [ND__A_LNF_MEAN] = {"lnf_mean", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAST},
+    [ND__A_LNF_RSTD] = {"lnf_rstd", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAST},
+    [ND__A_LOGITS] = {"logits", ND_POOL_FWD_W, ND__ACT_LOGITS, ND__AT_LAST},
+    [ND__A_CE_STATS] = {"ce_stats", ND_POOL_FWD_SCRATCH, ND__ACT_CE_STATS, ND__AT_LAST},
+    [ND__A_LSE] = {"lse", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST},
+    [ND__A_D_LNF] = {"d_lnf", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAST},
+};
+
+static const nd__act_row *row_of(const nd__act_set *as, int which) {
+  return which < as->count ? &as->rows[which] : &stage_rows[which - as->count];
+}
+
 /* Kind, dtype and shape of activation row a on rank r; returns its bytes. */
 static int64_t act_shape(const nd_graph *g, const nd__act_row *a, nd_rank r, nd_tensor *t) {
   int64_t B = g->B, T = g->T;
@@ -121,7 +139,9 @@ static int64_t act_shape(const nd_graph *g, const nd__act_row *a, nd_rank r, nd_
   return bytes;
 }
 
-static int act_on_rank(const nd_graph *g, const nd__act_row *a, nd_rank r) {
+static int act_on_rank(const nd_graph *g, const nd__act_set *as, int which, nd_rank r) {
+  const nd__act_row *a = row_of(as, which);
+  if (which == as->count + ND__A_LNF_MEAN && !as->lnf_mean) return 0;
   switch (a->where) {
   case ND__AT_FIRST:
     return r.pp == 0;
@@ -135,10 +155,10 @@ static int act_on_rank(const nd_graph *g, const nd__act_row *a, nd_rank r) {
 int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which) {
   nd_graph *g = b->g;
   const nd__act_set *as = b->acts;
-  const nd__act_row *a = &as->rows[which];
-  int at_stage = which >= as->first_stage;
+  const nd__act_row *a = row_of(as, which);
+  int at_stage = which >= as->count, n = as->count + ND__STAGE_ACTS;
   int li = at_stage ? g->L : layer, slot = mb % g->pool_slots[r.pp][a->pool];
-  int64_t idx = (((int64_t)nd_rank_index(g, r) * b->max_slots + slot) * (g->L + 1) + li) * as->count + which;
+  int64_t idx = (((int64_t)nd_rank_index(g, r) * b->max_slots + slot) * (g->L + 1) + li) * n + which;
   if (b->act[idx] >= 0) return b->act[idx];
 
   nd_tensor t = {0};
@@ -155,11 +175,11 @@ int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which) {
 }
 
 int32_t nd__layer_input(nd__builder *b, nd_rank r, int mb, int l) {
-  return l == b->g->stage_first[r.pp] ? nd__act(b, r, mb, l, b->acts->xin) : nd__act(b, r, mb, l - 1, b->acts->xout);
+  return l == b->g->stage_first[r.pp] ? nd__stage_act(b, r, mb, ND__A_XIN) : nd__act(b, r, mb, l - 1, b->acts->xout);
 }
 
 int32_t nd__layer_input_grad(nd__builder *b, nd_rank r, int mb, int l) {
-  return l == b->g->stage_first[r.pp] ? nd__act(b, r, mb, l, b->acts->d_xin)
+  return l == b->g->stage_first[r.pp] ? nd__stage_act(b, r, mb, ND__A_D_XIN)
                                       : nd__act(b, r, mb, l - 1, b->acts->d_xout);
 }
 
@@ -175,12 +195,12 @@ static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, int fwd, 
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = {0, st, t};
     int64_t one = 0, used = 0;
-    for (int a = 0; a < as->count; a++) {
-      if (!act_on_rank(g, &as->rows[a], r)) continue;
+    for (int a = 0; a < as->count + ND__STAGE_ACTS; a++) {
+      if (!act_on_rank(g, as, a, r)) continue;
       nd_tensor x = {0};
-      int64_t bytes = act_shape(g, &as->rows[a], r, &x) * (a < as->first_stage ? g->stage_layers[st] : 1);
+      int64_t bytes = act_shape(g, row_of(as, a), r, &x) * (a < as->count ? g->stage_layers[st] : 1);
       one += bytes;
-      used += bytes * depth[as->rows[a].pool];
+      used += bytes * depth[row_of(as, a)->pool];
     }
     if (used > (int64_t)g->slots * one) return 0;
   }
@@ -236,7 +256,7 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->grad = table(ptab);
   b->mom = table(ptab);
   b->vel = table(ptab);
-  b->act = table((size_t)b->nranks * b->max_slots * (g->L + 1) * acts->count);
+  b->act = table((size_t)b->nranks * b->max_slots * (g->L + 1) * (acts->count + ND__STAGE_ACTS));
   b->normsq = table((size_t)b->nranks);
   b->parts = malloc((size_t)(b->nranks > 2 ? b->nranks : 2) * sizeof *b->parts);
   g->loss = malloc((size_t)g->dp * sizeof *g->loss);
