@@ -339,8 +339,17 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
   }
 }
 
-const nd__model nd__gpt2_model = {&acts,         NULL,  nparams, add_rank_params, layer_forward, layer_backward,
-                                  ND__LAYERNORM, P_WTE, P_WPE,   P_LNF_W,         P_LNF_B,       P_WTE};
+const nd__model nd__gpt2_model = {.acts = &acts,
+                                  .nparams = nparams,
+                                  .add_rank_params = add_rank_params,
+                                  .layer_forward = layer_forward,
+                                  .layer_backward = layer_backward,
+                                  .norm = ND__LAYERNORM,
+                                  .embed = P_WTE,
+                                  .pos_embed = P_WPE,
+                                  .norm_w = P_LNF_W,
+                                  .norm_b = P_LNF_B,
+                                  .head = P_WTE};
 
 int64_t nd_gpt_param_order(const char *hf_name) {
   if (strncmp(hf_name, "model.", 6) == 0 || strcmp(hf_name, "lm_head.weight") == 0)

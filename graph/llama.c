@@ -344,9 +344,18 @@ static int check(nd_graph *g, const nd_config *cfg, nd_error *err) {
   return 0;
 }
 
-const nd__model nd__llama_model = {
-    &acts, check,  nparams, add_rank_params, layer_forward, layer_backward, ND__RMSNORM, P_EMBED,
-    -1,    P_NORM, -1,      P_HEAD};
+const nd__model nd__llama_model = {.acts = &acts,
+                                   .check = check,
+                                   .nparams = nparams,
+                                   .add_rank_params = add_rank_params,
+                                   .layer_forward = layer_forward,
+                                   .layer_backward = layer_backward,
+                                   .norm = ND__RMSNORM,
+                                   .embed = P_EMBED,
+                                   .pos_embed = -1,
+                                   .norm_w = P_NORM,
+                                   .norm_b = -1,
+                                   .head = P_HEAD};
 
 int64_t nd__llama_param_order(const char *hf_name) {
   if (strcmp(hf_name, "model.embed_tokens.weight") == 0) return 0;
