@@ -137,13 +137,14 @@ static int list_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t)
 
 /* Zero-bubble schedules (Qi et al., ICLR 2024), as the paper's greedy
  * construction, with each stage's F, B and W times from the CPU cost model
- * (the paper profiles them; with F = B = W its handcrafted schedules follow): a free stage runs a ready B, else a ready
- * F if fewer than `limit` micro-batches are in flight on it (forward done, W
+ * (the paper profiles them): a free stage runs a ready B, else a ready F if
+ * fewer than `limit` micro-batches are in flight on it (forward done, W
  * not), else its oldest pending W. ZB-H1 keeps 1F1B's peak (p micro-batches
  * in flight, on every stage), so later stages postpone W into the bubbles at
  * the same peak activation memory; ZB-H2 allows 2p - 1, which also fills the
- * warm-up bubble. Without memory limits this gives the paper's ZB-H1 step
- * 3m + (p - 1)(F + B - W) (tests/test_sim.c).
+ * warm-up bubble. Without memory limits and with F = B = W this gives the
+ * paper's ZB-H1 step 3m + (p - 1)(F + B - W) at p = 2 (tests/test_sim.c); at
+ * p >= 3 its cool-down leaves p - 2 units more than the handcrafted ZB-H1.
  *
  * The graph's activation pools bound it further (pool_slots, 0: unbounded):
  * F(j) reuses the FWD_B slot of j - fwd and the FWD_W slot of j - fwd_w, so it
