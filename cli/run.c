@@ -75,6 +75,19 @@ static void print_header(const nd_config *cfg, const nd_trainer *tr) {
   fflush(stdout);
 }
 
+/* Under mpirun, a line per process: where it runs and the ranks it owns. */
+static void print_nodes(const nd_config *cfg, const nd_trainer *tr, int processes) {
+  long long pp = num(cfg, "parallelism.pipeline_parallel_size");
+  nd_node_info n;
+  for (int p = 0; processes > 1 && nd_trainer_node(tr, p, &n) == 0; p++) {
+    printf("  process %d on %s: %d packages, %d NUMA nodes, %d cores, %d PUs | %d CPU workers, %d OpenCL, %d CUDA | "
+           "ranks",
+           p, n.host, n.packages, n.numa_nodes, n.cores, n.pus, n.cpu_workers, n.opencl_devices, n.cuda_devices);
+    for (int u = n.first_pair; u >= 0 && u <= n.last_pair; u++) printf(" d%lldp%lldt*", u / pp, u % pp);
+    putchar('\n');
+  }
+}
+
 /* train.save_dir tidied and checked before the first step, not at the first save. */
 static int prepare_save_dir(const nd_trainer *tr, const char *save_dir, nd_error *err) {
   nd_save_dir_check c;
@@ -133,7 +146,9 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   if (rc) return rc;
   nd_process_info procs;
   nd_trainer_processes(tr, &procs);
-  /* under mpirun, process 0 speaks for the job: step lines, metrics */
+  /* every process records the traced steps (process 0 gathers them) */
+  int tracing = trace_path[0] || svg[0];
+  /* under mpirun, process 0 speaks for the job: step lines, metrics, the trace's files */
   if (procs.process != 0) {
     metrics_path = trace_path = "";
     svg[0] = '\0';
@@ -162,8 +177,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   if (procs.processes > 1)
     printf("mpirun: %d processes; process 0 submits %lld of the step's %lld tasks\n", procs.processes,
            procs.tasks_submitted, procs.tasks);
+  print_nodes(cfg, tr, procs.processes);
   long long last = num(cfg, "train.steps"), first = nd_trainer_steps_done(tr) + 1;
-  int tracing = trace_path[0] || svg[0];
   while (nd_trainer_steps_done(tr) < last) {
     nd_step_result r;
     long long step = nd_trainer_steps_done(tr) + 1;

@@ -293,9 +293,6 @@ static void fill(struct starpu_task *task, void *arg) {
     task->callback_arg = &bg->ctx[i];
   }
   if (bg->priority) task->priority = bg->priority[i];
-  /* the scheduler's worker numbers are one process's: with several, each
-   * process's StarPU places the tasks it runs */
-  if (f->ex->procs > 1) return;
   if (bg->home && bg->home[i] >= 0) task->sched_data = (void *)(intptr_t)(bg->home[i] + 1);
   uint32_t *mask = bg->workers ? &bg->workers[(size_t)i * bg->mask_words] : NULL;
   int restricted = 0;

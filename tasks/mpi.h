@@ -44,6 +44,18 @@ void nd_mpi_forget(starpu_data_handle_t h);
 int64_t nd_mpi_bytes_sent(void);
 /* Sum over the processes (a collective on the submitting thread). */
 int64_t nd_mpi_sum(int64_t v);
+/* Every process waits for all (a collective on the submitting thread). */
+void nd_mpi_barrier(void);
+/* Gathers each process's `n` bytes at process 0 (a collective on the
+ * submitting thread): there, *all holds them in process order, process p's
+ * at (*all)[off[p]] to off[p + 1] (off: procs + 1 entries, malloc'ed like
+ * *all); elsewhere both stay NULL. 0, or ND_ENOMEM. */
+int nd_mpi_gather(const void *mine, int64_t n, char **all, int64_t **off);
+/* Each process's n bytes to every process: all[p * n] is process p's
+ * (a collective on the submitting thread). */
+void nd_mpi_allgather(const void *mine, int64_t n, void *all);
+/* Process 0's n bytes at buf to every process (a collective on the submitting thread). */
+void nd_mpi_bcast(void *buf, int64_t n);
 
 /* ---- The plan (IR only, no MPI): which process owns what. */
 

@@ -13,6 +13,7 @@
 #include "scheduler/policies.h"
 #include "tasks/exec.h"
 #include "tasks/mpi.h"
+#include "tasks/nodes.h"
 
 /* StarPU's own policies that ndgraph can select by name. */
 static const char *const starpu_policies[] = {"eager", "prio", "ws", "lws", "dmda", "dmdas", NULL};
@@ -57,7 +58,7 @@ static int start(const nd_config *cfg, nd_error *err) {
                     cfg->source, cuda);
   if (cuda > cuda_found && cuda_found == 0)
     return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: no CUDA device found", cfg->source, cuda);
-  if (cuda > cuda_found)
+  if (cuda > 0 && cuda > cuda_found)
     return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: only %d CUDA device%s found", cfg->source, cuda,
                     cuda_found, cuda_found == 1 ? "" : "s");
 
@@ -128,6 +129,12 @@ static int start(const nd_config *cfg, nd_error *err) {
       return rc;
     }
     backend_started[b] = 1;
+  }
+  /* under mpirun, what each process runs on, before any task */
+  if (nd_mpi_size() > 1 && (rc = nd_nodes_exchange(err))) {
+    stop_backends();
+    nd_mpi_starpu_shutdown();
+    return rc;
   }
   return 0;
 }

@@ -62,6 +62,48 @@ PY
   ok $? "$np processes, $name: bytes StarPU-MPI sent within 5% of the plan's prediction"
 done
 
+# the processes told each other their machines and devices at start (the last case: 3 processes)
+[ "$(grep -cE '^  process [0-2] on .*cores.*CPU workers.*OpenCL.*CUDA \| ranks d[0-9]p[0-9]t\*' "$tmp/n.out")" -eq 3 ]
+ok $? "3 processes: process 0 prints each process's host, topology, devices and ranks"
+
+# --trace under mpirun: one Perfetto file, a process per node, arrows between nodes
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 2 2 1) --trace "$tmp/trace.json" >"$tmp/trace.out" 2>&1
+st=$?
+python3 - "$tmp/trace.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+ran = {e["pid"] for e in ev if e["ph"] == "X"}
+src = {e["id"]: e["pid"] for e in ev if e["ph"] == "s"}
+across = sum(1 for e in ev if e["ph"] == "f" and e["id"] in src and src[e["id"]] != e["pid"])
+print(f"# process_name for {sorted(names)}, tasks on {sorted(ran)}, {across} arrows between nodes")
+sys.exit(0 if names == ran == {0, 1} and across > 0 else 1)
+PY
+parsed=$?
+[ $st -eq 0 ] && [ $parsed -eq 0 ]
+ok $? "2 processes, --trace: one JSON file, a process_name per node, arrows between the nodes"
+[ -z "$(ls "$tmp" | grep -E '^trace\.json.+')" ]
+ok $? "2 processes, --trace: the file written atomically by process 0 alone (no temporary left)"
+
+# stage_layers auto under mpirun: process 0 decides for all (docs/nodes.md)
+auto=(--set parallelism.stage_layers=auto)
+"$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 2 1) "${auto[@]}" --metrics "$tmp/auto1.jsonl" >/dev/null 2>&1
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 2 1) "${auto[@]}" --metrics "$tmp/auto2.jsonl" \
+  >"$tmp/auto.out" 2>&1
+[ $? -eq 0 ] && same "$tmp/auto1.jsonl" "$tmp/auto2.jsonl"
+ok $? "2 processes, pp=2, stage_layers auto: accepted, the losses of one process bit for bit"
+# a CPU and an OpenCL stage on each process: the calibration's times come from both processes
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 4 1) "${auto[@]}" --set model.n_layer=4 \
+  --set parallelism.micro_batches=4 --set runtime.opencl_devices=1 --set train.steps=2 >"$tmp/mixed.out" 2>&1
+st=$?
+if grep -q "OpenCL device" "$tmp/mixed.out" && [ $st -ne 0 ]; then
+  ok 0 "# SKIP 2 processes, mixed stages, stage_layers auto: no OpenCL device"
+else
+  [ $st -eq 0 ] && grep -q "stage 1, opencl.*stage 2, cpu.*stage 3, opencl.*-> stage_layers \[" "$tmp/mixed.out"
+  ok $? "2 processes, pp=4 on a CPU and an OpenCL device each, stage_layers auto: calibrated across the processes"
+  grep -m1 "stage_layers auto:" "$tmp/mixed.out" | sed 's/^/# /'
+fi
+
 # resume across process counts: a checkpoint of 2 processes continues on 1,
 # and one of 1 process on 2, with the losses of an uninterrupted run
 steps=(--set train.steps=4 --set train.save_every=2 --set train.eval_every=2 --set train.eval_batches=2)

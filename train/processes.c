@@ -7,6 +7,7 @@
 
 #include "common/file.h"
 #include "tasks/mpi.h"
+#include "tasks/nodes.h"
 #include "train/trainer_internal.h"
 
 /* FNV-1a, 64 bits: a difference, not an attacker, is what it must catch. */
@@ -45,5 +46,19 @@ int nd_trainer_processes(nd_trainer *tr, nd_process_info *out) {
   out->bytes_sent = nd_mpi_sum(nd_mpi_bytes_sent());
   if (out->processes > 1)
     out->bytes_predicted = nd_mpi_predict_bytes(g, out->processes, (int)nd__trainer_steps_run(tr), NULL);
+  return 0;
+}
+
+int nd_trainer_node(const nd_trainer *tr, int process, nd_node_info *out) {
+  const nd_node_info *n = nd_nodes_get(process);
+  if (!n) return ND_EINVAL;
+  *out = *n;
+  const nd_graph *g = nd__trainer_graph(tr);
+  out->first_pair = out->last_pair = -1;
+  for (int pair = 0; pair < g->dp * g->pp; pair++)
+    if (nd_mpi_process_of(g, (nd_rank){pair / g->pp, pair % g->pp, 0}, nd_mpi_size()) == process) {
+      if (out->first_pair < 0) out->first_pair = pair;
+      out->last_pair = pair;
+    }
   return 0;
 }

@@ -207,6 +207,18 @@ typedef struct nd_process_info {
   long long tasks, tasks_submitted; /* per step: the graph's, this process's */
 } nd_process_info;
 ND_EXPORT int nd_trainer_processes(nd_trainer *tr, nd_process_info *out);
+/* What process p (0 to processes - 1) runs on, as the processes told each
+ * other at start: its host, hwloc's counts of its machine, the workers
+ * StarPU started there, and the (replica, stage) pairs it owns, numbered
+ * replica * pipeline_parallel_size + stage, first_pair to last_pair (their
+ * tensor-parallel groups whole). ND_EINVAL for another p. */
+typedef struct nd_node_info {
+  char host[64];
+  int packages, numa_nodes, cores, pus;
+  int cpu_workers, opencl_devices, cuda_devices;
+  int first_pair, last_pair;
+} nd_node_info;
+ND_EXPORT int nd_trainer_node(const nd_trainer *tr, int process, nd_node_info *out);
 
 /* The i-th task kind (from 0) whose kernel a plugin supplies: its kind, the
  * kernel's name and the plugin's path. ND_EINVAL past the end. */
