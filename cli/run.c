@@ -212,12 +212,13 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       saved = r.step;
       printf("step %5lld | checkpoint %s/step-%lld\n", r.step, save_dir, r.step);
     }
-    int sig = nd_cli_signal_take();
+    /* under mpirun all processes act on the same signal after the same step */
+    int sig = nd_trainer_agree_signal(tr, nd_cli_signal_take());
     if (sig && (rc = on_signal(tr, sig, save_dir, &saved, err))) goto done;
   }
   if (first > last) printf("nothing to do: the checkpoint is at step %lld, train.steps is %lld\n", first - 1, last);
   /* a stop asked for during the last step */
-  int sig = nd_cli_signal_take();
+  int sig = nd_trainer_agree_signal(tr, nd_cli_signal_take());
   if (sig == SIGINT || sig == SIGTERM) rc = on_signal(tr, sig, save_dir, &saved, err);
   if (!rc && procs.processes > 1 && !nd_trainer_processes(tr, &procs))
     printf("mpirun: StarPU-MPI sent %lld bytes, the plan predicts %lld\n", procs.bytes_sent, procs.bytes_predicted);

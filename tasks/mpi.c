@@ -13,20 +13,22 @@
 
 static int joined, rank, size = 1;
 static int starpu_mpi_on;
-static int stats_ours; /* ndgraph asked StarPU-MPI to count, not the user */
+static int stats_ours;  /* ndgraph asked StarPU-MPI to count, not the user */
+static int agreed_stop; /* every process stops here together (a signal) */
 
 /* The launcher's variables: MPI starts only under one (no cost otherwise). */
 static int launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE"); }
 
 /* A process that fails alone would leave the others waiting for its data:
  * any non-zero exit aborts the job (the others stop at once, and mpirun
- * names this process); a clean exit finalizes. */
+ * names this process); a clean exit, or a stop all processes agreed on,
+ * finalizes (process 0 may still be writing the checkpoint). */
 static void at_exit(int status, void *arg) {
   (void)arg;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  if (status != 0) MPI_Abort(MPI_COMM_WORLD, status);
+  if (status != 0 && !agreed_stop) MPI_Abort(MPI_COMM_WORLD, status);
   MPI_Finalize();
 }
 
@@ -214,3 +216,12 @@ void nd_mpi_allgather(const void *mine, int64_t n, void *all) {
   else
     memcpy(all, mine, (size_t)n);
 }
+
+int nd_mpi_max(int v) {
+  if (!joined) return v;
+  int max = v;
+  MPI_Allreduce(&v, &max, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return max;
+}
+
+void nd_mpi_stop_agreed(void) { agreed_stop = 1; }

@@ -44,6 +44,11 @@ void nd_mpi_forget(starpu_data_handle_t h);
 int64_t nd_mpi_bytes_sent(void);
 /* Sum over the processes (a collective on the submitting thread). */
 int64_t nd_mpi_sum(int64_t v);
+/* The largest v over the processes (a collective on the submitting thread). */
+int nd_mpi_max(int v);
+/* The processes agreed to stop: this one's exit, whatever its status, is
+ * a clean one (MPI finalized) and not a failure that aborts the others. */
+void nd_mpi_stop_agreed(void);
 /* Every process waits for all (a collective on the submitting thread). */
 void nd_mpi_barrier(void);
 /* Gathers each process's `n` bytes at process 0 (a collective on the

@@ -39,3 +39,5 @@ int nd_mpi_gather(const void *mine, int64_t n, char **all, int64_t **off) {
 }
 void nd_mpi_bcast(void *buf, int64_t n) { (void)buf, (void)n; }
 void nd_mpi_allgather(const void *mine, int64_t n, void *all) { memcpy(all, mine, (size_t)n); }
+int nd_mpi_max(int v) { return v; }
+void nd_mpi_stop_agreed(void) {}

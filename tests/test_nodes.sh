@@ -144,6 +144,22 @@ st=$?
 ok $? "a different configuration on process 1 is refused, naming it (exit $st)"
 grep "different configuration" "$tmp/mismatch.out" | head -1 | sed 's/^/# /'
 
+# SIGTERM to mpirun (which passes it on to every process): all stop after the
+# same step, process 0 writes the checkpoint, and the job ends without an abort
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 2 1 1) --set train.steps=100000 \
+  --set train.save_dir="$tmp/sig" >"$tmp/sig.out" 2>&1 &
+job=$!
+for _ in $(seq 300); do grep -q '^step ' "$tmp/sig.out" && break; sleep 0.1; done
+kill -TERM $job
+for _ in $(seq 300); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+kill -0 $job 2>/dev/null && kill -KILL $job
+wait $job
+st=$?
+n=$(sed -n 's/^ndgraph: SIGTERM after step \([0-9]*\): checkpoint .*; stopping$/\1/p' "$tmp/sig.out")
+[ $st -ne 0 ] && [ -n "$n" ] && [ -f "$tmp/sig/step-$n/model.safetensors" ] && [ -f "$tmp/sig/step-$n/state.json" ] &&
+  ! grep -q MPI_ABORT "$tmp/sig.out"
+ok $? "SIGTERM to mpirun: every process stops after step ${n:-?}, its checkpoint complete, no abort (exit $st)"
+
 # SIGKILL of one process mid-run: the job ends, non-zero, within 30 s
 "${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 2 1 1) --set train.steps=100000 >"$tmp/kill.out" 2>&1 &
 job=$!

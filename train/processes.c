@@ -1,6 +1,7 @@
 /* A trainer across the processes of an mpirun launch: what they must agree
  * on (the configuration's hash) and what they report together (bytes sent
  * against the plan's prediction, tasks submitted per process). */
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,4 +62,17 @@ int nd_trainer_node(const nd_trainer *tr, int process, nd_node_info *out) {
       out->last_pair = pair;
     }
   return 0;
+}
+
+int nd_trainer_agree_signal(nd_trainer *tr, int sig) {
+  (void)tr;
+  if (nd_mpi_size() == 1) return sig;
+  /* by precedence: a stop wins over a checkpoint-and-continue */
+  static const int order[] = {0, SIGUSR1, SIGTERM, SIGINT};
+  int mine = 0;
+  for (int i = 0; i < 4; i++)
+    if (order[i] == sig) mine = i;
+  int agreed = order[nd_mpi_max(mine)];
+  if (agreed == SIGINT || agreed == SIGTERM) nd_mpi_stop_agreed();
+  return agreed;
 }

@@ -219,6 +219,12 @@ typedef struct nd_node_info {
   int first_pair, last_pair;
 } nd_node_info;
 ND_EXPORT int nd_trainer_node(const nd_trainer *tr, int process, nd_node_info *out);
+/* The signal every process acts on after a step: each passes the one it
+ * noted (0: none) and all get the same, a stop (SIGINT, then SIGTERM)
+ * before SIGUSR1, so that all stop or checkpoint after the same step. A
+ * collective under mpirun; sig itself without. Once a stop is agreed, the
+ * processes' exits (130, 143) end the job cleanly instead of aborting it. */
+ND_EXPORT int nd_trainer_agree_signal(nd_trainer *tr, int sig);
 
 /* The i-th task kind (from 0) whose kernel a plugin supplies: its kind, the
  * kernel's name and the plugin's path. ND_EINVAL past the end. */
