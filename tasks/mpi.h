@@ -69,28 +69,34 @@ void nd_mpi_bcast(void *buf, int64_t n);
  * in blocks, replica-major, so replicas spread across processes first and
  * pipeline neighbours land on the same or the next process. */
 int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs);
-/* The process task t runs on: its rank's, except a data-parallel sum of a
- * gradient, which runs on the process of one of its replicas chosen by the
- * gradient, so that the sums spread evenly over the processes. */
-int nd_mpi_task_process(const nd_graph *g, const nd_task *t, int procs);
+/* The process each task of g runs on ([g->n_tasks], malloc'ed; NULL when
+ * out of memory): its rank's, except a data-parallel sum of a gradient,
+ * which runs on the process of one of its replicas, chosen so that the
+ * bytes each process sends come out even: the sums, largest first, each
+ * go to the candidate that would then have sent the least (the sum's
+ * order is the replicas', wherever it runs). */
+int *nd_mpi_task_processes(const nd_graph *g, int procs);
 /* The processes must not outnumber the (replica, stage) pairs. */
 int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err);
 
 /* Which processes may hold a copy of a tensor they do not own: those that
  * run a task reading it. reader[tensor * procs + p]; map: g's tensor ->
- * index of the tensor (NULL: the same). */
-void nd_mpi_mark_readers(const nd_graph *g, const int32_t *map, const int *owner, int procs, uint8_t *reader);
-/* Whether process me must see task t: it runs it, owns one of its tensors,
- * or may hold a copy of one that t writes (the copy must be dropped). Every
- * other process skips t: its submission cost is its own share. */
-int nd_mpi_takes_part(const nd_graph *g, const nd_task *t, const int32_t *map, const int *owner, int procs,
+ * index of the tensor (NULL: the same); run_on: nd_mpi_task_processes. */
+void nd_mpi_mark_readers(const nd_graph *g, const int *run_on, const int32_t *map, const int *owner, int procs,
+                         uint8_t *reader);
+/* Whether process me must see task i: it runs it, owns one of its tensors,
+ * or may hold a copy of one that the task writes (the copy must be
+ * dropped). Every other process skips it: its submission cost is its own
+ * share. */
+int nd_mpi_takes_part(const nd_graph *g, const int *run_on, int32_t i, const int32_t *map, const int *owner, int procs,
                       const uint8_t *reader, int me);
 
 /* What StarPU-MPI sends running graph g `steps` times on `procs` processes
  * (its caching rules: a copy is sent once until its tensor is written; a
  * task's written tensors go back to their owners), plus the reads of the
- * statistics after each step: bytes in all, and the tasks each process
- * visits (per[procs]) in one step. */
-int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *visited);
+ * statistics after each step: bytes in all; the tasks each process visits
+ * (visited[procs]) in one step and the bytes each sends (sent[procs]) in
+ * all, either NULL when not wanted. */
+int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *visited, int64_t *sent);
 
 #endif

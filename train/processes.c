@@ -46,7 +46,7 @@ int nd_trainer_processes(nd_trainer *tr, nd_process_info *out) {
   out->tasks_submitted = nd_exec_visited(ex, 0);
   out->bytes_sent = nd_mpi_sum(nd_mpi_bytes_sent());
   if (out->processes > 1)
-    out->bytes_predicted = nd_mpi_predict_bytes(g, out->processes, (int)nd__trainer_steps_run(tr), NULL);
+    out->bytes_predicted = nd_mpi_predict_bytes(g, out->processes, (int)nd__trainer_steps_run(tr), NULL, NULL);
   return 0;
 }
 
