@@ -62,6 +62,21 @@ PY
   ok $? "$np processes, $name: bytes StarPU-MPI sent within 5% of the plan's prediction"
 done
 
+# plan --nodes: ranks and bytes per process; the data-parallel sums spread so
+# that each process sends about what a ring all-reduce would (IR only)
+"$ndgraph" plan "$cfg" --set parallelism.data_parallel_size=4 --nodes 4 >"$tmp/plan.out" 2>&1
+python3 - "$tmp/plan.out" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+total = float(re.search(r"([\d.]+) MB sent between processes per step", t).group(1))
+procs = re.findall(r"process (\d): ranks (d\dp\dt\*)(?: d\dp\dt\*)* \| runs \d+ tasks, submits \d+, sends ([\d.]+) MB", t)
+ring = float(re.search(r"would send ([\d.]+) MB per process", t).group(1))
+sends = [float(p[2]) for p in procs]
+print(f"# sends {sends} MB, ring {ring} MB, total {total} MB")
+sys.exit(0 if len(procs) == 4 and abs(sum(sends) - total) < 0.01 and all(abs(x - ring) <= 0.1 * ring for x in sends) else 1)
+PY
+ok $? "plan --nodes 4, dp=4: each process's ranks and bytes, each within 10% of a ring all-reduce's"
+
 # the processes told each other their machines and devices at start (the last case: 3 processes)
 [ "$(grep -cE '^  process [0-2] on .*cores.*CPU workers.*OpenCL.*CUDA \| ranks d[0-9]p[0-9]t\*' "$tmp/n.out")" -eq 3 ]
 ok $? "3 processes: process 0 prints each process's host, topology, devices and ranks"
