@@ -100,6 +100,29 @@ ok $? "2 processes, --trace: one JSON file, a process_name per node, arrows betw
 [ -z "$(ls "$tmp" | grep -E '^trace\.json.+')" ]
 ok $? "2 processes, --trace: the file written atomically by process 0 alone (no temporary left)"
 
+# runtime.placement applies under mpirun: with 2 workers per process and
+# placement strict, each process runs each of its stages on one worker of
+# its own (read from the trace; collectives, homed on a participant, aside)
+STARPU_NCPU=2 "${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 2 2 1) --set runtime.workers=2 \
+  --set runtime.placement=strict --trace "$tmp/strict.json" >"$tmp/strict.out" 2>&1
+st=$?
+python3 - "$tmp/strict.json" <<'PY'
+import json, sys
+from collections import defaultdict
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+tids = defaultdict(set)
+for e in ev:
+    if e["ph"] == "X" and e["args"]["kind"] not in ("allreduce", "sendrecv"):
+        tids[(e["pid"], e["args"]["pp"])].add(e["tid"])
+print(f"# (process, stage) -> workers: {dict(tids)}")
+one = all(len(t) == 1 for t in tids.values())
+apart = all(tids[(p, 0)] != tids[(p, 1)] for p in (0, 1))
+sys.exit(0 if set(tids) == {(0, 0), (0, 1), (1, 0), (1, 1)} and one and apart else 1)
+PY
+parsed=$?
+[ $st -eq 0 ] && [ $parsed -eq 0 ]
+ok $? "2 processes x 2 workers, placement strict: each process holds each of its stages to one worker of its own"
+
 # stage_layers auto under mpirun: process 0 decides for all (docs/nodes.md)
 auto=(--set parallelism.stage_layers=auto)
 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 2 1) "${auto[@]}" --metrics "$tmp/auto1.jsonl" >/dev/null 2>&1
