@@ -77,14 +77,14 @@ static void print_header(const nd_config *cfg, const nd_trainer *tr) {
 
 /* Under mpirun, a line per process: where it runs and the ranks it owns. */
 static void print_nodes(const nd_config *cfg, const nd_trainer *tr, int processes) {
-  long long pp = num(cfg, "parallelism.pipeline_parallel_size");
+  int pp = (int)num(cfg, "parallelism.pipeline_parallel_size"), tp = (int)num(cfg, "parallelism.tensor_parallel_size");
   nd_node_info n;
   for (int p = 0; processes > 1 && nd_trainer_node(tr, p, &n) == 0; p++) {
     printf("  process %d on %s: %d packages, %d NUMA nodes, %d cores, %d PUs | %d CPU workers, %d OpenCL, %d CUDA | "
-           "ranks",
-           p, n.host, n.packages, n.numa_nodes, n.cores, n.pus, n.cpu_workers, n.opencl_devices, n.cuda_devices);
-    for (int u = n.first_pair; u >= 0 && u <= n.last_pair; u++) printf(" d%lldp%lldt*", u / pp, u % pp);
-    putchar('\n');
+           "ranks d%dp%dt%d..d%dp%dt%d\n",
+           p, n.host, n.packages, n.numa_nodes, n.cores, n.pus, n.cpu_workers, n.opencl_devices, n.cuda_devices,
+           n.first_rank / (pp * tp), n.first_rank / tp % pp, n.first_rank % tp, n.last_rank / (pp * tp),
+           n.last_rank / tp % pp, n.last_rank % tp);
   }
 }
 

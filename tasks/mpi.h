@@ -64,11 +64,15 @@ void nd_mpi_bcast(void *buf, int64_t n);
 
 /* ---- The plan (IR only, no MPI): which process owns what. */
 
-/* The process of rank r among `procs`: a (replica, stage) pair's
- * tensor-parallel group stays in one process; pairs are dealt to processes
- * in blocks, replica-major, so replicas spread across processes first and
- * pipeline neighbours land on the same or the next process. */
+/* The process of rank r among `procs`: the mesh is cut into units, a
+ * (replica, stage) pair's whole tensor-parallel group each (or, with
+ * runtime.split_tensor_groups, each rank: a group may then straddle
+ * processes), dealt to the processes in blocks, replica-major, so replicas
+ * spread across processes first and pipeline neighbours land on the same
+ * or the next process. Units are numbered replica, then stage, then shard. */
 int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs);
+int nd_mpi_units(const nd_graph *g);
+int nd_mpi_unit_of(const nd_graph *g, nd_rank r);
 /* The process each task of g runs on ([g->n_tasks], malloc'ed; NULL when
  * out of memory): its rank's, except a data-parallel sum of a gradient,
  * which runs on the process of one of its replicas, chosen so that the
@@ -76,7 +80,7 @@ int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs);
  * go to the candidate that would then have sent the least (the sum's
  * order is the replicas', wherever it runs). */
 int *nd_mpi_task_processes(const nd_graph *g, int procs);
-/* The processes must not outnumber the (replica, stage) pairs. */
+/* The processes must not outnumber the units. */
 int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err);
 
 /* Which processes may hold a copy of a tensor they do not own: those that

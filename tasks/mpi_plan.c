@@ -6,9 +6,15 @@
 
 #include "tasks/mpi.h"
 
+int nd_mpi_units(const nd_graph *g) { return g->dp * g->pp * (g->split_tp ? g->tp : 1); }
+
+int nd_mpi_unit_of(const nd_graph *g, nd_rank r) {
+  int pair = r.dp * g->pp + r.pp;
+  return g->split_tp ? pair * g->tp + r.tp : pair;
+}
+
 int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs) {
-  int64_t pairs = (int64_t)g->dp * g->pp, pair = (int64_t)r.dp * g->pp + r.pp;
-  return (int)(pair * procs / pairs);
+  return (int)((int64_t)nd_mpi_unit_of(g, r) * procs / nd_mpi_units(g));
 }
 
 typedef struct dp_sum {
@@ -69,10 +75,14 @@ int *nd_mpi_task_processes(const nd_graph *g, int procs) {
 }
 
 int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err) {
-  if (procs <= (int64_t)g->dp * g->pp) return 0;
+  if (procs <= nd_mpi_units(g)) return 0;
+  if (g->split_tp)
+    return nd__fail(err, ND_ECONFIG, "mpirun: %d processes, but the mesh has only %d ranks to place", procs,
+                    nd_mpi_units(g));
   return nd__fail(err, ND_ECONFIG,
                   "mpirun: %d processes, but data_parallel_size %d x pipeline_parallel_size %d gives only %d "
-                  "(replica, stage) groups to place (a tensor-parallel group stays in one process)",
+                  "(replica, stage) groups to place (a tensor-parallel group stays in one process unless "
+                  "runtime.split_tensor_groups is true)",
                   procs, g->dp, g->pp, g->dp * g->pp);
 }
 

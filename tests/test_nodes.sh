@@ -69,7 +69,7 @@ python3 - "$tmp/plan.out" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
 total = float(re.search(r"([\d.]+) MB sent between processes per step", t).group(1))
-procs = re.findall(r"process (\d): ranks (d\dp\dt\*)(?: d\dp\dt\*)* \| runs \d+ tasks, submits \d+, sends ([\d.]+) MB", t)
+procs = re.findall(r"process (\d): ranks (d\dp\dt\d\.\.d\dp\dt\d) \| runs \d+ tasks, submits \d+, sends ([\d.]+) MB", t)
 ring = float(re.search(r"would send ([\d.]+) MB per process", t).group(1))
 sends = [float(p[2]) for p in procs]
 print(f"# sends {sends} MB, ring {ring} MB, total {total} MB")
@@ -77,8 +77,19 @@ sys.exit(0 if len(procs) == 4 and abs(sum(sends) - total) < 0.01 and all(abs(x -
 PY
 ok $? "plan --nodes 4, dp=4: each process's ranks and bytes, each within 10% of a ring all-reduce's"
 
+# a tensor-parallel group across processes only when asked, then with the bits of one process
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 1 2) >"$tmp/tpx.out" 2>&1
+st=$?
+[ $st -eq 2 ] && grep -q "unless runtime.split_tensor_groups is true" "$tmp/tpx.out"
+ok $? "2 processes, tp=2 alone: refused, naming runtime.split_tensor_groups (exit $st)"
+"$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 1 2) --metrics "$tmp/tp1.jsonl" >/dev/null 2>&1
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 1 2) --set runtime.split_tensor_groups=true \
+  --metrics "$tmp/tp2.jsonl" >"$tmp/tpx.out" 2>&1
+[ $? -eq 0 ] && same "$tmp/tp1.jsonl" "$tmp/tp2.jsonl" && grep -q "process 1 on .* ranks d0p0t1\.\.d0p0t1$" "$tmp/tpx.out"
+ok $? "2 processes, tp=2, split_tensor_groups: one shard per process, the losses of one process bit for bit"
+
 # the processes told each other their machines and devices at start (the last case: 3 processes)
-[ "$(grep -cE '^  process [0-2] on .*cores.*CPU workers.*OpenCL.*CUDA \| ranks d[0-9]p[0-9]t\*' "$tmp/n.out")" -eq 3 ]
+[ "$(grep -cE '^  process [0-2] on .*cores.*CPU workers.*OpenCL.*CUDA \| ranks d[0-9]p[0-9]t[0-9]\.\.d[0-9]p[0-9]t[0-9]$' "$tmp/n.out")" -eq 3 ]
 ok $? "3 processes: process 0 prints each process's host, topology, devices and ranks"
 
 # --trace under mpirun: one Perfetto file, a process per node, arrows between nodes

@@ -37,16 +37,17 @@ int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err) {
   fprintf(out, "nodes: %d processes, %d tasks per step, %.3f MB sent between processes per step\n", nodes, g->n_tasks,
           (double)bytes / 1e6);
   for (int p = 0; p < nodes; p++) {
-    fprintf(out, "  process %d: ranks", p);
-    int first = -1, last = -1;
-    /* ranks come in (replica, stage) blocks: print each block's span */
+    /* a process's ranks are a block in rank order: its first and last */
+    nd_rank first = {-1, -1, -1}, last = first;
     for (int d = 0; d < g->dp; d++)
       for (int s = 0; s < g->pp; s++)
-        if (nd_mpi_process_of(g, (nd_rank){d, s, 0}, nodes) == p) {
-          if (first < 0) first = d * g->pp + s;
-          last = d * g->pp + s;
-        }
-    for (int u = first; u >= 0 && u <= last; u++) fprintf(out, " d%dp%dt*", u / g->pp, u % g->pp);
+        for (int t = 0; t < g->tp; t++)
+          if (nd_mpi_process_of(g, (nd_rank){d, s, t}, nodes) == p) {
+            if (first.dp < 0) first = (nd_rank){d, s, t};
+            last = (nd_rank){d, s, t};
+          }
+    fprintf(out, "  process %d: ranks d%dp%dt%d..d%dp%dt%d", p, first.dp, first.pp, first.tp, last.dp, last.pp,
+            last.tp);
     fprintf(out, " | runs %lld tasks, submits %lld, sends %.3f MB\n", (long long)runs[p], (long long)visited[p],
             (double)sent[p] / 1e6);
   }

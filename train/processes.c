@@ -55,11 +55,11 @@ int nd_trainer_node(const nd_trainer *tr, int process, nd_node_info *out) {
   if (!n) return ND_EINVAL;
   *out = *n;
   const nd_graph *g = nd__trainer_graph(tr);
-  out->first_pair = out->last_pair = -1;
-  for (int pair = 0; pair < g->dp * g->pp; pair++)
-    if (nd_mpi_process_of(g, (nd_rank){pair / g->pp, pair % g->pp, 0}, nd_mpi_size()) == process) {
-      if (out->first_pair < 0) out->first_pair = pair;
-      out->last_pair = pair;
+  out->first_rank = out->last_rank = -1;
+  for (int r = 0; r < g->dp * g->pp * g->tp; r++)
+    if (nd_mpi_process_of(g, (nd_rank){r / (g->pp * g->tp), r / g->tp % g->pp, r % g->tp}, nd_mpi_size()) == process) {
+      if (out->first_rank < 0) out->first_rank = r;
+      out->last_rank = r;
     }
   return 0;
 }

@@ -209,14 +209,14 @@ typedef struct nd_process_info {
 ND_EXPORT int nd_trainer_processes(nd_trainer *tr, nd_process_info *out);
 /* What process p (0 to processes - 1) runs on, as the processes told each
  * other at start: its host, hwloc's counts of its machine, the workers
- * StarPU started there, and the (replica, stage) pairs it owns, numbered
- * replica * pipeline_parallel_size + stage, first_pair to last_pair (their
- * tensor-parallel groups whole). ND_EINVAL for another p. */
+ * StarPU started there, and the ranks it owns, first_rank to last_rank,
+ * numbered (replica * pipeline_parallel_size + stage) *
+ * tensor_parallel_size + shard (-1: none). ND_EINVAL for another p. */
 typedef struct nd_node_info {
   char host[64];
   int packages, numa_nodes, cores, pus;
   int cpu_workers, opencl_devices, cuda_devices;
-  int first_pair, last_pair;
+  int first_rank, last_rank;
 } nd_node_info;
 ND_EXPORT int nd_trainer_node(const nd_trainer *tr, int process, nd_node_info *out);
 /* The signal every process acts on after a step: each passes the one it
