@@ -10,7 +10,8 @@
 #include "tasks/mpi.h"
 
 int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind) {
-  return unit_kind != ND_UNIT_OPENCL || nd_exec_runs_on_opencl(ctx, t);
+  if (unit_kind == ND_UNIT_CPU) return 1;
+  return nd_exec_runs_on_device(ctx, unit_kind == ND_UNIT_OPENCL ? ND_BACKEND_OPENCL : ND_BACKEND_CUDA, t);
 }
 
 /* Under mpirun: this process's ranks, a contiguous block [*a, *b) of rank
