@@ -87,6 +87,7 @@ struct nd_config {
     int64_t opencl_devices;
     int64_t cuda_devices;    /* -1: all */
     int allow_oversubscribe; /* start even when the plan needs more memory than a device has */
+    int split_tensor_groups; /* mpirun: ranks, not (replica, stage) pairs, dealt to processes */
   } runtime;
 
   struct {

@@ -126,6 +126,7 @@ const struct nd__key nd__keys[] = {
      .names = all_devices,
      .def = "0"},
     BOOL(runtime, allow_oversubscribe, "false"),
+    BOOL(runtime, split_tensor_groups, "false"),
 
     STR(trace, path, 0, NULL, ""),
     LIST(trace, steps, ND__T_INTS, steps, n_steps, 1, BILLION),

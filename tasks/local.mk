@@ -4,7 +4,7 @@ libndgraph_internal_la_SOURCES += tasks/codelets.h tasks/codelets.c tasks/exec.h
 	tasks/schedule.c tasks/schedule.h tasks/placement_report.c tasks/build_info.c
 
 # Several processes: StarPU-MPI when configure found it, else one process.
-libndgraph_internal_la_SOURCES += tasks/mpi.h tasks/mpi_plan.c
+libndgraph_internal_la_SOURCES += tasks/mpi.h tasks/mpi_plan.c tasks/nodes.h tasks/nodes.c
 if ND_MPI
 libndgraph_internal_la_SOURCES += tasks/mpi.c
 else
