@@ -20,6 +20,18 @@ int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *
   return u;
 }
 
+int nd_coll_gpu_units(const nd_graph *g, const nd_rank_map *pl, const nd_task *t, int *unit) {
+  if (t->kind != ND_TASK_ALLREDUCE) return 0;
+  const nd_access *acc = nd_task_access(g, t);
+  for (int p = 0; p < t->a.coll.nparts; p++) {
+    unit[p] = pl->first[nd_rank_index(g, g->tensors[acc[p].tensor].home)];
+    if (pl->units[unit[p]].kind != ND_UNIT_GPU) return 0;
+    for (int q = 0; q < p; q++)
+      if (pl->units[unit[q]].devid == pl->units[unit[p]].devid) return 0;
+  }
+  return 1;
+}
+
 /* Two GPUs of one NVLink group (the topology's NVLinkGroup info): their
  * peer copies do not cross PCIe. */
 static int same_nvlink(const nd_unit *a, const nd_unit *b) {
@@ -127,7 +139,8 @@ void nd_hints_free(nd_hints *h) {
 int nd_runtime_units(nd_unit *units, int max) {
   int n = 0;
   for (unsigned w = 0; w < starpu_worker_get_count() && n < max; w++) {
-    int kind = starpu_worker_get_type((int)w) == STARPU_OPENCL_WORKER ? ND_UNIT_OPENCL : ND_UNIT_CPU;
+    enum starpu_worker_archtype type = starpu_worker_get_type((int)w);
+    int kind = type == STARPU_OPENCL_WORKER ? ND_UNIT_OPENCL : type == STARPU_CUDA_WORKER ? ND_UNIT_GPU : ND_UNIT_CPU;
     units[n++] = (nd_unit){starpu_worker_get_hwloc_obj((int)w), (int)w, kind, (int)starpu_worker_get_memory_node(w),
                            starpu_worker_get_devid((int)w)};
   }

@@ -27,17 +27,20 @@ int nd_runtime_workers(void);
 int nd_runtime_opencl_devices(void);
 /* CUDA devices StarPU actually started. */
 int nd_runtime_cuda_devices(void);
+/* The i-th of them as "cudaN: model, memory" in out (at most size bytes):
+ * 0, or -1 past the end. */
+int nd_runtime_cuda_device(int i, char *out, size_t size);
 /* Whether the CUDA kernels and the OpenCL backend are built in. */
 int nd_runtime_has_cuda(void);
 int nd_runtime_has_opencl(void);
 
 typedef struct nd_exec nd_exec;
 
-/* Whether task t can run on an OpenCL device under ex's kernel table (ex
- * NULL: the built-ins): the implementation selected for its kind has an
- * OpenCL kernel. Tasks that cannot go to a CPU worker wherever their rank is
- * placed. */
-int nd_exec_runs_on_opencl(const nd_exec *ex, const nd_task *t);
+/* Whether task t can run on a device of backend dev (ND_BACKEND_OPENCL,
+ * ND_BACKEND_CUDA) under ex's kernel table (ex NULL: the built-ins): the
+ * implementation selected for its kind has a kernel there. Tasks that cannot
+ * go to a CPU worker wherever their rank is placed. */
+int nd_exec_runs_on_backend(const nd_exec *ex, int dev, const nd_task *t);
 
 /* Allocates and registers the tensors of `owner` (one block per rank and
  * tensor kind, so parameters and gradients are one allocation each). */
@@ -69,6 +72,12 @@ int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_
  * preference), for ndgraph's own policies, which read it from
  * task->sched_data as (void *)(home + 1). StarPU's policies must not get it. */
 int nd_exec_set_homes(nd_exec *ex, int which, const int *home);
+
+/* Task `task` of graph `which`, an all-reduce, runs as one task per
+ * participant on NCCL (tasks/collective.h): participant p on worker
+ * workers[p] as rank p of the CUDA backend's communicator comm. workers
+ * NULL: back to one task (the ordered sum). */
+int nd_exec_set_collective(nd_exec *ex, int which, int32_t task, const int *workers, int comm);
 
 /* Several processes (tasks/mpi.h): how many, and which this one is (me). */
 int nd_exec_procs(const nd_exec *ex, int *me);

@@ -4,10 +4,39 @@
 #include <starpu.h>
 
 #include "common/error.h"
+#include "kernels/backend.h"
 #include "scheduler/policies.h"
 
+/* A build without CUDA plans a topology's GPUs (ndgraph plan) as if they
+ * ran every kind. */
 int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind) {
-  return unit_kind != ND_UNIT_OPENCL || nd_exec_runs_on_opencl(ctx, t);
+  if (unit_kind == ND_UNIT_OPENCL) return nd_exec_runs_on_backend(ctx, ND_BACKEND_OPENCL, t);
+  if (unit_kind == ND_UNIT_GPU) return !nd_runtime_has_cuda() || nd_exec_runs_on_backend(ctx, ND_BACKEND_CUDA, t);
+  return 1;
+}
+
+/* All-reduces whose participants sit on different GPUs run on NCCL, once a
+ * communicator over those GPUs exists; with runtime.deterministic, or with
+ * several processes, every all-reduce stays the ordered sum (docs/cuda.md). */
+static int plan_collectives(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl,
+                            nd_error *err) {
+  const nd_backend_ops *cuda = nd__backend(ND_BACKEND_CUDA);
+  int use = cuda && cuda->comm_create && !cfg->runtime.deterministic && nd_exec_procs(ex, NULL) == 1;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    if (t->kind != ND_TASK_ALLREDUCE) continue;
+    int n = t->a.coll.nparts, unit[n], dev[n], worker[n];
+    if (!use || !nd_coll_gpu_units(g, pl, t, unit)) {
+      if (nd_exec_set_collective(ex, which, i, NULL, -1)) return nd__fail(err, ND_ENOMEM, "executor: out of memory");
+      continue;
+    }
+    for (int p = 0; p < n; p++) dev[p] = pl->units[unit[p]].devid, worker[p] = pl->units[unit[p]].id;
+    int comm = cuda->comm_create(dev, n, err);
+    if (comm < 0) return comm;
+    int rc = nd_exec_set_collective(ex, which, i, worker, comm);
+    if (rc) return nd__fail(err, rc, "executor: all-reduce task %d: %d participants on NCCL", i, n);
+  }
+  return 0;
 }
 
 int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
@@ -21,8 +50,16 @@ int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *c
   if (rc) return nd__fail(err, rc, "placement: cannot place %d ranks on %d workers", g->dp * g->pp * g->tp, n);
   rc = nd_hints_compute(g, cfg, &pl, &can, measured, starpu_sched_get_min_priority(), starpu_sched_get_max_priority(),
                         &h);
+  if (rc) {
+    nd_rank_map_free(&pl);
+    return nd__fail(err, rc, "scheduler: out of memory for the task hints");
+  }
+  rc = plan_collectives(ex, which, g, cfg, &pl, err);
   nd_rank_map_free(&pl);
-  if (rc) return nd__fail(err, rc, "scheduler: out of memory for the task hints");
+  if (rc) {
+    nd_hints_free(&h);
+    return rc;
+  }
   rc = nd_exec_set_hints(ex, which, h.priority, h.workers, h.mask_words);
   /* StarPU's policies may use sched_data themselves: homes only for ours */
   if (!rc && nd_sched_policy(cfg->runtime.scheduler)) rc = nd_exec_set_homes(ex, which, h.home);

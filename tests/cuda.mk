@@ -8,5 +8,10 @@ check_PROGRAMS += tests/test_cuda_kernels
 TESTS += tests/test_cuda_kernels tests/test_cuda_build.sh
 tests_test_cuda_kernels_SOURCES = tests/test_cuda_kernels.c tests/tap.h
 tests_test_cuda_kernels_LDADD = $(ND_TEST_LIBS)
+# NCCL all-reduces, direct and through StarPU, and runtime.tf32 on the handles: skipped here too
+check_PROGRAMS += tests/test_cuda_nccl
+TESTS += tests/test_cuda_nccl
+tests_test_cuda_nccl_SOURCES = tests/test_cuda_nccl.c tests/tap.h
+tests_test_cuda_nccl_LDADD = $(ND_TEST_LIBS)
 endif
-EXTRA_DIST += tests/test_cuda_kernels.c tests/test_cuda_build.sh
+EXTRA_DIST += tests/test_cuda_kernels.c tests/test_cuda_nccl.c tests/test_cuda_build.sh

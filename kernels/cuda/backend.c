@@ -4,12 +4,14 @@
  * Launches only: the codelets are STARPU_CUDA_ASYNC, StarPU waits on the
  * stream. Untested on a GPU so far (docs/cuda.md). */
 #include <math.h>
+#include <stdio.h>
 #include <starpu.h>
 #include <starpu_cublas_v2.h>
 
 #include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cuda/kernels.h"
+#include "kernels/cuda/nccl.h"
 
 #define F(i) ((float *)c->t[i].data)
 #define I(i) ((const int32_t *)c->t[i].data)
@@ -85,8 +87,8 @@ static int crossentropy_bwd(const nd_kcall *c) {
   return nd_cuda_crossentropy_backward(S, F(0), F(0), F(1), I(2), a->N, a->Vs, a->v0, c->step->loss_scale);
 }
 
-/* participants on this GPU: the CPU's rank-ordered sum, then copies (NCCL
- * for participants on several GPUs is not written yet) */
+/* participants on one GPU: the CPU's rank-ordered sum, then copies; those on
+ * different GPUs are one task each, allreduce_part below (tasks/collective.c) */
 static int allreduce(const nd_kcall *c) {
   const struct nd_coll_args *a = &c->task->a.coll;
   int rc = 0;
@@ -126,6 +128,39 @@ static int start(nd_error *err) {
   return 0;
 }
 
+static void stop(void) {
+  nd_cuda_comms_free();
+  starpu_cublas_shutdown();
+}
+
+/* runs on each CUDA worker: its own cuBLAS handle */
+static void handle_math(void *arg) {
+  int *rc = arg, r = nd_cuda_set_tf32(H, rc[starpu_worker_get_id()] != 0);
+  rc[starpu_worker_get_id()] = r ? -r : 0;
+}
+
+static int set_tf32(int on, nd_error *err) {
+  int rc[STARPU_NMAXWORKERS];
+  for (int w = 0; w < STARPU_NMAXWORKERS; w++) rc[w] = on;
+  starpu_execute_on_each_worker(handle_math, rc, STARPU_CUDA);
+  for (unsigned w = 0; w < starpu_worker_get_count(); w++)
+    if (starpu_worker_get_type((int)w) == STARPU_CUDA_WORKER && rc[w] < 0)
+      return nd__fail(err, ND_ERUNTIME, "runtime.tf32: cuBLAS refused the math mode on worker %u (status %d)", w,
+                      -rc[w]);
+  return 0;
+}
+
+static int allreduce_part(void *data, int64_t n, int f64, int comm, int rank) {
+  return nd_cuda_allreduce_part(S, data, n, f64, comm, rank);
+}
+
+static int describe(int devid, char *out, size_t size) {
+  struct cudaDeviceProp p;
+  if (cudaGetDeviceProperties(&p, devid) != cudaSuccess) return -1;
+  snprintf(out, size, "%s, %.1f GiB", p.name, (double)p.totalGlobalMem / (1 << 30));
+  return 0;
+}
+
 static void *queue(int *device) {
   *device = starpu_worker_get_devid(starpu_worker_get_id());
   return starpu_cuda_get_local_stream();
@@ -135,7 +170,7 @@ const nd_backend_ops nd__cuda_backend = {
     .name = "cuda",
     .device = ND_BACKEND_CUDA,
     .start = start,
-    .stop = starpu_cublas_shutdown,
+    .stop = stop,
     .queue = queue,
     .supports = supports,
     .impl = {[ND_TASK_MATMUL_FWD] = matmul_fwd,
@@ -157,4 +192,8 @@ const nd_backend_ops nd__cuda_backend = {
              [ND_TASK_SENDRECV] = sendrecv,
              [ND_TASK_GRAD_SUMSQ] = grad_sumsq,
              [ND_TASK_ADAMW] = adamw},
+    .set_tf32 = set_tf32,
+    .comm_create = nd_cuda_comm_create,
+    .allreduce_part = allreduce_part,
+    .describe = describe,
 };
