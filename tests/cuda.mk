@@ -2,6 +2,9 @@
 # requests refused without a GPU, the plan on GPU topologies.
 TESTS += tests/test_cuda_config.sh
 EXTRA_DIST += tests/test_cuda_config.sh
+# kernel-check of a plugin's CUDA kernel (examples/plugins/cuda_add.cu): skipped without a GPU
+TESTS += tests/plugin_cuda.sh
+EXTRA_DIST += tests/plugin_cuda.sh
 if ND_CUDA
 # the CUDA kernels against the CPU kernels: skipped here, run by scripts/gpu-check.sh
 check_PROGRAMS += tests/test_cuda_kernels

@@ -9,6 +9,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cuda/cuda.h"
 #include "kernels/device.h"
 #include "kernels/cuda/kernels.h"
 #include "kernels/cuda/nccl.h"
@@ -175,4 +176,5 @@ const nd_backend_ops nd__cuda_backend = {
     .comm_create = nd_cuda_comm_create,
     .allreduce_part = allreduce_part,
     .describe = describe,
+    .check_call = nd_cuda_check_call,
 };
