@@ -11,9 +11,11 @@
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <starpu.h>
 #include <starpu_cublas_v2.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "configs/config.h"
 #include "kernels/backend.h"
@@ -32,6 +34,13 @@ static uint64_t rng = 0x9e3779b97f4a7c15u;
 static float value(void) {
   rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
   return (float)((rng >> 3 & 1 ? -1 : 1) * ldexp(1.0 + (double)(rng >> 11) * 0x1.0p-53, (int)(rng % 21) - 10));
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "not ok - an NCCL all-reduce did not end in 300 s (hang)\n";
+  if (write(1, msg, sizeof msg - 1) < 0) _exit(2);
+  _exit(1);
 }
 
 typedef struct rank_run {
@@ -185,6 +194,8 @@ int main(void) {
   }
   if (n > MAX_DEVS) n = MAX_DEVS;
   setenv("STARPU_SILENT", "1", 0);
+  signal(SIGALRM, on_alarm);
+  alarm(300);
   direct(n);
   through_starpu();
   return done_testing();

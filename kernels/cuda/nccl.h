@@ -12,12 +12,12 @@
 
 /* The communicator whose rank i is CUDA device devices[i] (ncclCommInitAll),
  * made at the first request for that list and kept until
- * nd_cuda_comms_free; also makes each device's communication stream.
+ * nd_cuda_comms_free; also makes each rank a communication stream on its device.
  * Returns its number, or a negative ND_E* with err set (NCCL's message). */
 int nd_cuda_comm_create(const int *devices, int n, nd_error *err);
 /* Rank `rank` of communicator comm: data (n elements, double when f64, else
  * float; on the rank's device) summed in place with its peers. Enqueued on
- * the device's communication stream, which first waits for what `stream`
+ * the rank's communication stream, which first waits for what `stream`
  * holds; `stream` then waits for the sum. The calling thread's current
  * device must be the rank's. Returns 0, or the CUDA error, or 1000 + the
  * NCCL error. */
