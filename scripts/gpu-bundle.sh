@@ -31,6 +31,12 @@ debs=(libhwloc15 libhwloc-dev libyaml-0-2 libyaml-dev libcjson1 libcjson-dev
       pkgconf pkgconf-bin libpkgconf3)
 (cd "$out/debs" && apt-get download -q "${debs[@]}" >/dev/null)
 
+# cuBLAS's and NCCL's headers: a machine whose CUDA toolkit came without
+# them (their libraries from PyTorch's wheels) still builds against them
+mkdir -p "$out/cuda-include"
+cuda=${CUDA_HOME:-/usr/local/cuda}
+cp "$cuda"/include/cublas*.h "$cuda"/include/nccl.h "$out/cuda-include/"
+
 # StarPU's source package, with our patches, for a rebuild there
 work=${ND_STARPU_WORK:-/var/tmp/ndgraph-starpu}
 if ls "$work"/starpu_1.3.10+dfsg*.orig.tar.* >/dev/null 2>&1; then

@@ -36,8 +36,32 @@ for d in "$bundle"/debs/*.deb; do
   else (t=$(mktemp -d) && cd "$t" && ar x "$d" && tar xf data.tar.* -C "$prefix" && rm -rf "$t"); fi
 done >>"$log" 2>&1 || fail "unpack .deb files" "dpkg -x / ar"
 arch_lib=$prefix/usr/lib/x86_64-linux-gnu
+
+# CUDA as ndgraph's configure expects it (DIR/include, DIR/lib64): the
+# toolkit, plus cuBLAS and NCCL wherever this machine has them (a toolkit
+# without them, PyTorch's wheels), headers from the bundle if none are found
+find_one() { for d in "$cuda/lib64" "$cuda/lib" /usr/lib/x86_64-linux-gnu; do
+    ls "$d/$1".* >/dev/null 2>&1 && { ls "$d/$1".* | head -1; return; }; done
+  find /usr/local /opt /usr/lib -name "$1.*" 2>/dev/null | sort | head -1; }
+cuda_dir=$work/cuda
+mkdir -p "$cuda_dir/include" "$cuda_dir/lib64"
+ln -s "$cuda/bin" "$cuda_dir/bin"
+for f in "$cuda"/include/* "$cuda"/lib64/* "$cuda"/lib/*; do
+  case $f in */include/*) ln -sf "$f" "$cuda_dir/include/" ;; *) ln -sf "$f" "$cuda_dir/lib64/" ;; esac
+done 2>/dev/null
+for h in "$bundle"/cuda-include/*.h; do
+  [ -e "$cuda_dir/include/$(basename "$h")" ] || ln -s "$h" "$cuda_dir/include/"
+done
+for l in libcublas.so libcublasLt.so libnccl.so libcudart.so; do
+  [ -e "$cuda_dir/lib64/$l" ] && continue
+  found=$(find_one "$l")
+  [ -n "$found" ] && ln -sf "$found" "$cuda_dir/lib64/$l" && ln -sf "$found" "$cuda_dir/lib64/$(basename "$found")"
+  echo "gpu-check: $l -> ${found:-not found}" >>"$log"
+done
+cuda=$cuda_dir
 export LD_LIBRARY_PATH="$arch_lib:$arch_lib/openblas-pthread:$prefix/opt/ndgraph/starpu/lib:$cuda/lib64:$cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# .pc files name /usr and /opt/ndgraph/starpu: the sysroot puts them under our prefix
+# .pc files name /usr and /opt/ndgraph/starpu: the sysroot puts them under our
+# prefix (CUDA's folder too, which is why configure also gets it by hand)
 export PKG_CONFIG_SYSROOT_DIR=$prefix
 export PKG_CONFIG_LIBDIR="$prefix/opt/ndgraph/starpu/lib/pkgconfig:$arch_lib/pkgconfig:$arch_lib/openblas-pthread/pkgconfig:$prefix/usr/share/pkgconfig"
 pkgconf=$(command -v pkg-config || echo "$prefix/usr/bin/pkgconf")
@@ -67,27 +91,55 @@ fi
 t0=$(date +%s)
 tar xf "$bundle"/ndgraph-*.tar.xz -C "$work" && cd "$work"/ndgraph-*/ &&
   { ./configure --enable-werror --with-starpu="$prefix/opt/ndgraph/starpu" --with-cuda="$cuda" --without-opencl \
-      CPPFLAGS="-I$prefix/usr/include" LDFLAGS="-L$arch_lib -L$arch_lib/openblas-pthread" &&
-    make -j"$jobs"; } >>"$log" 2>&1 || fail "ndgraph build" "configure or make"
+      CPPFLAGS="-I$prefix/usr/include -isystem $cuda/include" LDFLAGS="-L$arch_lib -L$arch_lib/openblas-pthread" &&
+    make -j"$jobs"; } >>"$log" 2>&1 || { cp config.log "$out/" 2>/dev/null; fail "ndgraph build" "configure or make"; }
 row "ndgraph build" "ok" "$(( $(date +%s) - t0 )) s; $(./ndgraph --version | tr '\n' ' ')"
 
-# 4. the CUDA kernels against the CPU kernels, and what the build has
+# 4. the CUDA tests: kernels against the CPU kernels, the mixed CPU + GPU
+# node against the CPU single-rank reference, NCCL, what the build has
 export STARPU_HOME=$work/starpu-home STARPU_SILENT=1
-make -j"$jobs" check TESTS="tests/test_cuda_kernels tests/test_cuda_build.sh tests/test_cuda_config.sh" >>"$log" 2>&1
-for t in tests/test_cuda_kernels tests/test_cuda_build.sh tests/test_cuda_config.sh; do
+gpu_tests="tests/test_cuda_kernels tests/test_cuda_parity tests/test_cuda_build.sh tests/test_cuda_config.sh"
+[ -f tests/test_cuda_nccl.c ] && gpu_tests="$gpu_tests tests/test_cuda_nccl"
+timeout 240 make -j"$jobs" check TESTS="$gpu_tests" >>"$log" 2>&1
+for t in $gpu_tests; do
   [ -f "$t.log" ] || { row "$t" "not run" "no log"; continue; }
-  p=$(grep -c "^PASS:" "$t.log"); f=$(grep -c "^FAIL:\|^ERROR:" "$t.log"); s=$(grep -c "^SKIP:" "$t.log")
-  row "$t" "$p passed, $f failed, $s skipped" "$(grep -m1 "^# device" "$t.log" | sed 's/^# //')"
-  grep "^FAIL:\|^SKIP:" "$t.log" | sed 's/^/    /' | head -20 | tee -a "$table"
+  p=$(grep -c "^ok " "$t.log"); f=$(grep -c "^not ok " "$t.log"); s=$(grep -c "^ok .*# SKIP" "$t.log")
+  row "$t" "$p ok ($s skipped), $f not ok" "$(grep -m1 "^# device" "$t.log" | sed 's/^# //')"
+  grep "^not ok\|^ok .*# SKIP" "$t.log" | sed 's/^/    /' | head -20 | tee -a "$table"
+  cp "$t.log" "$out/" 2>/dev/null
 done
-cp tests/test_cuda_kernels.log "$out/" 2>/dev/null
 
-# 5. training on the GPU, dp/tp/pp parity, NCCL: not part of the script yet
-row "training, parity, NCCL, ndgraph benchmark" "not written yet" "docs/cuda.md, Not done yet"
+# 5. ndgraph on the GPU: the quick start, then a GPT-2-small step (12 layers,
+# n_embd 768, seq_len 1024, vocab 50257, 8 sequences), fp32 and TF32, per
+# scheduler; the median of the steps after two warm-up steps
+steps_ms() { awk -F'|' '/^step +[0-9]+ \| loss/ { n++; if (n > 2) { gsub(/ ms/, "", $4); print $4 + 0 } }' "$1" | sort -n |
+  awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "none" }'; }
+timeout 60 ./ndgraph run configs/quickstart.yaml --set runtime.workers=2 --set runtime.cuda_devices=1 \
+  --set train.steps=30 --set train.save_dir= --set log.every=10 >"$out/quickstart.log" 2>&1
+row "quick start, 1 CPU worker + 1 GPU" "exit $?" "$(grep -m1 '^ndgraph:' "$out/quickstart.log" | cut -c1-120); $(grep '^step' "$out/quickstart.log" | tail -1)"
+small=(--set model.n_layer=12 --set model.n_head=12 --set model.n_embd=768 --set model.seq_len=1024
+  --set model.vocab_size=50257 --set parallelism.pipeline_parallel_size=1 --set parallelism.micro_batches=1
+  --set parallelism.activation_slots=1 --set train.micro_batch_size=8 --set train.save_dir= --set train.eval_every=0
+  --set log.every=1 --set runtime.workers=2 --set runtime.cuda_devices=1)
+for sched in dmdas ndws; do
+  for tf32 in false true; do
+    name="ndgraph GPT-2 small, $sched, $( [ $tf32 = true ] && echo TF32 || echo fp32)"
+    extra=()
+    ./ndgraph plan configs/quickstart.yaml --set runtime.tf32=true >/dev/null 2>&1 || [ $tf32 = false ] || { row "$name" "skipped" "no runtime.tf32 in this build"; continue; }
+    [ $tf32 = true ] && extra=(--set runtime.tf32=true)
+    f=$out/bench-$sched-$tf32.log
+    timeout 90 ./ndgraph run configs/quickstart.yaml "${small[@]}" "${extra[@]}" --set runtime.scheduler=$sched \
+      --set train.steps=8 >"$f" 2>&1
+    rc=$?
+    ms=$(steps_ms "$f")
+    if [ "$ms" = none ]; then row "$name" "exit $rc, no timed step" "$(tail -1 "$f" | cut -c1-160)"; continue; fi
+    row "$name" "$ms ms/step" "$(awk -v ms="$ms" 'BEGIN { printf "%.0f tokens/s", 8 * 1024 / (ms / 1000) }'); $(grep '^step.*| loss' "$f" | tail -1 | awk -F'|' '{ print $6 }')"
+  done
+done
 
 # 6. the PyTorch peer and the GEMM peak, same GPU, same run
 if command -v python3 >/dev/null; then
-  timeout 300 python3 "$root/scripts/gpu_torch_bench.py" 2>>"$log" | tee -a "$table"
+  timeout 240 python3 "$root/scripts/gpu_torch_bench.py" 2>>"$log" | tee -a "$table"
 else
   row "PyTorch" "skipped" "no python3"
 fi

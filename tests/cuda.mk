@@ -18,3 +18,10 @@ tests_test_cuda_nccl_SOURCES = tests/test_cuda_nccl.c tests/tap.h
 tests_test_cuda_nccl_LDADD = $(ND_TEST_LIBS)
 endif
 EXTRA_DIST += tests/test_cuda_kernels.c tests/test_cuda_nccl.c tests/test_cuda_build.sh
+# the mixed CPU + GPU node against the CPU single-rank reference (the
+# OpenCL parity test's source, built for a CUDA device)
+check_PROGRAMS += tests/test_cuda_parity
+TESTS += tests/test_cuda_parity
+tests_test_cuda_parity_SOURCES = tests/test_device_parity.c tests/runtime/harness.h tests/tap.h
+tests_test_cuda_parity_CPPFLAGS = $(AM_CPPFLAGS) -DND_TEST_CUDA
+tests_test_cuda_parity_LDADD = $(ND_TEST_LIBS)

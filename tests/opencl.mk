@@ -8,7 +8,7 @@ TESTS += tests/test_opencl_bad.sh
 EXTRA_DIST += tests/test_opencl_bad.sh
 check_PROGRAMS += tests/test_opencl_parity
 TESTS += tests/test_opencl_parity
-tests_test_opencl_parity_SOURCES = tests/test_opencl_parity.c tests/runtime/harness.h tests/tap.h
+tests_test_opencl_parity_SOURCES = tests/test_device_parity.c tests/runtime/harness.h tests/tap.h
 tests_test_opencl_parity_LDADD = $(ND_TEST_LIBS)
 # A plugin's OpenCL kernel: kernel-check on the device, a mixed-node training.
 check_PROGRAMS += tests/test_plugin_opencl

@@ -1,11 +1,12 @@
-/* The mixed node (one CPU worker + one OpenCL device, ranks placed on both)
+/* The mixed node (one CPU worker + one device, ranks placed on both)
  * reproduces the CPU-only single-rank reference: losses of 5 steps within
  * 1e-4 relative, for data, tensor and pipeline parallelism at 2 (pipeline
  * under ndws and 1f1b, and with stage_layers auto, which calibrates and
  * rebuilds) and one rank spread over both devices. One run also
  * checks that tasks ran on the device and that data crossed memory nodes
  * (StarPU's bus statistics), so a run that silently stays on the CPU fails.
- * Skipped without an OpenCL device. */
+ * Built twice: test_opencl_parity (an OpenCL device) and, with ND_TEST_CUDA,
+ * test_cuda_parity (a CUDA device). Skipped without such a device. */
 #include <math.h>
 #include <starpu.h>
 
@@ -16,15 +17,25 @@
 
 #define STEPS 5
 
+#ifdef ND_TEST_CUDA
+#define DEVICE "CUDA"
+#define DEVICE_WORKER STARPU_CUDA_WORKER
+#define DEVICE_KEY "runtime.cuda_devices=1"
+#else
+#define DEVICE "OpenCL"
+#define DEVICE_WORKER STARPU_OPENCL_WORKER
+#define DEVICE_KEY "runtime.opencl_devices=1"
+#endif
+
 typedef struct counts {
-  int ocl_tasks, cpu_tasks;
+  int device_tasks, cpu_tasks;
 } counts;
 
 static void task_done(void *user, int graph, int32_t task, double start, double end, int worker) {
   (void)graph, (void)task, (void)start, (void)end;
   counts *c = user;
-  if (starpu_worker_get_type(worker) == STARPU_OPENCL_WORKER)
-    c->ocl_tasks++;
+  if (starpu_worker_get_type(worker) == DEVICE_WORKER)
+    c->device_tasks++;
   else
     c->cpu_tasks++;
 }
@@ -89,7 +100,7 @@ int main(void) {
     const char *ov[12];
     int k = 0;
     ov[k++] = "runtime.workers=1";
-    ov[k++] = "runtime.opencl_devices=1";
+    ov[k++] = DEVICE_KEY;
     for (int j = 0; layouts[i].kv[j]; j++) ov[k++] = layouts[i].kv[j];
     ov[k] = NULL;
     double loss[STEPS];
@@ -98,8 +109,8 @@ int main(void) {
     int watch = i == 2;
     int rc = train(ov, loss, watch ? &c : NULL, &bus, &err);
     if (rc == ND_ENODEV) {
-      skip("mixed node, %s: no OpenCL device (%s)", layouts[i].name, err.msg);
-      if (watch) skip("mixed node: data crosses memory nodes (no OpenCL device)");
+      skip("mixed node, %s: no " DEVICE " device (%s)", layouts[i].name, err.msg);
+      if (watch) skip("mixed node: data crosses memory nodes (no " DEVICE " device)");
       continue;
     }
     if (!ok(rc == 0, "mixed node, %s: trains%s%s", layouts[i].name, rc ? ": " : "", rc ? err.msg : "")) continue;
@@ -108,9 +119,9 @@ int main(void) {
     ok(worst < 1e-4, "mixed node, %s: losses of %d steps within %.2e relative of the CPU reference (need 1e-4)",
        layouts[i].name, STEPS, worst);
     if (watch)
-      ok(c.ocl_tasks > 0 && c.cpu_tasks > 0 && bus > 0,
-         "mixed node, %s: %d tasks on the OpenCL device, %d on the CPU, %llu bytes moved between memory nodes",
-         layouts[i].name, c.ocl_tasks, c.cpu_tasks, (unsigned long long)bus);
+      ok(c.device_tasks > 0 && c.cpu_tasks > 0 && bus > 0,
+         "mixed node, %s: %d tasks on the " DEVICE " device, %d on the CPU, %llu bytes moved between memory nodes",
+         layouts[i].name, c.device_tasks, c.cpu_tasks, (unsigned long long)bus);
   }
   return done_testing();
 }
