@@ -32,7 +32,7 @@ static int submit_gate(const starpu_data_handle_t *parts, int n) {
 }
 
 int nd__coll_submit(struct starpu_codelet *cl, const starpu_data_handle_t *parts, const int *workers, void *const *args,
-                    int n) {
+                    int n, void (*done)(void *), void *done_arg) {
   pthread_mutex_lock(&lock);
   if (!token) starpu_void_data_register(&token);
   /* gate and participants in one critical section: two submitting threads
@@ -52,6 +52,8 @@ int nd__coll_submit(struct starpu_codelet *cl, const starpu_data_handle_t *parts
     /* its peers may already spin in the collective: first in the worker's queue */
     task->priority = STARPU_MAX_PRIO;
     task->name = "allreduce_part";
+    task->callback_arg_free = 0;
+    if (i == 0 && done) task->callback_func = done, task->callback_arg = done_arg;
     rc = starpu_task_submit(task);
   }
   pthread_mutex_unlock(&lock);

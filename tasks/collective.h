@@ -35,9 +35,11 @@ typedef struct nd__coll_task {
 /* Submits one collective after all collectives submitted before it: the gate,
  * then for each participant i a task of cl on worker workers[i] with
  * parts[i] (RW) and the token (R) as its buffers, and args[i] as its
- * argument (cl: STARPU_VARIABLE_NBUFFERS). Returns 0 or StarPU's error. */
+ * argument (cl: STARPU_VARIABLE_NBUFFERS). done (NULL: none) is participant
+ * 0's callback, with done_arg: the collective's one report to an observer.
+ * Returns 0 or StarPU's error. */
 int nd__coll_submit(struct starpu_codelet *cl, const starpu_data_handle_t *parts, const int *workers, void *const *args,
-                    int n);
+                    int n, void (*done)(void *), void *done_arg);
 /* Unregisters the order's token (when StarPU stops; it waits for the tasks). */
 void nd__coll_stop(void);
 /* The codelet of an NCCL participant (argument: an nd__coll_part): the CUDA

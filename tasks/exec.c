@@ -305,7 +305,9 @@ static int submit_collective(nd_exec *ex, const bound_graph *bg, int32_t i) {
     parts[p] = ex->handles[bg->tensor[acc[p].tensor]];
     args[p] = (void *)&c->part[p];
   }
-  return nd__coll_submit(nd__coll_nccl_codelet(), parts, c->worker, args, c->n);
+  /* participant 0 stands for the collective before an observer */
+  return nd__coll_submit(nd__coll_nccl_codelet(), parts, c->worker, args, c->n,
+                         ex->observer.task_done ? task_done : NULL, (void *)&bg->ctx[i]);
 }
 
 /* What a task carries besides its buffers. */

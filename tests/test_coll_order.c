@@ -7,7 +7,8 @@
  * early. Asserted: every worker runs the collectives it takes part in in
  * submission order, no participant starts before every input of its
  * collective is written or before the previous collective has ended, and
- * every run ends (an alarm catches a deadlock). Under lws and ndgraph's ndws.
+ * every run ends (an alarm catches a deadlock), and each collective calls its
+ * observer's callback once. Under lws and ndgraph's ndws.
  * Also which all-reduces a placement sends to NCCL (nd_coll_gpu_units). */
 #include <signal.h>
 #include <starpu.h>
@@ -73,6 +74,14 @@ static void participate(void *buffers[], void *arg) {
   atomic_fetch_add(&c->finished, 1);
 }
 
+/* the collective's one report (participant 0's callback) */
+static atomic_int reports, misreports;
+static void reported(void *arg) {
+  atomic_fetch_add(&reports, 1);
+  /* participant 0 has ended, so every peer has passed the barrier */
+  if (atomic_load(&((coll *)arg)->arrived) != ((coll *)arg)->n) atomic_fetch_add(&misreports, 1);
+}
+
 static struct starpu_codelet producer = {
     .cpu_funcs = {produce}, .nbuffers = 2, .modes = {STARPU_RW, STARPU_R}, .name = "producer"};
 static struct starpu_codelet part_cl = {
@@ -101,6 +110,8 @@ static void run(const char *policy_name, struct starpu_sched_policy *policy) {
   for (int w = 0; w < RANKS; w++) atomic_store(&log_len[w], 0);
   atomic_store(&gate_bad, 0);
   atomic_store(&chain_bad, 0);
+  atomic_store(&reports, 0);
+  atomic_store(&misreports, 0);
   static int value[RANKS];
   starpu_data_handle_t h[RANKS];
   for (int r = 0; r < RANKS; r++)
@@ -128,7 +139,7 @@ static void run(const char *policy_name, struct starpu_sched_policy *policy) {
       workers[p] = starpu_worker_get_by_type(STARPU_CPU_WORKER, c->rank[p]);
       pargs[p] = &args[k][p];
     }
-    rc |= nd__coll_submit(&part_cl, parts, workers, pargs, c->n);
+    rc |= nd__coll_submit(&part_cl, parts, workers, pargs, c->n, reported, &colls[k]);
   }
   starpu_task_wait_for_all();
   alarm(0);
@@ -150,6 +161,8 @@ static void run(const char *policy_name, struct starpu_sched_policy *policy) {
      policy_name, atomic_load(&gate_bad));
   ok(atomic_load(&chain_bad) == 0, "%s: no collective started before the previous one ended (%d did)", policy_name,
      atomic_load(&chain_bad));
+  ok(atomic_load(&reports) == COLLS && atomic_load(&misreports) == 0,
+     "%s: each collective reported once, after its participants ran (%d reports)", policy_name, atomic_load(&reports));
   nd__coll_stop();
   for (int r = 0; r < RANKS; r++) starpu_data_unregister(h[r]);
   starpu_shutdown();
