@@ -1,7 +1,8 @@
 /* Builds the IR of one training step for a data x tensor x pipeline layout:
  * the state of every rank, then a sequential program of forwards, backwards
  * and held-back W tasks whose buffer reuse the pools allow, then the
- * optimizer tail. The model family (graph/model.h) supplies the layers. */
+ * optimizer tail. The model family (graph/model.h) supplies the blocks,
+ * graph/stage.c what happens around them. */
 #include <stdlib.h>
 
 #include "common/error.h"
@@ -43,7 +44,7 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
   if (forward_only) {
     for (int k = 0; k < g->micro_batches; k++)
       for (int d = 0; d < g->dp; d++)
-        for (int s = 0; s < g->pp; s++) m->forward(&b, d, s, k);
+        for (int s = 0; s < g->pp; s++) nd__stage_forward(&b, m, d, s, k);
   } else {
     /* A sequential program in which the last use of a buffer comes before
      * the next write of its slot: micro-batch k's B follows the forward of
@@ -55,15 +56,15 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
     for (int i = 0; i < g->micro_batches + fwd - 1; i++) {
       if (i < g->micro_batches)
         for (int d = 0; d < g->dp; d++)
-          for (int s = 0; s < g->pp; s++) m->forward(&b, d, s, i);
+          for (int s = 0; s < g->pp; s++) nd__stage_forward(&b, m, d, s, i);
       int k = i - fwd + 1;
       if (k >= 0 && k < g->micro_batches)
         for (int d = 0; d < g->dp; d++)
-          for (int s = g->pp - 1; s >= 0; s--) m->backward(&b, d, s, k);
+          for (int s = g->pp - 1; s >= 0; s--) nd__stage_backward(&b, m, d, s, k);
       for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, k - (g->pool_slots[s][ND_POOL_GRAD_W] - 1));
     }
     for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, g->micro_batches);
-    nd__optimizer_tail(&b, g->tied ? m->tied : -1);
+    nd__optimizer_tail(&b, g->tied ? m->embed : -1);
   }
   if (b.oom) goto cleanup;
   if (b.bad_order) {

@@ -1,5 +1,5 @@
 /* The task emitters of graph/emit.h: collectives, the batch loader, linear
- * layers, LayerNorm and elementwise tasks, with gradients accumulated in a
+ * layers, the norms, the embedding and elementwise tasks, with gradients accumulated in a
  * fixed order (the first write of a step overwrites, later ones add). */
 #include "graph/emit.h"
 
@@ -168,119 +168,123 @@ void nd__matmul_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__line
   nd__emit(b, &s);
 }
 
-void nd__ln_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x) {
+void nd__norm_fwd(nd__builder *b, enum nd__norm_kind k, nd_rank r, int mb, int layer, const nd__norm *x) {
   nd__task_spec s;
-  nd__spec_init(&s, ND_TASK_LN_FWD, ND_PHASE_F, r, mb, layer);
+  int N = b->g->B * b->g->T, C = b->g->C, ln = k == ND__LAYERNORM;
+  nd__spec_init(&s, ln ? ND_TASK_LN_FWD : ND_TASK_RMSNORM_FWD, ND_PHASE_F, r, mb, layer);
   s.t.replica = r.tp > 0;
-  s.t.a.ln = (struct nd_ln_args){b->g->B * b->g->T, b->g->C, 0, 0.0f};
+  if (ln)
+    s.t.a.ln = (struct nd_ln_args){N, C, 0, 0.0f};
+  else
+    s.t.a.rms = (struct nd_rms_args){N, C, 0, 0.0f, (float)b->cfg->model.rms_norm_eps};
   nd__acc(&s, x->out, ND_ACCESS_W);
-  nd__acc(&s, x->mean, ND_ACCESS_W);
+  if (ln) nd__acc(&s, x->mean, ND_ACCESS_W);
   nd__acc(&s, x->rstd, ND_ACCESS_W);
   nd__acc(&s, x->inp, ND_ACCESS_R);
   nd__acc(&s, x->w, ND_ACCESS_R);
-  nd__acc(&s, x->bias, ND_ACCESS_R);
+  if (ln) nd__acc(&s, x->bias, ND_ACCESS_R);
   nd__emit(b, &s);
 }
 
-void nd__ln_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x) {
+void nd__norm_bwd(nd__builder *b, enum nd__norm_kind k, nd_rank r, int mb, int layer, const nd__norm *x) {
   nd__task_spec s;
-  int N = b->g->B * b->g->T, C = b->g->C;
-  nd__spec_init(&s, ND_TASK_LN_BWD_IN, ND_PHASE_B, r, mb, layer);
-  s.t.replica = r.tp > 0;
-  s.t.a.ln = (struct nd_ln_args){N, C, x->dskip >= 0, 0.0f};
-  nd__acc(&s, x->dinp, ND_ACCESS_W);
-  if (x->dskip >= 0) nd__acc(&s, x->dskip, ND_ACCESS_R);
-  nd__acc(&s, x->dout, ND_ACCESS_R);
-  nd__acc(&s, x->inp, ND_ACCESS_R);
-  nd__acc(&s, x->w, ND_ACCESS_R);
-  nd__acc(&s, x->mean, ND_ACCESS_R);
-  nd__acc(&s, x->rstd, ND_ACCESS_R);
-  nd__emit(b, &s);
-
-  nd__spec_init(&s, ND_TASK_LN_BWD_W, ND_PHASE_W, r, mb, layer);
-  s.t.replica = r.tp > 0;
-  float beta = nd__gacc(b, &s, x->dw);
-  nd__gacc(b, &s, x->dbias);
-  nd__acc(&s, x->dout, ND_ACCESS_R);
-  nd__acc(&s, x->inp, ND_ACCESS_R);
-  nd__acc(&s, x->mean, ND_ACCESS_R);
-  nd__acc(&s, x->rstd, ND_ACCESS_R);
-  s.t.a.ln = (struct nd_ln_args){N, C, 0, beta};
-  nd__emit(b, &s);
-}
-
-void nd__rms_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x) {
-  nd__task_spec s;
-  nd__spec_init(&s, ND_TASK_RMSNORM_FWD, ND_PHASE_F, r, mb, layer);
-  s.t.replica = r.tp > 0;
-  s.t.a.rms = (struct nd_rms_args){b->g->B * b->g->T, b->g->C, 0, 0.0f, (float)b->cfg->model.rms_norm_eps};
-  nd__acc(&s, x->out, ND_ACCESS_W);
-  nd__acc(&s, x->rstd, ND_ACCESS_W);
-  nd__acc(&s, x->inp, ND_ACCESS_R);
-  nd__acc(&s, x->w, ND_ACCESS_R);
-  nd__emit(b, &s);
-}
-
-void nd__rms_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x) {
-  nd__task_spec s;
-  int N = b->g->B * b->g->T, C = b->g->C;
+  int N = b->g->B * b->g->T, C = b->g->C, ln = k == ND__LAYERNORM;
   float eps = (float)b->cfg->model.rms_norm_eps;
-  nd__spec_init(&s, ND_TASK_RMSNORM_BWD_IN, ND_PHASE_B, r, mb, layer);
+  nd__spec_init(&s, ln ? ND_TASK_LN_BWD_IN : ND_TASK_RMSNORM_BWD_IN, ND_PHASE_B, r, mb, layer);
   s.t.replica = r.tp > 0;
-  s.t.a.rms = (struct nd_rms_args){N, C, x->dskip >= 0, 0.0f, eps};
+  if (ln)
+    s.t.a.ln = (struct nd_ln_args){N, C, x->dskip >= 0, 0.0f};
+  else
+    s.t.a.rms = (struct nd_rms_args){N, C, x->dskip >= 0, 0.0f, eps};
   nd__acc(&s, x->dinp, ND_ACCESS_W);
   if (x->dskip >= 0) nd__acc(&s, x->dskip, ND_ACCESS_R);
   nd__acc(&s, x->dout, ND_ACCESS_R);
   nd__acc(&s, x->inp, ND_ACCESS_R);
   nd__acc(&s, x->w, ND_ACCESS_R);
+  if (ln) nd__acc(&s, x->mean, ND_ACCESS_R);
   nd__acc(&s, x->rstd, ND_ACCESS_R);
   nd__emit(b, &s);
 
-  nd__spec_init(&s, ND_TASK_RMSNORM_BWD_W, ND_PHASE_W, r, mb, layer);
+  nd__spec_init(&s, ln ? ND_TASK_LN_BWD_W : ND_TASK_RMSNORM_BWD_W, ND_PHASE_W, r, mb, layer);
   s.t.replica = r.tp > 0;
   float beta = nd__gacc(b, &s, x->dw);
+  if (ln) nd__gacc(b, &s, x->dbias);
   nd__acc(&s, x->dout, ND_ACCESS_R);
   nd__acc(&s, x->inp, ND_ACCESS_R);
+  if (ln) nd__acc(&s, x->mean, ND_ACCESS_R);
   nd__acc(&s, x->rstd, ND_ACCESS_R);
-  s.t.a.rms = (struct nd_rms_args){N, C, 0, beta, eps};
+  if (ln)
+    s.t.a.ln = (struct nd_ln_args){N, C, 0, beta};
+  else
+    s.t.a.rms = (struct nd_rms_args){N, C, 0, beta, eps};
   nd__emit(b, &s);
+}
+
+/* ------------------------------------------------------------ embedding */
+
+void nd__embed_fwd(nd__builder *b, nd_rank r, int mb, int32_t out, int32_t tokens, int32_t wte, int32_t wpe) {
+  nd_graph *g = b->g;
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_EMBED_FWD, ND_PHASE_F, r, mb, -1);
+  s.t.a.emb = (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, r.tp), nd__vocab_size(g, r.tp), wpe >= 0, 0.0f};
+  nd__acc(&s, out, ND_ACCESS_W);
+  nd__acc(&s, tokens, ND_ACCESS_R);
+  nd__acc(&s, wte, ND_ACCESS_R);
+  if (wpe >= 0) nd__acc(&s, wpe, ND_ACCESS_R);
+  nd__emit(b, &s);
+}
+
+void nd__embed_bwd(nd__builder *b, nd_rank r, int mb, int32_t dwte, int32_t dwpe, int32_t dout, int32_t tokens) {
+  nd_graph *g = b->g;
+  /* wte and wpe are first written at different times (wte by the tied head
+   * when there is one stage): one task each, so each gets its own beta */
+  for (int pos = 0; pos < (dwpe >= 0 ? 2 : 1); pos++) {
+    nd__task_spec s;
+    nd__spec_init(&s, ND_TASK_EMBED_BWD, ND_PHASE_W, r, mb, -1);
+    float beta = nd__gacc(b, &s, pos ? dwpe : dwte);
+    nd__acc(&s, dout, ND_ACCESS_R);
+    nd__acc(&s, tokens, ND_ACCESS_R);
+    s.t.a.emb =
+        (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, r.tp), pos ? 0 : nd__vocab_size(g, r.tp), pos, beta};
+    nd__emit(b, &s);
+  }
 }
 
 /* ------------------------------------------------------------ cross-entropy */
 
-void nd__ce_stats(nd__builder *b, nd_rank r, int mb, int stats, int logits, int targets) {
+void nd__ce_stats(nd__builder *b, nd_rank r, int mb) {
   nd_graph *g = b->g;
   nd__task_spec s;
   nd__spec_init(&s, ND_TASK_CE_STATS, ND_PHASE_F, r, mb, g->L);
   s.t.a.ce = (struct nd_ce_args){g->B * g->T, nd__vocab_size(g, r.tp), nd__vocab_begin(g, r.tp), g->tp};
-  nd__acc(&s, nd__act(b, r, mb, g->L, stats), ND_ACCESS_W);
-  nd__acc(&s, nd__act(b, r, mb, g->L, logits), ND_ACCESS_R);
-  nd__acc(&s, nd__act(b, r, mb, g->L, targets), ND_ACCESS_R);
+  nd__acc(&s, nd__stage_act(b, r, mb, ND__A_CE_STATS), ND_ACCESS_W);
+  nd__acc(&s, nd__stage_act(b, r, mb, ND__A_LOGITS), ND_ACCESS_R);
+  nd__acc(&s, nd__stage_act(b, r, mb, ND__A_TARGETS), ND_ACCESS_R);
   nd__emit(b, &s);
 }
 
-void nd__ce_combine(nd__builder *b, int d, int mb, int lse, int stats) {
+void nd__ce_combine(nd__builder *b, int d, int mb) {
   nd_graph *g = b->g;
   int st = g->pp - 1, BT = g->B * g->T, L = g->L;
   nd__task_spec s;
   nd__spec_init(&s, ND_TASK_CE_COMBINE, g->tp > 1 ? ND_PHASE_COLLECTIVE : ND_PHASE_F, nd__rank(d, st, 0), mb, L);
   s.t.group = g->tp > 1 ? ND_GROUP_TP : ND_GROUP_NONE;
   s.t.a.ce = (struct nd_ce_args){BT, 0, 0, g->tp};
-  for (int t = 0; t < g->tp; t++) nd__acc(&s, nd__act(b, nd__rank(d, st, t), mb, L, lse), ND_ACCESS_W);
-  for (int t = 0; t < g->tp; t++) nd__acc(&s, nd__act(b, nd__rank(d, st, t), mb, L, stats), ND_ACCESS_R);
+  for (int t = 0; t < g->tp; t++) nd__acc(&s, nd__stage_act(b, nd__rank(d, st, t), mb, ND__A_LSE), ND_ACCESS_W);
+  for (int t = 0; t < g->tp; t++) nd__acc(&s, nd__stage_act(b, nd__rank(d, st, t), mb, ND__A_CE_STATS), ND_ACCESS_R);
   nd__gacc(b, &s, g->loss[d]); /* the first micro-batch overwrites the last step's loss */
   s.t.comm_bytes = g->tp > 1 ? 2LL * (g->tp - 1) * BT * 3 * 4 : 0;
   nd__emit(b, &s);
 }
 
-void nd__ce_bwd(nd__builder *b, nd_rank r, int mb, int logits, int lse, int targets) {
+void nd__ce_bwd(nd__builder *b, nd_rank r, int mb) {
   nd_graph *g = b->g;
   nd__task_spec s;
   nd__spec_init(&s, ND_TASK_CE_BWD, ND_PHASE_B, r, mb, g->L);
   s.t.a.ce = (struct nd_ce_args){g->B * g->T, nd__vocab_size(g, r.tp), nd__vocab_begin(g, r.tp), g->tp};
-  nd__acc(&s, nd__act(b, r, mb, g->L, logits), ND_ACCESS_RW); /* becomes dlogits, in place */
-  nd__acc(&s, nd__act(b, r, mb, g->L, lse), ND_ACCESS_R);
-  nd__acc(&s, nd__act(b, r, mb, g->L, targets), ND_ACCESS_R);
+  nd__acc(&s, nd__stage_act(b, r, mb, ND__A_LOGITS), ND_ACCESS_RW); /* becomes dlogits, in place */
+  nd__acc(&s, nd__stage_act(b, r, mb, ND__A_LSE), ND_ACCESS_R);
+  nd__acc(&s, nd__stage_act(b, r, mb, ND__A_TARGETS), ND_ACCESS_R);
   nd__emit(b, &s);
 }
 

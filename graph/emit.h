@@ -49,25 +49,30 @@ void nd__matmul_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__line
 
 /* A normalization over the last dimension (B*T rows of n_embd): the forward
  * reads out, mean, rstd, inp, w, bias; the backward dinp = dskip + N'(dout)
- * (dskip -1: none), then dw and dbias. */
+ * (dskip -1: none), then dw and dbias. RMSNorm (model.rms_norm_eps) is
+ * LayerNorm without mean and bias (those fields unread). */
 typedef struct nd__norm {
   int32_t out, mean, rstd, inp, w, bias;
   int32_t dinp, dskip, dout, dw, dbias;
 } nd__norm;
+enum nd__norm_kind { ND__LAYERNORM, ND__RMSNORM };
 
-void nd__ln_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
-void nd__ln_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
-/* RMSNorm (model.rms_norm_eps): as LayerNorm without mean and bias. */
-void nd__rms_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
-void nd__rms_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__norm *x);
+void nd__norm_fwd(nd__builder *b, enum nd__norm_kind k, nd_rank r, int mb, int layer, const nd__norm *x);
+void nd__norm_bwd(nd__builder *b, enum nd__norm_kind k, nd_rank r, int mb, int layer, const nd__norm *x);
 
-/* The vocabulary-parallel cross-entropy of replica d at the last stage, by
- * activation index: per tensor rank the statistics of its logits shard, then
- * the log-sum-exp over all shards and the loss (a collective when split). */
-void nd__ce_stats(nd__builder *b, nd_rank r, int mb, int stats, int logits, int targets);
-void nd__ce_combine(nd__builder *b, int d, int mb, int lse, int stats);
-/* dlogits in place of the logits of rank r. */
-void nd__ce_bwd(nd__builder *b, nd_rank r, int mb, int logits, int lse, int targets);
+/* The token embedding of rank r's vocabulary rows, plus a learned position
+ * table where wpe >= 0: out (B, T, C) = wte[tokens] [+ wpe]; and the
+ * gradients of the tables (dwpe -1: none) from dout. */
+void nd__embed_fwd(nd__builder *b, nd_rank r, int mb, int32_t out, int32_t tokens, int32_t wte, int32_t wpe);
+void nd__embed_bwd(nd__builder *b, nd_rank r, int mb, int32_t dwte, int32_t dwpe, int32_t dout, int32_t tokens);
+
+/* The vocabulary-parallel cross-entropy of replica d at the last stage, on
+ * its stage activations: per tensor rank the statistics of its logits shard,
+ * then the log-sum-exp over all shards and the loss (a collective when
+ * split); backwards, dlogits in place of the logits of rank r. */
+void nd__ce_stats(nd__builder *b, nd_rank r, int mb);
+void nd__ce_combine(nd__builder *b, int d, int mb);
+void nd__ce_bwd(nd__builder *b, nd_rank r, int mb);
 
 /* out = f(in0, in1) elementwise over out's elements. */
 void nd__elementwise(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_rank r, int mb, int layer,

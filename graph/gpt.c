@@ -33,7 +33,7 @@ static const char *const layer_param_names[L_NPARAMS] = {
     "ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias",
     "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight",    "mlp.c_fc.bias",    "mlp.c_proj.weight",  "mlp.c_proj.bias"};
 
-/* Activations of a micro-batch slot: per layer, then per stage (layer index L). */
+/* Activations of a block, per micro-batch slot (a stage's own are graph/state.h's). */
 enum act {
   A_LN1,
   A_LN1_MEAN,
@@ -59,24 +59,35 @@ enum act {
   A_D_QKV,
   A_D_ATT,
   A_D_LN1,
-  A_TOKENS,
-  A_TARGETS,
-  A_XIN,
-  A_D_XIN,
-  A_LNF,
-  A_LNF_MEAN,
-  A_LNF_RSTD,
-  A_LOGITS,
-  A_CE_STATS,
-  A_LSE,
-  A_D_LNF,
   A_COUNT
 };
-static const char *const act_names[A_COUNT] = {
-    "ln1",      "ln1_mean", "ln1_rstd", "qkv",      "att",    "atty",     "attproj", "res2",    "ln2",
-    "ln2_mean", "ln2_rstd", "fch",      "fch_act",  "fcproj", "xout",     "d_xout",  "d_res2",  "d_fch_act",
-    "d_fch",    "d_ln2",    "d_atty",   "d_qkv",    "d_att",  "d_ln1",    "tokens",  "targets", "xin",
-    "d_xin",    "lnf",      "lnf_mean", "lnf_rstd", "logits", "ce_stats", "lse",     "d_lnf"};
+/* name, pool (by the last phase that reads it), shape (graph/state.h) */
+static const nd__act_row act_rows[A_COUNT] = {
+    [A_LN1] = {"ln1", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_LN1_MEAN] = {"ln1_mean", ND_POOL_FWD_W, ND__ACT_ROW},
+    [A_LN1_RSTD] = {"ln1_rstd", ND_POOL_FWD_W, ND__ACT_ROW},
+    [A_QKV] = {"qkv", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 3, .width = ND__WIDTH_C},
+    [A_ATT] = {"att", ND_POOL_FWD_B, ND__ACT_SCORES},
+    [A_ATTY] = {"atty", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
+    [A_ATTPROJ] = {"attproj", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN},
+    [A_RES2] = {"res2", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_LN2] = {"ln2", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_LN2_MEAN] = {"ln2_mean", ND_POOL_FWD_W, ND__ACT_ROW},
+    [A_LN2_RSTD] = {"ln2_rstd", ND_POOL_FWD_W, ND__ACT_ROW},
+    [A_FCH] = {"fch", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 4, .width = ND__WIDTH_C},
+    [A_FCH_ACT] = {"fch_act", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 4, .width = ND__WIDTH_C},
+    [A_FCPROJ] = {"fcproj", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN},
+    [A_XOUT] = {"xout", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_D_XOUT] = {"d_xout", ND_POOL_GRAD_W, ND__ACT_HIDDEN},
+    [A_D_RES2] = {"d_res2", ND_POOL_GRAD_W, ND__ACT_HIDDEN},
+    [A_D_FCH_ACT] = {"d_fch_act", ND_POOL_GRAD_B, ND__ACT_SPLIT, .mult = 4, .width = ND__WIDTH_C},
+    [A_D_FCH] = {"d_fch", ND_POOL_GRAD_W, ND__ACT_SPLIT, .mult = 4, .width = ND__WIDTH_C},
+    [A_D_LN2] = {"d_ln2", ND_POOL_GRAD_W, ND__ACT_HIDDEN},
+    [A_D_ATTY] = {"d_atty", ND_POOL_GRAD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
+    [A_D_QKV] = {"d_qkv", ND_POOL_GRAD_W, ND__ACT_SPLIT, .mult = 3, .width = ND__WIDTH_C},
+    [A_D_ATT] = {"d_att", ND_POOL_GRAD_B, ND__ACT_SCORES},
+    [A_D_LN1] = {"d_ln1", ND_POOL_GRAD_W, ND__ACT_HIDDEN},
+};
 
 #define R nd__rank
 static int32_t P(nd__builder *b, nd_rank r, int p) { return nd__param(b, r, p); }
@@ -145,105 +156,7 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
   }
 }
 
-/* ------------------------------------------------------------ activations */
-
-static const enum nd_act_pool act_pool[A_COUNT] = {
-    [A_LN1] = ND_POOL_FWD_W,           [A_LN1_MEAN] = ND_POOL_FWD_W,     [A_LN1_RSTD] = ND_POOL_FWD_W,
-    [A_QKV] = ND_POOL_FWD_B,           [A_ATT] = ND_POOL_FWD_B,          [A_ATTY] = ND_POOL_FWD_W,
-    [A_ATTPROJ] = ND_POOL_FWD_SCRATCH, [A_RES2] = ND_POOL_FWD_W,         [A_LN2] = ND_POOL_FWD_W,
-    [A_LN2_MEAN] = ND_POOL_FWD_W,      [A_LN2_RSTD] = ND_POOL_FWD_W,     [A_FCH] = ND_POOL_FWD_B,
-    [A_FCH_ACT] = ND_POOL_FWD_W,       [A_FCPROJ] = ND_POOL_FWD_SCRATCH, [A_XOUT] = ND_POOL_FWD_W,
-    [A_D_XOUT] = ND_POOL_GRAD_W,       [A_D_RES2] = ND_POOL_GRAD_W,      [A_D_FCH_ACT] = ND_POOL_GRAD_B,
-    [A_D_FCH] = ND_POOL_GRAD_W,        [A_D_LN2] = ND_POOL_GRAD_W,       [A_D_ATTY] = ND_POOL_GRAD_B,
-    [A_D_QKV] = ND_POOL_GRAD_W,        [A_D_ATT] = ND_POOL_GRAD_B,       [A_D_LN1] = ND_POOL_GRAD_W,
-    [A_TOKENS] = ND_POOL_FWD_W,        [A_TARGETS] = ND_POOL_FWD_B,      [A_XIN] = ND_POOL_FWD_W,
-    [A_D_XIN] = ND_POOL_GRAD_W,        [A_LNF] = ND_POOL_FWD_W,          [A_LNF_MEAN] = ND_POOL_FWD_W,
-    [A_LNF_RSTD] = ND_POOL_FWD_W,      [A_LOGITS] = ND_POOL_FWD_W,       [A_CE_STATS] = ND_POOL_FWD_SCRATCH,
-    [A_LSE] = ND_POOL_FWD_B,           [A_D_LNF] = ND_POOL_GRAD_W};
-
-static int64_t act_shape(const nd_graph *g, nd_rank r, int which, nd_tensor *t) {
-  int64_t B = g->B, T = g->T, C = g->C, Cs = C / g->tp, NHs = g->NH / g->tp;
-  t->kind = ND_TENSOR_ACTIVATION;
-  t->dtype = ND_F32;
-  int64_t s3[4] = {B, T, C, 0};
-  switch (which) {
-  case A_LN1_MEAN:
-  case A_LN1_RSTD:
-  case A_LN2_MEAN:
-  case A_LN2_RSTD:
-  case A_LNF_MEAN:
-  case A_LNF_RSTD:
-  case A_LSE:
-    s3[2] = 0;
-    break;
-  case A_TOKENS:
-  case A_TARGETS:
-    s3[2] = 0;
-    t->kind = ND_TENSOR_INPUT;
-    t->dtype = ND_I32;
-    break;
-  case A_QKV:
-  case A_D_QKV:
-    s3[2] = 3 * Cs;
-    break;
-  case A_ATTY:
-  case A_D_ATTY:
-    s3[2] = Cs;
-    break;
-  case A_FCH:
-  case A_FCH_ACT:
-  case A_D_FCH:
-  case A_D_FCH_ACT:
-    s3[2] = 4 * Cs;
-    break;
-  case A_ATT:
-  case A_D_ATT:
-    s3[1] = NHs;
-    s3[2] = T;
-    s3[3] = T;
-    break;
-  case A_LOGITS:
-    s3[0] = B * T;
-    s3[1] = nd__vocab_size(g, r.tp);
-    s3[2] = 0;
-    break;
-  case A_CE_STATS:
-    s3[0] = B * T;
-    s3[1] = 3;
-    s3[2] = 0;
-    break;
-  default:
-    break;
-  }
-  int64_t bytes = 4;
-  t->ndim = 0;
-  while (t->ndim < 4 && s3[t->ndim]) bytes *= s3[t->ndim], t->shape[t->ndim] = s3[t->ndim], t->ndim++;
-  return bytes;
-}
-
-static int act_on_rank(const nd_graph *g, nd_rank r, int which) {
-  int first = r.pp == 0, last = r.pp == g->pp - 1;
-  switch (which) {
-  case A_TOKENS:
-    return first;
-  case A_XIN:
-  case A_D_XIN:
-    return 1;
-  case A_TARGETS:
-  case A_LNF:
-  case A_LNF_MEAN:
-  case A_LNF_RSTD:
-  case A_LOGITS:
-  case A_CE_STATS:
-  case A_LSE:
-  case A_D_LNF:
-    return last;
-  default:
-    return which < A_TOKENS;
-  }
-}
-
-static const nd__act_set acts = {A_COUNT, A_TOKENS, act_names, act_pool, act_shape, act_on_rank};
+static const nd__act_set acts = {.count = A_COUNT, .rows = act_rows, .xout = A_XOUT, .d_xout = A_D_XOUT, .lnf_mean = 1};
 
 /* ------------------------------------------------------------ forward */
 
@@ -252,14 +165,14 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
   int BT = g->B * g->T, C = g->C, Cs = C / g->tp, H4s = 4 * Cs;
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    int32_t x = l == g->stage_first[st] ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
-    nd__ln_fwd(b, r, mb, l,
-               &(nd__norm){.out = A(b, r, mb, l, A_LN1),
-                           .mean = A(b, r, mb, l, A_LN1_MEAN),
-                           .rstd = A(b, r, mb, l, A_LN1_RSTD),
-                           .inp = x,
-                           .w = P(b, r, LP(l, L_LN1_W)),
-                           .bias = P(b, r, LP(l, L_LN1_B))});
+    int32_t x = nd__layer_input(b, r, mb, l);
+    nd__norm_fwd(b, ND__LAYERNORM, r, mb, l,
+                 &(nd__norm){.out = A(b, r, mb, l, A_LN1),
+                             .mean = A(b, r, mb, l, A_LN1_MEAN),
+                             .rstd = A(b, r, mb, l, A_LN1_RSTD),
+                             .inp = x,
+                             .w = P(b, r, LP(l, L_LN1_W)),
+                             .bias = P(b, r, LP(l, L_LN1_B))});
     nd__matmul_fwd(b, r, mb, l,
                    &(nd__linear){.out = A(b, r, mb, l, A_QKV),
                                  .inp = A(b, r, mb, l, A_LN1),
@@ -287,16 +200,16 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
   nd__allreduce_tp(b, d, st, l, A_ATTPROJ, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    int32_t x = l == g->stage_first[st] ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
+    int32_t x = nd__layer_input(b, r, mb, l);
     int32_t res2 = A(b, r, mb, l, A_RES2);
     nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, res2, x, A(b, r, mb, l, A_ATTPROJ), t > 0);
-    nd__ln_fwd(b, r, mb, l,
-               &(nd__norm){.out = A(b, r, mb, l, A_LN2),
-                           .mean = A(b, r, mb, l, A_LN2_MEAN),
-                           .rstd = A(b, r, mb, l, A_LN2_RSTD),
-                           .inp = res2,
-                           .w = P(b, r, LP(l, L_LN2_W)),
-                           .bias = P(b, r, LP(l, L_LN2_B))});
+    nd__norm_fwd(b, ND__LAYERNORM, r, mb, l,
+                 &(nd__norm){.out = A(b, r, mb, l, A_LN2),
+                             .mean = A(b, r, mb, l, A_LN2_MEAN),
+                             .rstd = A(b, r, mb, l, A_LN2_RSTD),
+                             .inp = res2,
+                             .w = P(b, r, LP(l, L_LN2_W)),
+                             .bias = P(b, r, LP(l, L_LN2_B))});
     nd__matmul_fwd(b, r, mb, l,
                    &(nd__linear){.out = A(b, r, mb, l, A_FCH),
                                  .inp = A(b, r, mb, l, A_LN2),
@@ -329,108 +242,11 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
   }
 }
 
-static void head_forward(nd__builder *b, int d, int mb) {
-  nd_graph *g = b->g;
-  int st = g->pp - 1, BT = g->B * g->T, L = g->L;
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
-    nd__ln_fwd(b, r, mb, L,
-               &(nd__norm){.out = A(b, r, mb, L, A_LNF),
-                           .mean = A(b, r, mb, L, A_LNF_MEAN),
-                           .rstd = A(b, r, mb, L, A_LNF_RSTD),
-                           .inp = A(b, r, mb, L - 1, A_XOUT),
-                           .w = P(b, r, P_LNF_W),
-                           .bias = P(b, r, P_LNF_B)});
-    nd__matmul_fwd(b, r, mb, L,
-                   &(nd__linear){.out = A(b, r, mb, L, A_LOGITS),
-                                 .inp = A(b, r, mb, L, A_LNF),
-                                 .w = P(b, r, P_WTE),
-                                 .bias = -1,
-                                 .M = BT,
-                                 .K = g->C,
-                                 .N = nd__vocab_size(g, t),
-                                 .trans_w = 1});
-    nd__ce_stats(b, r, mb, A_CE_STATS, A_LOGITS, A_TARGETS);
-  }
-  nd__ce_combine(b, d, mb, A_LSE, A_CE_STATS);
-}
-
-static void load_batch(nd__builder *b, nd_rank r, int mb, int tokens, int targets) {
-  int32_t tok = tokens ? A(b, r, mb, 0, A_TOKENS) : -1;
-  int32_t tgt = targets ? A(b, r, mb, 0, A_TARGETS) : -1;
-  nd__load_batch(b, r, mb, tok, tgt);
-}
-
-static void forward(nd__builder *b, int d, int st, int mb) {
-  nd_graph *g = b->g;
-  int first = g->stage_first[st];
-  if (st == 0) {
-    for (int t = 0; t < g->tp; t++) load_batch(b, R(d, 0, t), mb, 1, g->pp == 1);
-    for (int t = 0; t < g->tp; t++) {
-      nd_rank r = R(d, 0, t);
-      nd__task_spec s;
-      nd__spec_init(&s, ND_TASK_EMBED_FWD, ND_PHASE_F, r, mb, -1);
-      s.t.a.emb = (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, t), nd__vocab_size(g, t), t == 0, 0.0f};
-      nd__acc(&s, A(b, r, mb, first, A_XIN), ND_ACCESS_W);
-      nd__acc(&s, A(b, r, mb, 0, A_TOKENS), ND_ACCESS_R);
-      nd__acc(&s, P(b, r, P_WTE), ND_ACCESS_R);
-      if (t == 0) nd__acc(&s, P(b, r, P_WPE), ND_ACCESS_R);
-      nd__emit(b, &s);
-    }
-    nd__allreduce_tp(b, d, 0, first, A_XIN, mb);
-  } else {
-    int prev_last = first - 1;
-    for (int t = 0; t < g->tp; t++) {
-      int32_t src = A(b, R(d, st - 1, t), mb, prev_last, A_XOUT);
-      nd__sendrecv(b, ND_GROUP_PP_NEXT, src, A(b, R(d, st, t), mb, first, A_XIN), mb, first);
-    }
-  }
-  if (st == g->pp - 1 && g->pp > 1)
-    for (int t = 0; t < g->tp; t++) load_batch(b, R(d, st, t), mb, 0, 1);
-  for (int l = first; l < first + g->stage_layers[st]; l++) layer_forward(b, d, st, mb, l);
-  if (st == g->pp - 1) head_forward(b, d, mb);
-}
-
 /* ------------------------------------------------------------ backward */
-
-static void head_backward(nd__builder *b, int d, int mb) {
-  nd_graph *g = b->g;
-  int st = g->pp - 1, BT = g->B * g->T, L = g->L;
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
-    nd__ce_bwd(b, r, mb, A_LOGITS, A_LSE, A_TARGETS);
-    nd__matmul_bwd(b, r, mb, L,
-                   &(nd__linear){.dinp = A(b, r, mb, L, A_D_LNF),
-                                 .dout = A(b, r, mb, L, A_LOGITS),
-                                 .inp = A(b, r, mb, L, A_LNF),
-                                 .w = P(b, r, P_WTE),
-                                 .dw = G(b, r, P_WTE),
-                                 .dbias = -1,
-                                 .M = BT,
-                                 .K = g->C,
-                                 .N = nd__vocab_size(g, t),
-                                 .trans_w = 1});
-  }
-  nd__allreduce_tp(b, d, st, L, A_D_LNF, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
-    nd__ln_bwd(b, r, mb, L,
-               &(nd__norm){.dinp = A(b, r, mb, L - 1, A_D_XOUT),
-                           .dskip = -1,
-                           .dout = A(b, r, mb, L, A_D_LNF),
-                           .inp = A(b, r, mb, L - 1, A_XOUT),
-                           .w = P(b, r, P_LNF_W),
-                           .mean = A(b, r, mb, L, A_LNF_MEAN),
-                           .rstd = A(b, r, mb, L, A_LNF_RSTD),
-                           .dw = G(b, r, P_LNF_W),
-                           .dbias = G(b, r, P_LNF_B)});
-  }
-}
 
 static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
   nd_graph *g = b->g;
   int BT = g->B * g->T, C = g->C, Cs = C / g->tp, H4s = 4 * Cs;
-  int first = l == g->stage_first[st];
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
     int32_t dxo = A(b, r, mb, l, A_D_XOUT);
@@ -465,16 +281,16 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
   nd__allreduce_tp(b, d, st, l, A_D_LN2, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    nd__ln_bwd(b, r, mb, l,
-               &(nd__norm){.dinp = A(b, r, mb, l, A_D_RES2),
-                           .dskip = A(b, r, mb, l, A_D_XOUT),
-                           .dout = A(b, r, mb, l, A_D_LN2),
-                           .inp = A(b, r, mb, l, A_RES2),
-                           .w = P(b, r, LP(l, L_LN2_W)),
-                           .mean = A(b, r, mb, l, A_LN2_MEAN),
-                           .rstd = A(b, r, mb, l, A_LN2_RSTD),
-                           .dw = G(b, r, LP(l, L_LN2_W)),
-                           .dbias = G(b, r, LP(l, L_LN2_B))});
+    nd__norm_bwd(b, ND__LAYERNORM, r, mb, l,
+                 &(nd__norm){.dinp = A(b, r, mb, l, A_D_RES2),
+                             .dskip = A(b, r, mb, l, A_D_XOUT),
+                             .dout = A(b, r, mb, l, A_D_LN2),
+                             .inp = A(b, r, mb, l, A_RES2),
+                             .w = P(b, r, LP(l, L_LN2_W)),
+                             .mean = A(b, r, mb, l, A_LN2_MEAN),
+                             .rstd = A(b, r, mb, l, A_LN2_RSTD),
+                             .dw = G(b, r, LP(l, L_LN2_W)),
+                             .dbias = G(b, r, LP(l, L_LN2_B))});
     nd__matmul_bwd(b, r, mb, l,
                    &(nd__linear){.dinp = A(b, r, mb, l, A_D_ATTY),
                                  .dout = A(b, r, mb, l, A_D_RES2),
@@ -508,51 +324,32 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
   nd__allreduce_tp(b, d, st, l, A_D_LN1, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    int32_t x = first ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
-    int32_t dx = first ? A(b, r, mb, l, A_D_XIN) : A(b, r, mb, l - 1, A_D_XOUT);
-    nd__ln_bwd(b, r, mb, l,
-               &(nd__norm){.dinp = dx,
-                           .dskip = A(b, r, mb, l, A_D_RES2),
-                           .dout = A(b, r, mb, l, A_D_LN1),
-                           .inp = x,
-                           .w = P(b, r, LP(l, L_LN1_W)),
-                           .mean = A(b, r, mb, l, A_LN1_MEAN),
-                           .rstd = A(b, r, mb, l, A_LN1_RSTD),
-                           .dw = G(b, r, LP(l, L_LN1_W)),
-                           .dbias = G(b, r, LP(l, L_LN1_B))});
+    int32_t x = nd__layer_input(b, r, mb, l);
+    int32_t dx = nd__layer_input_grad(b, r, mb, l);
+    nd__norm_bwd(b, ND__LAYERNORM, r, mb, l,
+                 &(nd__norm){.dinp = dx,
+                             .dskip = A(b, r, mb, l, A_D_RES2),
+                             .dout = A(b, r, mb, l, A_D_LN1),
+                             .inp = x,
+                             .w = P(b, r, LP(l, L_LN1_W)),
+                             .mean = A(b, r, mb, l, A_LN1_MEAN),
+                             .rstd = A(b, r, mb, l, A_LN1_RSTD),
+                             .dw = G(b, r, LP(l, L_LN1_W)),
+                             .dbias = G(b, r, LP(l, L_LN1_B))});
   }
 }
 
-static void backward(nd__builder *b, int d, int st, int mb) {
-  nd_graph *g = b->g;
-  int first = g->stage_first[st];
-  if (st == g->pp - 1) head_backward(b, d, mb);
-  for (int l = first + g->stage_layers[st] - 1; l >= first; l--) layer_backward(b, d, st, mb, l);
-  if (st > 0) {
-    for (int t = 0; t < g->tp; t++) {
-      int32_t src = A(b, R(d, st, t), mb, first, A_D_XIN);
-      nd__sendrecv(b, ND_GROUP_PP_PREV, src, A(b, R(d, st - 1, t), mb, first - 1, A_D_XOUT), mb, first);
-    }
-    return;
-  }
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, 0, t);
-    /* wte and wpe are first written at different times (wte by the tied head
-     * when there is one stage): one task each, so each gets its own beta */
-    for (int which = 0; which < (t == 0 ? 2 : 1); which++) {
-      nd__task_spec s;
-      nd__spec_init(&s, ND_TASK_EMBED_BWD, ND_PHASE_W, r, mb, -1);
-      float beta = nd__gacc(b, &s, G(b, r, which ? P_WPE : P_WTE));
-      nd__acc(&s, A(b, r, mb, first, A_D_XIN), ND_ACCESS_R);
-      nd__acc(&s, A(b, r, mb, 0, A_TOKENS), ND_ACCESS_R);
-      s.t.a.emb =
-          (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, t), which ? 0 : nd__vocab_size(g, t), which, beta};
-      nd__emit(b, &s);
-    }
-  }
-}
-
-const nd__model nd__gpt2_model = {&acts, NULL, nparams, add_rank_params, forward, backward, P_WTE};
+const nd__model nd__gpt2_model = {.acts = &acts,
+                                  .nparams = nparams,
+                                  .add_rank_params = add_rank_params,
+                                  .layer_forward = layer_forward,
+                                  .layer_backward = layer_backward,
+                                  .norm = ND__LAYERNORM,
+                                  .embed = P_WTE,
+                                  .pos_embed = P_WPE,
+                                  .norm_w = P_LNF_W,
+                                  .norm_b = P_LNF_B,
+                                  .head = P_WTE};
 
 int64_t nd_gpt_param_order(const char *hf_name) {
   if (strncmp(hf_name, "model.", 6) == 0 || strcmp(hf_name, "lm_head.weight") == 0)

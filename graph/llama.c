@@ -21,7 +21,7 @@ static const char *const layer_param_names[L_NPARAMS] = {
     "self_attn.v_proj.weight", "self_attn.o_proj.weight", "post_attention_layernorm.weight",
     "mlp.gate_proj.weight",    "mlp.up_proj.weight",      "mlp.down_proj.weight"};
 
-/* Activations of a micro-batch slot: per layer, then per stage (layer index L). */
+/* Activations of a block, per micro-batch slot (a stage's own are graph/state.h's). */
 enum act {
   A_LN1,
   A_LN1_RSTD,
@@ -54,66 +54,44 @@ enum act {
   A_D_Q,
   A_D_K,
   A_D_LN1,
-  A_TOKENS,
-  A_TARGETS,
-  A_XIN,
-  A_D_XIN,
-  A_LNF,
-  A_LNF_RSTD,
-  A_LOGITS,
-  A_CE_STATS,
-  A_LSE,
-  A_D_LNF,
   A_COUNT
 };
-static const char *const act_names[A_COUNT] = {
-    "ln1",  "ln1_rstd", "q",      "k",        "v",       "q_rot",    "k_rot", "att",    "atty",   "attproj", "res2",
-    "ln2",  "ln2_rstd", "gate",   "up",       "h",       "down",     "xout",  "d_xout", "d_res2", "d_h",     "d_gate",
-    "d_up", "d_ln2",    "d_atty", "d_q_rot",  "d_k_rot", "d_v",      "d_q",   "d_k",    "d_ln1",  "tokens",  "targets",
-    "xin",  "d_xin",    "lnf",    "lnf_rstd", "logits",  "ce_stats", "lse",   "d_lnf"};
+/* name, pool (by the last phase that reads it), shape (graph/state.h) */
+static const nd__act_row act_rows[A_COUNT] = {
+    [A_LN1] = {"ln1", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_LN1_RSTD] = {"ln1_rstd", ND_POOL_FWD_W, ND__ACT_ROW},
+    [A_Q] = {"q", ND_POOL_FWD_SCRATCH, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
+    [A_K] = {"k", ND_POOL_FWD_SCRATCH, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV},
+    [A_V] = {"v", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV},
+    [A_QR] = {"q_rot", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
+    [A_KR] = {"k_rot", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV},
+    [A_ATT] = {"att", ND_POOL_FWD_B, ND__ACT_SCORES},
+    [A_ATTY] = {"atty", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
+    [A_ATTPROJ] = {"attproj", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN},
+    [A_RES2] = {"res2", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_LN2] = {"ln2", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_LN2_RSTD] = {"ln2_rstd", ND_POOL_FWD_W, ND__ACT_ROW},
+    [A_GATE] = {"gate", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_FF},
+    [A_UP] = {"up", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_FF},
+    [A_H] = {"h", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_FF},
+    [A_DOWN] = {"down", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN},
+    [A_XOUT] = {"xout", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_D_XOUT] = {"d_xout", ND_POOL_GRAD_W, ND__ACT_HIDDEN},
+    [A_D_RES2] = {"d_res2", ND_POOL_GRAD_W, ND__ACT_HIDDEN},
+    [A_D_H] = {"d_h", ND_POOL_GRAD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_FF},
+    [A_D_GATE] = {"d_gate", ND_POOL_GRAD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_FF},
+    [A_D_UP] = {"d_up", ND_POOL_GRAD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_FF},
+    [A_D_LN2] = {"d_ln2", ND_POOL_GRAD_W, ND__ACT_HIDDEN},
+    [A_D_ATTY] = {"d_atty", ND_POOL_GRAD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
+    [A_D_QR] = {"d_q_rot", ND_POOL_GRAD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
+    [A_D_KR] = {"d_k_rot", ND_POOL_GRAD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV},
+    [A_D_V] = {"d_v", ND_POOL_GRAD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV},
+    [A_D_Q] = {"d_q", ND_POOL_GRAD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
+    [A_D_K] = {"d_k", ND_POOL_GRAD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV},
+    [A_D_LN1] = {"d_ln1", ND_POOL_GRAD_W, ND__ACT_HIDDEN},
+};
 
-/* The pool of each activation, by the last phase that reads it (ir.h). */
-static const enum nd_act_pool act_pool[A_COUNT] = {[A_LN1] = ND_POOL_FWD_W,
-                                                   [A_LN1_RSTD] = ND_POOL_FWD_W,
-                                                   [A_Q] = ND_POOL_FWD_SCRATCH,
-                                                   [A_K] = ND_POOL_FWD_SCRATCH,
-                                                   [A_V] = ND_POOL_FWD_B,
-                                                   [A_QR] = ND_POOL_FWD_B,
-                                                   [A_KR] = ND_POOL_FWD_B,
-                                                   [A_ATT] = ND_POOL_FWD_B,
-                                                   [A_ATTY] = ND_POOL_FWD_W,
-                                                   [A_ATTPROJ] = ND_POOL_FWD_SCRATCH,
-                                                   [A_RES2] = ND_POOL_FWD_W,
-                                                   [A_LN2] = ND_POOL_FWD_W,
-                                                   [A_LN2_RSTD] = ND_POOL_FWD_W,
-                                                   [A_GATE] = ND_POOL_FWD_B,
-                                                   [A_UP] = ND_POOL_FWD_B,
-                                                   [A_H] = ND_POOL_FWD_W,
-                                                   [A_DOWN] = ND_POOL_FWD_SCRATCH,
-                                                   [A_XOUT] = ND_POOL_FWD_W,
-                                                   [A_D_XOUT] = ND_POOL_GRAD_W,
-                                                   [A_D_RES2] = ND_POOL_GRAD_W,
-                                                   [A_D_H] = ND_POOL_GRAD_B,
-                                                   [A_D_GATE] = ND_POOL_GRAD_W,
-                                                   [A_D_UP] = ND_POOL_GRAD_W,
-                                                   [A_D_LN2] = ND_POOL_GRAD_W,
-                                                   [A_D_ATTY] = ND_POOL_GRAD_B,
-                                                   [A_D_QR] = ND_POOL_GRAD_B,
-                                                   [A_D_KR] = ND_POOL_GRAD_B,
-                                                   [A_D_V] = ND_POOL_GRAD_W,
-                                                   [A_D_Q] = ND_POOL_GRAD_W,
-                                                   [A_D_K] = ND_POOL_GRAD_W,
-                                                   [A_D_LN1] = ND_POOL_GRAD_W,
-                                                   [A_TOKENS] = ND_POOL_FWD_W,
-                                                   [A_TARGETS] = ND_POOL_FWD_B,
-                                                   [A_XIN] = ND_POOL_FWD_W,
-                                                   [A_D_XIN] = ND_POOL_GRAD_W,
-                                                   [A_LNF] = ND_POOL_FWD_W,
-                                                   [A_LNF_RSTD] = ND_POOL_FWD_W,
-                                                   [A_LOGITS] = ND_POOL_FWD_W,
-                                                   [A_CE_STATS] = ND_POOL_FWD_SCRATCH,
-                                                   [A_LSE] = ND_POOL_FWD_B,
-                                                   [A_D_LNF] = ND_POOL_GRAD_W};
+static const nd__act_set acts = {.count = A_COUNT, .rows = act_rows, .xout = A_XOUT, .d_xout = A_D_XOUT, .lnf_mean = 0};
 
 /* The sizes of one tensor rank. */
 typedef struct dims {
@@ -190,98 +168,6 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
   }
 }
 
-/* ------------------------------------------------------------ activations */
-
-static int64_t act_shape(const nd_graph *g, nd_rank r, int which, nd_tensor *t) {
-  dims z = dims_of(g);
-  int64_t B = g->B, T = g->T;
-  t->kind = ND_TENSOR_ACTIVATION;
-  t->dtype = ND_F32;
-  int64_t s[4] = {B, T, g->C, 0};
-  switch (which) {
-  case A_LN1_RSTD:
-  case A_LN2_RSTD:
-  case A_LNF_RSTD:
-  case A_LSE:
-    s[2] = 0;
-    break;
-  case A_TOKENS:
-  case A_TARGETS:
-    s[2] = 0;
-    t->kind = ND_TENSOR_INPUT;
-    t->dtype = ND_I32;
-    break;
-  case A_Q:
-  case A_QR:
-  case A_ATTY:
-  case A_D_Q:
-  case A_D_QR:
-  case A_D_ATTY:
-    s[2] = (int64_t)z.NHs * z.hs;
-    break;
-  case A_K:
-  case A_V:
-  case A_KR:
-  case A_D_K:
-  case A_D_KR:
-  case A_D_V:
-    s[2] = (int64_t)z.KVs * z.hs;
-    break;
-  case A_GATE:
-  case A_UP:
-  case A_H:
-  case A_D_H:
-  case A_D_GATE:
-  case A_D_UP:
-    s[2] = z.Is;
-    break;
-  case A_ATT:
-    s[1] = z.NHs;
-    s[2] = T;
-    s[3] = T;
-    break;
-  case A_LOGITS:
-    s[0] = B * T;
-    s[1] = nd__vocab_size(g, r.tp);
-    s[2] = 0;
-    break;
-  case A_CE_STATS:
-    s[0] = B * T;
-    s[1] = 3;
-    s[2] = 0;
-    break;
-  default:
-    break;
-  }
-  int64_t bytes = 4;
-  t->ndim = 0;
-  while (t->ndim < 4 && s[t->ndim]) bytes *= s[t->ndim], t->shape[t->ndim] = s[t->ndim], t->ndim++;
-  return bytes;
-}
-
-static int act_on_rank(const nd_graph *g, nd_rank r, int which) {
-  int first = r.pp == 0, last = r.pp == g->pp - 1;
-  switch (which) {
-  case A_TOKENS:
-    return first;
-  case A_XIN:
-  case A_D_XIN:
-    return 1;
-  case A_TARGETS:
-  case A_LNF:
-  case A_LNF_RSTD:
-  case A_LOGITS:
-  case A_CE_STATS:
-  case A_LSE:
-  case A_D_LNF:
-    return last;
-  default:
-    return which < A_TOKENS;
-  }
-}
-
-static const nd__act_set acts = {A_COUNT, A_TOKENS, act_names, act_pool, act_shape, act_on_rank};
-
 /* ------------------------------------------------------------ tasks of this family */
 
 static void rope(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_rank r, int mb, int l, int32_t out,
@@ -317,10 +203,10 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
   int C = g->C, Q = z.NHs * z.hs, KV = z.KVs * z.hs;
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    int32_t x = l == g->stage_first[st] ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
+    int32_t x = nd__layer_input(b, r, mb, l);
     int32_t ln1 = A(b, r, mb, l, A_LN1);
-    nd__rms_fwd(b, r, mb, l,
-                &(nd__norm){.out = ln1, .rstd = A(b, r, mb, l, A_LN1_RSTD), .inp = x, .w = P(b, r, LP(l, L_IN_NORM))});
+    nd__norm_fwd(b, ND__RMSNORM, r, mb, l,
+                 &(nd__norm){.out = ln1, .rstd = A(b, r, mb, l, A_LN1_RSTD), .inp = x, .w = P(b, r, LP(l, L_IN_NORM))});
     linear(b, r, mb, l, A(b, r, mb, l, A_Q), ln1, P(b, r, LP(l, L_Q)), C, Q);
     linear(b, r, mb, l, A(b, r, mb, l, A_K), ln1, P(b, r, LP(l, L_K)), C, KV);
     linear(b, r, mb, l, A(b, r, mb, l, A_V), ln1, P(b, r, LP(l, L_V)), C, KV);
@@ -340,11 +226,11 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
   nd__allreduce_tp(b, d, st, l, A_ATTPROJ, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    int32_t x = l == g->stage_first[st] ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
+    int32_t x = nd__layer_input(b, r, mb, l);
     int32_t res2 = A(b, r, mb, l, A_RES2), ln2 = A(b, r, mb, l, A_LN2);
     nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, res2, x, A(b, r, mb, l, A_ATTPROJ), t > 0);
-    nd__rms_fwd(
-        b, r, mb, l,
+    nd__norm_fwd(
+        b, ND__RMSNORM, r, mb, l,
         &(nd__norm){.out = ln2, .rstd = A(b, r, mb, l, A_LN2_RSTD), .inp = res2, .w = P(b, r, LP(l, L_POST_NORM))});
     linear(b, r, mb, l, A(b, r, mb, l, A_GATE), ln2, P(b, r, LP(l, L_GATE)), C, z.Is);
     linear(b, r, mb, l, A(b, r, mb, l, A_UP), ln2, P(b, r, LP(l, L_UP)), C, z.Is);
@@ -359,56 +245,6 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, xout, A(b, r, mb, l, A_RES2), A(b, r, mb, l, A_DOWN),
                     t > 0);
   }
-}
-
-static int32_t head_weight(nd__builder *b, nd_rank r) { return P(b, r, tied(b->g) ? P_EMBED : P_HEAD); }
-
-static void head_forward(nd__builder *b, int d, int mb) {
-  nd_graph *g = b->g;
-  int st = g->pp - 1, L = g->L;
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
-    int32_t lnf = A(b, r, mb, L, A_LNF);
-    nd__rms_fwd(
-        b, r, mb, L,
-        &(nd__norm){
-            .out = lnf, .rstd = A(b, r, mb, L, A_LNF_RSTD), .inp = A(b, r, mb, L - 1, A_XOUT), .w = P(b, r, P_NORM)});
-    linear(b, r, mb, L, A(b, r, mb, L, A_LOGITS), lnf, head_weight(b, r), g->C, nd__vocab_size(g, t));
-    nd__ce_stats(b, r, mb, A_CE_STATS, A_LOGITS, A_TARGETS);
-  }
-  nd__ce_combine(b, d, mb, A_LSE, A_CE_STATS);
-}
-
-static void forward(nd__builder *b, int d, int st, int mb) {
-  nd_graph *g = b->g;
-  int first = g->stage_first[st];
-  if (st == 0) {
-    for (int t = 0; t < g->tp; t++) {
-      nd_rank r = R(d, 0, t);
-      int32_t tok = A(b, r, mb, 0, A_TOKENS), tgt = g->pp == 1 ? A(b, r, mb, 0, A_TARGETS) : -1;
-      nd__load_batch(b, r, mb, tok, tgt);
-    }
-    for (int t = 0; t < g->tp; t++) {
-      nd_rank r = R(d, 0, t);
-      nd__task_spec s;
-      nd__spec_init(&s, ND_TASK_EMBED_FWD, ND_PHASE_F, r, mb, -1);
-      s.t.a.emb = (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, t), nd__vocab_size(g, t), 0, 0.0f};
-      nd__acc(&s, A(b, r, mb, first, A_XIN), ND_ACCESS_W);
-      nd__acc(&s, A(b, r, mb, 0, A_TOKENS), ND_ACCESS_R);
-      nd__acc(&s, P(b, r, P_EMBED), ND_ACCESS_R);
-      nd__emit(b, &s);
-    }
-    nd__allreduce_tp(b, d, 0, first, A_XIN, mb);
-  } else {
-    for (int t = 0; t < g->tp; t++) {
-      int32_t src = A(b, R(d, st - 1, t), mb, first - 1, A_XOUT);
-      nd__sendrecv(b, ND_GROUP_PP_NEXT, src, A(b, R(d, st, t), mb, first, A_XIN), mb, first);
-    }
-  }
-  if (st == g->pp - 1 && g->pp > 1)
-    for (int t = 0; t < g->tp; t++) nd__load_batch(b, R(d, st, t), mb, -1, A(b, R(d, st, t), mb, 0, A_TARGETS));
-  for (int l = first; l < first + g->stage_layers[st]; l++) layer_forward(b, d, st, mb, l);
-  if (st == g->pp - 1) head_forward(b, d, mb);
 }
 
 /* ------------------------------------------------------------ backward */
@@ -430,34 +266,10 @@ static void linear_bwd(nd__builder *b, nd_rank r, int mb, int l, int32_t dinp, i
                                .dinp_add = add});
 }
 
-static void head_backward(nd__builder *b, int d, int mb) {
-  nd_graph *g = b->g;
-  int st = g->pp - 1, L = g->L;
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
-    nd__ce_bwd(b, r, mb, A_LOGITS, A_LSE, A_TARGETS);
-    linear_bwd(b, r, mb, L, A(b, r, mb, L, A_D_LNF), A(b, r, mb, L, A_LOGITS), A(b, r, mb, L, A_LNF),
-               tied(g) ? P_EMBED : P_HEAD, g->C, nd__vocab_size(g, t), 0);
-  }
-  nd__allreduce_tp(b, d, st, L, A_D_LNF, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
-    nd__rms_bwd(b, r, mb, L,
-                &(nd__norm){.dinp = A(b, r, mb, L - 1, A_D_XOUT),
-                            .dskip = -1,
-                            .dout = A(b, r, mb, L, A_D_LNF),
-                            .inp = A(b, r, mb, L - 1, A_XOUT),
-                            .w = P(b, r, P_NORM),
-                            .rstd = A(b, r, mb, L, A_LNF_RSTD),
-                            .dw = G(b, r, P_NORM)});
-  }
-}
-
 static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
   nd_graph *g = b->g;
   dims z = dims_of(g);
   int C = g->C, Q = z.NHs * z.hs, KV = z.KVs * z.hs;
-  int first = l == g->stage_first[st];
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
     int32_t ln2 = A(b, r, mb, l, A_LN2), dln2 = A(b, r, mb, l, A_D_LN2);
@@ -478,14 +290,14 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
   nd__allreduce_tp(b, d, st, l, A_D_LN2, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    nd__rms_bwd(b, r, mb, l,
-                &(nd__norm){.dinp = A(b, r, mb, l, A_D_RES2),
-                            .dskip = A(b, r, mb, l, A_D_XOUT),
-                            .dout = A(b, r, mb, l, A_D_LN2),
-                            .inp = A(b, r, mb, l, A_RES2),
-                            .w = P(b, r, LP(l, L_POST_NORM)),
-                            .rstd = A(b, r, mb, l, A_LN2_RSTD),
-                            .dw = G(b, r, LP(l, L_POST_NORM))});
+    nd__norm_bwd(b, ND__RMSNORM, r, mb, l,
+                 &(nd__norm){.dinp = A(b, r, mb, l, A_D_RES2),
+                             .dskip = A(b, r, mb, l, A_D_XOUT),
+                             .dout = A(b, r, mb, l, A_D_LN2),
+                             .inp = A(b, r, mb, l, A_RES2),
+                             .w = P(b, r, LP(l, L_POST_NORM)),
+                             .rstd = A(b, r, mb, l, A_LN2_RSTD),
+                             .dw = G(b, r, LP(l, L_POST_NORM))});
     linear_bwd(b, r, mb, l, A(b, r, mb, l, A_D_ATTY), A(b, r, mb, l, A_D_RES2), A(b, r, mb, l, A_ATTY), LP(l, L_O), Q,
                C, 0);
     nd__task_spec s;
@@ -510,40 +322,16 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
   nd__allreduce_tp(b, d, st, l, A_D_LN1, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
-    int32_t x = first ? A(b, r, mb, l, A_XIN) : A(b, r, mb, l - 1, A_XOUT);
-    int32_t dx = first ? A(b, r, mb, l, A_D_XIN) : A(b, r, mb, l - 1, A_D_XOUT);
-    nd__rms_bwd(b, r, mb, l,
-                &(nd__norm){.dinp = dx,
-                            .dskip = A(b, r, mb, l, A_D_RES2),
-                            .dout = A(b, r, mb, l, A_D_LN1),
-                            .inp = x,
-                            .w = P(b, r, LP(l, L_IN_NORM)),
-                            .rstd = A(b, r, mb, l, A_LN1_RSTD),
-                            .dw = G(b, r, LP(l, L_IN_NORM))});
-  }
-}
-
-static void backward(nd__builder *b, int d, int st, int mb) {
-  nd_graph *g = b->g;
-  int first = g->stage_first[st];
-  if (st == g->pp - 1) head_backward(b, d, mb);
-  for (int l = first + g->stage_layers[st] - 1; l >= first; l--) layer_backward(b, d, st, mb, l);
-  if (st > 0) {
-    for (int t = 0; t < g->tp; t++) {
-      int32_t src = A(b, R(d, st, t), mb, first, A_D_XIN);
-      nd__sendrecv(b, ND_GROUP_PP_PREV, src, A(b, R(d, st - 1, t), mb, first - 1, A_D_XOUT), mb, first);
-    }
-    return;
-  }
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, 0, t);
-    nd__task_spec s;
-    nd__spec_init(&s, ND_TASK_EMBED_BWD, ND_PHASE_W, r, mb, -1);
-    float beta = nd__gacc(b, &s, G(b, r, P_EMBED));
-    nd__acc(&s, A(b, r, mb, first, A_D_XIN), ND_ACCESS_R);
-    nd__acc(&s, A(b, r, mb, 0, A_TOKENS), ND_ACCESS_R);
-    s.t.a.emb = (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, t), nd__vocab_size(g, t), 0, beta};
-    nd__emit(b, &s);
+    int32_t x = nd__layer_input(b, r, mb, l);
+    int32_t dx = nd__layer_input_grad(b, r, mb, l);
+    nd__norm_bwd(b, ND__RMSNORM, r, mb, l,
+                 &(nd__norm){.dinp = dx,
+                             .dskip = A(b, r, mb, l, A_D_RES2),
+                             .dout = A(b, r, mb, l, A_D_LN1),
+                             .inp = x,
+                             .w = P(b, r, LP(l, L_IN_NORM)),
+                             .rstd = A(b, r, mb, l, A_LN1_RSTD),
+                             .dw = G(b, r, LP(l, L_IN_NORM))});
   }
 }
 
@@ -556,7 +344,18 @@ static int check(nd_graph *g, const nd_config *cfg, nd_error *err) {
   return 0;
 }
 
-const nd__model nd__llama_model = {&acts, check, nparams, add_rank_params, forward, backward, P_EMBED};
+const nd__model nd__llama_model = {.acts = &acts,
+                                   .check = check,
+                                   .nparams = nparams,
+                                   .add_rank_params = add_rank_params,
+                                   .layer_forward = layer_forward,
+                                   .layer_backward = layer_backward,
+                                   .norm = ND__RMSNORM,
+                                   .embed = P_EMBED,
+                                   .pos_embed = -1,
+                                   .norm_w = P_NORM,
+                                   .norm_b = -1,
+                                   .head = P_HEAD};
 
 int64_t nd__llama_param_order(const char *hf_name) {
   if (strcmp(hf_name, "model.embed_tokens.weight") == 0) return 0;

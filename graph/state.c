@@ -80,25 +80,107 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
 
 /* ------------------------------------------------------------ activations */
 
+static const nd__act_row stage_rows[ND__STAGE_ACTS] = {
+    [ND__A_TOKENS] = {"tokens", ND_POOL_FWD_W, ND__ACT_TOKENS, ND__AT_FIRST},
+    [ND__A_TARGETS] = {"targets", ND_POOL_FWD_B, ND__ACT_TOKENS, ND__AT_LAST},
+    [ND__A_XIN] = {"xin", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_STAGE},
+    [ND__A_D_XIN] = {"d_xin", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_STAGE},
+    [ND__A_LNF] = {"lnf", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAST},
+    [ND__A_LNF_MEAN] = {"lnf_mean", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAST},
+    [ND__A_LNF_RSTD] = {"lnf_rstd", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAST},
+    [ND__A_LOGITS] = {"logits", ND_POOL_FWD_W, ND__ACT_LOGITS, ND__AT_LAST},
+    [ND__A_CE_STATS] = {"ce_stats", ND_POOL_FWD_SCRATCH, ND__ACT_CE_STATS, ND__AT_LAST},
+    [ND__A_LSE] = {"lse", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST},
+    [ND__A_D_LNF] = {"d_lnf", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAST},
+};
+
+static const nd__act_row *row_of(const nd__act_set *as, int which) {
+  return which < as->count ? &as->rows[which] : &stage_rows[which - as->count];
+}
+
+/* Kind, dtype and shape of activation row a on rank r; returns its bytes. */
+static int64_t act_shape(const nd_graph *g, const nd__act_row *a, nd_rank r, nd_tensor *t) {
+  int64_t B = g->B, T = g->T;
+  const int64_t width[] = {
+      [ND__WIDTH_C] = g->C, [ND__WIDTH_KV] = (int64_t)g->NKV * (g->C / g->NH), [ND__WIDTH_FF] = g->FF};
+  int64_t s[4] = {B, T, 0, 0};
+  t->kind = ND_TENSOR_ACTIVATION;
+  t->dtype = ND_F32;
+  switch (a->shape) {
+  case ND__ACT_HIDDEN:
+    s[2] = g->C;
+    break;
+  case ND__ACT_TOKENS:
+    t->kind = ND_TENSOR_INPUT;
+    t->dtype = ND_I32;
+    break;
+  case ND__ACT_SPLIT:
+    s[2] = a->mult * (width[a->width] / g->tp);
+    break;
+  case ND__ACT_SCORES:
+    s[1] = g->NH / g->tp;
+    s[2] = T;
+    s[3] = T;
+    break;
+  case ND__ACT_LOGITS:
+    s[0] = B * T;
+    s[1] = nd__vocab_size(g, r.tp);
+    break;
+  case ND__ACT_CE_STATS:
+    s[0] = B * T;
+    s[1] = 3;
+    break;
+  default: /* ND__ACT_ROW */
+    break;
+  }
+  int64_t bytes = 4;
+  t->ndim = 0;
+  while (t->ndim < 4 && s[t->ndim]) bytes *= s[t->ndim], t->shape[t->ndim] = s[t->ndim], t->ndim++;
+  return bytes;
+}
+
+static int act_on_rank(const nd_graph *g, const nd__act_set *as, int which, nd_rank r) {
+  const nd__act_row *a = row_of(as, which);
+  if (which == as->count + ND__A_LNF_MEAN && !as->lnf_mean) return 0;
+  switch (a->where) {
+  case ND__AT_FIRST:
+    return r.pp == 0;
+  case ND__AT_LAST:
+    return r.pp == g->pp - 1;
+  default:
+    return 1;
+  }
+}
+
 int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which) {
   nd_graph *g = b->g;
   const nd__act_set *as = b->acts;
-  int at_stage = which >= as->first_stage;
-  int li = at_stage ? g->L : layer, slot = mb % g->pool_slots[r.pp][as->pool[which]];
-  int64_t idx = (((int64_t)nd_rank_index(g, r) * b->max_slots + slot) * (g->L + 1) + li) * as->count + which;
+  const nd__act_row *a = row_of(as, which);
+  int at_stage = which >= as->count, n = as->count + ND__STAGE_ACTS;
+  int li = at_stage ? g->L : layer, slot = mb % g->pool_slots[r.pp][a->pool];
+  int64_t idx = (((int64_t)nd_rank_index(g, r) * b->max_slots + slot) * (g->L + 1) + li) * n + which;
   if (b->act[idx] >= 0) return b->act[idx];
 
   nd_tensor t = {0};
-  as->shape(g, r, which, &t);
+  act_shape(g, a, r, &t);
   t.home = r;
   t.layer = at_stage ? -1 : layer;
   t.slot = slot;
   t.param = -1;
   if (at_stage)
-    snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.%s", r.dp, r.pp, r.tp, slot, as->names[which]);
+    snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.%s", r.dp, r.pp, r.tp, slot, a->name);
   else
-    snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.h%d.%s", r.dp, r.pp, r.tp, slot, layer, as->names[which]);
+    snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.h%d.%s", r.dp, r.pp, r.tp, slot, layer, a->name);
   return b->act[idx] = nd__add_tensor(b, &t);
+}
+
+int32_t nd__layer_input(nd__builder *b, nd_rank r, int mb, int l) {
+  return l == b->g->stage_first[r.pp] ? nd__stage_act(b, r, mb, ND__A_XIN) : nd__act(b, r, mb, l - 1, b->acts->xout);
+}
+
+int32_t nd__layer_input_grad(nd__builder *b, nd_rank r, int mb, int l) {
+  return l == b->g->stage_first[r.pp] ? nd__stage_act(b, r, mb, ND__A_D_XIN)
+                                      : nd__act(b, r, mb, l - 1, b->acts->d_xout);
 }
 
 /* Do stage st's pools fit within the bound with `fwd` forwards in flight and
@@ -113,12 +195,12 @@ static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, int fwd, 
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = {0, st, t};
     int64_t one = 0, used = 0;
-    for (int a = 0; a < as->count; a++) {
-      if (!as->on_rank(g, r, a)) continue;
+    for (int a = 0; a < as->count + ND__STAGE_ACTS; a++) {
+      if (!act_on_rank(g, as, a, r)) continue;
       nd_tensor x = {0};
-      int64_t bytes = as->shape(g, r, a, &x) * (a < as->first_stage ? g->stage_layers[st] : 1);
+      int64_t bytes = act_shape(g, row_of(as, a), r, &x) * (a < as->count ? g->stage_layers[st] : 1);
       one += bytes;
-      used += bytes * depth[as->pool[a]];
+      used += bytes * depth[row_of(as, a)->pool];
     }
     if (used > (int64_t)g->slots * one) return 0;
   }
@@ -174,7 +256,7 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->grad = table(ptab);
   b->mom = table(ptab);
   b->vel = table(ptab);
-  b->act = table((size_t)b->nranks * b->max_slots * (g->L + 1) * acts->count);
+  b->act = table((size_t)b->nranks * b->max_slots * (g->L + 1) * (acts->count + ND__STAGE_ACTS));
   b->normsq = table((size_t)b->nranks);
   b->parts = malloc((size_t)(b->nranks > 2 ? b->nranks : 2) * sizeof *b->parts);
   g->loss = malloc((size_t)g->dp * sizeof *g->loss);

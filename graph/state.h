@@ -10,16 +10,65 @@
 #include "configs/config.h"
 #include "graph/builder.h"
 
-/* A model's activations of one micro-batch slot: `count` of them, those
- * before `first_stage` once per layer, the rest once per stage. */
+/* How an activation's shape follows from the layout (B, T, C, heads and
+ * vocabulary rows of a rank). */
+enum nd__act_shape {
+  ND__ACT_HIDDEN,   /* (B, T, C): the residual stream and what has its width */
+  ND__ACT_ROW,      /* (B, T): a statistic per row */
+  ND__ACT_TOKENS,   /* (B, T) int32: an input of the step */
+  ND__ACT_SPLIT,    /* (B, T, mult * (width / tp)): split across the tensor ranks */
+  ND__ACT_SCORES,   /* (B, NH / tp, T, T): attention probabilities */
+  ND__ACT_LOGITS,   /* (B T, the rank's vocabulary rows) */
+  ND__ACT_CE_STATS, /* (B T, 3): the cross-entropy statistics of a logits shard */
+};
+/* The full width an ND__ACT_SPLIT activation is a share of. */
+enum nd__act_width {
+  ND__WIDTH_C,  /* n_embd (= query heads x head size) */
+  ND__WIDTH_KV, /* key/value heads x head size */
+  ND__WIDTH_FF, /* the MLP's intermediate width (Llama) */
+};
+/* Which ranks hold an activation, once per slot. */
+enum nd__act_where {
+  ND__AT_LAYER, /* every rank, once per layer of its stage: a family's rows */
+  ND__AT_STAGE, /* every rank, once */
+  ND__AT_FIRST, /* the first stage's ranks */
+  ND__AT_LAST,  /* the last stage's ranks */
+};
+
+/* One activation: a row of a table. */
+typedef struct nd__act_row {
+  const char *name;
+  enum nd_act_pool pool; /* by the last phase that reads it (ir.h) */
+  uint8_t shape, where;  /* enum nd__act_shape, enum nd__act_where */
+  uint8_t mult, width;   /* ND__ACT_SPLIT: mult * (enum nd__act_width / tp) */
+} nd__act_row;
+
+/* The activations of a stage, the same in every family (graph/stage.c uses
+ * them): the batch, the stage's input and the gradient it sends back, the
+ * final norm, the head and the loss. Their index is a family's row count
+ * plus these (nd__stage_act). */
+enum nd__stage_act {
+  ND__A_TOKENS,
+  ND__A_TARGETS,
+  ND__A_XIN,
+  ND__A_D_XIN,
+  ND__A_LNF,
+  ND__A_LNF_MEAN, /* where the final norm keeps a mean (LayerNorm) */
+  ND__A_LNF_RSTD,
+  ND__A_LOGITS,
+  ND__A_CE_STATS,
+  ND__A_LSE,
+  ND__A_D_LNF,
+  ND__STAGE_ACTS
+};
+
+/* A model family's activations of one micro-batch slot, once per layer:
+ * `count` rows (ND__AT_LAYER), and which of them is a block's output. */
 typedef struct nd__act_set {
-  int count, first_stage;
-  const char *const *names;
-  const enum nd_act_pool *pool; /* by the last phase that reads it */
-  /* Kind, dtype and shape of activation a on rank r; returns its bytes. */
-  int64_t (*shape)(const nd_graph *g, nd_rank r, int a, nd_tensor *t);
-  /* Whether rank r holds activation a (per layer: every layer of its stage). */
-  int (*on_rank)(const nd_graph *g, nd_rank r, int a);
+  int count;
+  const nd__act_row *rows;
+  int xout, d_xout; /* a block's output and its gradient */
+  int lnf_mean;     /* the final norm keeps its mean (LayerNorm) */
 } nd__act_set;
 
 struct nd__task_spec;
@@ -30,7 +79,7 @@ typedef struct nd__builder {
   const nd__act_set *acts;
   int nranks, nparams;
   int32_t *param, *grad, *mom, *vel; /* [rank][nparams], -1 where absent */
-  int32_t *act;                      /* [rank][slot][L + 1][acts->count], created on first use */
+  int32_t *act;                      /* [rank][slot][L + 1][acts->count + ND__STAGE_ACTS], created on first use */
   int max_slots;                     /* the deepest pool */
   int32_t *normsq;                   /* [rank]: (0, s, t) ranks only */
   int32_t *parts;                    /* [max(nranks, 2)]: a collective's buffers, while emitting it */
@@ -76,8 +125,15 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
 int32_t *nd__pslot(nd__builder *b, int32_t *table, nd_rank r, int p);
 static inline int32_t nd__param(nd__builder *b, nd_rank r, int p) { return *nd__pslot(b, b->param, r, p); }
 static inline int32_t nd__grad(nd__builder *b, nd_rank r, int p) { return *nd__pslot(b, b->grad, r, p); }
-/* Activation `which` of micro-batch mb at `layer` (ignored past first_stage):
- * the buffer of its slot in its pool. */
+/* Activation `which` of micro-batch mb at `layer` (ignored for a stage's
+ * activations): the buffer of its slot in its pool. */
 int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which);
+static inline int32_t nd__stage_act(nd__builder *b, nd_rank r, int mb, enum nd__stage_act which) {
+  return nd__act(b, r, mb, -1, b->acts->count + (int)which);
+}
+/* The input of layer l of stage st (the stage's input or the layer before's
+ * output), and where its gradient goes. */
+int32_t nd__layer_input(nd__builder *b, nd_rank r, int mb, int l);
+int32_t nd__layer_input_grad(nd__builder *b, nd_rank r, int mb, int l);
 
 #endif

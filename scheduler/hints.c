@@ -139,8 +139,8 @@ void nd_hints_free(nd_hints *h) {
 int nd_runtime_units(nd_unit *units, int max) {
   int n = 0;
   for (unsigned w = 0; w < starpu_worker_get_count() && n < max; w++) {
-    enum starpu_worker_archtype type = starpu_worker_get_type((int)w);
-    int kind = type == STARPU_OPENCL_WORKER ? ND_UNIT_OPENCL : type == STARPU_CUDA_WORKER ? ND_UNIT_GPU : ND_UNIT_CPU;
+    enum starpu_worker_archtype arch = starpu_worker_get_type((int)w);
+    int kind = arch == STARPU_OPENCL_WORKER ? ND_UNIT_OPENCL : arch == STARPU_CUDA_WORKER ? ND_UNIT_GPU : ND_UNIT_CPU;
     units[n++] = (nd_unit){starpu_worker_get_hwloc_obj((int)w), (int)w, kind, (int)starpu_worker_get_memory_node(w),
                            starpu_worker_get_devid((int)w)};
   }

@@ -1,4 +1,8 @@
-/* Ranks onto units, in hwloc order. */
+/* Ranks onto units, in hwloc order. Where there are GPUs, ranks go on GPUs
+ * only (several ranks share one when there are fewer GPUs than ranks), as
+ * `ndgraph plan` places them on a GPU topology: a CPU core beside a GPU
+ * would only slow its rank down. The CPU workers stay in the map for the
+ * tasks a GPU cannot run (loading a batch). */
 #include "scheduler/placement.h"
 
 #include <stdlib.h>
@@ -7,9 +11,12 @@
 #include "common/error.h"
 #include "scheduler/topology.h"
 
+/* GPUs first, then CPU cores, then OpenCL devices */
+static int unit_order(int kind) { return kind == ND_UNIT_GPU ? -1 : kind; }
+
 static int cmp_unit(const void *a, const void *b) {
   const nd_unit *x = a, *y = b;
-  if (x->kind != y->kind) return x->kind - y->kind;
+  if (x->kind != y->kind) return unit_order(x->kind) - unit_order(y->kind);
   if (x->obj && y->obj) {
     int c = nd_topo_dfs_cmp(x->obj, y->obj);
     if (c) return c;
@@ -42,6 +49,8 @@ int nd_place(const nd_unit *units, int n_units, int dp, int pp, int tp, nd_rank_
   }
   memcpy(out->units, units, (size_t)n_units * sizeof *units);
   qsort(out->units, (size_t)n_units, sizeof *out->units, cmp_unit);
+  if (out->units[0].kind == ND_UNIT_GPU)
+    while (out->units[n_units - 1].kind != ND_UNIT_GPU) n_units--; /* the ranks' units: the GPUs */
   if (n_units < n_ranks) {
     for (int r = 0; r < n_ranks; r++) {
       out->first[r] = (int)((long long)r * n_units / n_ranks);

@@ -33,7 +33,7 @@ typedef struct nd_rank_map {
   int n_units;
 } nd_rank_map;
 
-/* units is copied and sorted. */
+/* units is copied and sorted, GPUs first; with GPUs, ranks go on the GPUs alone. */
 int nd_place(const nd_unit *units, int n_units, int dp, int pp, int tp, nd_rank_map *out);
 void nd_rank_map_free(nd_rank_map *p);
 /* Worker bitmaps are arrays of 32-bit words (StarPU's workerids layout),

@@ -100,6 +100,8 @@ row "ndgraph build" "ok" "$(( $(date +%s) - t0 )) s; $(./ndgraph --version | tr 
 export STARPU_HOME=$work/starpu-home STARPU_SILENT=1
 gpu_tests="tests/test_cuda_kernels tests/test_cuda_parity tests/test_cuda_build.sh tests/test_cuda_config.sh"
 [ -f tests/test_cuda_nccl.c ] && gpu_tests="$gpu_tests tests/test_cuda_nccl"
+# the Llama checkpoint against an independent PyTorch program (PyTorch is there)
+gpu_tests="$gpu_tests tests/test_torch_llama.sh"
 timeout 240 make -j"$jobs" check TESTS="$gpu_tests" >>"$log" 2>&1
 for t in $gpu_tests; do
   [ -f "$t.log" ] || { row "$t" "not run" "no log"; continue; }
@@ -116,7 +118,7 @@ steps_ms() { awk -F'|' '/^step +[0-9]+ \| loss/ { n++; if (n > 2) { gsub(/ ms/, 
   awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "none" }'; }
 timeout 60 ./ndgraph run configs/quickstart.yaml --set runtime.workers=2 --set runtime.cuda_devices=1 \
   --set train.steps=30 --set train.save_dir= --set log.every=10 >"$out/quickstart.log" 2>&1
-row "quick start, 1 CPU worker + 1 GPU" "exit $?" "$(grep -m1 '^ndgraph:' "$out/quickstart.log" | cut -c1-120); $(grep '^step' "$out/quickstart.log" | tail -1)"
+row "quick start, 1 CPU worker + 1 GPU" "exit $?" "$(grep -m1 '^ndgraph:' "$out/quickstart.log" | cut -c1-120 | tr '|' /); $(grep '^step' "$out/quickstart.log" | tail -1 | tr '|' /)"
 small=(--set model.n_layer=12 --set model.n_head=12 --set model.n_embd=768 --set model.seq_len=1024
   --set model.vocab_size=50257 --set parallelism.pipeline_parallel_size=1 --set parallelism.micro_batches=1
   --set parallelism.activation_slots=1 --set train.micro_batch_size=8 --set train.save_dir= --set train.eval_every=0

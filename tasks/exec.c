@@ -427,8 +427,8 @@ void nd_exec_set_kernels(nd_exec *ex, nd_kernels *k) {
     for (int32_t t = 0; t < ex->graphs[i].g->n_tasks; t++) ex->graphs[i].ctx[t].kernels = k;
 }
 
-int nd_exec_runs_on_backend(const nd_exec *ex, int dev, const nd_task *t) {
-  return nd__kernels_runs(ex ? ex->kernels : NULL, dev, t);
+int nd_exec_runs_on_device(const nd_exec *ex, int backend, const nd_task *t) {
+  return nd__kernels_runs(ex ? ex->kernels : NULL, backend, t);
 }
 
 void *nd_exec_acquire(nd_exec *ex, int32_t tensor, int write) {

@@ -36,11 +36,11 @@ int nd_runtime_has_opencl(void);
 
 typedef struct nd_exec nd_exec;
 
-/* Whether task t can run on a device of backend dev (ND_BACKEND_OPENCL,
+/* Whether task t can run on a device of `backend` (ND_BACKEND_OPENCL or
  * ND_BACKEND_CUDA) under ex's kernel table (ex NULL: the built-ins): the
  * implementation selected for its kind has a kernel there. Tasks that cannot
  * go to a CPU worker wherever their rank is placed. */
-int nd_exec_runs_on_backend(const nd_exec *ex, int dev, const nd_task *t);
+int nd_exec_runs_on_device(const nd_exec *ex, int backend, const nd_task *t);
 
 /* Allocates and registers the tensors of `owner` (one block per rank and
  * tensor kind, so parameters and gradients are one allocation each). */

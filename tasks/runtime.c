@@ -59,7 +59,7 @@ static int start(const nd_config *cfg, nd_error *err) {
                     cfg->source, cuda);
   if (cuda > cuda_found && cuda_found == 0)
     return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: no CUDA device found", cfg->source, cuda);
-  if (cuda > cuda_found)
+  if (cuda > 0 && cuda > cuda_found)
     return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: only %d CUDA device%s found", cfg->source, cuda,
                     cuda_found, cuda_found == 1 ? "" : "s");
 

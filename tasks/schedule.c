@@ -7,12 +7,9 @@
 #include "kernels/backend.h"
 #include "scheduler/policies.h"
 
-/* A build without CUDA plans a topology's GPUs (ndgraph plan) as if they
- * ran every kind. */
 int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind) {
-  if (unit_kind == ND_UNIT_OPENCL) return nd_exec_runs_on_backend(ctx, ND_BACKEND_OPENCL, t);
-  if (unit_kind == ND_UNIT_GPU) return !nd_runtime_has_cuda() || nd_exec_runs_on_backend(ctx, ND_BACKEND_CUDA, t);
-  return 1;
+  if (unit_kind == ND_UNIT_CPU) return 1;
+  return nd_exec_runs_on_device(ctx, unit_kind == ND_UNIT_OPENCL ? ND_BACKEND_OPENCL : ND_BACKEND_CUDA, t);
 }
 
 /* All-reduces whose participants sit on different GPUs run on NCCL, once a

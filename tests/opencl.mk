@@ -10,6 +10,10 @@ check_PROGRAMS += tests/test_opencl_parity
 TESTS += tests/test_opencl_parity
 tests_test_opencl_parity_SOURCES = tests/test_device_parity.c tests/runtime/harness.h tests/tap.h
 tests_test_opencl_parity_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_opencl_parity_llama
+TESTS += tests/test_opencl_parity_llama
+tests_test_opencl_parity_llama_SOURCES = tests/test_opencl_parity_llama.c tests/runtime/harness.h tests/tap.h
+tests_test_opencl_parity_llama_LDADD = $(ND_TEST_LIBS)
 # A plugin's OpenCL kernel: kernel-check on the device, a mixed-node training.
 check_PROGRAMS += tests/test_plugin_opencl
 TESTS += tests/test_plugin_opencl tests/plugin_opencl.sh

@@ -11,10 +11,11 @@ check_PROGRAMS += tests/test_train
 TESTS += tests/test_train
 tests_test_train_SOURCES = tests/test_train.c tests/runtime/harness.h tests/tap.h
 tests_test_train_LDADD = $(ND_TEST_LIBS)
-TESTS += tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_llama_tiny.sh tests/test_hf_llama.sh \
+TESTS += tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_llama_tiny.sh tests/test_hf_llama.sh tests/test_torch_llama.sh \
 	tests/test_signals.sh tests/test_reliability.sh
 EXTRA_DIST += tests/tap.sh tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_llama_tiny.sh \
-	tests/test_hf_llama.sh tests/hf_llama_ref.py tests/test_signals.sh tests/test_reliability.sh
+	tests/test_hf_llama.sh tests/hf_llama_ref.py tests/test_torch_llama.sh tests/torch_llama_ref.py \
+	tests/test_signals.sh tests/test_reliability.sh
 check_PROGRAMS += tests/test_memory
 TESTS += tests/test_memory
 tests_test_memory_SOURCES = tests/test_memory.c tests/runtime/harness.h tests/tap.h

@@ -1,12 +1,16 @@
-/* The mixed node (one CPU worker + one device, ranks placed on both)
- * reproduces the CPU-only single-rank reference: losses of 5 steps within
- * 1e-4 relative, for data, tensor and pipeline parallelism at 2 (pipeline
- * under ndws and 1f1b, and with stage_layers auto, which calibrates and
- * rebuilds) and one rank spread over both devices. One run also
- * checks that tasks ran on the device and that data crossed memory nodes
- * (StarPU's bus statistics), so a run that silently stays on the CPU fails.
- * Built twice: test_opencl_parity (an OpenCL device) and, with ND_TEST_CUDA,
- * test_cuda_parity (a CUDA device). Skipped without such a device. */
+/* One CPU worker + one device reproduces the CPU-only single-rank
+ * reference: losses of 5 steps within 1e-4 relative, for data, tensor and
+ * pipeline parallelism at 2 (pipeline under ndws and 1f1b, and with
+ * stage_layers auto, which calibrates and rebuilds), free placement (tasks
+ * on both) and one rank. With an OpenCL device, ranks are placed on both the
+ * CPU worker and the device; with a GPU, every rank goes on the GPU (the
+ * CPU worker loads batches) and free placement mixes the two. One run also
+ * checks that tasks ran on the device, attention among them, and that data
+ * crossed memory nodes (StarPU's bus statistics), so a run that silently
+ * stays on the CPU fails. Built twice: test_opencl_parity (an OpenCL device)
+ * and, with ND_TEST_CUDA, test_cuda_parity (a CUDA device); skipped without
+ * such a device. tests/test_opencl_parity_llama.c builds it for model.arch
+ * llama on OpenCL. */
 #include <math.h>
 #include <starpu.h>
 
@@ -18,37 +22,54 @@
 #define STEPS 5
 
 #ifdef ND_TEST_CUDA
-#define DEVICE "CUDA"
+#define DEVICE        "CUDA"
 #define DEVICE_WORKER STARPU_CUDA_WORKER
-#define DEVICE_KEY "runtime.cuda_devices=1"
+#define DEVICE_KEY    "runtime.cuda_devices=1"
 #else
-#define DEVICE "OpenCL"
+#define DEVICE        "OpenCL"
 #define DEVICE_WORKER STARPU_OPENCL_WORKER
-#define DEVICE_KEY "runtime.opencl_devices=1"
+#define DEVICE_KEY    "runtime.opencl_devices=1"
 #endif
 
+/* Settings of every run besides the layout: none for GPT-2. */
+#ifndef PARITY_MODEL
+#define PARITY_MODEL NULL
+#endif
+static const char *const model[] = {PARITY_MODEL, NULL};
+
 typedef struct counts {
-  int device_tasks, cpu_tasks;
+  int device_tasks, cpu_tasks, device_attention; /* attention: GPT-2's or grouped-query, forward or backward */
+  const nd_graph *g;
 } counts;
 
 static void task_done(void *user, int graph, int32_t task, double start, double end, int worker) {
-  (void)graph, (void)task, (void)start, (void)end;
+  (void)start, (void)end;
   counts *c = user;
-  if (starpu_worker_get_type(worker) == DEVICE_WORKER)
-    c->device_tasks++;
-  else
+  if (starpu_worker_get_type(worker) != DEVICE_WORKER) {
     c->cpu_tasks++;
+    return;
+  }
+  c->device_tasks++;
+  enum nd_task_kind k = c->g->tasks[task].kind;
+  if (graph == 0 && (k == ND_TASK_ATTN_FWD || k == ND_TASK_ATTN_BWD || k == ND_TASK_GQA_FWD || k == ND_TASK_GQA_BWD))
+    c->device_attention++;
 }
 
 /* Trains STEPS steps; with c, counts tasks per device and bytes moved between memory nodes. */
 static int train(const char *const *overrides, double *loss, counts *c, uint64_t *bus_bytes, nd_error *err) {
-  nd_config *cfg = tiny_config(overrides);
+  const char *kv[24];
+  int n = 0;
+  for (int i = 0; model[i]; i++) kv[n++] = model[i];
+  for (int i = 0; overrides[i]; i++) kv[n++] = overrides[i];
+  kv[n] = NULL;
+  nd_config *cfg = tiny_config(kv);
   nd_trainer *tr = NULL;
   int rc = -1;
   if (!cfg) return -1;
   if ((rc = nd_trainer_open(&tr, cfg, err))) goto done;
   nd_exec_observer obs = {task_done, c};
   if (c) {
+    c->g = nd__trainer_graph(tr);
     nd_exec_observe(nd__trainer_exec(tr), &obs); /* profiling on: the bus statistics count from here */
   }
   rc = train_losses(tr, STEPS, loss);
@@ -92,6 +113,12 @@ int main(void) {
       {"pp 2 stage_layers auto",
        {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
         "parallelism.activation_slots=2", "parallelism.stage_layers=auto", NULL}},
+      {"free placement: tasks on the CPU and the device",
+       {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
+        "parallelism.activation_slots=2", "runtime.placement=free", "runtime.scheduler=dmdas", NULL}},
+      {"dp 2, free placement",
+       {"parallelism.data_parallel_size=2", "parallelism.micro_batches=1", "train.micro_batch_size=4",
+        "runtime.placement=free", "runtime.scheduler=dmdas", NULL}},
       {"one rank on both devices",
        {"parallelism.micro_batches=2", "train.micro_batch_size=4", "parallelism.activation_slots=2", NULL}},
   };
@@ -104,7 +131,7 @@ int main(void) {
     for (int j = 0; layouts[i].kv[j]; j++) ov[k++] = layouts[i].kv[j];
     ov[k] = NULL;
     double loss[STEPS];
-    counts c = {0, 0};
+    counts c = {0, 0, 0, NULL};
     uint64_t bus = 0;
     int watch = i == 2;
     int rc = train(ov, loss, watch ? &c : NULL, &bus, &err);
@@ -119,9 +146,10 @@ int main(void) {
     ok(worst < 1e-4, "mixed node, %s: losses of %d steps within %.2e relative of the CPU reference (need 1e-4)",
        layouts[i].name, STEPS, worst);
     if (watch)
-      ok(c.device_tasks > 0 && c.cpu_tasks > 0 && bus > 0,
-         "mixed node, %s: %d tasks on the " DEVICE " device, %d on the CPU, %llu bytes moved between memory nodes",
-         layouts[i].name, c.device_tasks, c.cpu_tasks, (unsigned long long)bus);
+      ok(c.device_tasks > 0 && c.cpu_tasks > 0 && c.device_attention > 0 && bus > 0,
+         "mixed node, %s: %d tasks on the " DEVICE " device (%d of them attention), %d on the CPU, %llu bytes moved "
+         "between memory nodes",
+         layouts[i].name, c.device_tasks, c.device_attention, c.cpu_tasks, (unsigned long long)bus);
   }
   return done_testing();
 }

@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # A Llama checkpoint written by ndgraph, read by an independent implementation
-# that builds the model from config.json alone (tests/hf_llama_ref.py), gives
-# the loss `ndgraph eval` gives on the same tokens, within 1e-5 relative: with
-# grouped-query attention and an untied head, and with a tied head. And the
-# other way: the checkpoint rewritten as Hugging Face writes large models
-# (bf16, two shards and model.safetensors.index.json) loads in ndgraph, which
-# converts it to fp32 (the same loss as the reference on the bf16 weights),
-# and fine-tunes from it.
+# that builds the model from config.json alone (tests/hf_llama_ref.py in plain
+# Python, or the program ND_LLAMA_REF names: tests/test_torch_llama.sh runs
+# these checks with tests/torch_llama_ref.py), gives the loss `ndgraph eval`
+# gives on the same tokens, within 1e-5 relative: with grouped-query attention
+# and an untied head, and with a tied head. And the other way: the checkpoint
+# rewritten by that program as Hugging Face writes large models (bf16, two
+# shards and model.safetensors.index.json) loads in ndgraph, which converts it
+# to fp32 (the same loss as the reference on the bf16 weights), and fine-tunes
+# from it.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
+prog="$srcdir/tests/${ND_LLAMA_REF:-hf_llama_ref.py}"
+diag "reference: $prog"
+reference() { python3 "$prog" "$@" 2>"$tmp/referr"; }
+comments() { sed 's/^#* */# /' "$tmp/referr"; } # what the reference last said on stderr
+same() { # same EVAL_JSON REF_LOSS: within 1e-5 relative
+  python3 -c "import json,sys; a=json.loads(sys.argv[1])['loss']; b=float(sys.argv[2]); print(f'# ndgraph {a!r}, reference {b!r}'); sys.exit(0 if abs(a-b) <= 1e-5*abs(b) else 1)" "$1" "$2"
+}
 
 printf 'Once upon a time, a small llama' >"$tmp/data.txt"
 for tie in false true; do
@@ -18,17 +27,21 @@ for tie in false true; do
   "$ndgraph" run "$@" --set train.steps=3 --set train.eval_every=0 --set train.save_dir="$tmp/$tie" >"$tmp/out" 2>&1
   ok $? "tie_word_embeddings $tie: trains 3 steps and saves"
   ev=$("$ndgraph" eval "$@" --checkpoint "$tmp/$tie/step-3" --data "$tmp/data.txt" --batches 1 2>&1)
-  ref=$(python3 "$srcdir/tests/hf_llama_ref.py" "$tmp/$tie/step-3" "$tmp/data.txt" 16 2>&1)
-  python3 -c "import json,sys; a=json.loads(sys.argv[1])['loss']; b=float(sys.argv[2]); print(f'# ndgraph {a!r}, reference {b!r}'); sys.exit(0 if abs(a-b) <= 1e-5*abs(b) else 1)" "$ev" "$ref"
+  ref=$(reference "$tmp/$tie/step-3" "$tmp/data.txt" 16)
+  comments
+  same "$ev" "$ref"
   ok $? "tie_word_embeddings $tie: the reference built from config.json gives ndgraph's loss within 1e-5 ($ev vs $ref)"
 done
 
-python3 "$srcdir/tests/hf_llama_ref.py" --shard-bf16 "$tmp/false/step-3" "$tmp/bf16"
-ok $? "the checkpoint rewritten as bf16 shards with an index"
+reference --shard-bf16 "$tmp/false/step-3" "$tmp/bf16"
+status=$?
+comments
+ok $status "the reference rewrites the checkpoint as bf16 shards with an index"
 ev=$("$ndgraph" eval "$@" --set model.tie_word_embeddings=false --checkpoint "$tmp/bf16" --data "$tmp/data.txt" \
   --batches 1 2>&1)
-ref=$(python3 "$srcdir/tests/hf_llama_ref.py" "$tmp/bf16" "$tmp/data.txt" 16 2>&1)
-python3 -c "import json,sys; a=json.loads(sys.argv[1])['loss']; b=float(sys.argv[2]); sys.exit(0 if abs(a-b) <= 1e-5*abs(b) else 1)" "$ev" "$ref"
+ref=$(reference "$tmp/bf16" "$tmp/data.txt" 16)
+comments
+same "$ev" "$ref"
 ok $? "ndgraph reads the bf16 shards as the reference does ($ev vs $ref)"
 "$ndgraph" run "$@" --set model.tie_word_embeddings=false --resume "$tmp/bf16" --set train.steps=3 \
   --set train.eval_every=0 --set train.save_dir="$tmp/ft" >"$tmp/out" 2>&1

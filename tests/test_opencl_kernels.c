@@ -317,6 +317,24 @@ static int cases(kcase *out) {
     memcpy(k.mode, (uint8_t[]){W, W, R, R, R}, 5);
     out[n++] = k;
   }
+  static const int gq[][5] = {
+      {2, 16, 4, 2, 8}, {1, 64, 4, 1, 16}, {3, 9, 6, 3, 5}, {2, 8, 2, 2, 4}}; /* B T NH NKV hs */
+  for (int s = 0; s < 4; s++) {
+    int B = gq[s][0], T = gq[s][1], NH = gq[s][2], NKV = gq[s][3], hs = gq[s][4];
+    int64_t nq = (int64_t)B * T * NH * hs, nkv = (int64_t)B * T * NKV * hs, na = (int64_t)B * NH * T * T;
+    kcase k = {.lower_tri = -1, .tol = 2e-5, .T = T};
+    k.t.a.gqa = (struct nd_gqa_args){B, T, NH, hs, NKV};
+    snprintf(names[n], 96, "gqa_fwd B %d T %d NH %d NKV %d hs %d", B, T, NH, NKV, hs);
+    k.name = names[n], k.t.kind = ND_TASK_GQA_FWD, k.n = 5;
+    memcpy(k.numel, (int64_t[]){nq, na, nq, nkv, nkv}, sizeof(int64_t) * 5);
+    memcpy(k.mode, (uint8_t[]){W, W, R, R, R}, 5);
+    out[n++] = k;
+    snprintf(names[n], 96, "gqa_bwd B %d T %d NH %d NKV %d hs %d", B, T, NH, NKV, hs);
+    k.name = names[n], k.t.kind = ND_TASK_GQA_BWD, k.n = 8, k.lower_tri = 7;
+    memcpy(k.numel, (int64_t[]){nq, nkv, nkv, nq, nq, nkv, nkv, na}, sizeof(int64_t) * 8);
+    memcpy(k.mode, (uint8_t[]){W, W, W, R, R, R, R, R}, 8);
+    out[n++] = k;
+  }
   return n;
 }
 

@@ -144,6 +144,24 @@ int main(void) {
      "gpu8 16 ranks on 8 GPUs: ranks share, TP groups still inside an NVLink group");
   unplace(&p);
 
+  /* a node's runtime units with CUDA workers: the GPUs take the ranks, the
+   * CPU workers stay in the map (for what a GPU cannot run) and take none */
+  nd_unit mixed[4] = {{NULL, 0, ND_UNIT_CPU, 0, 0},
+                      {NULL, 1, ND_UNIT_CPU, 0, 1},
+                      {NULL, 2, ND_UNIT_GPU, 1, 0},
+                      {NULL, 3, ND_UNIT_GPU, 2, 1}};
+  nd_rank_map m;
+  int placed_ok = nd_place(mixed, 4, 1, 4, 1, &m) == 0, on_gpus = placed_ok && m.n_units == 4;
+  for (int r = 0; on_gpus && r < 4; r++)
+    on_gpus = m.count[r] == 1 && m.units[m.first[r]].kind == ND_UNIT_GPU && m.units[m.first[r]].id == 2 + r / 2;
+  ok(on_gpus, "2 CPU workers + 2 GPUs, pp=4: two stages per GPU, none on a CPU worker, CPU workers kept in the map");
+  if (placed_ok) nd_rank_map_free(&m);
+  placed_ok = nd_place(mixed, 4, 1, 1, 1, &m) == 0;
+  ok(placed_ok && m.count[0] == 2 && m.units[m.first[0]].kind == ND_UNIT_GPU &&
+         m.units[m.first[0] + 1].kind == ND_UNIT_GPU,
+     "2 CPU workers + 2 GPUs, one rank: both GPUs, no CPU worker");
+  if (placed_ok) nd_rank_map_free(&m);
+
   /* ndgraph plan's mapping lines */
   nd_config *cfg = config("gpu8-nvlink2x4.xml", 2, 1, 4, 0);
   char *text = NULL;

@@ -54,39 +54,93 @@ static int layernorm_bwd_weight(const nd_kcall *c) {
   return nd_ocl_run(ND_OCL_ln_bwd_w, 1, &n, 9, a);
 }
 
+/* q, k, v of attention as kernels.cl takes them: buffers, element offsets, row strides */
+struct qkv {
+  cl_mem q, k, v;
+  int qo, ko, vo, qs, kvs;
+};
+
+static struct qkv fused(cl_mem qkv, const struct nd_gqa_args *a) {
+  int C = a->NH * a->hs;
+  return (struct qkv){qkv, qkv, qkv, 0, C, 2 * C, 3 * C, 3 * C};
+}
+
+static struct qkv separate(cl_mem q, cl_mem k, cl_mem v, const struct nd_gqa_args *a) {
+  return (struct qkv){q, k, v, 0, 0, 0, a->NH * a->hs, a->NKV * a->hs};
+}
+
+static int attention_forward(cl_mem out, cl_mem att, const struct qkv *x, const struct nd_gqa_args *a) {
+  // out (B, T, NH, hs), att (B, NH, T, T)
+  float scale = 1.0f / sqrtf((float)a->hs);
+  size_t tt[] = {(size_t)a->B * a->NH, (size_t)a->T, (size_t)a->T};
+  size_t rows = (size_t)a->B * a->NH * a->T;
+  size_t td[] = {(size_t)a->B * a->NH, (size_t)a->T, (size_t)a->hs};
+  nd_ocl_arg s[] = {ND_OCL_ARG(att),   ND_OCL_ARG(x->q),   ND_OCL_ARG(x->qo),  ND_OCL_ARG(x->qs),
+                    ND_OCL_ARG(x->k),  ND_OCL_ARG(x->ko),  ND_OCL_ARG(x->kvs), ND_OCL_ARG(a->T),
+                    ND_OCL_ARG(a->NH), ND_OCL_ARG(a->NKV), ND_OCL_ARG(a->hs),  ND_OCL_ARG(scale)};
+  nd_ocl_arg m[] = {ND_OCL_ARG(att), ND_OCL_ARG(a->T)};
+  nd_ocl_arg o[] = {ND_OCL_ARG(out),  ND_OCL_ARG(att),   ND_OCL_ARG(x->v),   ND_OCL_ARG(x->vo), ND_OCL_ARG(x->kvs),
+                    ND_OCL_ARG(a->T), ND_OCL_ARG(a->NH), ND_OCL_ARG(a->NKV), ND_OCL_ARG(a->hs)};
+  int rc = nd_ocl_run(ND_OCL_att_scores, 3, tt, 12, s);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax, 1, &rows, 2, m);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_out, 3, td, 9, o);
+  return rc;
+}
+
+static int attention_backward(const struct qkv *dx, cl_mem datt, cl_mem dout, const struct qkv *x, cl_mem att,
+                              const struct nd_gqa_args *a) {
+  // dq, dk, dv (layouts as q, k, v) overwritten; datt (B, NH, T, T) the score gradient; dout (B, T, NH, hs)
+  float scale = 1.0f / sqrtf((float)a->hs);
+  size_t tt[] = {(size_t)a->B * a->NH, (size_t)a->T, (size_t)a->T};
+  size_t rows = (size_t)a->B * a->NH * a->T;
+  size_t tq[] = {(size_t)a->B * a->NH, (size_t)a->T, (size_t)a->hs};
+  size_t tkv[] = {(size_t)a->B * a->NKV, (size_t)a->T, (size_t)a->hs};
+  nd_ocl_arg d[] = {ND_OCL_ARG(datt), ND_OCL_ARG(dout),  ND_OCL_ARG(x->v),   ND_OCL_ARG(x->vo), ND_OCL_ARG(x->kvs),
+                    ND_OCL_ARG(a->T), ND_OCL_ARG(a->NH), ND_OCL_ARG(a->NKV), ND_OCL_ARG(a->hs)};
+  nd_ocl_arg m[] = {ND_OCL_ARG(datt), ND_OCL_ARG(att), ND_OCL_ARG(a->T)};
+  nd_ocl_arg q[] = {ND_OCL_ARG(dx->q), ND_OCL_ARG(dx->qo), ND_OCL_ARG(dx->qs), ND_OCL_ARG(datt),
+                    ND_OCL_ARG(x->k),  ND_OCL_ARG(x->ko),  ND_OCL_ARG(x->kvs), ND_OCL_ARG(a->T),
+                    ND_OCL_ARG(a->NH), ND_OCL_ARG(a->NKV), ND_OCL_ARG(a->hs),  ND_OCL_ARG(scale)};
+  nd_ocl_arg kv[] = {ND_OCL_ARG(dx->k),   ND_OCL_ARG(dx->ko), ND_OCL_ARG(dx->v), ND_OCL_ARG(dx->vo),
+                     ND_OCL_ARG(dx->kvs), ND_OCL_ARG(datt),   ND_OCL_ARG(att),   ND_OCL_ARG(dout),
+                     ND_OCL_ARG(x->q),    ND_OCL_ARG(x->qo),  ND_OCL_ARG(x->qs), ND_OCL_ARG(a->T),
+                     ND_OCL_ARG(a->NH),   ND_OCL_ARG(a->NKV), ND_OCL_ARG(a->hs), ND_OCL_ARG(scale)};
+  int rc = nd_ocl_run(ND_OCL_att_dscores, 3, tt, 9, d);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax_bwd, 1, &rows, 3, m);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_dq, 3, tq, 12, q);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_dkv, 3, tkv, 16, kv);
+  return rc;
+}
+
 static int attention_fwd(const nd_kcall *c) {
   const struct nd_attn_args *at = &c->task->a.attn;
-  cl_mem out = M(0), att = M(1), qkv = M(2);
-  float scale = 1.0f / sqrtf((float)at->hs);
-  size_t tt[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->T};
-  size_t rows = (size_t)at->B * at->NH * at->T;
-  size_t td[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->hs};
-  nd_ocl_arg s[] = {ND_OCL_ARG(att),    ND_OCL_ARG(qkv),    ND_OCL_ARG(at->T),
-                    ND_OCL_ARG(at->NH), ND_OCL_ARG(at->hs), ND_OCL_ARG(scale)};
-  nd_ocl_arg m[] = {ND_OCL_ARG(att), ND_OCL_ARG(at->T)};
-  nd_ocl_arg o[] = {ND_OCL_ARG(out),   ND_OCL_ARG(att),    ND_OCL_ARG(qkv),
-                    ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH), ND_OCL_ARG(at->hs)};
-  int rc = nd_ocl_run(ND_OCL_att_scores, 3, tt, 6, s);
-  if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax, 1, &rows, 2, m);
-  if (!rc) rc = nd_ocl_run(ND_OCL_att_out, 3, td, 6, o);
-  return rc;
+  struct nd_gqa_args a = {at->B, at->T, at->NH, at->hs, at->NH};
+  struct qkv x = fused(M(2), &a);
+  return attention_forward(M(0), M(1), &x, &a);
 }
 
 static int attention_bwd(const nd_kcall *c) {
   const struct nd_attn_args *at = &c->task->a.attn;
-  cl_mem dqkv = M(0), datt = M(1), dout = M(2), qkv = M(3), att = M(4);
-  float scale = 1.0f / sqrtf((float)at->hs);
-  size_t tt[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->T};
-  size_t rows = (size_t)at->B * at->NH * at->T;
-  size_t td[] = {(size_t)at->B * at->NH, (size_t)at->T, (size_t)at->hs};
-  nd_ocl_arg d[] = {ND_OCL_ARG(datt),  ND_OCL_ARG(dout),   ND_OCL_ARG(qkv),
-                    ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH), ND_OCL_ARG(at->hs)};
-  nd_ocl_arg m[] = {ND_OCL_ARG(datt), ND_OCL_ARG(att), ND_OCL_ARG(at->T)};
-  nd_ocl_arg g[] = {ND_OCL_ARG(dqkv),  ND_OCL_ARG(datt),   ND_OCL_ARG(att),    ND_OCL_ARG(dout), ND_OCL_ARG(qkv),
-                    ND_OCL_ARG(at->T), ND_OCL_ARG(at->NH), ND_OCL_ARG(at->hs), ND_OCL_ARG(scale)};
-  int rc = nd_ocl_run(ND_OCL_att_dscores, 3, tt, 6, d);
-  if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax_bwd, 1, &rows, 3, m);
-  if (!rc) rc = nd_ocl_run(ND_OCL_att_dqkv, 3, td, 9, g);
+  struct nd_gqa_args a = {at->B, at->T, at->NH, at->hs, at->NH};
+  struct qkv dx = fused(M(0), &a), x = fused(M(3), &a);
+  return attention_backward(&dx, M(1), M(2), &x, M(4), &a);
+}
+
+static int gqa_fwd(const nd_kcall *c) {
+  const struct nd_gqa_args *a = &c->task->a.gqa;
+  struct qkv x = separate(M(2), M(3), M(4), a);
+  return attention_forward(M(0), M(1), &x, a);
+}
+
+static int gqa_bwd(const nd_kcall *c) {
+  const struct nd_gqa_args *a = &c->task->a.gqa;
+  struct qkv dx = separate(M(0), M(1), M(2), a), x = separate(M(4), M(5), M(6), a);
+  // the score gradient (B, NH, T, T) is scratch of this call, as on the CPU
+  cl_int rc;
+  cl_mem datt = nd_ocl_alloc((size_t)a->B * a->NH * a->T * a->T * sizeof(float), &rc);
+  if (!datt) return rc;
+  rc = attention_backward(&dx, datt, M(3), &x, M(7), a);
+  clReleaseMemObject(datt);
   return rc;
 }
 
@@ -252,6 +306,7 @@ const nd_backend_ops nd__opencl_backend = {
     .supports = nd__device_supports,
     .impl = {ND_DEVICE_IMPLS, [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd, [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input,
              [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight, [ND_TASK_ROPE_FWD] = rope_fwd, [ND_TASK_ROPE_BWD] = rope_bwd,
-             [ND_TASK_SWIGLU_FWD] = swiglu_fwd, [ND_TASK_SWIGLU_BWD] = swiglu_bwd},
+             [ND_TASK_SWIGLU_FWD] = swiglu_fwd, [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd,
+             [ND_TASK_GQA_BWD] = gqa_bwd},
     .check_call = nd_ocl_check_call,
 };

@@ -105,18 +105,23 @@ __kernel void nd_ln_bwd_w(__global float *dw, __global float *db, __global const
   db[j] = sb;
 }
 
-/* Attention, per (batch, head): q, k, v are (T, hs) views of qkv (B, T, 3C)
- * with row stride 3C, C = NH * hs; att (B, NH, T, T). */
+/* Attention, per (batch, head), grouped-query when NKV < NH: query head h
+ * reads key/value head h / (NH / NKV). q is (B, T, NH, hs) with row stride qs
+ * from element qo of its buffer, k and v (B, T, NKV, hs) with row stride kvs
+ * from ko and vo: GPT-2's fused qkv (B, T, 3C) is q, k, v at 0, C, 2C with
+ * stride 3C, Llama's separate buffers have offset 0. att (B, NH, T, T),
+ * out and dout (B, T, C), C = NH * hs. */
 
 /* global (B * NH, T, T): scores, masked to 0 above the diagonal */
-__kernel void nd_att_scores(__global float *att, __global const float *qkv, int T, int NH, int hs, float scale) {
+__kernel void nd_att_scores(__global float *att, __global const float *q, int qo, int qs, __global const float *k,
+                            int ko, int kvs, int T, int NH, int NKV, int hs, float scale) {
   int bh = get_global_id(0), t = get_global_id(1), u = get_global_id(2);
-  int b = bh / NH, h = bh % NH, C = NH * hs;
+  int b = bh / NH, h = bh % NH, g = h / (NH / NKV);
   float s = 0.0f;
   if (u <= t) {
-    __global const float *q = qkv + ((size_t)b * T + t) * 3 * C + h * hs;
-    __global const float *k = qkv + ((size_t)b * T + u) * 3 * C + C + h * hs;
-    for (int d = 0; d < hs; d++) s += q[d] * k[d];
+    __global const float *qr = q + qo + ((size_t)b * T + t) * qs + h * hs;
+    __global const float *kr = k + ko + ((size_t)b * T + u) * kvs + g * hs;
+    for (int d = 0; d < hs; d++) s += qr[d] * kr[d];
     s *= scale;
   }
   att[((size_t)bh * T + t) * T + u] = s;
@@ -139,27 +144,27 @@ __kernel void nd_att_softmax(__global float *att, int T) {
   for (int u = t + 1; u < T; u++) row[u] = 0.0f;
 }
 
-/* global (B * NH, T, hs): out (B, T, C) = att . v */
-__kernel void nd_att_out(__global float *out, __global const float *att, __global const float *qkv, int T, int NH,
-                         int hs) {
+/* global (B * NH, T, hs): out = att . v */
+__kernel void nd_att_out(__global float *out, __global const float *att, __global const float *v, int vo, int kvs,
+                         int T, int NH, int NKV, int hs) {
   int bh = get_global_id(0), t = get_global_id(1), d = get_global_id(2);
-  int b = bh / NH, h = bh % NH, C = NH * hs;
+  int b = bh / NH, h = bh % NH, g = h / (NH / NKV);
   __global const float *a = att + ((size_t)bh * T + t) * T;
   float s = 0.0f;
-  for (int u = 0; u <= t; u++) s += a[u] * qkv[((size_t)b * T + u) * 3 * C + 2 * C + h * hs + d];
-  out[((size_t)b * T + t) * C + h * hs + d] = s;
+  for (int u = 0; u <= t; u++) s += a[u] * v[vo + ((size_t)b * T + u) * kvs + g * hs + d];
+  out[((size_t)b * T + t) * NH * hs + h * hs + d] = s;
 }
 
 /* global (B * NH, T, T): datt = dout . v^T, masked */
-__kernel void nd_att_dscores(__global float *datt, __global const float *dout, __global const float *qkv, int T,
-                             int NH, int hs) {
+__kernel void nd_att_dscores(__global float *datt, __global const float *dout, __global const float *v, int vo,
+                             int kvs, int T, int NH, int NKV, int hs) {
   int bh = get_global_id(0), t = get_global_id(1), u = get_global_id(2);
-  int b = bh / NH, h = bh % NH, C = NH * hs;
+  int b = bh / NH, h = bh % NH, g = h / (NH / NKV);
   float s = 0.0f;
   if (u <= t) {
-    __global const float *dy = dout + ((size_t)b * T + t) * C + h * hs;
-    __global const float *v = qkv + ((size_t)b * T + u) * 3 * C + 2 * C + h * hs;
-    for (int d = 0; d < hs; d++) s += dy[d] * v[d];
+    __global const float *dy = dout + ((size_t)b * T + t) * NH * hs + h * hs;
+    __global const float *vr = v + vo + ((size_t)b * T + u) * kvs + g * hs;
+    for (int d = 0; d < hs; d++) s += dy[d] * vr[d];
   }
   datt[((size_t)bh * T + t) * T + u] = s;
 }
@@ -176,22 +181,40 @@ __kernel void nd_att_softmax_bwd(__global float *datt, __global const float *att
   for (int u = t + 1; u < T; u++) d[u] = 0.0f;
 }
 
-/* global (B * NH, T, hs): dq = scale * dscore . k, dk = scale * dscore^T . q, dv = att^T . dout */
-__kernel void nd_att_dqkv(__global float *dqkv, __global const float *ds, __global const float *att,
-                          __global const float *dout, __global const float *qkv, int T, int NH, int hs, float scale) {
+/* global (B * NH, T, hs): dq = scale * dscore . k (overwritten, layout as q) */
+__kernel void nd_att_dq(__global float *dq, int qo, int qs, __global const float *ds, __global const float *k, int ko,
+                        int kvs, int T, int NH, int NKV, int hs, float scale) {
   int bh = get_global_id(0), t = get_global_id(1), d = get_global_id(2);
-  int b = bh / NH, h = bh % NH, C = NH * hs;
-  __global const float *dsb = ds + (size_t)bh * T * T, *ab = att + (size_t)bh * T * T;
-  size_t base = (size_t)b * T * 3 * C + h * hs + d;
-  float dq = 0.0f, dk = 0.0f, dv = 0.0f;
-  for (int u = 0; u <= t; u++) dq += dsb[(size_t)t * T + u] * qkv[base + (size_t)u * 3 * C + C];
-  for (int u = t; u < T; u++) {
-    dk += dsb[(size_t)u * T + t] * qkv[base + (size_t)u * 3 * C];
-    dv += ab[(size_t)u * T + t] * dout[((size_t)b * T + u) * C + h * hs + d];
+  int b = bh / NH, h = bh % NH, g = h / (NH / NKV);
+  __global const float *dsr = ds + ((size_t)bh * T + t) * T;
+  __global const float *kc = k + ko + (size_t)b * T * kvs + g * hs + d;
+  float s = 0.0f;
+  for (int u = 0; u <= t; u++) s += dsr[u] * kc[(size_t)u * kvs];
+  dq[qo + ((size_t)b * T + t) * qs + h * hs + d] = scale * s;
+}
+
+/* global (B * NKV, T, hs): dk = scale * dscore^T . q and dv = att^T . dout,
+ * summed over the query heads of the group in head order (overwritten,
+ * layouts as k and v) */
+__kernel void nd_att_dkv(__global float *dk, int dko, __global float *dv, int dvo, int kvs, __global const float *ds,
+                         __global const float *att, __global const float *dout, __global const float *q, int qo,
+                         int qs, int T, int NH, int NKV, int hs, float scale) {
+  int bg = get_global_id(0), t = get_global_id(1), d = get_global_id(2);
+  int b = bg / NKV, g = bg % NKV, group = NH / NKV;
+  float sk = 0.0f, sv = 0.0f;
+  for (int h = g * group; h < (g + 1) * group; h++) {
+    size_t bh = (size_t)b * NH + h;
+    __global const float *dsb = ds + bh * T * T, *ab = att + bh * T * T;
+    __global const float *qc = q + qo + (size_t)b * T * qs + h * hs + d;
+    __global const float *dyc = dout + (size_t)b * T * NH * hs + h * hs + d;
+    for (int u = t; u < T; u++) {
+      sk += dsb[(size_t)u * T + t] * qc[(size_t)u * qs];
+      sv += ab[(size_t)u * T + t] * dyc[(size_t)u * NH * hs];
+    }
   }
-  dqkv[base + (size_t)t * 3 * C] = scale * dq;
-  dqkv[base + (size_t)t * 3 * C + C] = scale * dk;
-  dqkv[base + (size_t)t * 3 * C + 2 * C] = dv;
+  size_t r = ((size_t)b * T + t) * kvs + g * hs + d;
+  dk[dko + r] = scale * sk;
+  dv[dvo + r] = sv;
 }
 
 /* global (B * T, C): out = wte_shard[tok - v0] (or 0 outside the shard) [+ wpe[t]] */

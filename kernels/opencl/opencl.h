@@ -20,12 +20,13 @@
 #include "ndgraph/kernel.h"
 
 /* X-macro: the kernels of kernels.cl */
-#define ND_OCL_KERNELS(X)                                                                                        \
-  X(scale)                                                                                                       \
-  X(bias_rows) X(colsum) X(residual) X(accumulate) X(gelu_fwd) X(gelu_bwd) X(ln_fwd) X(ln_bwd_in) X(ln_bwd_w)    \
-      X(att_scores) X(att_softmax) X(att_out) X(att_dscores) X(att_softmax_bwd) X(att_dqkv) X(embed_fwd)         \
-          X(embed_bwd_wte) X(embed_bwd_wpe) X(ce_stats) X(ce_bwd) X(adamw) X(rms_fwd) X(rms_bwd_in) X(rms_bwd_w) \
-              X(rope) X(swiglu_fwd) X(swiglu_bwd)
+#define ND_OCL_KERNELS(X)                                                                                             \
+  X(scale)                                                                                                            \
+  X(bias_rows)                                                                                                        \
+  X(colsum) X(residual) X(accumulate) X(gelu_fwd) X(gelu_bwd) X(ln_fwd) X(ln_bwd_in) X(ln_bwd_w) X(att_scores)        \
+      X(att_softmax) X(att_out) X(att_dscores) X(att_softmax_bwd) X(att_dq) X(att_dkv) X(embed_fwd) X(embed_bwd_wte)  \
+          X(embed_bwd_wpe) X(ce_stats) X(ce_bwd) X(adamw) X(rms_fwd) X(rms_bwd_in) X(rms_bwd_w) X(rope) X(swiglu_fwd) \
+              X(swiglu_bwd)
 
 enum nd_ocl_kernel {
 #define ND__OCL_ENUM(name) ND_OCL_##name,
@@ -52,6 +53,8 @@ int nd_ocl_run(enum nd_ocl_kernel k, int dims, const size_t *global, int nargs, 
 int nd_ocl_scale(cl_mem v, size_t n, float beta); /* beta 0: zeros */
 int nd_ocl_copy(cl_mem dst, cl_mem src, size_t bytes);
 int nd_ocl_read(void *dst, cl_mem src, size_t bytes);
+/* A buffer of the calling worker's device, for scratch (NULL and *rc set on failure). */
+cl_mem nd_ocl_alloc(size_t bytes, cl_int *rc);
 
 /* Row-major C (m, n) = alpha * op(A) . op(B) + beta * C through CLBlast;
  * beta 0 overwrites (C is zeroed first, so garbage in C is never read). */

@@ -93,6 +93,13 @@ int nd_ocl_read(void *dst, cl_mem src, size_t bytes) {
   return clEnqueueReadBuffer(queue, src, CL_TRUE, 0, bytes, dst, 0, NULL, NULL);
 }
 
+cl_mem nd_ocl_alloc(size_t bytes, cl_int *rc) {
+  cl_context ctx;
+  starpu_opencl_get_context(starpu_worker_get_devid(starpu_worker_get_id()), &ctx);
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes ? bytes : sizeof(float), NULL, rc);
+  return *rc == CL_SUCCESS ? m : NULL;
+}
+
 const char *nd_ocl_device_name(int devid) {
   static char name[STARPU_MAXOPENCLDEVS][128];
   if (devid < 0 || devid >= STARPU_MAXOPENCLDEVS) return "?";

@@ -1,0 +1,125 @@
+/* The parts of a pipeline stage every model family shares (graph/model.h):
+ * loading the batch, the embedding and the hand-over between stages, the
+ * final norm, the LM head (vocabulary-parallel, weights stored [vocab, C])
+ * and the loss, and their gradients. A family brings its blocks and the
+ * indices of its activations and parameters. */
+#include "graph/model.h"
+
+#define A nd__act
+#define S nd__stage_act
+#define R nd__rank
+
+static int32_t head_weight(const nd__model *m, const nd_graph *g) { return g->tied ? m->embed : m->head; }
+
+static void head_forward(nd__builder *b, const nd__model *m, int d, int mb) {
+  nd_graph *g = b->g;
+  const nd__act_set *a = m->acts;
+  int st = g->pp - 1, L = g->L;
+  for (int t = 0; t < g->tp; t++) {
+    nd_rank r = R(d, st, t);
+    nd__norm_fwd(b, m->norm, r, mb, L,
+                 &(nd__norm){.out = S(b, r, mb, ND__A_LNF),
+                             .mean = a->lnf_mean ? S(b, r, mb, ND__A_LNF_MEAN) : -1,
+                             .rstd = S(b, r, mb, ND__A_LNF_RSTD),
+                             .inp = A(b, r, mb, L - 1, a->xout),
+                             .w = nd__param(b, r, m->norm_w),
+                             .bias = m->norm_b >= 0 ? nd__param(b, r, m->norm_b) : -1});
+    nd__matmul_fwd(b, r, mb, L,
+                   &(nd__linear){.out = S(b, r, mb, ND__A_LOGITS),
+                                 .inp = S(b, r, mb, ND__A_LNF),
+                                 .w = nd__param(b, r, head_weight(m, g)),
+                                 .bias = -1,
+                                 .M = g->B * g->T,
+                                 .K = g->C,
+                                 .N = nd__vocab_size(g, t),
+                                 .trans_w = 1});
+    nd__ce_stats(b, r, mb);
+  }
+  nd__ce_combine(b, d, mb);
+}
+
+static void head_backward(nd__builder *b, const nd__model *m, int d, int mb) {
+  nd_graph *g = b->g;
+  const nd__act_set *a = m->acts;
+  int st = g->pp - 1, L = g->L, head = head_weight(m, g);
+  for (int t = 0; t < g->tp; t++) {
+    nd_rank r = R(d, st, t);
+    nd__ce_bwd(b, r, mb);
+    nd__matmul_bwd(b, r, mb, L,
+                   &(nd__linear){.dinp = S(b, r, mb, ND__A_D_LNF),
+                                 .dout = S(b, r, mb, ND__A_LOGITS),
+                                 .inp = S(b, r, mb, ND__A_LNF),
+                                 .w = nd__param(b, r, head),
+                                 .dw = nd__grad(b, r, head),
+                                 .dbias = -1,
+                                 .M = g->B * g->T,
+                                 .K = g->C,
+                                 .N = nd__vocab_size(g, t),
+                                 .trans_w = 1});
+  }
+  nd__allreduce_tp(b, d, st, L, a->count + ND__A_D_LNF, mb);
+  for (int t = 0; t < g->tp; t++) {
+    nd_rank r = R(d, st, t);
+    nd__norm_bwd(b, m->norm, r, mb, L,
+                 &(nd__norm){.dinp = A(b, r, mb, L - 1, a->d_xout),
+                             .dskip = -1,
+                             .dout = S(b, r, mb, ND__A_D_LNF),
+                             .inp = A(b, r, mb, L - 1, a->xout),
+                             .w = nd__param(b, r, m->norm_w),
+                             .mean = a->lnf_mean ? S(b, r, mb, ND__A_LNF_MEAN) : -1,
+                             .rstd = S(b, r, mb, ND__A_LNF_RSTD),
+                             .dw = nd__grad(b, r, m->norm_w),
+                             .dbias = m->norm_b >= 0 ? nd__grad(b, r, m->norm_b) : -1});
+  }
+}
+
+/* The position table lives on the first stage's tensor rank 0 only. */
+static int has_pos(const nd__model *m, nd_rank r) { return m->pos_embed >= 0 && r.tp == 0; }
+
+void nd__stage_forward(nd__builder *b, const nd__model *m, int d, int st, int mb) {
+  nd_graph *g = b->g;
+  const nd__act_set *a = m->acts;
+  int first = g->stage_first[st];
+  if (st == 0) {
+    for (int t = 0; t < g->tp; t++) {
+      nd_rank r = R(d, 0, t);
+      int32_t tok = S(b, r, mb, ND__A_TOKENS), tgt = g->pp == 1 ? S(b, r, mb, ND__A_TARGETS) : -1;
+      nd__load_batch(b, r, mb, tok, tgt);
+    }
+    for (int t = 0; t < g->tp; t++) {
+      nd_rank r = R(d, 0, t);
+      nd__embed_fwd(b, r, mb, S(b, r, mb, ND__A_XIN), S(b, r, mb, ND__A_TOKENS), nd__param(b, r, m->embed),
+                    has_pos(m, r) ? nd__param(b, r, m->pos_embed) : -1);
+    }
+    nd__allreduce_tp(b, d, 0, first, a->count + ND__A_XIN, mb);
+  } else {
+    for (int t = 0; t < g->tp; t++) {
+      int32_t src = A(b, R(d, st - 1, t), mb, first - 1, a->xout);
+      nd__sendrecv(b, ND_GROUP_PP_NEXT, src, S(b, R(d, st, t), mb, ND__A_XIN), mb, first);
+    }
+  }
+  if (st == g->pp - 1 && g->pp > 1)
+    for (int t = 0; t < g->tp; t++) nd__load_batch(b, R(d, st, t), mb, -1, S(b, R(d, st, t), mb, ND__A_TARGETS));
+  for (int l = first; l < first + g->stage_layers[st]; l++) m->layer_forward(b, d, st, mb, l);
+  if (st == g->pp - 1) head_forward(b, m, d, mb);
+}
+
+void nd__stage_backward(nd__builder *b, const nd__model *m, int d, int st, int mb) {
+  nd_graph *g = b->g;
+  const nd__act_set *a = m->acts;
+  int first = g->stage_first[st];
+  if (st == g->pp - 1) head_backward(b, m, d, mb);
+  for (int l = first + g->stage_layers[st] - 1; l >= first; l--) m->layer_backward(b, d, st, mb, l);
+  if (st > 0) {
+    for (int t = 0; t < g->tp; t++) {
+      int32_t src = S(b, R(d, st, t), mb, ND__A_D_XIN);
+      nd__sendrecv(b, ND_GROUP_PP_PREV, src, A(b, R(d, st - 1, t), mb, first - 1, a->d_xout), mb, first);
+    }
+    return;
+  }
+  for (int t = 0; t < g->tp; t++) {
+    nd_rank r = R(d, 0, t);
+    nd__embed_bwd(b, r, mb, nd__grad(b, r, m->embed), has_pos(m, r) ? nd__grad(b, r, m->pos_embed) : -1,
+                  S(b, r, mb, ND__A_D_XIN), S(b, r, mb, ND__A_TOKENS));
+  }
+}
