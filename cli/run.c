@@ -77,6 +77,19 @@ static void print_header(const nd_config *cfg, const nd_trainer *tr) {
   fflush(stdout);
 }
 
+/* Under mpirun, a line per process: where it runs and the ranks it owns. */
+static void print_nodes(const nd_config *cfg, const nd_trainer *tr, int processes) {
+  int pp = (int)num(cfg, "parallelism.pipeline_parallel_size"), tp = (int)num(cfg, "parallelism.tensor_parallel_size");
+  nd_node_info n;
+  for (int p = 0; processes > 1 && nd_trainer_node(tr, p, &n) == 0; p++) {
+    printf("  process %d on %s: %d packages, %d NUMA nodes, %d cores, %d PUs | %d CPU workers, %d OpenCL, %d CUDA | "
+           "ranks d%dp%dt%d..d%dp%dt%d\n",
+           p, n.host, n.packages, n.numa_nodes, n.cores, n.pus, n.cpu_workers, n.opencl_devices, n.cuda_devices,
+           n.first_rank / (pp * tp), n.first_rank / tp % pp, n.first_rank % tp, n.last_rank / (pp * tp),
+           n.last_rank / tp % pp, n.last_rank % tp);
+  }
+}
+
 /* train.save_dir tidied and checked before the first step, not at the first save. */
 static int prepare_save_dir(const nd_trainer *tr, const char *save_dir, nd_error *err) {
   nd_save_dir_check c;
@@ -135,7 +148,9 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   if (rc) return rc;
   nd_process_info procs;
   nd_trainer_processes(tr, &procs);
-  /* under mpirun, process 0 speaks for the job: step lines, metrics */
+  /* every process records the traced steps (process 0 gathers them) */
+  int tracing = trace_path[0] || svg[0];
+  /* under mpirun, process 0 speaks for the job: step lines, metrics, the trace's files */
   if (procs.process != 0) {
     metrics_path = trace_path = "";
     svg[0] = '\0';
@@ -164,8 +179,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   if (procs.processes > 1)
     printf("mpirun: %d processes; process 0 submits %lld of the step's %lld tasks\n", procs.processes,
            procs.tasks_submitted, procs.tasks);
+  print_nodes(cfg, tr, procs.processes);
   long long last = num(cfg, "train.steps"), first = nd_trainer_steps_done(tr) + 1;
-  int tracing = trace_path[0] || svg[0];
   while (nd_trainer_steps_done(tr) < last) {
     nd_step_result r;
     long long step = nd_trainer_steps_done(tr) + 1;
@@ -199,12 +214,13 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       saved = r.step;
       printf("step %5lld | checkpoint %s/step-%lld\n", r.step, save_dir, r.step);
     }
-    int sig = nd_cli_signal_take();
+    /* under mpirun all processes act on the same signal after the same step */
+    int sig = nd_trainer_agree_signal(tr, nd_cli_signal_take());
     if (sig && (rc = on_signal(tr, sig, save_dir, &saved, err))) goto done;
   }
   if (first > last) printf("nothing to do: the checkpoint is at step %lld, train.steps is %lld\n", first - 1, last);
   /* a stop asked for during the last step */
-  int sig = nd_cli_signal_take();
+  int sig = nd_trainer_agree_signal(tr, nd_cli_signal_take());
   if (sig == SIGINT || sig == SIGTERM) rc = on_signal(tr, sig, save_dir, &saved, err);
   if (!rc && procs.processes > 1 && !nd_trainer_processes(tr, &procs))
     printf("mpirun: StarPU-MPI sent %lld bytes, the plan predicts %lld\n", procs.bytes_sent, procs.bytes_predicted);

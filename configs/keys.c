@@ -127,6 +127,7 @@ const struct nd__key nd__keys[] = {
      .def = "0"},
     BOOL(runtime, tf32, "false"),
     BOOL(runtime, allow_oversubscribe, "false"),
+    BOOL(runtime, split_tensor_groups, "false"),
 
     STR(trace, path, 0, NULL, ""),
     LIST(trace, steps, ND__T_INTS, steps, n_steps, 1, BILLION),

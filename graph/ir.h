@@ -224,6 +224,7 @@ typedef struct nd_graph {
   int NKV, FF, tied; /* llama: key/value heads, MLP width, LM head tied to the embedding */
   int stage_first[ND_MAX_STAGES], stage_layers[ND_MAX_STAGES];
   int forward_only;
+  int split_tp; /* runtime.split_tensor_groups: under mpirun a tensor-parallel group may straddle processes */
 
   nd_tensor *tensors;
   int32_t n_tensors, cap_tensors;

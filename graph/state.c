@@ -13,6 +13,7 @@ int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->dp = (int)cfg->parallelism.data_parallel_size;
   g->tp = (int)cfg->parallelism.tensor_parallel_size;
   g->pp = (int)cfg->parallelism.pipeline_parallel_size;
+  g->split_tp = cfg->runtime.split_tensor_groups;
   g->micro_batches = (int)cfg->parallelism.micro_batches;
   g->slots = (int)cfg->parallelism.activation_slots;
   g->B = (int)cfg->train.micro_batch_size;

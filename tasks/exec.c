@@ -24,6 +24,7 @@ typedef struct bound_graph {
   int mask_words;
   int *home;            /* [g->n_tasks] or NULL */
   uint8_t *visit;       /* [g->n_tasks] several processes: this one takes part in the task */
+  int *run_on;          /* [g->n_tasks] several processes: the process that runs the task */
   nd__coll_task **coll; /* [g->n_tasks] all-reduces run per participant (NCCL), else NULL; or NULL */
 } bound_graph;
 
@@ -181,14 +182,15 @@ int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
 /* Several processes: the tasks this process takes part in, for every graph,
  * since a graph's readers decide what another graph's writers must tell. */
 static int mark_visits(nd_exec *ex) {
-  const bound_graph *last = &ex->graphs[ex->n_graphs - 1];
-  nd_mpi_mark_readers(last->g, last->tensor, ex->proc, ex->procs, ex->reader);
+  bound_graph *last = &ex->graphs[ex->n_graphs - 1];
+  if (!(last->run_on = nd_mpi_task_processes(last->g, ex->procs))) return ND_ENOMEM;
+  nd_mpi_mark_readers(last->g, last->run_on, last->tensor, ex->proc, ex->procs, ex->reader);
   for (int i = 0; i < ex->n_graphs; i++) {
     bound_graph *bg = &ex->graphs[i];
     if (!bg->visit && !(bg->visit = malloc((size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1)))) return ND_ENOMEM;
     for (int32_t t = 0; t < bg->g->n_tasks; t++)
       bg->visit[t] =
-          (uint8_t)nd_mpi_takes_part(bg->g, &bg->g->tasks[t], bg->tensor, ex->proc, ex->procs, ex->reader, ex->me);
+          (uint8_t)nd_mpi_takes_part(bg->g, bg->run_on, t, bg->tensor, ex->proc, ex->procs, ex->reader, ex->me);
   }
   return 0;
 }
@@ -219,6 +221,7 @@ int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
   bg->home = NULL;
   bg->visit = NULL;
   bg->coll = NULL;
+  bg->run_on = NULL;
   int which = ex->n_graphs++;
   if (ex->procs > 1 && mark_visits(ex)) return nd__fail(err, ND_ENOMEM, "executor: out of memory");
   return which;
@@ -330,9 +333,6 @@ static void fill(struct starpu_task *task, void *arg) {
     task->callback_arg = &bg->ctx[i];
   }
   if (bg->priority) task->priority = bg->priority[i];
-  /* the scheduler's worker numbers are one process's: with several, each
-   * process's StarPU places the tasks it runs */
-  if (f->ex->procs > 1) return;
   if (bg->home && bg->home[i] >= 0) task->sched_data = (void *)(intptr_t)(bg->home[i] + 1);
   uint32_t *mask = bg->workers ? &bg->workers[(size_t)i * bg->mask_words] : NULL;
   int restricted = 0;
@@ -383,8 +383,7 @@ static int submit_mpi(nd_exec *ex, const bound_graph *bg, int32_t i) {
     handles[a] = ex->handles[bg->tensor[acc[a].tensor]];
     modes[a] = starpu_mode(acc[a].mode);
   }
-  return nd_mpi_submit(nd__codelet(t->kind), nd_mpi_task_process(bg->g, t, ex->procs), handles, modes, t->n_access,
-                       fill, &(fill_arg){ex, bg, i});
+  return nd_mpi_submit(nd__codelet(t->kind), bg->run_on[i], handles, modes, t->n_access, fill, &(fill_arg){ex, bg, i});
 }
 
 int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
@@ -459,6 +458,7 @@ void nd_exec_free(nd_exec *ex) {
     if (ex->graphs[i].coll)
       for (int32_t t = 0; t < ex->graphs[i].g->n_tasks; t++) free(ex->graphs[i].coll[t]);
     free(ex->graphs[i].coll);
+    free(ex->graphs[i].run_on);
   }
   if (ex->blocks)
     for (int b = 0; b < ex->n_blocks; b++) free(ex->blocks[b]);

@@ -5,7 +5,7 @@ libndgraph_internal_la_SOURCES += tasks/codelets.h tasks/codelets.c tasks/exec.h
 	tasks/collective.h tasks/collective.c
 
 # Several processes: StarPU-MPI when configure found it, else one process.
-libndgraph_internal_la_SOURCES += tasks/mpi.h tasks/mpi_plan.c
+libndgraph_internal_la_SOURCES += tasks/mpi.h tasks/mpi_plan.c tasks/nodes.h tasks/nodes.c
 if ND_MPI
 libndgraph_internal_la_SOURCES += tasks/mpi.c
 else

@@ -7,32 +7,41 @@
 #include <starpu_mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 static int joined, rank, size = 1;
 static int starpu_mpi_on;
-static int stats_ours; /* ndgraph asked StarPU-MPI to count, not the user */
+static int stats_ours;  /* ndgraph asked StarPU-MPI to count, not the user */
+static int agreed_stop; /* every process stops here together (a signal) */
 
 /* The launcher's variables: MPI starts only under one (no cost otherwise). */
 static int launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE"); }
 
 /* A process that fails alone would leave the others waiting for its data:
  * any non-zero exit aborts the job (the others stop at once, and mpirun
- * names this process); a clean exit finalizes. */
+ * names this process); a clean exit, or a stop all processes agreed on,
+ * finalizes (process 0 may still be writing the checkpoint). */
 static void at_exit(int status, void *arg) {
   (void)arg;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  if (status != 0) MPI_Abort(MPI_COMM_WORLD, status);
+  if (status != 0 && !agreed_stop) MPI_Abort(MPI_COMM_WORLD, status);
   MPI_Finalize();
 }
 
 static int start_mpi(nd_error *err) {
   int provided;
-  if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+  /* StarPU-MPI's thread calls MPI while the submitting thread runs the few
+   * collectives of tasks/mpi.h (sums, the trace's gather): both at once */
+  if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
     return nd__fail(err, ND_ERUNTIME, "mpirun: MPI failed to start in this process");
+  if (provided < MPI_THREAD_MULTIPLE)
+    return nd__fail(err, ND_ERUNTIME,
+                    "mpirun: this MPI does not support MPI_THREAD_MULTIPLE (StarPU-MPI's thread and ndgraph's "
+                    "both call it)");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   on_exit(at_exit, NULL);
@@ -156,3 +165,63 @@ int64_t nd_mpi_sum(int64_t v) {
   MPI_Allreduce(&v, &sum, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   return sum;
 }
+
+void nd_mpi_barrier(void) {
+  if (joined) MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* One process: its bytes are all there is. */
+static int gather_alone(const void *mine, int64_t n, char **all, int64_t **off) {
+  *all = malloc(n > 0 ? (size_t)n : 1);
+  *off = calloc(2, sizeof **off);
+  if (!*all || !*off) {
+    free(*all), free(*off);
+    *all = NULL, *off = NULL;
+    return ND_ENOMEM;
+  }
+  memcpy(*all, mine, (size_t)n);
+  (*off)[1] = n;
+  return 0;
+}
+
+int nd_mpi_gather(const void *mine, int64_t n, char **all, int64_t **off) {
+  *all = NULL;
+  *off = NULL;
+  if (!joined) return gather_alone(mine, n, all, off);
+  int count = (int)n, counts[size], displs[size];
+  MPI_Gather(&count, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int64_t total = 0;
+  for (int p = 0; rank == 0 && p < size; p++) displs[p] = (int)total, total += counts[p];
+  if (rank == 0) {
+    *all = malloc(total > 0 ? (size_t)total : 1);
+    *off = calloc((size_t)size + 1, sizeof **off);
+    /* the others send regardless: process 0 cannot go on without room */
+    if (!*all || !*off) {
+      fprintf(stderr, "ndgraph: process 0: out of memory gathering %lld bytes from the processes\n", (long long)total);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int p = 0; p < size; p++) (*off)[p + 1] = (*off)[p] + counts[p];
+  }
+  MPI_Gatherv(mine, count, MPI_BYTE, *all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
+  return 0;
+}
+
+void nd_mpi_bcast(void *buf, int64_t n) {
+  if (joined) MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+void nd_mpi_allgather(const void *mine, int64_t n, void *all) {
+  if (joined)
+    MPI_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+  else
+    memcpy(all, mine, (size_t)n);
+}
+
+int nd_mpi_max(int v) {
+  if (!joined) return v;
+  int max = v;
+  MPI_Allreduce(&v, &max, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return max;
+}
+
+void nd_mpi_stop_agreed(void) { agreed_stop = 1; }

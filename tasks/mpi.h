@@ -44,36 +44,63 @@ void nd_mpi_forget(starpu_data_handle_t h);
 int64_t nd_mpi_bytes_sent(void);
 /* Sum over the processes (a collective on the submitting thread). */
 int64_t nd_mpi_sum(int64_t v);
+/* The largest v over the processes (a collective on the submitting thread). */
+int nd_mpi_max(int v);
+/* The processes agreed to stop: this one's exit, whatever its status, is
+ * a clean one (MPI finalized) and not a failure that aborts the others. */
+void nd_mpi_stop_agreed(void);
+/* Every process waits for all (a collective on the submitting thread). */
+void nd_mpi_barrier(void);
+/* Gathers each process's `n` bytes at process 0 (a collective on the
+ * submitting thread): there, *all holds them in process order, process p's
+ * at (*all)[off[p]] to off[p + 1] (off: procs + 1 entries, malloc'ed like
+ * *all); elsewhere both stay NULL. 0, or ND_ENOMEM. */
+int nd_mpi_gather(const void *mine, int64_t n, char **all, int64_t **off);
+/* Each process's n bytes to every process: all[p * n] is process p's
+ * (a collective on the submitting thread). */
+void nd_mpi_allgather(const void *mine, int64_t n, void *all);
+/* Process 0's n bytes at buf to every process (a collective on the submitting thread). */
+void nd_mpi_bcast(void *buf, int64_t n);
 
 /* ---- The plan (IR only, no MPI): which process owns what. */
 
-/* The process of rank r among `procs`: a (replica, stage) pair's
- * tensor-parallel group stays in one process; pairs are dealt to processes
- * in blocks, replica-major, so replicas spread across processes first and
- * pipeline neighbours land on the same or the next process. */
+/* The process of rank r among `procs`: the mesh is cut into units, a
+ * (replica, stage) pair's whole tensor-parallel group each (or, with
+ * runtime.split_tensor_groups, each rank: a group may then straddle
+ * processes), dealt to the processes in blocks, replica-major, so replicas
+ * spread across processes first and pipeline neighbours land on the same
+ * or the next process. Units are numbered replica, then stage, then shard. */
 int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs);
-/* The process task t runs on: its rank's, except a data-parallel sum of a
- * gradient, which runs on the process of one of its replicas chosen by the
- * gradient, so that the sums spread evenly over the processes. */
-int nd_mpi_task_process(const nd_graph *g, const nd_task *t, int procs);
-/* The processes must not outnumber the (replica, stage) pairs. */
+int nd_mpi_units(const nd_graph *g);
+int nd_mpi_unit_of(const nd_graph *g, nd_rank r);
+/* The process each task of g runs on ([g->n_tasks], malloc'ed; NULL when
+ * out of memory): its rank's, except a data-parallel sum of a gradient,
+ * which runs on the process of one of its replicas, chosen so that the
+ * bytes each process sends come out even: the sums, largest first, each
+ * go to the candidate that would then have sent the least (the sum's
+ * order is the replicas', wherever it runs). */
+int *nd_mpi_task_processes(const nd_graph *g, int procs);
+/* The processes must not outnumber the units. */
 int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err);
 
 /* Which processes may hold a copy of a tensor they do not own: those that
  * run a task reading it. reader[tensor * procs + p]; map: g's tensor ->
- * index of the tensor (NULL: the same). */
-void nd_mpi_mark_readers(const nd_graph *g, const int32_t *map, const int *owner, int procs, uint8_t *reader);
-/* Whether process me must see task t: it runs it, owns one of its tensors,
- * or may hold a copy of one that t writes (the copy must be dropped). Every
- * other process skips t: its submission cost is its own share. */
-int nd_mpi_takes_part(const nd_graph *g, const nd_task *t, const int32_t *map, const int *owner, int procs,
+ * index of the tensor (NULL: the same); run_on: nd_mpi_task_processes. */
+void nd_mpi_mark_readers(const nd_graph *g, const int *run_on, const int32_t *map, const int *owner, int procs,
+                         uint8_t *reader);
+/* Whether process me must see task i: it runs it, owns one of its tensors,
+ * or may hold a copy of one that the task writes (the copy must be
+ * dropped). Every other process skips it: its submission cost is its own
+ * share. */
+int nd_mpi_takes_part(const nd_graph *g, const int *run_on, int32_t i, const int32_t *map, const int *owner, int procs,
                       const uint8_t *reader, int me);
 
 /* What StarPU-MPI sends running graph g `steps` times on `procs` processes
  * (its caching rules: a copy is sent once until its tensor is written; a
  * task's written tensors go back to their owners), plus the reads of the
- * statistics after each step: bytes in all, and the tasks each process
- * visits (per[procs]) in one step. */
-int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *visited);
+ * statistics after each step: bytes in all; the tasks each process visits
+ * (visited[procs]) in one step and the bytes each sends (sent[procs]) in
+ * all, either NULL when not wanted. */
+int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *visited, int64_t *sent);
 
 #endif

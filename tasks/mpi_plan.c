@@ -6,36 +6,94 @@
 
 #include "tasks/mpi.h"
 
-int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs) {
-  int64_t pairs = (int64_t)g->dp * g->pp, pair = (int64_t)r.dp * g->pp + r.pp;
-  return (int)(pair * procs / pairs);
+int nd_mpi_units(const nd_graph *g) { return g->dp * g->pp * (g->split_tp ? g->tp : 1); }
+
+int nd_mpi_unit_of(const nd_graph *g, nd_rank r) {
+  int pair = r.dp * g->pp + r.pp;
+  return g->split_tp ? pair * g->tp + r.tp : pair;
 }
 
-int nd_mpi_task_process(const nd_graph *g, const nd_task *t, int procs) {
-  if (t->kind != ND_TASK_ALLREDUCE || t->group != ND_GROUP_DP) return nd_mpi_process_of(g, t->rank, procs);
-  /* a replica's gradient sums over the replicas: each process coordinates
-   * an equal share of them (the sum's order is the parts', wherever it runs) */
-  /* the graph emits them one after another: by task index, round robin */
-  const nd_access *acc = nd_task_access(g, t);
-  int64_t index = t - g->tasks;
-  return nd_mpi_process_of(g, g->tensors[acc[index % t->n_access].tensor].home, procs);
+int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs) {
+  return (int)((int64_t)nd_mpi_unit_of(g, r) * procs / nd_mpi_units(g));
+}
+
+typedef struct dp_sum {
+  int64_t bytes;
+  int32_t task;
+} dp_sum;
+
+/* Largest first; equal sizes in the graph's order (the same on every process). */
+static int cmp_sum(const void *a, const void *b) {
+  const dp_sum *x = a, *y = b;
+  if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+  return x->task < y->task ? -1 : x->task > y->task;
+}
+
+int *nd_mpi_task_processes(const nd_graph *g, int procs) {
+  size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
+  int *run_on = malloc(n * sizeof *run_on);
+  dp_sum *sums = malloc(n * sizeof *sums);
+  int64_t *sent = calloc((size_t)procs, sizeof *sent), *runs = calloc((size_t)procs, sizeof *runs);
+  if (!run_on || !sums || !sent || !runs) {
+    free(run_on), free(sums), free(sent), free(runs);
+    return NULL;
+  }
+  int32_t n_sums = 0;
+  double all_bytes = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    run_on[i] = nd_mpi_process_of(g, t->rank, procs);
+    if (t->kind != ND_TASK_ALLREDUCE || t->group != ND_GROUP_DP) continue;
+    sums[n_sums++] = (dp_sum){g->tensors[nd_task_access(g, t)[0].tensor].bytes, i};
+    all_bytes += (double)sums[n_sums - 1].bytes * 2 * (t->n_access - 1);
+  }
+  qsort(sums, (size_t)n_sums, sizeof *sums, cmp_sum);
+  /* each part not on the chosen process comes to it and its sum goes back:
+   * a part's process sends it, the chosen one sends the sums. Both shares
+   * count, each against its total: the bytes a process sends and the sums
+   * it runs (a sum's process also sees every task that writes its parts) */
+  for (int32_t k = 0; k < n_sums; k++) {
+    const nd_task *t = &g->tasks[sums[k].task];
+    const nd_access *acc = nd_task_access(g, t);
+    int best = -1;
+    double best_cost = 0;
+    for (int a = 0; a < t->n_access; a++) {
+      int c = nd_mpi_process_of(g, g->tensors[acc[a].tensor].home, procs), remote = 0;
+      for (int b = 0; b < t->n_access; b++) remote += nd_mpi_process_of(g, g->tensors[acc[b].tensor].home, procs) != c;
+      double cost = (double)(sent[c] + remote * sums[k].bytes) / all_bytes + (double)(runs[c] + 1) / n_sums;
+      if (best < 0 || cost < best_cost) best = c, best_cost = cost;
+    }
+    run_on[sums[k].task] = best;
+    runs[best]++;
+    for (int a = 0; a < t->n_access; a++) {
+      int q = nd_mpi_process_of(g, g->tensors[acc[a].tensor].home, procs);
+      if (q != best) sent[q] += sums[k].bytes, sent[best] += sums[k].bytes;
+    }
+  }
+  free(sums), free(sent), free(runs);
+  return run_on;
 }
 
 int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err) {
-  if (procs <= (int64_t)g->dp * g->pp) return 0;
+  if (procs <= nd_mpi_units(g)) return 0;
+  if (g->split_tp)
+    return nd__fail(err, ND_ECONFIG, "mpirun: %d processes, but the mesh has only %d ranks to place", procs,
+                    nd_mpi_units(g));
   return nd__fail(err, ND_ECONFIG,
                   "mpirun: %d processes, but data_parallel_size %d x pipeline_parallel_size %d gives only %d "
-                  "(replica, stage) groups to place (a tensor-parallel group stays in one process)",
+                  "(replica, stage) groups to place (a tensor-parallel group stays in one process unless "
+                  "runtime.split_tensor_groups is true)",
                   procs, g->dp, g->pp, g->dp * g->pp);
 }
 
 static int32_t index_of(const int32_t *map, int32_t t) { return map ? map[t] : t; }
 
-void nd_mpi_mark_readers(const nd_graph *g, const int32_t *map, const int *owner, int procs, uint8_t *reader) {
+void nd_mpi_mark_readers(const nd_graph *g, const int *run_on, const int32_t *map, const int *owner, int procs,
+                         uint8_t *reader) {
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
     const nd_access *acc = nd_task_access(g, t);
-    int x = nd_mpi_task_process(g, t, procs);
+    int x = run_on[i];
     for (int a = 0; a < t->n_access; a++) {
       int32_t k = index_of(map, acc[a].tensor);
       if ((acc[a].mode & ND_ACCESS_R) && owner[k] != x) reader[(int64_t)k * procs + x] = 1;
@@ -43,9 +101,10 @@ void nd_mpi_mark_readers(const nd_graph *g, const int32_t *map, const int *owner
   }
 }
 
-int nd_mpi_takes_part(const nd_graph *g, const nd_task *t, const int32_t *map, const int *owner, int procs,
+int nd_mpi_takes_part(const nd_graph *g, const int *run_on, int32_t i, const int32_t *map, const int *owner, int procs,
                       const uint8_t *reader, int me) {
-  if (nd_mpi_task_process(g, t, procs) == me) return 1;
+  if (run_on[i] == me) return 1;
+  const nd_task *t = &g->tasks[i];
   const nd_access *acc = nd_task_access(g, t);
   for (int a = 0; a < t->n_access; a++) {
     int32_t k = index_of(map, acc[a].tensor);
@@ -54,56 +113,64 @@ int nd_mpi_takes_part(const nd_graph *g, const nd_task *t, const int32_t *map, c
   return 0;
 }
 
+/* One send of tensor k's bytes by process `from`. */
+static int64_t send(const nd_graph *g, int32_t k, int from, int64_t *sent) {
+  if (sent) sent[from] += g->tensors[k].bytes;
+  return g->tensors[k].bytes;
+}
+
 /* One fetch of a statistic to every process, then forgotten (tasks/mpi.c). */
-static int64_t fetch(const nd_graph *g, int32_t k, const int *owner, int procs, uint8_t *held) {
+static int64_t fetch(const nd_graph *g, int32_t k, const int *owner, int procs, uint8_t *held, int64_t *sent) {
   int64_t bytes = 0;
   for (int p = 0; p < procs; p++) {
-    if (p != owner[k] && !held[(int64_t)k * procs + p]) bytes += g->tensors[k].bytes;
+    if (p != owner[k] && !held[(int64_t)k * procs + p]) bytes += send(g, k, owner[k], sent);
     held[(int64_t)k * procs + p] = 0;
   }
   return bytes;
 }
 
-int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *visited) {
+int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *visited, int64_t *sent) {
   int *owner = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *owner);
   /* held: a process's copy of a tensor it does not own is valid (StarPU-MPI's cache) */
   uint8_t *held = calloc((size_t)g->n_tensors * (size_t)procs + 1, 1);
   uint8_t *reader = calloc((size_t)g->n_tensors * (size_t)procs + 1, 1);
-  if (!owner || !held || !reader) {
-    free(owner), free(held), free(reader);
+  int *run_on = nd_mpi_task_processes(g, procs);
+  if (!owner || !held || !reader || !run_on) {
+    free(owner), free(held), free(reader), free(run_on);
     return -1;
   }
   for (int32_t k = 0; k < g->n_tensors; k++) owner[k] = nd_mpi_process_of(g, g->tensors[k].home, procs);
-  nd_mpi_mark_readers(g, NULL, owner, procs, reader);
+  nd_mpi_mark_readers(g, run_on, NULL, owner, procs, reader);
   if (visited) {
     memset(visited, 0, (size_t)procs * sizeof *visited);
     for (int32_t i = 0; i < g->n_tasks; i++)
-      for (int p = 0; p < procs; p++) visited[p] += nd_mpi_takes_part(g, &g->tasks[i], NULL, owner, procs, reader, p);
+      for (int p = 0; p < procs; p++) visited[p] += nd_mpi_takes_part(g, run_on, i, NULL, owner, procs, reader, p);
   }
+  if (sent) memset(sent, 0, (size_t)procs * sizeof *sent);
   int64_t bytes = 0;
   int32_t normsq = nd_graph_find(g, "d0p0t0.grad_normsq");
   for (int s = 0; s < steps; s++) {
     for (int32_t i = 0; i < g->n_tasks; i++) {
       const nd_task *t = &g->tasks[i];
       const nd_access *acc = nd_task_access(g, t);
-      int x = nd_mpi_task_process(g, t, procs);
+      int x = run_on[i];
       for (int a = 0; a < t->n_access; a++) {
         int32_t k = acc[a].tensor;
         if (!(acc[a].mode & ND_ACCESS_R) || owner[k] == x || held[(int64_t)k * procs + x]) continue;
-        bytes += g->tensors[k].bytes;
+        bytes += send(g, k, owner[k], sent);
         held[(int64_t)k * procs + x] = 1;
       }
       for (int a = 0; a < t->n_access; a++) {
         int32_t k = acc[a].tensor;
         if (!(acc[a].mode & ND_ACCESS_W)) continue;
-        if (owner[k] != x) bytes += g->tensors[k].bytes; /* back to its owner */
+        if (owner[k] != x) bytes += send(g, k, x, sent); /* back to its owner */
         memset(held + (int64_t)k * procs, 0, (size_t)procs);
       }
     }
     /* the trainer reads each replica's loss, then the gradient norm */
-    for (int d = 0; d < g->dp; d++) bytes += fetch(g, g->loss[d], owner, procs, held);
-    if (normsq >= 0) bytes += fetch(g, normsq, owner, procs, held);
+    for (int d = 0; d < g->dp; d++) bytes += fetch(g, g->loss[d], owner, procs, held, sent);
+    if (normsq >= 0) bytes += fetch(g, normsq, owner, procs, held, sent);
   }
-  free(owner), free(held), free(reader);
+  free(owner), free(held), free(reader), free(run_on);
   return bytes;
 }

@@ -14,6 +14,7 @@
 #include "tasks/collective.h"
 #include "tasks/exec.h"
 #include "tasks/mpi.h"
+#include "tasks/nodes.h"
 
 /* StarPU's own policies that ndgraph can select by name. */
 static const char *const starpu_policies[] = {"eager", "prio", "ws", "lws", "dmda", "dmdas", NULL};
@@ -135,6 +136,12 @@ static int start(const nd_config *cfg, nd_error *err) {
       nd_mpi_starpu_shutdown();
       return rc;
     }
+  }
+  /* under mpirun, what each process runs on, before any task */
+  if (nd_mpi_size() > 1 && (rc = nd_nodes_exchange(err))) {
+    stop_backends();
+    nd_mpi_starpu_shutdown();
+    return rc;
   }
   return 0;
 }

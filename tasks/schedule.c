@@ -3,9 +3,12 @@
 
 #include <starpu.h>
 
+#include <stdlib.h>
+
 #include "common/error.h"
 #include "kernels/backend.h"
 #include "scheduler/policies.h"
+#include "tasks/mpi.h"
 
 int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind) {
   if (unit_kind == ND_UNIT_CPU) return 1;
@@ -36,15 +39,58 @@ static int plan_collectives(nd_exec *ex, int which, const nd_graph *g, const nd_
   return 0;
 }
 
+/* Under mpirun: this process's ranks, a contiguous block [*a, *b) of rank
+ * indices (tasks/mpi_plan.c deals them so). */
+static void own_ranks(const nd_graph *g, int procs, int me, int *a, int *b) {
+  *a = *b = 0;
+  for (int r = 0; r < g->dp * g->pp * g->tp; r++)
+    if (nd_mpi_process_of(g, (nd_rank){r / (g->pp * g->tp), r / g->tp % g->pp, r % g->tp}, procs) == me) {
+      if (*b == 0) *a = r;
+      *b = r + 1;
+    }
+}
+
+int nd_sched_place(const nd_graph *g, nd_rank_map *pl, nd_error *err) {
+  nd_unit units[STARPU_NMAXWORKERS];
+  int n = nd_runtime_units(units, STARPU_NMAXWORKERS), procs = nd_mpi_size(), ranks = g->dp * g->pp * g->tp;
+  int a = 0, b = ranks;
+  if (procs > 1) own_ranks(g, procs, nd_mpi_rank(), &a, &b);
+  /* one process's workers take its own ranks only: placed as a chain of
+   * stages, in rank order, so its tensor-parallel groups (when whole) and
+   * neighbouring stages get neighbouring units as on one process */
+  int whole = a % g->tp == 0 && b % g->tp == 0, tp = whole ? g->tp : 1;
+  nd_rank_map local;
+  int rc = nd_place(units, n, 1, (b - a) / tp, tp, &local);
+  if (rc) return nd__fail(err, rc, "placement: cannot place %d ranks on %d workers", b - a, n);
+  if (procs == 1) {
+    *pl = local;
+    return 0;
+  }
+  /* the map has every rank of the mesh: the others' (whose tasks never
+   * run here) on all the units, this process's where it placed them */
+  *pl = (nd_rank_map){ranks, calloc((size_t)ranks, sizeof(int)), calloc((size_t)ranks, sizeof(int)), local.units,
+                      local.n_units};
+  if (!pl->first || !pl->count) {
+    free(pl->first), free(pl->count);
+    nd_rank_map_free(&local);
+    return nd__fail(err, ND_ENOMEM, "placement: out of memory");
+  }
+  for (int r = 0; r < ranks; r++) {
+    int mine = r >= a && r < b;
+    pl->first[r] = mine ? local.first[r - a] : 0;
+    pl->count[r] = mine ? local.count[r - a] : local.n_units;
+  }
+  free(local.first), free(local.count);
+  return 0;
+}
+
 int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
                    nd_error *err) {
-  nd_unit units[STARPU_NMAXWORKERS];
-  int n = nd_runtime_units(units, STARPU_NMAXWORKERS);
   nd_rank_map pl;
   nd_hints h;
   nd_unit_check can = {nd_exec_runs_on, ex};
-  int rc = nd_place(units, n, g->dp, g->pp, g->tp, &pl);
-  if (rc) return nd__fail(err, rc, "placement: cannot place %d ranks on %d workers", g->dp * g->pp * g->tp, n);
+  int rc = nd_sched_place(g, &pl, err);
+  if (rc) return rc;
   rc = nd_hints_compute(g, cfg, &pl, &can, measured, starpu_sched_get_min_priority(), starpu_sched_get_max_priority(),
                         &h);
   if (rc) {

@@ -12,6 +12,11 @@
  * what a device runs; NULL: the built-ins). */
 int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind);
 
+/* Places g's ranks on the running workers: all of them in one process;
+ * under mpirun this process's ranks (tasks/mpi.h) on its own workers, and
+ * the other processes' ranks, whose tasks never run here, on any. */
+int nd_sched_place(const nd_graph *g, nd_rank_map *pl, nd_error *err);
+
 /* Places g on the running workers and gives graph `which` of ex its hints
  * (measured as for nd_hints_compute). */
 int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,

@@ -62,6 +62,97 @@ PY
   ok $? "$np processes, $name: bytes StarPU-MPI sent within 5% of the plan's prediction"
 done
 
+# plan --nodes: ranks and bytes per process; the data-parallel sums spread so
+# that each process sends about what a ring all-reduce would (IR only)
+"$ndgraph" plan "$cfg" --set parallelism.data_parallel_size=4 --nodes 4 >"$tmp/plan.out" 2>&1
+python3 - "$tmp/plan.out" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+total = float(re.search(r"([\d.]+) MB sent between processes per step", t).group(1))
+procs = re.findall(r"process (\d): ranks (d\dp\dt\d\.\.d\dp\dt\d) \| runs \d+ tasks, submits \d+, sends ([\d.]+) MB", t)
+ring = float(re.search(r"would send ([\d.]+) MB per process", t).group(1))
+sends = [float(p[2]) for p in procs]
+print(f"# sends {sends} MB, ring {ring} MB, total {total} MB")
+sys.exit(0 if len(procs) == 4 and abs(sum(sends) - total) < 0.01 and all(abs(x - ring) <= 0.1 * ring for x in sends) else 1)
+PY
+ok $? "plan --nodes 4, dp=4: each process's ranks and bytes, each within 10% of a ring all-reduce's"
+
+# a tensor-parallel group across processes only when asked, then with the bits of one process
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 1 2) >"$tmp/tpx.out" 2>&1
+st=$?
+[ $st -eq 2 ] && grep -q "unless runtime.split_tensor_groups is true" "$tmp/tpx.out"
+ok $? "2 processes, tp=2 alone: refused, naming runtime.split_tensor_groups (exit $st)"
+"$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 1 2) --metrics "$tmp/tp1.jsonl" >/dev/null 2>&1
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 1 2) --set runtime.split_tensor_groups=true \
+  --metrics "$tmp/tp2.jsonl" >"$tmp/tpx.out" 2>&1
+[ $? -eq 0 ] && same "$tmp/tp1.jsonl" "$tmp/tp2.jsonl" && grep -q "process 1 on .* ranks d0p0t1\.\.d0p0t1$" "$tmp/tpx.out"
+ok $? "2 processes, tp=2, split_tensor_groups: one shard per process, the losses of one process bit for bit"
+
+# the processes told each other their machines and devices at start (the last case: 3 processes)
+[ "$(grep -cE '^  process [0-2] on .*cores.*CPU workers.*OpenCL.*CUDA \| ranks d[0-9]p[0-9]t[0-9]\.\.d[0-9]p[0-9]t[0-9]$' "$tmp/n.out")" -eq 3 ]
+ok $? "3 processes: process 0 prints each process's host, topology, devices and ranks"
+
+# --trace under mpirun: one Perfetto file, a process per node, arrows between nodes
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 2 2 1) --trace "$tmp/trace.json" >"$tmp/trace.out" 2>&1
+st=$?
+python3 - "$tmp/trace.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+ran = {e["pid"] for e in ev if e["ph"] == "X"}
+src = {e["id"]: e["pid"] for e in ev if e["ph"] == "s"}
+across = sum(1 for e in ev if e["ph"] == "f" and e["id"] in src and src[e["id"]] != e["pid"])
+print(f"# process_name for {sorted(names)}, tasks on {sorted(ran)}, {across} arrows between nodes")
+sys.exit(0 if names == ran == {0, 1} and across > 0 else 1)
+PY
+parsed=$?
+[ $st -eq 0 ] && [ $parsed -eq 0 ]
+ok $? "2 processes, --trace: one JSON file, a process_name per node, arrows between the nodes"
+[ -z "$(ls "$tmp" | grep -E '^trace\.json.+')" ]
+ok $? "2 processes, --trace: the file written atomically by process 0 alone (no temporary left)"
+
+# runtime.placement applies under mpirun: with 2 workers per process and
+# placement strict, each process runs each of its stages on one worker of
+# its own (read from the trace; collectives, homed on a participant, aside)
+STARPU_NCPU=2 "${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 2 2 1) --set runtime.workers=2 \
+  --set runtime.placement=strict --trace "$tmp/strict.json" >"$tmp/strict.out" 2>&1
+st=$?
+python3 - "$tmp/strict.json" <<'PY'
+import json, sys
+from collections import defaultdict
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+tids = defaultdict(set)
+for e in ev:
+    if e["ph"] == "X" and e["args"]["kind"] not in ("allreduce", "sendrecv"):
+        tids[(e["pid"], e["args"]["pp"])].add(e["tid"])
+print(f"# (process, stage) -> workers: {dict(tids)}")
+one = all(len(t) == 1 for t in tids.values())
+apart = all(tids[(p, 0)] != tids[(p, 1)] for p in (0, 1))
+sys.exit(0 if set(tids) == {(0, 0), (0, 1), (1, 0), (1, 1)} and one and apart else 1)
+PY
+parsed=$?
+[ $st -eq 0 ] && [ $parsed -eq 0 ]
+ok $? "2 processes x 2 workers, placement strict: each process holds each of its stages to one worker of its own"
+
+# stage_layers auto under mpirun: process 0 decides for all (docs/nodes.md)
+auto=(--set parallelism.stage_layers=auto)
+"$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 2 1) "${auto[@]}" --metrics "$tmp/auto1.jsonl" >/dev/null 2>&1
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 2 1) "${auto[@]}" --metrics "$tmp/auto2.jsonl" \
+  >"$tmp/auto.out" 2>&1
+[ $? -eq 0 ] && same "$tmp/auto1.jsonl" "$tmp/auto2.jsonl"
+ok $? "2 processes, pp=2, stage_layers auto: accepted, the losses of one process bit for bit"
+# a CPU and an OpenCL stage on each process: the calibration's times come from both processes
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 4 1) "${auto[@]}" --set model.n_layer=4 \
+  --set parallelism.micro_batches=4 --set runtime.opencl_devices=1 --set train.steps=2 >"$tmp/mixed.out" 2>&1
+st=$?
+if grep -q "OpenCL device" "$tmp/mixed.out" && [ $st -ne 0 ]; then
+  ok 0 "# SKIP 2 processes, mixed stages, stage_layers auto: no OpenCL device"
+else
+  [ $st -eq 0 ] && grep -q "stage 1, opencl.*stage 2, cpu.*stage 3, opencl.*-> stage_layers \[" "$tmp/mixed.out"
+  ok $? "2 processes, pp=4 on a CPU and an OpenCL device each, stage_layers auto: calibrated across the processes"
+  grep -m1 "stage_layers auto:" "$tmp/mixed.out" | sed 's/^/# /'
+fi
+
 # resume across process counts: a checkpoint of 2 processes continues on 1,
 # and one of 1 process on 2, with the losses of an uninterrupted run
 steps=(--set train.steps=4 --set train.save_every=2 --set train.eval_every=2 --set train.eval_batches=2)
@@ -101,6 +192,22 @@ st=$?
 [ $st -ne 0 ] && grep -q "process 1 runs a different configuration" "$tmp/mismatch.out"
 ok $? "a different configuration on process 1 is refused, naming it (exit $st)"
 grep "different configuration" "$tmp/mismatch.out" | head -1 | sed 's/^/# /'
+
+# SIGTERM to mpirun (which passes it on to every process): all stop after the
+# same step, process 0 writes the checkpoint, and the job ends without an abort
+"${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 2 1 1) --set train.steps=100000 \
+  --set train.save_dir="$tmp/sig" >"$tmp/sig.out" 2>&1 &
+job=$!
+for _ in $(seq 300); do grep -q '^step ' "$tmp/sig.out" && break; sleep 0.1; done
+kill -TERM $job
+for _ in $(seq 300); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+kill -0 $job 2>/dev/null && kill -KILL $job
+wait $job
+st=$?
+n=$(sed -n 's/^ndgraph: SIGTERM after step \([0-9]*\): checkpoint .*; stopping$/\1/p' "$tmp/sig.out")
+[ $st -ne 0 ] && [ -n "$n" ] && [ -f "$tmp/sig/step-$n/model.safetensors" ] && [ -f "$tmp/sig/step-$n/state.json" ] &&
+  ! grep -q MPI_ABORT "$tmp/sig.out"
+ok $? "SIGTERM to mpirun: every process stops after step ${n:-?}, its checkpoint complete, no abort (exit $st)"
 
 # SIGKILL of one process mid-run: the job ends, non-zero, within 30 s
 "${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 2 1 1) --set train.steps=100000 >"$tmp/kill.out" 2>&1 &

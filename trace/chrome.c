@@ -17,19 +17,24 @@ static double inside(const nd_trace_time *t, int at_end) {
   return at_end ? e - 0.001 : s + 0.001;
 }
 
-static cJSON *event(cJSON *events, const char *ph, const char *name, int tid) {
+/* The node a worker belongs to: the trace's process id. */
+static int pid_of(const nd_trace_run *run, int worker) {
+  return run->worker_node && worker >= 0 && worker < run->n_workers ? run->worker_node[worker] : 0;
+}
+
+static cJSON *event(cJSON *events, const char *ph, const char *name, int pid, int tid) {
   cJSON *e = cJSON_CreateObject();
   if (!e) return NULL;
   cJSON_AddItemToArray(events, e);
   cJSON_AddStringToObject(e, "ph", ph);
   cJSON_AddStringToObject(e, "name", name);
-  cJSON_AddNumberToObject(e, "pid", 0);
+  cJSON_AddNumberToObject(e, "pid", pid);
   cJSON_AddNumberToObject(e, "tid", tid);
   return e;
 }
 
-static void metadata(cJSON *events, const char *name, int tid, const char *key, const char *s, double v) {
-  cJSON *e = event(events, "M", name, tid);
+static void metadata(cJSON *events, const char *name, int pid, int tid, const char *key, const char *s, double v) {
+  cJSON *e = event(events, "M", name, pid, tid);
   if (!e) return;
   cJSON *args = cJSON_AddObjectToObject(e, "args");
   if (s)
@@ -38,9 +43,9 @@ static void metadata(cJSON *events, const char *name, int tid, const char *key, 
     cJSON_AddNumberToObject(args, key, v);
 }
 
-static void task_event(cJSON *events, const nd_graph *g, int32_t i, const nd_trace_time *t, long long step) {
-  const nd_task *k = &g->tasks[i];
-  cJSON *e = event(events, "X", nd_task_kind_name(k->kind), t->worker);
+static void task_event(cJSON *events, const nd_trace_run *run, int32_t i, const nd_trace_time *t, long long step) {
+  const nd_task *k = &run->g->tasks[i];
+  cJSON *e = event(events, "X", nd_task_kind_name(k->kind), pid_of(run, t->worker), t->worker);
   if (!e) return;
   double s = ns_round(t->start);
   cJSON_AddStringToObject(e, "cat", nd_phase_name(k->phase));
@@ -60,8 +65,9 @@ static void task_event(cJSON *events, const nd_graph *g, int32_t i, const nd_tra
   cJSON_AddNumberToObject(a, "step", (double)step);
 }
 
-static void flow_event(cJSON *events, const char *ph, const nd_trace_time *t, int at_end, double id) {
-  cJSON *e = event(events, ph, "dependency", t->worker);
+static void flow_event(cJSON *events, const nd_trace_run *run, const char *ph, const nd_trace_time *t, int at_end,
+                       double id) {
+  cJSON *e = event(events, ph, "dependency", pid_of(run, t->worker), t->worker);
   if (!e) return;
   cJSON_AddStringToObject(e, "cat", "dependency");
   cJSON_AddNumberToObject(e, "id", id);
@@ -76,7 +82,7 @@ static void transfers(cJSON *events, const nd_trace_step *st) {
     const nd_trace_transfer *x = &st->transfers[i];
     char name[64];
     snprintf(name, sizeof name, "bus %d->%d", x->src, x->dst);
-    cJSON *e = event(events, "C", name, 0);
+    cJSON *e = event(events, "C", name, 0, 0);
     if (!e) return;
     cJSON_AddNumberToObject(e, "ts", ns_round(st->end_us));
     cJSON *a = cJSON_AddObjectToObject(e, "args");
@@ -94,16 +100,20 @@ cJSON *nd_trace_chrome_build(const nd_trace_run *run) {
     return NULL;
   }
   cJSON_AddStringToObject(doc, "displayTimeUnit", "ms");
-  metadata(events, "process_name", 0, "name", "ndgraph (this node)", 0);
-  metadata(events, "process_sort_index", 0, "sort_index", NULL, 0);
+  for (int p = 0; p < (run->n_nodes > 1 ? run->n_nodes : 1); p++) {
+    char name[64];
+    snprintf(name, sizeof name, "ndgraph process %d", p);
+    metadata(events, "process_name", p, 0, "name", run->n_nodes > 1 ? name : "ndgraph (this node)", 0);
+    metadata(events, "process_sort_index", p, 0, "sort_index", NULL, p);
+  }
   for (int w = 0; w < run->n_workers; w++) {
-    metadata(events, "thread_name", w, "name", run->worker_names[w], 0);
-    metadata(events, "thread_sort_index", w, "sort_index", NULL, w);
+    metadata(events, "thread_name", pid_of(run, w), w, "name", run->worker_names[w], 0);
+    metadata(events, "thread_sort_index", pid_of(run, w), w, "sort_index", NULL, w);
   }
   for (int s = 0; s < run->n_steps; s++) {
     const nd_trace_step *st = &run->steps[s];
     for (int32_t i = 0; i < g->n_tasks; i++)
-      if (st->times[i].worker >= 0) task_event(events, g, i, &st->times[i], st->step);
+      if (st->times[i].worker >= 0) task_event(events, run, i, &st->times[i], st->step);
     transfers(events, st);
     if (!run->edges) continue;
     for (int32_t i = 0; i < g->n_tasks; i++)
@@ -111,8 +121,8 @@ cJSON *nd_trace_chrome_build(const nd_trace_run *run) {
         const nd_trace_time *from = &st->times[i], *to = &st->times[run->edges->succ[k]];
         if (from->worker < 0 || to->worker < 0) continue;
         double id = (double)s * (double)run->edges->n_edges + (double)k;
-        flow_event(events, "s", from, 1, id);
-        flow_event(events, "f", to, 0, id);
+        flow_event(events, run, "s", from, 1, id);
+        flow_event(events, run, "f", to, 0, id);
       }
   }
   return doc;

@@ -1,6 +1,6 @@
 /* Recorded steps -> a Chrome trace (Trace Event Format JSON), which Perfetto
- * and chrome://tracing open: one process for this node, one thread per
- * worker, one complete event per task with the IR's identity in args, and
+ * and chrome://tracing open: one process per node (one without mpirun), one
+ * thread per worker, one complete event per task with the IR's identity in args, and
  * the IR's dependencies as flow arrows. */
 #ifndef ND_TRACE_CHROME_H
 #define ND_TRACE_CHROME_H
@@ -38,6 +38,8 @@ typedef struct nd_trace_run {
   int n_steps;
   int n_workers;
   char (*worker_names)[64]; /* [n_workers] */
+  const int *worker_node;   /* [n_workers]: the node (process) of each; NULL: all on node 0 */
+  int n_nodes;
 } nd_trace_run;
 
 /* The document, or NULL when out of memory. */

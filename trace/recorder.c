@@ -1,16 +1,21 @@
 /* The recorder: a slot per task of the step graph, filled from the
  * executor's observer on the worker that ran the task (each task writes only
- * its own slot, so no lock), read after the step has been waited for. */
+ * its own slot, so no lock), read after the step has been waited for. Under
+ * mpirun every process records its own tasks and process 0 gathers them
+ * after the step: one trace, a process per node, workers numbered across
+ * the nodes (process p's after those of processes 0 to p - 1). */
 #include "trace/recorder.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <starpu.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/atomic.h"
 #include "common/error.h"
+#include "tasks/mpi.h"
 #include "trace/chrome.h"
 #include "trace/model.h"
 #include "trace/svg.h"
@@ -22,9 +27,47 @@ struct nd_trace_recorder {
   nd_trace_step *steps;
   int n_steps;
   nd_trace_step *cur; /* the step being observed, or NULL */
-  int n_workers;
+  int n_workers;      /* all nodes' at process 0 */
   char (*names)[64];
+  /* several processes, at process 0: first_worker[p] (procs + 1 entries)
+   * and each worker's node */
+  int procs;
+  int *first_worker, *worker_node;
+  double sync_us; /* this process's clock when all left the step's barrier */
 };
+
+/* The processes' worker names to process 0, which numbers them across the
+ * nodes (a collective: every process creates its recorder in the same step). */
+static int gather_workers(nd_trace_recorder *r) {
+  char *all;
+  int64_t *off;
+  if (nd_mpi_gather(r->names, (int64_t)r->n_workers * 64, &all, &off)) return ND_ENOMEM;
+  if (!all) return 0;
+  int total = (int)(off[r->procs] / 64);
+  char(*names)[64] = (char(*)[64])all;
+  r->first_worker = calloc((size_t)r->procs + 1, sizeof *r->first_worker);
+  r->worker_node = calloc((size_t)(total ? total : 1), sizeof *r->worker_node);
+  if (!r->first_worker || !r->worker_node) {
+    free(all), free(off);
+    return ND_ENOMEM;
+  }
+  for (int p = 0; p < r->procs; p++) {
+    r->first_worker[p + 1] = (int)(off[p + 1] / 64);
+    for (int w = r->first_worker[p]; w < r->first_worker[p + 1]; w++) {
+      /* the nodes' workers share names ("CPU 0"): the summary tells them apart */
+      char local[64];
+      memcpy(local, names[w], sizeof local);
+      local[sizeof local - 1] = '\0';
+      snprintf(names[w], sizeof names[w], "p%d %.50s", p, local);
+      r->worker_node[w] = p;
+    }
+  }
+  free(off);
+  free(r->names);
+  r->names = names;
+  r->n_workers = total;
+  return 0;
+}
 
 int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, int flows, nd_error *err) {
   nd_trace_recorder *r = calloc(1, sizeof *r);
@@ -39,6 +82,11 @@ int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, int flows,
     return nd__fail(err, ND_ENOMEM, "trace: out of memory");
   }
   for (int w = 0; w < r->n_workers; w++) starpu_worker_get_name(w, r->names[w], sizeof r->names[w]);
+  r->procs = nd_mpi_size();
+  if (r->procs > 1 && gather_workers(r)) {
+    nd_trace_recorder_free(r);
+    return nd__fail(err, ND_ENOMEM, "trace: out of memory");
+  }
   *out = r;
   return 0;
 }
@@ -51,6 +99,8 @@ void nd_trace_recorder_free(nd_trace_recorder *r) {
   }
   free(r->steps);
   free(r->names);
+  free(r->first_worker);
+  free(r->worker_node);
   nd_edges_free(&r->edges);
   free(r);
 }
@@ -95,7 +145,10 @@ int nd_trace_begin(nd_trace_recorder *r, nd_exec *ex, long long step, nd_error *
   r->cur = st;
   nd_exec_observe(ex, &(nd_exec_observer){on_task, r});
   bus_totals(st, 0);
-  st->begin_us = starpu_timing_now();
+  /* the processes' clocks differ: each notes its own as all leave a
+   * barrier, and process 0 shifts the others' times by the difference */
+  if (r->procs > 1) nd_mpi_barrier();
+  st->begin_us = r->sync_us = starpu_timing_now();
   return 0;
 }
 
@@ -147,6 +200,41 @@ static int make_consistent(const nd_trace_recorder *r, nd_trace_time *t) {
   return 0;
 }
 
+/* A task as one process sends it to process 0. */
+typedef struct remote_time {
+  int32_t task, worker;
+  double start, end;
+} remote_time;
+
+/* The other processes' tasks into process 0's step, on its clock (a
+ * collective after the step). The clocks agree to a barrier's latency:
+ * the times are made consistent again across the nodes' edges. */
+static int gather_times(nd_trace_recorder *r, nd_trace_step *st) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < r->g->n_tasks; i++) n += st->times[i].worker >= 0;
+  remote_time *mine = malloc(sizeof(remote_time) * ((size_t)n + 1)), *all = NULL;
+  int64_t *off = NULL;
+  if (!mine) return ND_ENOMEM;
+  /* the first entry carries the clock at the barrier */
+  mine[0] = (remote_time){-1, -1, r->sync_us, 0};
+  for (int32_t i = 0, k = 1; i < r->g->n_tasks; i++)
+    if (st->times[i].worker >= 0)
+      mine[k++] = (remote_time){i, st->times[i].worker, st->times[i].start, st->times[i].end};
+  int rc = nd_mpi_gather(mine, (int64_t)sizeof *mine * (n + 1), (char **)&all, &off);
+  free(mine);
+  if (rc || !all) return rc;
+  for (int p = 1; p < r->procs; p++) {
+    remote_time *x = (remote_time *)((char *)all + off[p]), *end = (remote_time *)((char *)all + off[p + 1]);
+    double shift = r->sync_us - x[0].start;
+    for (x++; x < end; x++)
+      if (x->task >= 0 && x->task < r->g->n_tasks)
+        st->times[x->task] = (nd_trace_time){x->start + shift, x->end + shift, r->first_worker[p] + x->worker};
+  }
+  free(all);
+  free(off);
+  return make_consistent(r, st->times);
+}
+
 int nd_trace_end(nd_trace_recorder *r, nd_exec *ex, nd_error *err) {
   nd_trace_step *st = r->cur;
   nd_exec_observe(ex, NULL);
@@ -154,8 +242,10 @@ int nd_trace_end(nd_trace_recorder *r, nd_exec *ex, nd_error *err) {
   if (!st) return 0;
   st->end_us = starpu_timing_now();
   r->n_steps++;
-  if (bus_totals(st, 1) || make_consistent(r, st->times)) return nd__fail(err, ND_ENOMEM, "trace: out of memory");
-  return 0;
+  int bad = bus_totals(st, 1) || make_consistent(r, st->times);
+  /* the gather is collective: every process takes part, failed or not */
+  if (r->procs > 1 && gather_times(r, st)) bad = 1;
+  return bad ? nd__fail(err, ND_ENOMEM, "trace: out of memory") : 0;
 }
 
 int32_t nd_trace_recorded(const nd_trace_recorder *r) {
@@ -168,7 +258,8 @@ int32_t nd_trace_recorded(const nd_trace_recorder *r) {
 int nd_trace_save(const nd_trace_recorder *r, const char *json_path, const char *svg_path, nd_error *err) {
   int want_json = json_path && json_path[0], want_svg = svg_path && svg_path[0];
   if (!want_json && !want_svg) return 0;
-  nd_trace_run run = {r->g, r->flows ? &r->edges : NULL, r->steps, r->n_steps, r->n_workers, r->names};
+  nd_trace_run run = {
+      r->g, r->flows ? &r->edges : NULL, r->steps, r->n_steps, r->n_workers, r->names, r->worker_node, r->procs};
   cJSON *doc = nd_trace_chrome_build(&run);
   char *text = NULL;
   int rc = 0;

@@ -2,7 +2,10 @@
  * proportion to the measured speed of the devices the stages land on: a slow
  * device gets fewer layers. The measurement is one calibration step (after a
  * warm-up step that compiles kernels and fills StarPU's models) with each
- * rank held to its own devices; the split then follows deterministically. */
+ * rank held to its own devices; the split then follows deterministically.
+ * Under mpirun each process knows the devices and times of its own stages:
+ * process 0 gathers them, decides, and sends every process its decision,
+ * so all build the same graph. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +14,7 @@
 #include "common/error.h"
 #include "graph/split.h"
 #include "scheduler/placement.h"
+#include "tasks/mpi.h"
 #include "tasks/schedule.h"
 #include "train/trainer_internal.h"
 
@@ -23,6 +27,28 @@ static void task_done(void *user, int graph, int32_t task, double start, double 
   if (graph == 0) ((durations *)user)->us[task] = end - start;
 }
 
+/* Process 0's view of n_tasks doubles (or ints with `ints`), each known on
+ * the one process that ran (or owns) it and 0 (-1) elsewhere: their sum
+ * (maximum), exact, since the others add nothing. Elsewhere: v unchanged. */
+static int gather_known(void *v, int64_t n, int ints) {
+  char *all;
+  int64_t *off;
+  size_t size = ints ? sizeof(int) : sizeof(double);
+  if (nd_mpi_gather(v, n * (int64_t)size, &all, &off)) return ND_ENOMEM;
+  for (int p = 1; all && p < nd_mpi_size(); p++)
+    for (int64_t i = 0; i < n; i++) {
+      if (ints) {
+        int x = ((int *)(all + off[p]))[i];
+        if (x > ((int *)v)[i]) ((int *)v)[i] = x;
+      } else {
+        ((double *)v)[i] += ((double *)(all + off[p]))[i];
+      }
+    }
+  free(all);
+  free(off);
+  return 0;
+}
+
 int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
   const nd_graph *g = nd__trainer_graph(tr);
   const nd_config *cfg = nd__trainer_config(tr);
@@ -30,27 +56,30 @@ int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
   int64_t *split = out->split;
   memset(out, 0, sizeof *out);
   out->stages = p;
-  nd_unit units[STARPU_NMAXWORKERS];
-  int n = nd_runtime_units(units, STARPU_NMAXWORKERS);
   nd_rank_map pl;
-  if (nd_place(units, n, g->dp, g->pp, g->tp, &pl))
-    return nd__fail(err, ND_ENOMEM, "stage_layers auto: placement failed");
-  int mixed = 0;
+  int rc = nd_sched_place(g, &pl, err);
+  if (rc) return rc;
+  int mixed = 0, procs = nd_mpi_size(), me = nd_mpi_rank();
   for (int s = 0; s < p; s++) {
-    kinds[s] = pl.units[pl.first[nd_rank_index(g, (nd_rank){0, s, 0})]].kind;
-    mixed |= kinds[s] != kinds[0];
+    nd_rank r = {0, s, 0};
+    /* another process's stage: its kind comes from that process */
+    int mine = procs == 1 || nd_mpi_process_of(g, r, procs) == me;
+    kinds[s] = mine ? pl.units[pl.first[nd_rank_index(g, r)]].kind : -1;
   }
   nd_rank_map_free(&pl);
+  if (procs > 1 && gather_known(kinds, p, 1)) return nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
+  for (int s = 0; s < p; s++) mixed |= kinds[s] != kinds[0];
   for (int s = 0; s < p; s++) split[s] = g->stage_layers[s];
   out->mixed = mixed;
-  if (!mixed) return 0;
+  nd_mpi_bcast(out, sizeof *out);
+  if (!out->mixed) return 0;
   /* calibration: every rank held to its own devices, so each stage's time is its device's */
   nd_config strict = *cfg;
   strict.runtime.placement = ND_PLACEMENT_STRICT;
   nd_exec *ex = nd__trainer_exec(tr);
   durations d = {calloc((size_t)(g->n_tasks ? g->n_tasks : 1), sizeof(double))};
   if (!d.us) return nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
-  int rc = nd_sched_apply(ex, 0, g, &strict, NULL, err);
+  rc = nd_sched_apply(ex, 0, g, &strict, NULL, err);
   nd_exec_observer obs = {task_done, &d};
   for (int step = 0; step < 2 && !rc; step++) {
     nd_step_result res;
@@ -58,6 +87,9 @@ int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
     rc = nd_trainer_step(tr, &res, err);
   }
   nd_exec_observe(ex, NULL);
+  /* each process timed its own tasks: process 0 adds them up */
+  if (!rc && procs > 1 && gather_known(d.us, g->n_tasks, 0))
+    rc = nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
   if (rc) {
     free(d.us);
     return rc;
@@ -76,5 +108,6 @@ int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
   if (nd_stage_split(p, L, other_us, per_layer, layers))
     return nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
   for (int s = 0; s < p; s++) split[s] = layers[s];
+  nd_mpi_bcast(out, sizeof *out);
   return 0;
 }

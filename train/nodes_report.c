@@ -9,7 +9,8 @@
 
 int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err) {
   nd_graph *g = NULL;
-  int64_t *visited = NULL, *runs = NULL;
+  int64_t *visited = NULL, *runs = NULL, *sent = NULL;
+  int *run_on = NULL;
   int rc = nd_graph_build(&g, cfg, 0, err);
   if (rc) return rc;
   if (nodes < 1) {
@@ -19,36 +20,54 @@ int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err) {
   if ((rc = nd_mpi_check_layout(g, nodes, err))) goto done;
   visited = calloc((size_t)nodes, sizeof *visited);
   runs = calloc((size_t)nodes, sizeof *runs);
-  if (!visited || !runs) {
+  sent = calloc((size_t)nodes, sizeof *sent);
+  run_on = nd_mpi_task_processes(g, nodes);
+  if (!visited || !runs || !sent || !run_on) {
     rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
     goto done;
   }
   /* the first step sends what later ones do (nothing is cached across the
    * optimizer's writes): one step is the figure per step */
-  int64_t bytes = nd_mpi_predict_bytes(g, nodes, 1, visited);
+  int64_t bytes = nd_mpi_predict_bytes(g, nodes, 1, visited, sent);
   if (bytes < 0) {
     rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
     goto done;
   }
-  for (int32_t i = 0; i < g->n_tasks; i++) runs[nd_mpi_task_process(g, &g->tasks[i], nodes)]++;
+  for (int32_t i = 0; i < g->n_tasks; i++) runs[run_on[i]]++;
   fprintf(out, "nodes: %d processes, %d tasks per step, %.3f MB sent between processes per step\n", nodes, g->n_tasks,
           (double)bytes / 1e6);
   for (int p = 0; p < nodes; p++) {
-    fprintf(out, "  process %d: ranks", p);
-    int first = -1, last = -1;
-    /* ranks come in (replica, stage) blocks: print each block's span */
+    /* a process's ranks are a block in rank order: its first and last */
+    nd_rank first = {-1, -1, -1}, last = first;
     for (int d = 0; d < g->dp; d++)
       for (int s = 0; s < g->pp; s++)
-        if (nd_mpi_process_of(g, (nd_rank){d, s, 0}, nodes) == p) {
-          if (first < 0) first = d * g->pp + s;
-          last = d * g->pp + s;
-        }
-    for (int u = first; u >= 0 && u <= last; u++) fprintf(out, " d%dp%dt*", u / g->pp, u % g->pp);
-    fprintf(out, " | runs %lld tasks, submits %lld\n", (long long)runs[p], (long long)visited[p]);
+        for (int t = 0; t < g->tp; t++)
+          if (nd_mpi_process_of(g, (nd_rank){d, s, t}, nodes) == p) {
+            if (first.dp < 0) first = (nd_rank){d, s, t};
+            last = (nd_rank){d, s, t};
+          }
+    fprintf(out, "  process %d: ranks d%dp%dt%d..d%dp%dt%d", p, first.dp, first.pp, first.tp, last.dp, last.pp,
+            last.tp);
+    fprintf(out, " | runs %lld tasks, submits %lld, sends %.3f MB\n", (long long)runs[p], (long long)visited[p],
+            (double)sent[p] / 1e6);
   }
+  /* the data-parallel sums against a ring's bytes: each gradient's sum runs
+   * on one process (in replica order), which matches a ring per process
+   * when no gradient outweighs a process's share (docs/nodes.md) */
+  int64_t grads = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++)
+    if (g->tasks[i].kind == ND_TASK_ALLREDUCE && g->tasks[i].group == ND_GROUP_DP)
+      grads += g->tensors[nd_task_access(g, &g->tasks[i])[0].tensor].bytes;
+  if (grads > 0 && nodes > 1)
+    fprintf(out,
+            "  data-parallel gradients: %.3f MB per replica; a ring all-reduce over %d processes would send %.3f MB "
+            "per process\n",
+            (double)grads / 1e6, nodes, 2.0 * (nodes - 1) / nodes * (double)grads / 1e6);
 done:
   free(visited);
   free(runs);
+  free(sent);
+  free(run_on);
   nd_graph_free(g);
   return rc;
 }

@@ -1,12 +1,14 @@
 /* A trainer across the processes of an mpirun launch: what they must agree
  * on (the configuration's hash) and what they report together (bytes sent
  * against the plan's prediction, tasks submitted per process). */
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/file.h"
 #include "tasks/mpi.h"
+#include "tasks/nodes.h"
 #include "train/trainer_internal.h"
 
 /* FNV-1a, 64 bits: a difference, not an attacker, is what it must catch. */
@@ -44,6 +46,33 @@ int nd_trainer_processes(nd_trainer *tr, nd_process_info *out) {
   out->tasks_submitted = nd_exec_visited(ex, 0);
   out->bytes_sent = nd_mpi_sum(nd_mpi_bytes_sent());
   if (out->processes > 1)
-    out->bytes_predicted = nd_mpi_predict_bytes(g, out->processes, (int)nd__trainer_steps_run(tr), NULL);
+    out->bytes_predicted = nd_mpi_predict_bytes(g, out->processes, (int)nd__trainer_steps_run(tr), NULL, NULL);
   return 0;
+}
+
+int nd_trainer_node(const nd_trainer *tr, int process, nd_node_info *out) {
+  const nd_node_info *n = nd_nodes_get(process);
+  if (!n) return ND_EINVAL;
+  *out = *n;
+  const nd_graph *g = nd__trainer_graph(tr);
+  out->first_rank = out->last_rank = -1;
+  for (int r = 0; r < g->dp * g->pp * g->tp; r++)
+    if (nd_mpi_process_of(g, (nd_rank){r / (g->pp * g->tp), r / g->tp % g->pp, r % g->tp}, nd_mpi_size()) == process) {
+      if (out->first_rank < 0) out->first_rank = r;
+      out->last_rank = r;
+    }
+  return 0;
+}
+
+int nd_trainer_agree_signal(nd_trainer *tr, int sig) {
+  (void)tr;
+  if (nd_mpi_size() == 1) return sig;
+  /* by precedence: a stop wins over a checkpoint-and-continue */
+  static const int order[] = {0, SIGUSR1, SIGTERM, SIGINT};
+  int mine = 0;
+  for (int i = 0; i < 4; i++)
+    if (order[i] == sig) mine = i;
+  int agreed = order[nd_mpi_max(mine)];
+  if (agreed == SIGINT || agreed == SIGTERM) nd_mpi_stop_agreed();
+  return agreed;
 }

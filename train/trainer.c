@@ -188,11 +188,6 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   int rc = nd_config_validate(cfg, err);
   if (rc) return rc;
   if ((rc = nd_mpi_join(nd_trainer_config_hash(cfg), cfg->source, err))) return rc;
-  if (nd_mpi_size() > 1 && cfg->parallelism.stage_layers_auto && cfg->parallelism.pipeline_parallel_size > 1)
-    return nd__fail(err, ND_ECONFIG,
-                    "%s: parallelism.stage_layers: auto measures one process's devices; under mpirun give the "
-                    "split (a list) or [] for an even one",
-                    cfg->source);
   nd_trainer *tr = calloc(1, sizeof *tr);
   if (!tr) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   tr->cfg = *cfg;

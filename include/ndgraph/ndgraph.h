@@ -211,6 +211,24 @@ typedef struct nd_process_info {
   long long tasks, tasks_submitted; /* per step: the graph's, this process's */
 } nd_process_info;
 ND_EXPORT int nd_trainer_processes(nd_trainer *tr, nd_process_info *out);
+/* What process p (0 to processes - 1) runs on, as the processes told each
+ * other at start: its host, hwloc's counts of its machine, the workers
+ * StarPU started there, and the ranks it owns, first_rank to last_rank,
+ * numbered (replica * pipeline_parallel_size + stage) *
+ * tensor_parallel_size + shard (-1: none). ND_EINVAL for another p. */
+typedef struct nd_node_info {
+  char host[64];
+  int packages, numa_nodes, cores, pus;
+  int cpu_workers, opencl_devices, cuda_devices;
+  int first_rank, last_rank;
+} nd_node_info;
+ND_EXPORT int nd_trainer_node(const nd_trainer *tr, int process, nd_node_info *out);
+/* The signal every process acts on after a step: each passes the one it
+ * noted (0: none) and all get the same, a stop (SIGINT, then SIGTERM)
+ * before SIGUSR1, so that all stop or checkpoint after the same step. A
+ * collective under mpirun; sig itself without. Once a stop is agreed, the
+ * processes' exits (130, 143) end the job cleanly instead of aborting it. */
+ND_EXPORT int nd_trainer_agree_signal(nd_trainer *tr, int sig);
 
 /* The i-th task kind (from 0) whose kernel a plugin supplies: its kind, the
  * kernel's name and the plugin's path. ND_EINVAL past the end. */
