@@ -54,7 +54,7 @@ static void print_balance(const nd_trainer *tr) {
   fflush(stdout);
 }
 
-/* The header: the model, the layout, the devices, the kernels plugins supply. */
+/* The header: the model, the layout, the devices (a line per GPU), the kernels plugins supply. */
 static void print_header(const nd_config *cfg, const nd_trainer *tr) {
   char sched[64], arch[16];
   int workers, devices;
@@ -67,6 +67,8 @@ static void print_header(const nd_config *cfg, const nd_trainer *tr) {
          num(cfg, "parallelism.tensor_parallel_size"), num(cfg, "parallelism.pipeline_parallel_size"),
          num(cfg, "parallelism.micro_batches"), num(cfg, "train.micro_batch_size"), workers, devices,
          text(cfg, "runtime.scheduler", sched, sizeof sched));
+  char gpu[256];
+  for (int g = 0; nd_trainer_gpu(tr, g, gpu, sizeof gpu) == 0; g++) printf("GPU %s\n", gpu);
   const char *kind, *name, *origin;
   int i = 0;
   for (; nd_trainer_plugin_kernel(tr, i, &kind, &name, &origin) == 0; i++)

@@ -86,6 +86,7 @@ struct nd_config {
     char topology[ND_PATH_MAX]; /* hwloc XML, empty: this machine */
     int64_t opencl_devices;
     int64_t cuda_devices;    /* -1: all */
+    int tf32;                /* cuBLAS GEMMs may use TF32 tensor cores */
     int allow_oversubscribe; /* start even when the plan needs more memory than a device has */
     int split_tensor_groups; /* mpirun: ranks, not (replica, stage) pairs, dealt to processes */
   } runtime;

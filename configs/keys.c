@@ -125,6 +125,7 @@ const struct nd__key nd__keys[] = {
      .max = 64,
      .names = all_devices,
      .def = "0"},
+    BOOL(runtime, tf32, "false"),
     BOOL(runtime, allow_oversubscribe, "false"),
     BOOL(runtime, split_tensor_groups, "false"),
 

@@ -9,6 +9,7 @@
 #ifndef ND_KERNELS_BACKEND_H
 #define ND_KERNELS_BACKEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/error.h"
@@ -61,6 +62,20 @@ typedef struct nd_backend_ops {
    * a device and back). NULL: the CPU (fn runs on d directly). Returns fn's
    * code, or a negative ND_E* with err set when no device is usable. */
   int (*check_call)(nd_kernel_fn fn, nd_tensor_desc *d, int n, nd_kernel_args *a, nd_error *err);
+  /* After start: runtime.tf32, whether GEMMs may round their inputs to TF32
+   * (tensor cores). NULL: the backend computes in fp32 only. */
+  int (*set_tf32)(int on, nd_error *err);
+  /* Collectives over several devices of this backend (NCCL; docs/cuda.md).
+   * comm_create: a communicator whose rank i is device devices[i], created
+   * once per list (the same list gives the same number); returns its number
+   * >= 0, or a negative ND_E* with err set. allreduce_part: rank `rank` of
+   * communicator comm sums data (n elements, f64 or float) in place with its
+   * peers, enqueued on the calling worker's stream; 0 or a backend error. */
+  int (*comm_create)(const int *devices, int n, nd_error *err);
+  int (*allreduce_part)(void *data, int64_t n, int f64, int comm, int rank);
+  /* The name of device devid as the run header shows it ("model, memory"):
+   * writes at most size bytes to out; 0, or -1 when there is no such device. */
+  int (*describe)(int devid, char *out, size_t size);
 } nd_backend_ops;
 
 /* The backends compiled in (kernels/backends.c), by device; NULL when absent. */

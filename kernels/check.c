@@ -103,7 +103,8 @@ static int call(int dev, nd_kernel_fn fn, buffers *b, nd_error *err) {
 static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int dev, int quick, FILE *out, nd_error *err) {
   nd_task t[8];
   int n = cases(kind, t, quick ? 1 : 8), failed = 0;
-  const char *on = dev == ND_BACKEND_CPU ? "" : dev == ND_BACKEND_OPENCL ? " on opencl" : " on another backend";
+  char on[24] = "";
+  if (dev != ND_BACKEND_CPU) snprintf(on, sizeof on, " on %s", nd__backend_name(dev));
   for (int c = 0; c < n; c++) {
     buffers ref, mine;
     int rc = buffers_new(&ref, &t[c], 42 + (uint64_t)c);

@@ -162,7 +162,8 @@ static nd__kernel_impl *entry(loading *ld, nd__kernel_impl *list, int *n, int ma
 }
 
 static int backend_ok(loading *ld, const char *name, int backend) {
-  if (backend == ND_BACKEND_CUDA) return 0; /* no CUDA backend yet: kept for later, not an error */
+  /* version 1 has no stream to give a CUDA kernel: ignored, as it always was */
+  if (backend == ND_BACKEND_CUDA && ld->abi < 2) return 0;
   if (backend < 0 || backend >= ND_BACKEND_COUNT || (ld->abi < 2 && backend == ND_BACKEND_OPENCL))
     return refuse(ld, "kernel '%s': unknown backend %d", name, backend);
   return 1;

@@ -20,6 +20,18 @@ int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *
   return u;
 }
 
+int nd_coll_gpu_units(const nd_graph *g, const nd_rank_map *pl, const nd_task *t, int *unit) {
+  if (t->kind != ND_TASK_ALLREDUCE) return 0;
+  const nd_access *acc = nd_task_access(g, t);
+  for (int p = 0; p < t->a.coll.nparts; p++) {
+    unit[p] = pl->first[nd_rank_index(g, g->tensors[acc[p].tensor].home)];
+    if (pl->units[unit[p]].kind != ND_UNIT_GPU) return 0;
+    for (int q = 0; q < p; q++)
+      if (pl->units[unit[q]].devid == pl->units[unit[p]].devid) return 0;
+  }
+  return 1;
+}
+
 /* Two GPUs of one NVLink group (the topology's NVLinkGroup info): their
  * peer copies do not cross PCIe. */
 static int same_nvlink(const nd_unit *a, const nd_unit *b) {

@@ -37,6 +37,12 @@ void nd_hints_free(nd_hints *h);
  * unit, the rank's own first, when t cannot run on that unit's device. */
 int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can, const nd_task *t, int spread);
 
+/* Whether all-reduce t runs as one task per participant on NCCL (docs/cuda.md):
+ * the first unit of each participant's rank (its part's home) is a GPU, and
+ * no two participants share one. unit (t->a.coll.nparts entries) gets those
+ * units, as indices into pl->units, in participant order. */
+int nd_coll_gpu_units(const nd_graph *g, const nd_rank_map *pl, const nd_task *t, int *unit);
+
 /* Bytes per step that cross between memory nodes: for every read (R or RW)
  * of a tensor by a task, the tensor's bytes when the memory node of the unit
  * the task runs on (nd_task_unit) differs from that of its home rank's first unit.

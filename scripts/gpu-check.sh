@@ -101,7 +101,7 @@ export STARPU_HOME=$work/starpu-home STARPU_SILENT=1
 gpu_tests="tests/test_cuda_kernels tests/test_cuda_parity tests/test_cuda_build.sh tests/test_cuda_config.sh"
 [ -f tests/test_cuda_nccl.c ] && gpu_tests="$gpu_tests tests/test_cuda_nccl"
 # the Llama checkpoint against an independent PyTorch program (PyTorch is there)
-gpu_tests="$gpu_tests tests/test_torch_llama.sh"
+gpu_tests="$gpu_tests tests/test_torch_llama.sh tests/plugin_cuda.sh"
 timeout 240 make -j"$jobs" check TESTS="$gpu_tests" >>"$log" 2>&1
 for t in $gpu_tests; do
   [ -f "$t.log" ] || { row "$t" "not run" "no log"; continue; }

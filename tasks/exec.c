@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "kernels/registry.h"
 #include "tasks/codelets.h"
+#include "tasks/collective.h"
 #include "tasks/mpi.h"
 
 #define ND_ALIGN      64
@@ -21,9 +22,10 @@ typedef struct bound_graph {
   int *priority;     /* [g->n_tasks] or NULL */
   uint32_t *workers; /* [g->n_tasks][mask_words] worker bitmaps, or NULL */
   int mask_words;
-  int *home;      /* [g->n_tasks] or NULL */
-  uint8_t *visit; /* [g->n_tasks] several processes: this one takes part in the task */
-  int *run_on;    /* [g->n_tasks] several processes: the process that runs the task */
+  int *home;            /* [g->n_tasks] or NULL */
+  uint8_t *visit;       /* [g->n_tasks] several processes: this one takes part in the task */
+  int *run_on;          /* [g->n_tasks] several processes: the process that runs the task */
+  nd__coll_task **coll; /* [g->n_tasks] all-reduces run per participant (NCCL), else NULL; or NULL */
 } bound_graph;
 
 struct nd_exec {
@@ -218,6 +220,7 @@ int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
   bg->workers = NULL;
   bg->home = NULL;
   bg->visit = NULL;
+  bg->coll = NULL;
   bg->run_on = NULL;
   int which = ex->n_graphs++;
   if (ex->procs > 1 && mark_visits(ex)) return nd__fail(err, ND_ENOMEM, "executor: out of memory");
@@ -276,6 +279,40 @@ int nd_exec_set_homes(nd_exec *ex, int which, const int *home) {
   return 0;
 }
 
+int nd_exec_set_collective(nd_exec *ex, int which, int32_t task, const int *workers, int comm) {
+  bound_graph *bg = &ex->graphs[which];
+  if (!bg->coll && !workers) return 0;
+  if (!bg->coll && !(bg->coll = calloc((size_t)bg->g->n_tasks, sizeof *bg->coll))) return ND_ENOMEM;
+  free(bg->coll[task]);
+  bg->coll[task] = NULL;
+  if (!workers) return 0;
+  int n = bg->g->tasks[task].a.coll.nparts;
+  if (n > ND_COLL_MAX_PARTS) return ND_EINVAL;
+  nd__coll_task *c = bg->coll[task] = malloc(sizeof *c);
+  if (!c) return ND_ENOMEM;
+  c->n = n;
+  for (int p = 0; p < n; p++) {
+    c->worker[p] = workers[p];
+    c->part[p] = (nd__coll_part){&bg->ctx[task], comm, p};
+  }
+  return 0;
+}
+
+/* An all-reduce on NCCL: its parts, in participant order, to the global order of collectives. */
+static int submit_collective(nd_exec *ex, const bound_graph *bg, int32_t i) {
+  const nd__coll_task *c = bg->coll[i];
+  const nd_access *acc = nd_task_access(bg->g, &bg->g->tasks[i]);
+  starpu_data_handle_t parts[ND_COLL_MAX_PARTS];
+  void *args[ND_COLL_MAX_PARTS];
+  for (int p = 0; p < c->n; p++) {
+    parts[p] = ex->handles[bg->tensor[acc[p].tensor]];
+    args[p] = (void *)&c->part[p];
+  }
+  /* participant 0 stands for the collective before an observer */
+  return nd__coll_submit(nd__coll_nccl_codelet(), parts, c->worker, args, c->n,
+                         ex->observer.task_done ? task_done : NULL, (void *)&bg->ctx[i]);
+}
+
 /* What a task carries besides its buffers. */
 typedef struct fill_arg {
   nd_exec *ex;
@@ -312,6 +349,7 @@ static enum starpu_data_access_mode starpu_mode(uint8_t mode) {
 }
 
 static int submit_local(nd_exec *ex, const bound_graph *bg, int32_t i) {
+  if (bg->coll && bg->coll[i]) return submit_collective(ex, bg, i);
   const nd_task *t = &bg->g->tasks[i];
   const nd_access *acc = nd_task_access(bg->g, t);
   struct starpu_task *task = starpu_task_create();
@@ -417,6 +455,9 @@ void nd_exec_free(nd_exec *ex) {
     free(ex->graphs[i].workers);
     free(ex->graphs[i].home);
     free(ex->graphs[i].visit);
+    if (ex->graphs[i].coll)
+      for (int32_t t = 0; t < ex->graphs[i].g->n_tasks; t++) free(ex->graphs[i].coll[t]);
+    free(ex->graphs[i].coll);
     free(ex->graphs[i].run_on);
   }
   if (ex->blocks)

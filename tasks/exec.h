@@ -27,6 +27,9 @@ int nd_runtime_workers(void);
 int nd_runtime_opencl_devices(void);
 /* CUDA devices StarPU actually started. */
 int nd_runtime_cuda_devices(void);
+/* The i-th of them as "cudaN: model, memory" in out (at most size bytes):
+ * 0, or -1 past the end. */
+int nd_runtime_cuda_device(int i, char *out, size_t size);
 /* Whether the CUDA kernels and the OpenCL backend are built in. */
 int nd_runtime_has_cuda(void);
 int nd_runtime_has_opencl(void);
@@ -69,6 +72,12 @@ int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_
  * preference), for ndgraph's own policies, which read it from
  * task->sched_data as (void *)(home + 1). StarPU's policies must not get it. */
 int nd_exec_set_homes(nd_exec *ex, int which, const int *home);
+
+/* Task `task` of graph `which`, an all-reduce, runs as one task per
+ * participant on NCCL (tasks/collective.h): participant p on worker
+ * workers[p] as rank p of the CUDA backend's communicator comm. workers
+ * NULL: back to one task (the ordered sum). */
+int nd_exec_set_collective(nd_exec *ex, int which, int32_t task, const int *workers, int comm);
 
 /* Several processes (tasks/mpi.h): how many, and which this one is (me). */
 int nd_exec_procs(const nd_exec *ex, int *me);

@@ -170,24 +170,10 @@ void nd_mpi_barrier(void) {
   if (joined) MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* One process: its bytes are all there is. */
-static int gather_alone(const void *mine, int64_t n, char **all, int64_t **off) {
-  *all = malloc(n > 0 ? (size_t)n : 1);
-  *off = calloc(2, sizeof **off);
-  if (!*all || !*off) {
-    free(*all), free(*off);
-    *all = NULL, *off = NULL;
-    return ND_ENOMEM;
-  }
-  memcpy(*all, mine, (size_t)n);
-  (*off)[1] = n;
-  return 0;
-}
-
 int nd_mpi_gather(const void *mine, int64_t n, char **all, int64_t **off) {
   *all = NULL;
   *off = NULL;
-  if (!joined) return gather_alone(mine, n, all, off);
+  if (!joined) return nd__mpi_gather_alone(mine, n, all, off);
   int count = (int)n, counts[size], displs[size];
   MPI_Gather(&count, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
   int64_t total = 0;

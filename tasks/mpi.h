@@ -8,6 +8,8 @@
 
 #include <starpu.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "graph/ir.h"
@@ -56,6 +58,19 @@ void nd_mpi_barrier(void);
  * at (*all)[off[p]] to off[p + 1] (off: procs + 1 entries, malloc'ed like
  * *all); elsewhere both stay NULL. 0, or ND_ENOMEM. */
 int nd_mpi_gather(const void *mine, int64_t n, char **all, int64_t **off);
+/* nd_mpi_gather for one process: its bytes are all there is. */
+static inline int nd__mpi_gather_alone(const void *mine, int64_t n, char **all, int64_t **off) {
+  *all = malloc(n > 0 ? (size_t)n : 1);
+  *off = calloc(2, sizeof **off);
+  if (!*all || !*off) {
+    free(*all), free(*off);
+    *all = NULL, *off = NULL;
+    return ND_ENOMEM;
+  }
+  memcpy(*all, mine, (size_t)n);
+  (*off)[1] = n;
+  return 0;
+}
 /* Each process's n bytes to every process: all[p * n] is process p's
  * (a collective on the submitting thread). */
 void nd_mpi_allgather(const void *mine, int64_t n, void *all);

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "kernels/backend.h"
 #include "scheduler/policies.h"
+#include "tasks/collective.h"
 #include "tasks/exec.h"
 #include "tasks/mpi.h"
 #include "tasks/nodes.h"
@@ -22,6 +23,7 @@ static const char *const starpu_policies[] = {"eager", "prio", "ws", "lws", "dmd
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int users;
 static int64_t started_workers, started_opencl, started_cuda;
+static int started_tf32;
 static char started_policy[ND_NAME_MAX];
 static int backend_started[ND_BACKEND_COUNT];
 
@@ -129,6 +131,11 @@ static int start(const nd_config *cfg, nd_error *err) {
       return rc;
     }
     backend_started[b] = 1;
+    if (ops->set_tf32 && (rc = ops->set_tf32(cfg->runtime.tf32, err))) {
+      stop_backends();
+      nd_mpi_starpu_shutdown();
+      return rc;
+    }
   }
   /* under mpirun, what each process runs on, before any task */
   if (nd_mpi_size() > 1 && (rc = nd_nodes_exchange(err))) {
@@ -147,18 +154,21 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
       started_workers = cfg->runtime.workers;
       started_opencl = cfg->runtime.opencl_devices;
       started_cuda = cfg->runtime.cuda_devices;
+      started_tf32 = cfg->runtime.tf32;
       snprintf(started_policy, sizeof started_policy, "%s", cfg->runtime.scheduler);
     }
   } else if (cfg->runtime.workers != started_workers || cfg->runtime.opencl_devices != started_opencl ||
-             cfg->runtime.cuda_devices != started_cuda || strcmp(cfg->runtime.scheduler, started_policy) != 0) {
+             cfg->runtime.cuda_devices != started_cuda || cfg->runtime.tf32 != started_tf32 ||
+             strcmp(cfg->runtime.scheduler, started_policy) != 0) {
     rc = nd__fail(
         err, ND_ECONFIG,
         "%s: runtime: StarPU already runs in this process with workers %lld, opencl_devices %lld, cuda_devices "
-        "%lld, scheduler %s (another open trainer); this one asks workers %lld, opencl_devices %lld, "
-        "cuda_devices %lld, scheduler %s",
-        cfg->source, (long long)started_workers, (long long)started_opencl, (long long)started_cuda, started_policy,
-        (long long)cfg->runtime.workers, (long long)cfg->runtime.opencl_devices, (long long)cfg->runtime.cuda_devices,
-        cfg->runtime.scheduler);
+        "%lld, tf32 %s, scheduler %s (another open trainer); this one asks workers %lld, opencl_devices %lld, "
+        "cuda_devices %lld, tf32 %s, scheduler %s",
+        cfg->source, (long long)started_workers, (long long)started_opencl, (long long)started_cuda,
+        started_tf32 ? "true" : "false", started_policy, (long long)cfg->runtime.workers,
+        (long long)cfg->runtime.opencl_devices, (long long)cfg->runtime.cuda_devices,
+        cfg->runtime.tf32 ? "true" : "false", cfg->runtime.scheduler);
   }
   if (!rc) users++;
   pthread_mutex_unlock(&lock);
@@ -168,6 +178,7 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
 void nd_runtime_stop(void) {
   pthread_mutex_lock(&lock);
   if (users > 0 && --users == 0) {
+    nd__coll_stop();
     stop_backends();
     nd_mpi_starpu_shutdown();
   }
@@ -177,6 +188,16 @@ void nd_runtime_stop(void) {
 int nd_runtime_opencl_devices(void) { return (int)starpu_worker_get_count_by_type(STARPU_OPENCL_WORKER); }
 
 int nd_runtime_cuda_devices(void) { return (int)starpu_worker_get_count_by_type(STARPU_CUDA_WORKER); }
+
+int nd_runtime_cuda_device(int i, char *out, size_t size) {
+  const nd_backend_ops *cuda = nd__backend(ND_BACKEND_CUDA);
+  int w = i >= 0 && i < nd_runtime_cuda_devices() ? starpu_worker_get_by_type(STARPU_CUDA_WORKER, i) : -1;
+  if (!cuda || w < 0) return -1;
+  int dev = starpu_worker_get_devid(w), n = snprintf(out, size, "cuda%d: ", dev);
+  if (n < 0 || (size_t)n >= size) return 0;
+  if (cuda->describe(dev, out + n, size - (size_t)n)) snprintf(out + n, size - (size_t)n, "unknown device");
+  return 0;
+}
 
 int nd_runtime_has_cuda(void) { return nd__backend(ND_BACKEND_CUDA) != NULL; }
 

@@ -5,12 +5,37 @@
 #include <stdlib.h>
 
 #include "common/error.h"
+#include "kernels/backend.h"
 #include "scheduler/policies.h"
 #include "tasks/mpi.h"
 
 int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind) {
   if (unit_kind == ND_UNIT_CPU) return 1;
   return nd_exec_runs_on_device(ctx, unit_kind == ND_UNIT_OPENCL ? ND_BACKEND_OPENCL : ND_BACKEND_CUDA, t);
+}
+
+/* All-reduces whose participants sit on different GPUs run on NCCL, once a
+ * communicator over those GPUs exists; with runtime.deterministic, or with
+ * several processes, every all-reduce stays the ordered sum (docs/cuda.md). */
+static int plan_collectives(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl,
+                            nd_error *err) {
+  const nd_backend_ops *cuda = nd__backend(ND_BACKEND_CUDA);
+  int use = cuda && cuda->comm_create && !cfg->runtime.deterministic && nd_exec_procs(ex, NULL) == 1;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    if (t->kind != ND_TASK_ALLREDUCE) continue;
+    int n = t->a.coll.nparts, unit[n], dev[n], worker[n];
+    if (!use || !nd_coll_gpu_units(g, pl, t, unit)) {
+      if (nd_exec_set_collective(ex, which, i, NULL, -1)) return nd__fail(err, ND_ENOMEM, "executor: out of memory");
+      continue;
+    }
+    for (int p = 0; p < n; p++) dev[p] = pl->units[unit[p]].devid, worker[p] = pl->units[unit[p]].id;
+    int comm = cuda->comm_create(dev, n, err);
+    if (comm < 0) return comm;
+    int rc = nd_exec_set_collective(ex, which, i, worker, comm);
+    if (rc) return nd__fail(err, rc, "executor: all-reduce task %d: %d participants on NCCL", i, n);
+  }
+  return 0;
 }
 
 /* Under mpirun: this process's ranks, a contiguous block [*a, *b) of rank
@@ -98,8 +123,16 @@ int nd_sched_apply_on(nd_exec *ex, int which, const nd_graph *g, const nd_config
       for (int r = 0; r < pl.n_ranks; r++) nd_rank_map_mask(&pl, r, &h.workers[(size_t)i * h.mask_words]);
     if (rc) nd_hints_free(&h);
   }
+  if (rc) {
+    nd_rank_map_free(&pl);
+    return nd__fail(err, rc, "scheduler: out of memory for the task hints");
+  }
+  rc = plan_collectives(ex, which, g, cfg, &pl, err);
   nd_rank_map_free(&pl);
-  if (rc) return nd__fail(err, rc, "scheduler: out of memory for the task hints");
+  if (rc) {
+    nd_hints_free(&h);
+    return rc;
+  }
   rc = nd_exec_set_hints(ex, which, h.priority, h.workers, h.mask_words);
   /* StarPU's policies may use sched_data themselves: homes only for ours */
   if (!rc && nd_sched_policy(cfg->runtime.scheduler)) rc = nd_exec_set_homes(ex, which, h.home);

@@ -2,14 +2,22 @@
 # requests refused without a GPU, the plan on GPU topologies.
 TESTS += tests/test_cuda_config.sh
 EXTRA_DIST += tests/test_cuda_config.sh
+# kernel-check of a plugin's CUDA kernel (examples/plugins/cuda_add.cu): skipped without a GPU
+TESTS += tests/plugin_cuda.sh
+EXTRA_DIST += tests/plugin_cuda.sh
 if ND_CUDA
 # the CUDA kernels against the CPU kernels: skipped here, run by scripts/gpu-check.sh
 check_PROGRAMS += tests/test_cuda_kernels
 TESTS += tests/test_cuda_kernels tests/test_cuda_build.sh
 tests_test_cuda_kernels_SOURCES = tests/test_cuda_kernels.c tests/tap.h
 tests_test_cuda_kernels_LDADD = $(ND_TEST_LIBS)
+# NCCL all-reduces, direct and through StarPU, and runtime.tf32 on the handles: skipped here too
+check_PROGRAMS += tests/test_cuda_nccl
+TESTS += tests/test_cuda_nccl
+tests_test_cuda_nccl_SOURCES = tests/test_cuda_nccl.c tests/tap.h
+tests_test_cuda_nccl_LDADD = $(ND_TEST_LIBS)
 endif
-EXTRA_DIST += tests/test_cuda_kernels.c tests/test_cuda_build.sh
+EXTRA_DIST += tests/test_cuda_kernels.c tests/test_cuda_nccl.c tests/test_cuda_build.sh
 # the mixed CPU + GPU node against the CPU single-rank reference (the
 # OpenCL parity test's source, built for a CUDA device)
 check_PROGRAMS += tests/test_cuda_parity

@@ -16,3 +16,8 @@ check_PROGRAMS += tests/test_fixed_order
 TESTS += tests/test_fixed_order
 tests_test_fixed_order_SOURCES = tests/test_fixed_order.c tests/runtime/harness.h tests/tap.h
 tests_test_fixed_order_LDADD = $(ND_TEST_LIBS)
+# the global order of collectives on devices (NCCL's), on CPU workers
+check_PROGRAMS += tests/test_coll_order
+TESTS += tests/test_coll_order
+tests_test_coll_order_SOURCES = tests/test_coll_order.c tests/tap.h
+tests_test_coll_order_LDADD = $(ND_TEST_LIBS)

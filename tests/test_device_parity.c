@@ -98,15 +98,8 @@ done:
 int main(void) {
   double ref[STEPS];
   nd_error err = {0};
-  const char *single[] = {"parallelism.data_parallel_size=1",
-                          "parallelism.tensor_parallel_size=1",
-                          "parallelism.pipeline_parallel_size=1",
-                          "parallelism.micro_batches=1",
-                          "parallelism.activation_slots=1",
-                          "train.micro_batch_size=8",
-                          NULL};
   int settling = 0;
-  if (!ok(train(single, ref, NULL, NULL, &settling, &err) == 0, "CPU-only single-rank reference trains"))
+  if (!ok(train(single_rank, ref, NULL, NULL, &settling, &err) == 0, "CPU-only single-rank reference trains"))
     return done_testing();
 
   static const struct layout {

@@ -109,14 +109,7 @@ static void check_wide(const int l[4], int seqs, const run *ref) {
 
 int main(void) {
   run ref;
-  const char *single[] = {"parallelism.data_parallel_size=1",
-                          "parallelism.tensor_parallel_size=1",
-                          "parallelism.pipeline_parallel_size=1",
-                          "parallelism.micro_batches=1",
-                          "parallelism.activation_slots=1",
-                          "train.micro_batch_size=8",
-                          NULL};
-  if (!ok(train(single, &ref) == 0, "single-rank reference trains")) return done_testing();
+  if (!ok(train(single_rank, &ref) == 0, "single-rank reference trains")) return done_testing();
   ok(ref.loss[STEPS - 1] < ref.loss[0], "reference loss falls (%.4f -> %.4f)", ref.loss[0], ref.loss[STEPS - 1]);
 
   char kv[8][64];

@@ -162,13 +162,6 @@ int main(void) {
   if (f) fclose(f);
   ok(n > (size_t)(STEPS * G * T + 1), "%zu tokens, %d needed without wrapping", n, STEPS * G * T + 1);
 
-  const char *single[] = {"parallelism.data_parallel_size=1",
-                          "parallelism.tensor_parallel_size=1",
-                          "parallelism.pipeline_parallel_size=1",
-                          "parallelism.micro_batches=1",
-                          "parallelism.activation_slots=1",
-                          "train.micro_batch_size=8",
-                          NULL};
   const char *split[] = {"parallelism.data_parallel_size=2",
                          "parallelism.tensor_parallel_size=2",
                          "parallelism.pipeline_parallel_size=2",
@@ -176,7 +169,7 @@ int main(void) {
                          "parallelism.activation_slots=2",
                          "train.micro_batch_size=2",
                          NULL};
-  check_layout("single rank", single, text);
+  check_layout("single rank", single_rank, text);
   check_layout("dp 2 tp 2 pp 2 micro-batches 2", split, text);
   unlink(data_path);
   return done_testing();

@@ -12,6 +12,11 @@ void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devi
   *opencl_devices = nd_runtime_opencl_devices();
 }
 
+int nd_trainer_gpu(const nd_trainer *tr, int i, char *name, size_t size) {
+  (void)tr;
+  return nd_runtime_cuda_device(i, name, size) ? ND_EINVAL : 0;
+}
+
 int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name, const char **origin) {
   for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
     if (!nd__kernels_selected(nd__trainer_kernels(tr), (enum nd_task_kind)k, name, origin) ||

@@ -45,7 +45,11 @@ enum nd_kernel_dtype { ND_KERNEL_F32, ND_KERNEL_I32, ND_KERNEL_F64 };
 /* Where an implementation runs. On ND_BACKEND_OPENCL a descriptor's data is
  * a cl_mem (the whole buffer, offset 0) and nd_kernel_args.queue the
  * cl_command_queue of the calling worker's device; the kernel returns when
- * its work on that queue is done (clFinish). */
+ * its work on that queue is done (clFinish). On ND_BACKEND_CUDA (version 2;
+ * ignored from version 1 plugins) a descriptor's data is a device pointer,
+ * nd_kernel_args.queue the calling worker's cudaStream_t and .device its
+ * CUDA device (the current one); the kernel enqueues its work on that stream
+ * and may return before it ends: ndgraph waits for the stream. */
 enum nd_kernel_backend { ND_BACKEND_CPU, ND_BACKEND_CUDA, ND_BACKEND_OPENCL, ND_BACKEND_COUNT };
 
 /* A tensor as a kernel sees it. Element (i0, i1, ...) is at
@@ -64,8 +68,8 @@ typedef struct nd_kernel_args {
   const char *kind; /* the IR task kind, "matmul_fwd" */
   float beta;       /* outputs marked "beta" below: 0 overwrite, 1 add to what is there */
   void *user;       /* the pointer given at registration */
-  void *queue;      /* version 2: the device queue (cl_command_queue) on OpenCL; NULL on the CPU */
-  int device;       /* version 2: the device number within its backend */
+  void *queue; /* version 2: the device queue (cl_command_queue on OpenCL, cudaStream_t on CUDA); NULL on the CPU */
+  int device;  /* version 2: the device number within its backend */
 } nd_kernel_args;
 
 /* A kernel: t[0 .. n) in the kind's order below. Returns 0 or an error code. */

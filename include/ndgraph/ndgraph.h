@@ -195,6 +195,10 @@ ND_EXPORT const char *nd_trainer_resume_note(const nd_trainer *tr);
 
 /* The devices a trainer's tasks run on. */
 ND_EXPORT void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices);
+/* The i-th CUDA device (from 0) a trainer's tasks run on, as the run header
+ * names it ("cuda0: NVIDIA H200, 139.8 GiB": model and memory) in name (at
+ * most size bytes). ND_EINVAL past the end. */
+ND_EXPORT int nd_trainer_gpu(const nd_trainer *tr, int i, char *name, size_t size);
 
 /* Several processes (`mpirun -np N ndgraph run`, docs/nodes.md): this
  * process, how many there are (1 without mpirun), and across all of them the

@@ -6,9 +6,10 @@
 # .lo for each (libtool does not drive nvcc).
 ND_CUDA_SOURCES = kernels/cuda/matmul.cu kernels/cuda/layernorm.cu kernels/cuda/attention.cu \
 	kernels/cuda/elementwise.cu kernels/cuda/embedding.cu kernels/cuda/crossentropy.cu kernels/cuda/reduce.cu
-EXTRA_DIST += kernels/cuda/cuda.h kernels/cuda/kernels.h kernels/cuda/common.cuh $(ND_CUDA_SOURCES)
+EXTRA_DIST += kernels/cuda/cuda.h kernels/cuda/kernels.h kernels/cuda/nccl.h kernels/cuda/nccl.c kernels/cuda/check.c kernels/cuda/device.c kernels/cuda/backend.c kernels/cuda/common.cuh $(ND_CUDA_SOURCES)
 if ND_CUDA
-libndgraph_internal_la_SOURCES += kernels/cuda/cuda.h kernels/cuda/kernels.h kernels/cuda/device.c kernels/cuda/backend.c
+libndgraph_internal_la_SOURCES += kernels/cuda/cuda.h kernels/cuda/kernels.h kernels/cuda/device.c kernels/cuda/backend.c \
+	kernels/cuda/nccl.h kernels/cuda/nccl.c kernels/cuda/check.c
 ND_CUDA_OBJECTS = $(ND_CUDA_SOURCES:.cu=.lo)
 libndgraph_internal_la_LIBADD += $(ND_CUDA_OBJECTS)
 EXTRA_libndgraph_internal_la_DEPENDENCIES = $(ND_CUDA_OBJECTS)

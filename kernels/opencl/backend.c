@@ -6,6 +6,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/device.h"
 #include "kernels/opencl/opencl.h"
 
 #define M(i) ((cl_mem)c->t[i].data)
@@ -207,29 +208,25 @@ static int crossentropy_bwd(const nd_kcall *c) {
   return nd_ocl_run(ND_OCL_ce_bwd, 2, g, 5, args);
 }
 
-/* f32 only (supports): the CPU's rank-ordered sum, then copies */
-static int allreduce(const nd_kcall *c) {
-  const struct nd_coll_args *a = &c->task->a.coll;
-  size_t n = (size_t)a->n;
-  cl_mem out = M(0);
-  int rc = 0;
-  for (int p = 1; p < a->nparts && !rc; p++) {
-    cl_mem part = M(p);
-    nd_ocl_arg args[] = {ND_OCL_ARG(out), ND_OCL_ARG(part)};
-    rc = nd_ocl_run(ND_OCL_accumulate, 1, &n, 2, args);
-  }
-  for (int p = 1; p < a->nparts && !rc; p++) rc = nd_ocl_copy(M(p), out, n * sizeof(float));
-  return rc;
+/* the shared glue's primitives (kernels/device.h) */
+static int accumulate(void *out, void *x, int64_t n) {
+  size_t g = (size_t)n;
+  cl_mem o = out, p = x;
+  nd_ocl_arg args[] = {ND_OCL_ARG(o), ND_OCL_ARG(p)};
+  return nd_ocl_run(ND_OCL_accumulate, 1, &g, 2, args);
 }
+static int copy(void *dst, void *src, size_t bytes) { return nd_ocl_copy(dst, src, bytes); }
+static int read_back(void *host, void *src, size_t bytes) { return nd_ocl_read(host, src, bytes); }
+static const nd_device_prims prims = {accumulate, copy, read_back};
 
-static int sendrecv(const nd_kcall *c) { return nd_ocl_copy(M(1), M(0), (size_t)c->task->a.ew.n * sizeof(float)); }
+static int allreduce(const nd_kcall *c) { return nd__device_allreduce(&prims, c); }
+static int sendrecv(const nd_kcall *c) { return nd__device_sendrecv(&prims, c); }
 
 static int adamw(const nd_kcall *c) {
   const struct nd_adamw_args *a = &c->task->a.adamw;
   const nd_step *s = c->step;
-  double normsq = 0;
-  int rc = nd_ocl_read(&normsq, M(4), sizeof normsq);
-  float scale = nd_clip_scale(sqrt(normsq), s->grad_clip), wd = a->decay ? s->weight_decay : 0.0f;
+  float scale, wd;
+  int rc = nd__device_adamw_factors(&prims, c, &scale, &wd);
   float c1 = (float)(1.0 / (1.0 - pow(s->beta1, s->adam_t))), c2 = (float)(1.0 / (1.0 - pow(s->beta2, s->adam_t)));
   cl_mem p = M(0), m = M(1), v = M(2), g = M(3);
   size_t n = (size_t)a->n;
@@ -293,13 +290,10 @@ static int swiglu_bwd(const nd_kcall *c) {
   return nd_ocl_run(ND_OCL_swiglu_bwd, 1, &n, 5, a);
 }
 
-static int supports(const nd_task *t) { return t->kind != ND_TASK_ALLREDUCE || t->a.coll.dtype == ND_F32; }
-
 static void *queue(int *device) {
   cl_command_queue q;
-  int devid = starpu_worker_get_devid(starpu_worker_get_id());
-  starpu_opencl_get_queue(devid, &q);
-  *device = devid;
+  *device = nd__device_worker();
+  starpu_opencl_get_queue(*device, &q);
   return q;
 }
 
@@ -309,33 +303,10 @@ const nd_backend_ops nd__opencl_backend = {
     .start = nd_ocl_load,
     .stop = nd_ocl_unload,
     .queue = queue,
-    .supports = supports,
-    .impl = {[ND_TASK_MATMUL_FWD] = matmul_fwd,
-             [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,
-             [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight,
-             [ND_TASK_LN_FWD] = layernorm_fwd,
-             [ND_TASK_LN_BWD_IN] = layernorm_bwd_input,
-             [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,
-             [ND_TASK_ATTN_FWD] = attention_fwd,
-             [ND_TASK_ATTN_BWD] = attention_bwd,
-             [ND_TASK_ACT_FWD] = gelu_fwd,
-             [ND_TASK_ACT_BWD] = gelu_bwd,
-             [ND_TASK_RESIDUAL_FWD] = residual_fwd,
-             [ND_TASK_EMBED_FWD] = embedding_fwd,
-             [ND_TASK_EMBED_BWD] = embedding_bwd,
-             [ND_TASK_CE_STATS] = crossentropy_stats,
-             [ND_TASK_CE_BWD] = crossentropy_bwd,
-             [ND_TASK_ALLREDUCE] = allreduce,
-             [ND_TASK_SENDRECV] = sendrecv,
-             [ND_TASK_ADAMW] = adamw,
-             [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd,
-             [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input,
-             [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight,
-             [ND_TASK_ROPE_FWD] = rope_fwd,
-             [ND_TASK_ROPE_BWD] = rope_bwd,
-             [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
-             [ND_TASK_SWIGLU_BWD] = swiglu_bwd,
-             [ND_TASK_GQA_FWD] = gqa_fwd,
+    .supports = nd__device_supports,
+    .impl = {ND_DEVICE_IMPLS, [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd, [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input,
+             [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight, [ND_TASK_ROPE_FWD] = rope_fwd, [ND_TASK_ROPE_BWD] = rope_bwd,
+             [ND_TASK_SWIGLU_FWD] = swiglu_fwd, [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd,
              [ND_TASK_GQA_BWD] = gqa_bwd},
     .check_call = nd_ocl_check_call,
 };

@@ -15,6 +15,16 @@ static const char *const tiny_model[] = {"model.n_layer=3",      "model.n_embd=3
                                          "train.warmup_steps=2", "train.steps=10",       "train.eval_every=0",
                                          "train.save_dir=",      "runtime.workers=2",    NULL};
 
+/* The single-rank reference layout every parity test compares against:
+ * one rank, one micro-batch of the whole global batch. */
+static const char *const single_rank[] = {"parallelism.data_parallel_size=1",
+                                          "parallelism.tensor_parallel_size=1",
+                                          "parallelism.pipeline_parallel_size=1",
+                                          "parallelism.micro_batches=1",
+                                          "parallelism.activation_slots=1",
+                                          "train.micro_batch_size=8",
+                                          NULL};
+
 /* A configuration from the tiny model plus overrides (NULL-terminated). */
 static inline nd_config *tiny_config(const char *const *overrides) {
   nd_config *cfg;

@@ -1,0 +1,45 @@
+/* Internal: the glue every device backend (opencl, cuda) shares, written
+ * once on three primitives each gives (kernels/device.c): the rank-ordered
+ * all-reduce and its copies, sendrecv, AdamW's clipping factor read back to
+ * the host, which tasks a device takes, and the calling worker's device.
+ * ND_DEVICE_IMPLS lists the kinds every device backend implements, for its
+ * ops table: each names the backend's own static function of that name. */
+#ifndef ND_KERNELS_DEVICE_H
+#define ND_KERNELS_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/backend.h"
+
+/* On the calling worker's queue or stream; each returns 0 or the backend's error. */
+typedef struct nd_device_prims {
+  int (*accumulate)(void *out, void *x, int64_t n); /* out (n floats) += x */
+  int (*copy)(void *dst, void *src, size_t bytes);  /* device to device */
+  int (*read)(void *host, void *src, size_t bytes); /* device to host, waiting for it */
+} nd_device_prims;
+
+/* Parts on one device: part 0 += part 1, += part 2, ... in rank order (the
+ * CPU's sum, bit for bit), then copied to the others. f32 only. */
+int nd__device_allreduce(const nd_device_prims *d, const nd_kcall *c);
+int nd__device_sendrecv(const nd_device_prims *d, const nd_kcall *c);
+/* AdamW's factors from the host: the clipping scale (from the squared
+ * gradient norm, a device double, descriptor 4) and the weight decay. */
+int nd__device_adamw_factors(const nd_device_prims *d, const nd_kcall *c, float *clip_scale, float *weight_decay);
+/* What a device takes: every task with an implementation but f64 all-reduces. */
+int nd__device_supports(const nd_task *t);
+/* The calling StarPU worker's device number. */
+int nd__device_worker(void);
+
+/* clang-format off */
+#define ND_DEVICE_IMPLS                                                                                               \
+  [ND_TASK_MATMUL_FWD] = matmul_fwd, [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,                                      \
+  [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight, [ND_TASK_LN_FWD] = layernorm_fwd,                                       \
+  [ND_TASK_LN_BWD_IN] = layernorm_bwd_input, [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,                               \
+  [ND_TASK_ATTN_FWD] = attention_fwd, [ND_TASK_ATTN_BWD] = attention_bwd, [ND_TASK_ACT_FWD] = gelu_fwd,               \
+  [ND_TASK_ACT_BWD] = gelu_bwd, [ND_TASK_RESIDUAL_FWD] = residual_fwd, [ND_TASK_EMBED_FWD] = embedding_fwd,           \
+  [ND_TASK_EMBED_BWD] = embedding_bwd, [ND_TASK_CE_STATS] = crossentropy_stats, [ND_TASK_CE_BWD] = crossentropy_bwd,  \
+  [ND_TASK_ALLREDUCE] = allreduce, [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_ADAMW] = adamw
+/* clang-format on */
+
+#endif
