@@ -47,21 +47,24 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
         for (int s = 0; s < g->pp; s++) nd__stage_forward(&b, m, d, s, k);
   } else {
     /* A sequential program in which the last use of a buffer comes before
-     * the next write of its slot: micro-batch k's B follows the forward of
-     * k + fwd - 1 (FWD_B), its W follows the B of k + wgrad - 1 (GRAD_W) and
-     * so the forward of k + fwd + wgrad - 2 (FWD_W). Any such order yields
-     * the same dependencies; the scheduler decides what runs when. */
-    int fwd = g->pool_slots[0][ND_POOL_FWD_B];
+     * the next write of its slot: on stage s micro-batch k's B follows the
+     * forward of k + fwd_s - 1 (FWD_B), and its W the forward of
+     * k + fwd_w_s - 1 (FWD_W; so the B of k + wgrad_s - 1, GRAD_W). fwd_s
+     * never grows with s, so a stage's B comes after the next stage's B that
+     * sends it its gradient. Any such order yields the same dependencies; the
+     * scheduler decides what runs when. */
+    int span = g->micro_batches + g->pool_slots[0][ND_POOL_FWD_B] - 1;
     b.defer_w = 1;
-    for (int i = 0; i < g->micro_batches + fwd - 1; i++) {
+    for (int i = 0; i < span; i++) {
       if (i < g->micro_batches)
         for (int d = 0; d < g->dp; d++)
           for (int s = 0; s < g->pp; s++) nd__stage_forward(&b, m, d, s, i);
-      int k = i - fwd + 1;
-      if (k >= 0 && k < g->micro_batches)
-        for (int d = 0; d < g->dp; d++)
-          for (int s = g->pp - 1; s >= 0; s--) nd__stage_backward(&b, m, d, s, k);
-      for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, k - (g->pool_slots[s][ND_POOL_GRAD_W] - 1));
+      for (int d = 0; d < g->dp; d++)
+        for (int s = g->pp - 1; s >= 0; s--) {
+          int k = i - g->pool_slots[s][ND_POOL_FWD_B] + 1;
+          if (k >= 0 && k < g->micro_batches) nd__stage_backward(&b, m, d, s, k);
+        }
+      for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, i - g->pool_slots[s][ND_POOL_FWD_W] + 1);
     }
     for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, g->micro_batches);
     nd__optimizer_tail(&b, g->tied ? m->embed : -1);

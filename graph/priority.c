@@ -149,8 +149,9 @@ static int list_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t)
  * The graph's activation pools bound it further (pool_slots, 0: unbounded):
  * F(j) reuses the FWD_B slot of j - fwd and the FWD_W slot of j - fwd_w, so it
  * waits for B(j - fwd) and W(j - fwd_w); B(j) reuses the GRAD_W slot of
- * j - wgrad, so it waits for W(j - wgrad), and that W then goes before a
- * forward. A timeline that ignored them would be one the graph cannot run: a
+ * j - grad_w (its own gradients and the one the next stage sends it), so it
+ * waits for W(j - grad_w), and that W then goes before a forward. Each stage
+ * has its own depths (graph/state.c). A timeline that ignored them would be one the graph cannot run: a
  * strict order then interleaves B(j) with W(j - 1) layer by layer and the
  * previous stage waits for both (measured: bubble 21-25%, docs/scheduler.md). */
 static int depth_of(const nd_graph *g, int s, enum nd_act_pool pool) {
@@ -183,20 +184,20 @@ static int zb_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
     for (int s = 0; s < p; s++) {
       int *n = next + 3 * s, limit = kind == ND_FIXED_ZBH1 ? p : 2 * p - 1;
       int fwd = depth_of(g, s, ND_POOL_FWD_B), fwd_w = depth_of(g, s, ND_POOL_FWD_W);
-      int wgrad = depth_of(g, s, ND_POOL_GRAD_W);
+      int grad_w = depth_of(g, s, ND_POOL_GRAD_W);
       double ready[3] = {1e300, 1e300, 1e300};
       if (n[0] < m && n[0] - n[2] < limit)
         ready[0] =
             fmax(s == 0 ? 0 : ZB_END(s - 1, n[0], 0), fmax(ZB_END(s, n[0] - fwd, 1), ZB_END(s, n[0] - fwd_w, 2)));
       if (n[1] < n[0])
-        ready[1] = fmax(fmax(ZB_END(s, n[1], 0), s + 1 < p ? ZB_END(s + 1, n[1], 1) : 0), ZB_END(s, n[1] - wgrad, 2));
+        ready[1] = fmax(fmax(ZB_END(s, n[1], 0), s + 1 < p ? ZB_END(s + 1, n[1], 1) : 0), ZB_END(s, n[1] - grad_w, 2));
       if (n[2] < n[1]) ready[2] = ZB_END(s, n[2], 1);
       /* among the units startable at the stage's earliest start, B before F
        * before W, except a W that the next B (its forward done) waits for */
       double at = fmin(ready[0], fmin(ready[1], ready[2]));
       if (at >= 1e300) continue;
       at = fmax(at, free_at[s]);
-      int w_first = ready[2] <= at && n[2] == n[1] - wgrad && n[1] < n[0];
+      int w_first = ready[2] <= at && n[2] == n[1] - grad_w && n[1] < n[0];
       int u = ready[1] <= at ? 1 : w_first ? 2 : ready[0] <= at ? 0 : 2;
       if (at < best_at) best_at = at, best_s = s, best_u = u;
     }

@@ -185,15 +185,24 @@ int32_t nd__layer_input_grad(nd__builder *b, nd_rank r, int mb, int l) {
                                       : nd__act(b, r, mb, l - 1, b->acts->d_xout);
 }
 
-/* Do stage st's pools fit within the bound with `fwd` forwards in flight and
- * W tasks `wgrad - 1` micro-batches behind their B (every tensor-parallel rank)? */
-static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, int fwd, int wgrad) {
-  int depth[ND_POOL_COUNT] = {[ND_POOL_FWD_SCRATCH] = 1,
-                              [ND_POOL_FWD_B] = fwd,
-                              [ND_POOL_FWD_W] = fwd + wgrad - 1,
-                              [ND_POOL_GRAD_B] = 1,
-                              [ND_POOL_GRAD_W] = wgrad};
-  if (fwd > g->micro_batches || wgrad > g->micro_batches) return 0;
+/* Stage st's pool depths with fwd[s] forwards in flight on each stage s and
+ * its W tasks wgrad[st] - 1 micro-batches behind their B. The gradient that
+ * stage st + 1's B sends to st is written when st + 1 runs B, fwd[st] -
+ * fwd[st + 1] micro-batches ahead of st's B reading it (graph/build.c), so
+ * GRAD_W holds that many more. */
+static void stage_depths(const nd_graph *g, int st, const int *fwd, const int *wgrad, int *depth) {
+  int ahead = st + 1 < g->pp ? fwd[st] - fwd[st + 1] : 0;
+  depth[ND_POOL_FWD_SCRATCH] = depth[ND_POOL_GRAD_B] = 1;
+  depth[ND_POOL_FWD_B] = fwd[st];
+  depth[ND_POOL_FWD_W] = fwd[st] + wgrad[st] - 1;
+  depth[ND_POOL_GRAD_W] = wgrad[st] + ahead;
+}
+
+/* Do stage st's pools fit within the bound (every tensor-parallel rank)? */
+static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, const int *fwd, const int *wgrad) {
+  int depth[ND_POOL_COUNT];
+  stage_depths(g, st, fwd, wgrad, depth);
+  if (fwd[st] > g->micro_batches || wgrad[st] > g->micro_batches) return 0;
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = {0, st, t};
     int64_t one = 0, used = 0;
@@ -209,47 +218,59 @@ static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, int fwd, 
   return 1;
 }
 
+static int all_fit(const nd_graph *g, const nd__act_set *as, const int *fwd, const int *wgrad) {
+  int fits = 1;
+  for (int s = 0; s < g->pp && fits; s++) fits = pools_fit(g, as, s, fwd, wgrad);
+  return fits;
+}
+
 /* Pool depths. The bound is `activation_slots` micro-batches of every
  * activation of a rank. Scratch pools (read within one forward or one input
- * gradient) need one slot; `fwd` forwards in flight need fwd slots of what B
+ * gradient) need one slot; fwd forwards in flight need fwd slots of what B
  * reads; W may run wgrad - 1 micro-batches after its B, so what W reads needs
- * wgrad slots of gradients and fwd + wgrad - 1 of forward data. From 1F1B's
- * (slots, 1), depth is added to fwd (on every stage: the program order of B
- * needs one fwd) and to each stage's wgrad in turn while they fit: the memory
- * that the scratch pools save buys forwards in flight and W tasks that wait.
- * Every policy but gpipe and 1f1b first gets what ZB-H1 needs when it fits:
- * fwd p (2p - 1 for zbh2) and W waiting s micro-batches behind its B on stage
- * s, so that the later stages can run the next B before a pending W (Qi et
- * al.; graph/priority.c's zb_times). In the simulator this gives ndws and zbh1
- * ZB-H1's step where 1F1B's starting point gives 1F1B's (docs/scheduler.md). */
+ * wgrad slots of gradients and fwd + wgrad - 1 of forward data. Every policy
+ * but gpipe and 1f1b first gets what ZB-H1 needs (Qi et al.; graph/
+ * priority.c's zb_times) when it fits: p forwards in flight on every stage
+ * (2p - 1 for zbh2), or, for zbh1 and zbh2, p - s on stage s as the paper's
+ * ZB-H1 runs them (which fits where the former misses: it holds fewer
+ * forwards where W waits longest); W waiting s micro-batches behind its B on
+ * stage s, so that the later stages can run the next B before a pending W.
+ * Otherwise
+ * it starts from 1F1B's (slots, 1). Then depth is added to every stage's fwd
+ * at once (the program order of B keeps their differences) and to each
+ * stage's wgrad in turn while they fit: the memory that the scratch pools
+ * save buys forwards in flight and W tasks that wait. In the simulator this
+ * gives ndws and zbh1 ZB-H1's step where 1F1B's starting point gives 1F1B's
+ * (docs/scheduler.md). */
 static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
-  int fwd = g->slots < g->micro_batches ? g->slots : g->micro_batches, wgrad[ND_MAX_STAGES];
-  for (int s = 0; s < g->pp; s++) wgrad[s] = 1;
-  int fixed = policy ? nd_fixed_schedule_of(policy) : -1, fits = 1;
+  int m = g->micro_batches, fwd[ND_MAX_STAGES], wgrad[ND_MAX_STAGES];
+  int fixed = policy ? nd_fixed_schedule_of(policy) : -1, fits = 0;
   if (g->pp > 1 && fixed != ND_FIXED_GPIPE && fixed != ND_FIXED_1F1B) {
     int want = fixed == ND_FIXED_ZBH2 ? 2 * g->pp - 1 : g->pp;
-    want = want < g->micro_batches ? want : g->micro_batches;
-    for (int s = 0; s < g->pp; s++) {
-      wgrad[s] = s + 1 < g->micro_batches ? s + 1 : g->micro_batches;
-      fits = fits && pools_fit(g, as, s, want, wgrad[s]);
+    /* measured for ndws: no gain from the per-stage depth (docs/scheduler.md) */
+    int shapes = fixed == ND_FIXED_ZBH1 || fixed == ND_FIXED_ZBH2 ? 2 : 1;
+    for (int per_stage = 0; per_stage < shapes && !fits; per_stage++) {
+      for (int s = 0; s < g->pp; s++) {
+        int f = per_stage ? g->pp - s : want;
+        fwd[s] = f < m ? f : m;
+        wgrad[s] = s + 1 < m ? s + 1 : m;
+      }
+      fits = all_fit(g, as, fwd, wgrad);
     }
-    if (fits) fwd = want;
-    for (int s = 0; s < g->pp && !fits; s++) wgrad[s] = 1;
   }
+  for (int s = 0; s < g->pp && !fits; s++) fwd[s] = g->slots < m ? g->slots : m, wgrad[s] = 1;
   for (int grew = 1; grew;) {
-    grew = 1;
-    for (int s = 0; s < g->pp && grew; s++) grew = pools_fit(g, as, s, fwd + 1, wgrad[s]);
-    fwd += grew;
-    for (int s = 0; s < g->pp; s++)
-      if (pools_fit(g, as, s, fwd, wgrad[s] + 1)) wgrad[s]++, grew = 1;
+    for (int s = 0; s < g->pp; s++) fwd[s]++;
+    grew = all_fit(g, as, fwd, wgrad);
+    for (int s = 0; s < g->pp; s++) fwd[s] -= !grew;
+    for (int s = 0; s < g->pp; s++) {
+      wgrad[s]++;
+      int more = pools_fit(g, as, s, fwd, wgrad);
+      wgrad[s] -= !more;
+      grew |= more;
+    }
   }
-  for (int s = 0; s < g->pp; s++) {
-    int *d = g->pool_slots[s];
-    d[ND_POOL_FWD_SCRATCH] = d[ND_POOL_GRAD_B] = 1;
-    d[ND_POOL_FWD_B] = fwd;
-    d[ND_POOL_FWD_W] = fwd + wgrad[s] - 1;
-    d[ND_POOL_GRAD_W] = wgrad[s];
-  }
+  for (int s = 0; s < g->pp; s++) stage_depths(g, s, fwd, wgrad, g->pool_slots[s]);
 }
 
 /* ------------------------------------------------------------ the builder */
