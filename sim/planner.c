@@ -83,15 +83,47 @@ static int over_memory(const nd_planning *p, nd_candidate *cand, const int64_t *
   return 0;
 }
 
+/* One simulated step of the candidate on machine m. */
+static int simulate_on(ctx *c, const nd_candidate *cand, const nd_graph *g, const nd_edges *e, const nd_config *cfg,
+                       const nd_sim_machine *m, nd_sim_result *r) {
+  nd_sim_schedule s;
+  int rc =
+      nd_sim_schedule_build(g, e, m, &c->p->cal.model, cand->scheduler, cand->placement, cfg->runtime.priorities, &s);
+  if (rc) return rc;
+  rc = nd_sim_run(g, e, m, &c->p->cal.model, NULL, &s, r);
+  nd_sim_schedule_free(&s);
+  return rc;
+}
+
+/* The CPU workers of m alone, when its ranks would land on CPU workers and
+ * devices both: the runtime then times a step with and without the devices
+ * and keeps the faster (train/trainer.c), unless placement is strict or the
+ * order fixed. 0: no such trial. */
+static int trial_machine(const nd_sim_machine *m, const nd_graph *g, const nd_candidate *cand, nd_sim_machine *cpu) {
+  int n_ranks = g->dp * g->pp * g->tp, first[1024], count[1024], mixed = 0;
+  if (cand->placement == ND_PLACEMENT_STRICT || strcmp(cand->scheduler, "ndws") || n_ranks > 1024) return 0;
+  nd_sim_place(m, n_ranks, g->tp, first, count);
+  for (int r = 0; r < n_ranks; r++)
+    for (int u = first[r]; u < first[r] + count[r]; u++) mixed |= m->kind[u] != m->kind[first[0]];
+  if (!mixed) return 0;
+  *cpu = *m;
+  cpu->n_workers = 0;
+  for (int w = 0; w < m->n_workers; w++)
+    if (m->kind[w] == ND_SIM_CPU) {
+      cpu->kind[cpu->n_workers] = m->kind[w];
+      cpu->node[cpu->n_workers++] = m->node[w];
+    }
+  return cpu->n_workers > 0;
+}
+
 static int simulate(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_edges *e, const nd_config *cfg) {
   nd_planning *p = c->p;
-  nd_sim_schedule s;
-  int rc = nd_sim_schedule_build(g, e, &p->machine, &p->cal.model, cand->scheduler, cand->placement,
-                                 cfg->runtime.priorities, &s);
-  if (rc) return rc;
-  nd_sim_result r = {0};
-  rc = nd_sim_run(g, e, &p->machine, &p->cal.model, NULL, &s, &r);
-  nd_sim_schedule_free(&s);
+  nd_sim_result r = {0}, cpu_r = {0};
+  nd_sim_machine cpu;
+  int rc = simulate_on(c, cand, g, e, cfg, &p->machine, &r);
+  if (!rc && trial_machine(&p->machine, g, cand, &cpu) && !(rc = simulate_on(c, cand, g, e, cfg, &cpu, &cpu_r)) &&
+      cpu_r.step_s < r.step_s)
+    r = cpu_r;
   if (rc) return rc;
   cand->step_s = r.step_s, cand->bubble = r.bubble;
   cand->tokens_per_s = r.step_s > 0 ? (double)(p->global_batch * p->seq_len) / r.step_s : 0;

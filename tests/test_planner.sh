@@ -55,6 +55,39 @@ done
 grep -q 'kinds.matmul_fwd.cpu.gflops must be a non-negative number' <("$ndgraph" plan --auto --calibration "$tmp/neg.json" 2>&1)
 ok $? "the line names the member and the problem"
 
+# the placement trial: where ranks would land on the CPU worker and a device,
+# the runtime keeps the faster of the two placements, so the simulator must
+# not predict a layout slower than on the CPU worker alone (here the device
+# is 1000 times slower than the CPU)
+python3 - configs/calibration-8gpu.json >"$tmp/slowdev.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["machine"] = "test: an OpenCL device 1000 times slower than the CPU"
+d["devices"] = {"cpu": {"memory_bytes": 0, "gap_us": 4}, "opencl": {"memory_bytes": 0, "gap_us": 4}}
+d["kinds"] = {k: {"cpu": v["cuda"], "opencl": {"overhead_us": v["cuda"]["overhead_us"] * 1000,
+                                               "gflops": v["cuda"]["gflops"] / 1000, "gbs": v["cuda"]["gbs"] / 1000}}
+              for k, v in d["kinds"].items()}
+print(json.dumps(d))
+PY
+small=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16 --set runtime.workers=1)
+"$ndgraph" plan "${small[@]}" --set runtime.opencl_devices=1 --auto --json --calibration "$tmp/slowdev.json" >"$tmp/mixed.json" 2>"$tmp/err" &&
+  "$ndgraph" plan "${small[@]}" --set runtime.opencl_devices=0 --auto --json --calibration "$tmp/slowdev.json" >"$tmp/cpu.json" 2>>"$tmp/err"
+ok $? "plan --auto with a slow device and without it ($(head -c 200 "$tmp/err"))"
+python3 - "$tmp/mixed.json" "$tmp/cpu.json" >"$tmp/trial.txt" <<'PY'
+import json, sys
+cpu = {tuple(p["set"]): p["predicted_step_ms"] for p in json.load(open(sys.argv[2]))["plans"]}
+n = worse = 0
+for p in json.load(open(sys.argv[1]))["plans"]:
+    k = tuple(p["set"])
+    if k in cpu and "runtime.scheduler=ndws" in k and "runtime.placement=strict" not in k:
+        n += 1
+        worse += p["predicted_step_ms"] > cpu[k] * (1 + 1e-9)
+print(n, worse)
+PY
+read -r compared worse <"$tmp/trial.txt"
+[ "${compared:-0}" -gt 0 ] && [ "${worse:-1}" -eq 0 ]
+ok $? "a device 1000x slower: none of ${compared:-0} ndws layouts under affinity or free placement is predicted slower than on the CPU worker alone (${worse:-?} are)"
+
 # parallelism.auto: run uses the best plan and says so
 tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16 --set train.steps=1
       --set train.eval_every=0 --set train.save_dir= --set runtime.workers=1)
