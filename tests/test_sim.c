@@ -105,10 +105,14 @@ static void fork_join(int k, int n) {
   nd_graph_free(g);
 }
 
-/* p stages, m micro-batches, F and B of equal times on every stage. */
-static void pipeline(int p, int mb, double f, double b, const char *policy) {
+/* A p-stage pipeline of mb micro-batches: every forward, then every input
+ * gradient (B) from the last stage back, each followed by its stage's
+ * weight gradient (W) when with_w (the W tasks of a stage accumulate into
+ * one tensor, in micro-batch order). */
+static nd_graph *pipeline_graph(int p, int mb, int with_w) {
   nd_graph *g = new_graph(p, mb);
-  int32_t act[8][32], grad[8][32], in = tensor(g, 0, 4);
+  int32_t act[8][32], grad[8][32], dw[8], in = tensor(g, 0, 4);
+  for (int s = 0; with_w && s < p; s++) dw[s] = tensor(g, s, 4);
   for (int j = 0; j < mb; j++)
     for (int s = 0; s < p; s++) {
       act[s][j] = tensor(g, s, 4);
@@ -119,7 +123,15 @@ static void pipeline(int p, int mb, double f, double b, const char *policy) {
       int32_t reads[2] = {act[s][j], s + 1 < p ? grad[s + 1][j] : act[s][j]};
       grad[s][j] = tensor(g, s, 4);
       task(g, ND_PHASE_B, s, j, reads, 2, grad[s][j]);
+      reads[1] = grad[s][j];
+      if (with_w) task(g, ND_PHASE_W, s, j, reads, 2, dw[s]);
     }
+  return g;
+}
+
+/* p stages, m micro-batches, F and B of equal times on every stage. */
+static void pipeline(int p, int mb, double f, double b, const char *policy) {
+  nd_graph *g = pipeline_graph(p, mb, 0);
   double *dur = malloc((size_t)g->n_tasks * sizeof *dur);
   for (int32_t i = 0; i < g->n_tasks; i++) dur[i] = g->tasks[i].phase == ND_PHASE_F ? f : b;
   nd_sim_machine m = cpus(p);
@@ -140,22 +152,7 @@ static void pipeline(int p, int mb, double f, double b, const char *policy) {
  * wait, (p - 1)(F + B - W) (Qi et al., ICLR 2024; 1F1B with B and W as one
  * backward: (p - 1)(F + B + W)). */
 static void zero_bubble(int p, int mb) {
-  nd_graph *g = new_graph(p, mb);
-  int32_t act[8][32], grad[8][32], dw[8], in = tensor(g, 0, 4);
-  for (int s = 0; s < p; s++) dw[s] = tensor(g, s, 4);
-  for (int j = 0; j < mb; j++)
-    for (int s = 0; s < p; s++) {
-      act[s][j] = tensor(g, s, 4);
-      task(g, ND_PHASE_F, s, j, s ? &act[s - 1][j] : &in, 1, act[s][j]);
-    }
-  for (int j = 0; j < mb; j++)
-    for (int s = p - 1; s >= 0; s--) {
-      int32_t reads[2] = {act[s][j], s + 1 < p ? grad[s + 1][j] : act[s][j]};
-      grad[s][j] = tensor(g, s, 4);
-      task(g, ND_PHASE_B, s, j, reads, 2, grad[s][j]);
-      reads[1] = grad[s][j];
-      task(g, ND_PHASE_W, s, j, reads, 2, dw[s]); /* accumulates: W tasks of a stage in micro-batch order */
-    }
+  nd_graph *g = pipeline_graph(p, mb, 1);
   double *dur = malloc((size_t)g->n_tasks * sizeof *dur);
   for (int32_t i = 0; i < g->n_tasks; i++) dur[i] = 1;
   nd_sim_machine m = cpus(p);
