@@ -165,22 +165,31 @@ int nd_checkpoint_latest(const char *save_dir, char *path_out, size_t size, nd_e
   return rc;
 }
 
+/* A config.json object naming its architecture and model type, or NULL (out of memory). */
+static cJSON *hf_config_new(const char *architecture, const char *model_type) {
+  cJSON *c = cJSON_CreateObject();
+  cJSON *arch = cJSON_CreateStringArray((const char *const[]){architecture}, 1);
+  if (!c || !arch || !cJSON_AddItemToObject(c, "architectures", arch)) {
+    cJSON_Delete(arch);
+    cJSON_Delete(c);
+    return NULL;
+  }
+  if (!cJSON_AddStringToObject(c, "model_type", model_type)) {
+    cJSON_Delete(c); /* and arch with it */
+    return NULL;
+  }
+  return c;
+}
+
 int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64_t n_embd, int64_t n_layer,
                       int64_t n_head) {
   *out = NULL;
   if (vocab_size < 1 || n_positions < 1 || n_embd < 1 || n_layer < 1 || n_head < 1) return ND_EINVAL;
   int rc = ND_ENOMEM;
-  cJSON *c = cJSON_CreateObject();
-  cJSON *arch = cJSON_CreateStringArray((const char *const[]){"GPT2LMHeadModel"}, 1);
-  if (!c || !arch) {
-    cJSON_Delete(arch);
-    goto out;
-  }
-  cJSON_AddItemToObject(c, "architectures", arch);
   /* The values transformers reads for GPT2Config; dropout is 0 because these
    * weights were trained without it. */
-  if (!cJSON_AddStringToObject(c, "model_type", "gpt2") ||
-      !cJSON_AddNumberToObject(c, "vocab_size", (double)vocab_size) ||
+  cJSON *c = hf_config_new("GPT2LMHeadModel", "gpt2");
+  if (!c || !cJSON_AddNumberToObject(c, "vocab_size", (double)vocab_size) ||
       !cJSON_AddNumberToObject(c, "n_positions", (double)n_positions) ||
       !cJSON_AddNumberToObject(c, "n_ctx", (double)n_positions) ||
       !cJSON_AddNumberToObject(c, "n_embd", (double)n_embd) ||
@@ -206,16 +215,9 @@ int nd_hf_llama_config_json(char **out, const nd_hf_llama *m) {
       m->num_key_value_heads < 1 || m->intermediate_size < 1)
     return ND_EINVAL;
   int rc = ND_ENOMEM;
-  cJSON *c = cJSON_CreateObject();
-  cJSON *arch = cJSON_CreateStringArray((const char *const[]){"LlamaForCausalLM"}, 1);
-  if (!c || !arch) {
-    cJSON_Delete(arch);
-    goto out;
-  }
-  cJSON_AddItemToObject(c, "architectures", arch);
   /* every field LlamaConfig reads; no dropout and no biases in what ndgraph trains */
-  if (!cJSON_AddStringToObject(c, "model_type", "llama") ||
-      !cJSON_AddNumberToObject(c, "vocab_size", (double)m->vocab_size) ||
+  cJSON *c = hf_config_new("LlamaForCausalLM", "llama");
+  if (!c || !cJSON_AddNumberToObject(c, "vocab_size", (double)m->vocab_size) ||
       !cJSON_AddNumberToObject(c, "max_position_embeddings", (double)m->max_position_embeddings) ||
       !cJSON_AddNumberToObject(c, "hidden_size", (double)m->hidden_size) ||
       !cJSON_AddNumberToObject(c, "intermediate_size", (double)m->intermediate_size) ||
