@@ -6,6 +6,17 @@ ok() { # ok STATUS NAME: STATUS 0 passes
   if [ "$1" -eq 0 ]; then echo "ok $tap_n - $2"; else echo "not ok $tap_n - $2"; tap_failed=$((tap_failed + 1)); fi
 }
 diag() { echo "# $*"; }
+# expect STATUS PATTERN NAME -- command...: the command exits STATUS and writes
+# exactly one line on stderr, matching PATTERN (grep -E); expect_timeout
+# (seconds, 0: none) bounds it.
+expect() {
+  local want=$1 pattern=$2 name=$3; shift 4
+  timeout "${expect_timeout:-0}" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$? lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE -- "$pattern" "$tmp/err"; then ok 0 "$name"
+  else ok 1 "$name (exit $got, want $want; stderr: $(head -c 300 "$tmp/err"))"; fi
+}
 done_testing() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }
 ndgraph="${ND_BUILDDIR:-.}/ndgraph"
 srcdir="${ND_SRCDIR:-.}"

@@ -7,16 +7,6 @@ tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set mod
       --set train.micro_batch_size=2 --set parallelism.micro_batches=2 --set train.steps=3 --set train.eval_every=0
       --set runtime.workers=2)
 
-# expect STATUS PATTERN -- command...: the exit status and a single stderr line matching PATTERN
-expect() {
-  local want=$1 pattern=$2 name=$3; shift 4
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$? lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE "$pattern" "$tmp/err"; then ok 0 "$name"
-  else ok 1 "$name (exit $got, want $want; stderr: $(head -c 300 "$tmp/err"))"; fi
-}
-
 expect 1 "$tmp/missing.bin.*(No such file|cannot open)" "a missing data file is named" -- \
   "$ndgraph" run "${tiny[@]}" --set data.train="$tmp/missing.bin"
 printf 'short' >"$tmp/short.txt"

@@ -8,15 +8,6 @@ tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set mod
       --set train.micro_batch_size=2 --set parallelism.micro_batches=2 --set train.steps=1 --set train.eval_every=0
       --set train.save_dir=)
 
-expect() { # expect STATUS PATTERN NAME -- command...
-  local want=$1 pattern=$2 name=$3; shift 4
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$? lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE "$pattern" "$tmp/err"; then ok 0 "$name"
-  else ok 1 "$name (exit $got, want $want; stderr: $(head -c 300 "$tmp/err"))"; fi
-}
-
 "$ndgraph" --version >"$tmp/version"
 grep -qx "ndgraph [0-9.]*" "$tmp/version" && grep -qx "StarPU 1\.[0-9]*\.[0-9]*" "$tmp/version" &&
   grep -qxE "CUDA (yes|no), OpenCL (yes|no), MPI (yes|no), max CPU workers [0-9]+" "$tmp/version"

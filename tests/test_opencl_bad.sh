@@ -7,15 +7,6 @@ tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set mod
       --set train.micro_batch_size=2 --set parallelism.micro_batches=2 --set train.steps=1 --set train.eval_every=0
       --set train.save_dir= --set runtime.workers=1)
 
-expect() { # expect STATUS PATTERN NAME -- command...
-  local want=$1 pattern=$2 name=$3; shift 4
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$? lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE "$pattern" "$tmp/err"; then ok 0 "$name"
-  else ok 1 "$name (exit $got, want $want; stderr: $(head -c 300 "$tmp/err"))"; fi
-}
-
 if grep -q "define ND_HAVE_OPENCL 1" "${ND_BUILDDIR:-.}/ndconfig.h"; then
   expect 2 "runtime.opencl_devices 64: only [0-9]+ OpenCL devices? found" "more OpenCL devices than exist: one line, exit 2" -- \
     "$ndgraph" run "${tiny[@]}" --set runtime.opencl_devices=64
