@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "graph/priority.h"
 
 #define ND_CALIBRATION_FORMAT "ndgraph-calibration/1"
@@ -50,31 +51,22 @@ static double number(const cJSON *obj, const char *name, const char *where, char
   return v->valuedouble;
 }
 
+/* a calibration file is a few hundred kinds of a few numbers: far below this */
+#define ND__CALIBRATION_MAX_BYTES ((size_t)64 << 20)
+
 static int bad(nd_error *err, const char *path, const char *why) {
   return nd__fail(err, ND_ECONFIG, "%s: %s", path, why);
 }
 
 int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
   memset(c, 0, sizeof *c);
-  FILE *f = fopen(path, "rb");
-  if (!f) return nd__fail(err, ND_ECONFIG, "%s: %s", path, strerror(errno));
   char *text = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 + 1 > cap) {
-      char *p = realloc(text, cap = cap * 2 + 8192);
-      if (!p) {
-        free(text), fclose(f);
-        return nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
-      }
-      text = p;
-    }
-    size_t got = fread(text + len, 1, 4096, f);
-    len += got;
-    if (got < 4096) break;
-  }
-  fclose(f);
-  text[len] = 0;
+  size_t len = 0;
+  int rc = nd__read_file(path, ND__CALIBRATION_MAX_BYTES, &text, &len);
+  if (rc == ND_EIO) return nd__fail(err, ND_ECONFIG, "%s: %s", path, strerror(errno));
+  if (rc == ND_EDATA) return bad(err, path, "not a regular file");
+  if (rc == ND_EINVAL) return bad(err, path, "larger than 64 MiB: not a calibration file");
+  if (rc) return nd__fail(err, rc, "%s: out of memory", path);
   cJSON *root = cJSON_ParseWithLength(text, len);
   free(text);
   char why[256] = "";
