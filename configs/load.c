@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/file.h"
 #include "configs/reader.h"
 
 #define ND__CONFIG_MAX_BYTES (1024 * 1024)
@@ -147,26 +148,16 @@ cleanup:
 }
 
 int nd_config_load_file(nd_config *cfg, const char *path, nd_error *err) {
+  if (!cfg || !path) return nd__fail(err, ND_EINVAL, "error: no configuration file");
   char *buf = NULL;
   size_t len = 0;
-  int rc;
-  if (!cfg || !path) return nd__fail(err, ND_EINVAL, "error: no configuration file");
-  FILE *f = fopen(path, "rb");
-  if (!f) return nd__fail(err, ND_EIO, "%s: error: cannot open: %s", path, strerror(errno));
-  /* One byte more than allowed tells an over-long file from one at the limit. */
-  buf = malloc(ND__CONFIG_MAX_BYTES + 1);
-  if (!buf) {
-    rc = nd__fail(err, ND_ENOMEM, "%s: error: out of memory", path);
-    goto cleanup;
-  }
-  len = fread(buf, 1, ND__CONFIG_MAX_BYTES + 1, f);
-  if (ferror(f)) {
-    rc = nd__fail(err, ND_EIO, "%s: error: cannot read: %s", path, strerror(errno));
-    goto cleanup;
-  }
+  int rc = nd__read_file(path, ND__CONFIG_MAX_BYTES, &buf, &len);
+  if (rc == ND_EIO) return nd__fail(err, ND_EIO, "%s: error: cannot open: %s", path, strerror(errno));
+  if (rc == ND_EDATA) return nd__fail(err, ND_EIO, "%s: error: cannot read: not a regular file", path);
+  if (rc == ND_EINVAL)
+    return nd__config_error(err, path, 1, 1, "file is larger than %d bytes (1 MiB)", ND__CONFIG_MAX_BYTES);
+  if (rc) return nd__fail(err, rc, "%s: error: out of memory", path);
   rc = nd_config_load_string(cfg, path, buf, len, err);
-cleanup:
   free(buf);
-  fclose(f);
   return rc;
 }

@@ -55,4 +55,7 @@ expect 2 "^$tmp/bad.yaml:2:[0-9]+: error: " "a bad configuration exits 2 with FI
   "$ndgraph" run "$tmp/bad.yaml"
 expect 2 "^--set:1:[0-9]+: error: .*model.n_layers" "an unknown --set key exits 2" -- \
   "$ndgraph" plan --set model.n_layers=3
+mkfifo "$tmp/fifo.yaml" # never written: reading it must not wait
+expect_timeout=60 expect 2 "fifo.yaml: error: cannot read: not a regular file" \
+  "a FIFO as the configuration: one line, exit 2, no wait for a writer" -- "$ndgraph" plan "$tmp/fifo.yaml"
 done_testing
