@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/atomic.h"
 #include "common/file.h"
 #include "graph/priority.h"
 
@@ -170,9 +171,18 @@ int nd_calibration_save(const nd_calibration *c, const char *path, nd_error *err
   }
   char *text = cJSON_Print(root);
   cJSON_Delete(root);
-  FILE *f = text ? fopen(path, "w") : NULL;
-  int rc = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF ? 0 : ND_EIO;
-  if (f && fclose(f) != 0) rc = ND_EIO;
+  if (!text) return nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+  /* the whole file or the one it replaces, never half of it */
+  nd__atomic_file f;
+  int rc = nd__atomic_open(&f, path, err);
+  if (!rc) {
+    rc = nd__atomic_write(&f, text, strlen(text), err);
+    if (!rc) rc = nd__atomic_write(&f, "\n", 1, err);
+    if (rc)
+      nd__atomic_abort(&f);
+    else
+      rc = nd__atomic_commit(&f, err);
+  }
   free(text);
-  return rc ? nd__fail(err, rc, "%s: %s", path, f ? strerror(errno) : "cannot write") : 0;
+  return rc;
 }
