@@ -22,6 +22,7 @@
 
 typedef struct sample {
   int kind, dev;
+  int shared; /* a CPU task timed beside a running OpenCL device (PoCL shares the cores) */
   double flops, bytes, s;
 } sample;
 
@@ -92,7 +93,7 @@ static nd_sim_fit fit(const sample *v, int64_t n) {
 
 static int cmp_sample(const void *a, const void *b) {
   const sample *x = a, *y = b;
-  return x->kind != y->kind ? x->kind - y->kind : x->dev - y->dev;
+  return x->kind != y->kind ? x->kind - y->kind : x->dev != y->dev ? x->dev - y->dev : x->shared - y->shared;
 }
 
 static int set(nd_config *c, const char *key, const char *value, nd_error *err) {
@@ -132,8 +133,12 @@ static int probe(const nd_config *cfg, samples *s, nd_calibration *cal, probe_re
       }
       const nd_task *t = &g->tasks[i];
       if (!rc)
-        s->v[s->n++] = (sample){t->kind, device_kind(s->worker[i]), (double)t->flops,
-                                (double)(t->bytes + t->comm_bytes), s->us[i] * 1e-6};
+        s->v[s->n++] = (sample){t->kind,
+                                device_kind(s->worker[i]),
+                                device_kind(s->worker[i]) == ND_SIM_CPU && nd_runtime_opencl_devices() > 0,
+                                (double)t->flops,
+                                (double)(t->bytes + t->comm_bytes),
+                                s->us[i] * 1e-6};
     }
     if (!rc) rc = nd_trainer_step(tr, &res, err);
     steps[k] = res.step_ms * 1e-3;
@@ -166,17 +171,19 @@ static int fit_gap(const nd_config *cfg, nd_calibration *cal, int kind, double m
   nd_graph *g = NULL;
   nd_edges e = {0};
   nd_sim_schedule s = {0};
+  nd_sim_model model;
   int rc = nd_sim_machine_from(cfg, cal, &m, err);
+  nd_sim_model_on(&model, cal, &m);
   if (!rc) rc = nd_graph_build(&g, cfg, 0, err);
   if (!rc) rc = nd_graph_edges(g, &e);
   if (!rc)
-    rc = nd_sim_schedule_build(g, &e, &m, &cal->model, cfg->runtime.scheduler, cfg->runtime.placement,
+    rc = nd_sim_schedule_build(g, &e, &m, &model, cfg->runtime.scheduler, cfg->runtime.placement,
                                cfg->runtime.priorities, &s);
   double at[2] = {0, 50e-6}, step[2];
   for (int k = 0; k < 2 && !rc; k++) {
     nd_sim_result r = {0};
-    cal->model.gap_s[kind] = at[k];
-    rc = nd_sim_run(g, &e, &m, &cal->model, NULL, &s, &r);
+    model.gap_s[kind] = at[k];
+    rc = nd_sim_run(g, &e, &m, &model, NULL, &s, &r);
     step[k] = r.step_s;
   }
   if (!rc) {
@@ -246,10 +253,21 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
   if (!rc && !s.n) rc = nd__fail(err, ND_ECONFIG, "%s: calibrate: no probe could run", cfg->source);
   if (!rc) {
     qsort(s.v, (size_t)s.n, sizeof *s.v, cmp_sample);
-    for (int64_t a = 0, b; a < s.n; a = b) {
+    /* a CPU kind from the CPU probes alone: beside PoCL's threads the same
+     * task is slower, which is the factor below, not the CPU's speed */
+    for (int64_t a = 0, b, u; a < s.n; a = b) {
       for (b = a; b < s.n && s.v[b].kind == s.v[a].kind && s.v[b].dev == s.v[a].dev;) b++;
-      cal.model.fit[s.v[a].kind][s.v[a].dev] = fit(s.v + a, b - a);
+      for (u = a; u < b && !s.v[u].shared;) u++;
+      cal.model.fit[s.v[a].kind][s.v[a].dev] = fit(s.v + a, u > a ? u - a : b - a);
     }
+    double beside = 0, alone = 0; /* the shared CPU tasks: measured, and as the CPU fit predicts them */
+    for (int64_t i = 0; i < s.n; i++) {
+      const nd_sim_fit *f = &cal.model.fit[s.v[i].kind][ND_SIM_CPU];
+      if (!s.v[i].shared) continue;
+      beside += s.v[i].s;
+      alone += f->overhead_s + s.v[i].flops * f->s_per_flop + s.v[i].bytes * f->s_per_byte;
+    }
+    cal.cpu_beside_opencl = alone > 0 ? beside / alone : 0;
     /* gaps: the CPU's from the CPU probes (their median), then the device's
      * from the mixed probes with the CPU's fixed */
     for (int pass = 0; pass < 2 && !rc; pass++) {
