@@ -89,6 +89,52 @@ read -r compared worse <"$tmp/trial.txt"
 [ "${compared:-0}" -gt 0 ] && [ "${worse:-1}" -eq 0 ]
 ok $? "a device 1000x slower: none of ${compared:-0} ndws layouts under affinity or free placement is predicted slower than on the CPU worker alone (${worse:-?} are)"
 
+# CPU tasks beside a PoCL device: devices.cpu.slowdown_beside_opencl slows
+# the CPU workers of a machine with an OpenCL device (strict placement: no
+# trial), not those of the CPU workers alone
+python3 - "$tmp/slowdev.json" "$tmp" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in d["kinds"].values():
+    k["opencl"] = dict(k["cpu"])
+d["devices"]["cpu"]["slowdown_beside_opencl"] = 3
+json.dump(d, open(sys.argv[2] + "/beside.json", "w"))
+del d["devices"]["cpu"]["slowdown_beside_opencl"]
+json.dump(d, open(sys.argv[2] + "/alone.json", "w"))
+d["devices"]["cpu"]["slowdown_beside_opencl"] = -1
+json.dump(d, open(sys.argv[2] + "/badslow.json", "w"))
+PY
+for f in beside alone; do
+  "$ndgraph" plan "${small[@]}" --set runtime.opencl_devices=1 --auto --json --calibration "$tmp/$f.json" >"$tmp/$f.out" 2>"$tmp/err" ||
+    break
+  "$ndgraph" plan "${small[@]}" --set runtime.opencl_devices=0 --auto --json --calibration "$tmp/$f.json" >"$tmp/$f.cpu" 2>>"$tmp/err" ||
+    break
+done
+python3 - "$tmp" >"$tmp/beside.txt" <<'PY'
+import json, sys
+def plans(f):
+    return {tuple(p["set"]): p["predicted_step_ms"] for p in json.load(open(sys.argv[1] + "/" + f))["plans"]}
+beside, alone = plans("beside.out"), plans("alone.out")
+strict = [k for k in beside if k in alone and "runtime.placement=strict" in k]
+slower = sum(beside[k] > alone[k] * (1 + 1e-9) for k in strict)
+faster = sum(beside[k] < alone[k] * (1 - 1e-9) for k in strict)
+cpu_same = plans("beside.cpu") == plans("alone.cpu")
+print(len(strict), slower, faster, int(cpu_same))
+PY
+read -r strict slower faster cpu_same <"$tmp/beside.txt"
+[ "${strict:-0}" -gt 0 ] && [ "${slower:-0}" -gt 0 ] && [ "${faster:-1}" -eq 0 ] && [ "${cpu_same:-0}" -eq 1 ]
+ok $? "slowdown_beside_opencl 3: of ${strict:-0} strict layouts on the mixed node ${slower:-?} slower, ${faster:-?} faster; CPU alone unchanged (${cpu_same:-?}) ($(head -c 200 "$tmp/err"))"
+timeout 60 "$ndgraph" plan --auto --calibration "$tmp/badslow.json" >/dev/null 2>"$tmp/err"
+st=$?
+[ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+  grep -q "badslow.json: devices.cpu.slowdown_beside_opencl must be a non-negative number" "$tmp/err"
+ok $? "a negative slowdown_beside_opencl: exit 2 ($st), one line naming the member: $(cat "$tmp/err")"
+
+# ndgraph calibrate on a small model writes a file that plan reads back
+"$ndgraph" calibrate "${small[@]}" --set runtime.workers=0 -o "$tmp/measured.json" >/dev/null 2>"$tmp/err" &&
+  "$ndgraph" plan "${small[@]}" --auto --calibration "$tmp/measured.json" >/dev/null 2>>"$tmp/err"
+ok $? "calibrate -o FILE, then plan --auto --calibration FILE ($(head -c 200 "$tmp/err"))"
+
 # parallelism.auto: run uses the best plan and says so
 tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16 --set train.steps=1
       --set train.eval_every=0 --set train.save_dir= --set runtime.workers=1)
