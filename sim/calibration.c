@@ -102,7 +102,7 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
     snprintf(where, sizeof where, "devices.%s", it->string);
     c->memory[k] = (int64_t)number(it, "memory_bytes", where, why, sizeof why, &ok);
     c->model.gap_s[k] = number(it, "gap_us", where, why, sizeof why, &ok) * 1e-6;
-    if (k == ND_SIM_CPU) c->cpu_beside_opencl = number(it, "slowdown_beside_opencl", where, why, sizeof why, &ok);
+    if (k == ND_SIM_CPU) c->model.cpu_beside_opencl = number(it, "slowdown_beside_opencl", where, why, sizeof why, &ok);
   }
   if (ok && bus) {
     c->host_device_bps = number(bus, "host_device_gbs", "bus", why, sizeof why, &ok) * 1e9;
@@ -152,8 +152,8 @@ int nd_calibration_save(const nd_calibration *c, const char *path, nd_error *err
     cJSON *d = cJSON_AddObjectToObject(devices, nd_sim_kind_name(k));
     cJSON_AddNumberToObject(d, "memory_bytes", (double)c->memory[k]);
     cJSON_AddNumberToObject(d, "gap_us", c->model.gap_s[k] * 1e6);
-    if (k == ND_SIM_CPU && c->cpu_beside_opencl > 0)
-      cJSON_AddNumberToObject(d, "slowdown_beside_opencl", c->cpu_beside_opencl);
+    if (k == ND_SIM_CPU && c->model.cpu_beside_opencl > 0)
+      cJSON_AddNumberToObject(d, "slowdown_beside_opencl", c->model.cpu_beside_opencl);
   }
   cJSON *bus = cJSON_AddObjectToObject(root, "bus");
   cJSON_AddNumberToObject(bus, "host_device_gbs", c->host_device_bps / 1e9);

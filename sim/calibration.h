@@ -13,10 +13,6 @@ typedef struct nd_calibration {
   nd_sim_model model;
   int64_t memory[ND_SIM_KINDS]; /* bytes per device of that kind; 0: unknown (cpu: this machine's RAM) */
   double host_device_bps, device_device_bps, latency_s; /* 0: unknown */
-  /* CPU tasks take this many times their model's time on a machine whose
-   * OpenCL device runs on the same cores (PoCL's threads compete with the CPU
-   * workers); 0: not measured, as 1 */
-  double cpu_beside_opencl;
   char machine[128];
 } nd_calibration;
 

@@ -68,15 +68,3 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
   m->latency_s = cal->latency_s;
   return 0;
 }
-
-void nd_sim_model_on(nd_sim_model *out, const nd_calibration *cal, const nd_sim_machine *m) {
-  *out = cal->model;
-  int opencl = 0;
-  for (int w = 0; w < m->n_workers; w++) opencl |= m->kind[w] == ND_SIM_OPENCL;
-  double f = cal->cpu_beside_opencl;
-  if (!opencl || f <= 0) return;
-  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
-    nd_sim_fit *fit = &out->fit[k][ND_SIM_CPU];
-    fit->overhead_s *= f, fit->s_per_flop *= f, fit->s_per_byte *= f;
-  }
-}

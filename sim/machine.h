@@ -11,8 +11,4 @@
  * of the topology's cores), as the runtime starts them. */
 int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_machine *m, nd_error *err);
 
-/* The calibration's model for machine m: its CPU tasks slowed by
- * cal->cpu_beside_opencl when m has an OpenCL worker. */
-void nd_sim_model_on(nd_sim_model *out, const nd_calibration *cal, const nd_sim_machine *m);
-
 #endif

@@ -87,11 +87,10 @@ static int over_memory(const nd_planning *p, nd_candidate *cand, const int64_t *
 static int simulate_on(ctx *c, const nd_candidate *cand, const nd_graph *g, const nd_edges *e, const nd_config *cfg,
                        const nd_sim_machine *m, nd_sim_result *r) {
   nd_sim_schedule s;
-  nd_sim_model model;
-  nd_sim_model_on(&model, &c->p->cal, m);
-  int rc = nd_sim_schedule_build(g, e, m, &model, cand->scheduler, cand->placement, cfg->runtime.priorities, &s);
+  int rc =
+      nd_sim_schedule_build(g, e, m, &c->p->cal.model, cand->scheduler, cand->placement, cfg->runtime.priorities, &s);
   if (rc) return rc;
-  rc = nd_sim_run(g, e, m, &model, NULL, &s, r);
+  rc = nd_sim_run(g, e, m, &c->p->cal.model, NULL, &s, r);
   nd_sim_schedule_free(&s);
   return rc;
 }
@@ -192,14 +191,12 @@ static int layouts(ctx *c, nd_candidate *cand) {
   int mixed = 0, n_ranks = g->dp * g->pp * g->tp, first[1024], count[1024];
   if (!rc && pp > 1 && n_ranks <= 1024 && L < 257) {
     const nd_sim_machine *m = &c->p->machine;
-    nd_sim_model model;
-    nd_sim_model_on(&model, &c->p->cal, m);
     nd_sim_place(m, n_ranks, g->tp, first, count);
     for (int32_t i = 0; i < g->n_tasks; i++) {
       const nd_task *t = &g->tasks[i];
       if (t->rank.dp || t->rank.tp) continue;
-      int kind = m->kind[nd_sim_task_worker(g, m, &model, first, count, t, 0)];
-      double sec = nd_sim_task_seconds(&model, t, kind);
+      int kind = m->kind[nd_sim_task_worker(g, m, &c->p->cal.model, first, count, t, 0)];
+      double sec = nd_sim_task_seconds(&c->p->cal.model, t, kind);
       if (t->layer >= 0 && t->layer < L)
         per_layer[t->rank.pp] += sec > 0 ? sec : 0;
       else

@@ -183,8 +183,17 @@ static int32_t find(sim *S, int v, int w) {
   return best;
 }
 
+/* Whether an OpenCL worker is computing now. */
+static int opencl_busy(const sim *S) {
+  for (int v = 0; v < S->m->n_workers; v++)
+    if (S->m->kind[v] == ND_SIM_OPENCL && S->running[v] >= 0) return 1;
+  return 0;
+}
+
 static void start(sim *S, int32_t t, int w) {
   double gap = S->model->gap_s[S->m->kind[w]], xfer = transfers(S, t, w, 1), c = compute_s(S, t, w);
+  if (!S->duration && S->m->kind[w] == ND_SIM_CPU && S->model->cpu_beside_opencl > 0 && opencl_busy(S))
+    c *= S->model->cpu_beside_opencl;
   if (S->out->start) S->out->start[t] = S->now + gap;
   if (S->out->worker) S->out->worker[t] = w;
   S->end[t] = S->now + gap + xfer + c;

@@ -46,6 +46,9 @@ typedef struct nd_sim_model {
   double gap_s[ND_SIM_KINDS];
   /* per-step cost outside the tasks (submission start, waiting for the end) */
   double step_overhead_s;
+  /* a CPU task that starts while an OpenCL worker computes takes this many
+   * times its time: PoCL's threads run on the same cores; 0: as 1 */
+  double cpu_beside_opencl;
 } nd_sim_model;
 
 /* Seconds for task t on a worker of that kind (negative: cannot run there). */

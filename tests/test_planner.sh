@@ -90,8 +90,8 @@ read -r compared worse <"$tmp/trial.txt"
 ok $? "a device 1000x slower: none of ${compared:-0} ndws layouts under affinity or free placement is predicted slower than on the CPU worker alone (${worse:-?} are)"
 
 # CPU tasks beside a PoCL device: devices.cpu.slowdown_beside_opencl slows
-# the CPU workers of a machine with an OpenCL device (strict placement: no
-# trial), not those of the CPU workers alone
+# the CPU tasks that start while the OpenCL device computes (strict placement:
+# no trial), and nothing on the CPU workers alone
 python3 - "$tmp/slowdev.json" "$tmp" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -192,6 +192,41 @@ static void transfer(void) {
   nd_graph_free(g);
 }
 
+/* PoCL's threads share the cores: a CPU task that starts while the OpenCL
+ * worker computes takes model.cpu_beside_opencl times its time. CPU chain
+ * A, C of 1 s, device task B of 1.5 s, factor 2: whichever of A and B the
+ * simulator starts first at 0, the chain ends at 3 s (A 1 s and C 2 s, or
+ * A 2 s and C 1 s), and at 2 s with no factor. */
+static void beside_opencl(void) {
+  nd_graph *g = new_graph(2, 1);
+  int32_t x = tensor(g, 0, 4), y = tensor(g, 0, 4), z = tensor(g, 0, 4), u = tensor(g, 1, 4), v = tensor(g, 1, 4);
+  int32_t ids[3] = {task(g, ND_PHASE_F, 0, 0, &x, 1, y), task(g, ND_PHASE_F, 0, 0, &y, 1, z),
+                    task(g, ND_PHASE_F, 1, 0, &u, 1, v)};
+  g->tasks[ids[0]].flops = g->tasks[ids[1]].flops = 2, g->tasks[ids[2]].flops = 3;
+  nd_sim_machine m = cpus(2);
+  m.kind[1] = ND_SIM_OPENCL;
+  nd_sim_model model = any_model();
+  for (int d = 0; d < ND_SIM_KINDS; d++) model.fit[ND_TASK_RESIDUAL_FWD][d].s_per_flop = 0.5;
+  nd_edges e;
+  nd_sim_schedule s;
+  nd_sim_result r[2] = {{0}};
+  int rc = nd_graph_edges(g, &e);
+  if (!rc) rc = nd_sim_schedule_build(g, &e, &m, &model, "ndws", ND_PLACEMENT_STRICT, ND_PRIORITY_PIPELINE, &s);
+  for (int k = 0; k < 2 && !rc; k++) {
+    model.cpu_beside_opencl = k ? 2 : 0;
+    rc = nd_sim_run(g, &e, &m, &model, NULL, &s, &r[k]);
+  }
+  ok(rc == 0 && r[0].step_s == 2 && r[1].step_s == 3,
+     "CPU chain of 1 + 1 s beside a 1.5 s OpenCL task: 2 s, and 3 s when CPU tasks beside it take twice as long "
+     "(got %g, %g)",
+     r[0].step_s, r[1].step_s);
+  ok(rc == 0 && r[1].busy_s[0] == 3 && r[1].busy_s[1] == 1.5,
+     "the CPU worker is busy 3 s, the device 1.5 s (got %g, %g)", r[1].busy_s[0], r[1].busy_s[1]);
+  nd_sim_schedule_free(&s);
+  nd_edges_free(&e);
+  nd_graph_free(g);
+}
+
 int main(void) {
   chain();
   fork_join(3, 6);
@@ -203,5 +238,6 @@ int main(void) {
   zero_bubble(2, 8);
   zero_bubble(2, 16);
   transfer();
+  beside_opencl();
   return done_testing();
 }

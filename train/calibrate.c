@@ -20,27 +20,42 @@
 
 #define ND_CAL_STEPS 3 /* per probe, after one step that compiles kernels and calibrates priorities */
 
+/* A CPU task of a probe with an OpenCL device: PoCL's threads share the cores */
+enum { ND_ALONE, ND_BESIDE_IDLE, ND_BESIDE_BUSY /* the device computed when it started */ };
+
 typedef struct sample {
   int kind, dev;
-  int shared; /* a CPU task timed beside a running OpenCL device (PoCL shares the cores) */
+  int beside; /* ND_ALONE for the CPU probes' tasks and the device's */
   double flops, bytes, s;
 } sample;
 
 typedef struct samples {
   sample *v;
   int64_t n, cap;
-  double *us; /* per task of the probe graph, this step */
+  double *us, *start; /* per task of the probe graph, this step */
   int *worker;
 } samples;
 
 static void task_done(void *user, int graph, int32_t task, double start, double end, int worker) {
   samples *s = user;
-  if (graph == 0) s->us[task] = end - start, s->worker[task] = worker;
+  if (graph == 0) s->us[task] = end - start, s->start[task] = start, s->worker[task] = worker;
 }
 
 static int device_kind(int worker) {
   enum starpu_worker_archtype t = starpu_worker_get_type(worker);
   return t == STARPU_OPENCL_WORKER ? ND_SIM_OPENCL : t == STARPU_CUDA_WORKER ? ND_SIM_CUDA : ND_SIM_CPU;
+}
+
+/* Where task i of this step ran: beside an OpenCL device computing when it
+ * started (the simulator's rule), beside an idle one, or on no CPU of a
+ * machine with a device. */
+static int beside(const samples *s, int32_t n, int32_t i) {
+  if (device_kind(s->worker[i]) != ND_SIM_CPU || !nd_runtime_opencl_devices()) return ND_ALONE;
+  for (int32_t j = 0; j < n; j++)
+    if (device_kind(s->worker[j]) == ND_SIM_OPENCL && s->start[j] <= s->start[i] &&
+        s->start[i] < s->start[j] + s->us[j])
+      return ND_BESIDE_BUSY;
+  return ND_BESIDE_IDLE;
 }
 
 /* Least squares of s against the columns `use` of (1, flops, bytes); 0 when
@@ -93,7 +108,7 @@ static nd_sim_fit fit(const sample *v, int64_t n) {
 
 static int cmp_sample(const void *a, const void *b) {
   const sample *x = a, *y = b;
-  return x->kind != y->kind ? x->kind - y->kind : x->dev != y->dev ? x->dev - y->dev : x->shared - y->shared;
+  return x->kind != y->kind ? x->kind - y->kind : x->dev != y->dev ? x->dev - y->dev : x->beside - y->beside;
 }
 
 static int set(nd_config *c, const char *key, const char *value, nd_error *err) {
@@ -114,8 +129,9 @@ static int probe(const nd_config *cfg, samples *s, nd_calibration *cal, probe_re
   nd_exec *ex = nd__trainer_exec(tr);
   s->us = calloc((size_t)g->n_tasks + 1, sizeof *s->us);
   s->worker = calloc((size_t)g->n_tasks + 1, sizeof *s->worker);
+  s->start = calloc((size_t)g->n_tasks + 1, sizeof *s->start);
   double steps[ND_CAL_STEPS];
-  rc = s->us && s->worker ? 0 : nd__fail(err, ND_ENOMEM, "calibrate: out of memory");
+  rc = s->us && s->worker && s->start ? 0 : nd__fail(err, ND_ENOMEM, "calibrate: out of memory");
   nd_step_result res;
   if (!rc) rc = nd_trainer_step(tr, &res, err);
   /* the observed steps time the tasks; the unobserved ones the step */
@@ -133,12 +149,8 @@ static int probe(const nd_config *cfg, samples *s, nd_calibration *cal, probe_re
       }
       const nd_task *t = &g->tasks[i];
       if (!rc)
-        s->v[s->n++] = (sample){t->kind,
-                                device_kind(s->worker[i]),
-                                device_kind(s->worker[i]) == ND_SIM_CPU && nd_runtime_opencl_devices() > 0,
-                                (double)t->flops,
-                                (double)(t->bytes + t->comm_bytes),
-                                s->us[i] * 1e-6};
+        s->v[s->n++] = (sample){t->kind,          device_kind(s->worker[i]),          beside(s, g->n_tasks, i),
+                                (double)t->flops, (double)(t->bytes + t->comm_bytes), s->us[i] * 1e-6};
     }
     if (!rc) rc = nd_trainer_step(tr, &res, err);
     steps[k] = res.step_ms * 1e-3;
@@ -160,7 +172,7 @@ static int probe(const nd_config *cfg, samples *s, nd_calibration *cal, probe_re
   pr->step_s = steps[ND_CAL_STEPS / 2];
   if (!rc && log)
     fprintf(log, "calibrate: probe %s: %d tasks, step %.2f ms\n", cfg->source, g->n_tasks, pr->step_s * 1e3);
-  free(s->us), free(s->worker);
+  free(s->us), free(s->worker), free(s->start);
   nd_trainer_close(tr);
   return rc;
 }
@@ -171,19 +183,18 @@ static int fit_gap(const nd_config *cfg, nd_calibration *cal, int kind, double m
   nd_graph *g = NULL;
   nd_edges e = {0};
   nd_sim_schedule s = {0};
-  nd_sim_model model;
+  nd_sim_model *model = &cal->model;
   int rc = nd_sim_machine_from(cfg, cal, &m, err);
-  nd_sim_model_on(&model, cal, &m);
   if (!rc) rc = nd_graph_build(&g, cfg, 0, err);
   if (!rc) rc = nd_graph_edges(g, &e);
   if (!rc)
-    rc = nd_sim_schedule_build(g, &e, &m, &model, cfg->runtime.scheduler, cfg->runtime.placement,
+    rc = nd_sim_schedule_build(g, &e, &m, model, cfg->runtime.scheduler, cfg->runtime.placement,
                                cfg->runtime.priorities, &s);
   double at[2] = {0, 50e-6}, step[2];
   for (int k = 0; k < 2 && !rc; k++) {
     nd_sim_result r = {0};
-    model.gap_s[kind] = at[k];
-    rc = nd_sim_run(g, &e, &m, &model, NULL, &s, &r);
+    model->gap_s[kind] = at[k];
+    rc = nd_sim_run(g, &e, &m, model, NULL, &s, &r);
     step[k] = r.step_s;
   }
   if (!rc) {
@@ -257,17 +268,17 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
      * task is slower, which is the factor below, not the CPU's speed */
     for (int64_t a = 0, b, u; a < s.n; a = b) {
       for (b = a; b < s.n && s.v[b].kind == s.v[a].kind && s.v[b].dev == s.v[a].dev;) b++;
-      for (u = a; u < b && !s.v[u].shared;) u++;
+      for (u = a; u < b && s.v[u].beside == ND_ALONE;) u++;
       cal.model.fit[s.v[a].kind][s.v[a].dev] = fit(s.v + a, u > a ? u - a : b - a);
     }
-    double beside = 0, alone = 0; /* the shared CPU tasks: measured, and as the CPU fit predicts them */
+    double busy = 0, alone = 0; /* CPU tasks beside the device computing: measured, and as the CPU fit has them */
     for (int64_t i = 0; i < s.n; i++) {
       const nd_sim_fit *f = &cal.model.fit[s.v[i].kind][ND_SIM_CPU];
-      if (!s.v[i].shared) continue;
-      beside += s.v[i].s;
+      if (s.v[i].beside != ND_BESIDE_BUSY) continue;
+      busy += s.v[i].s;
       alone += f->overhead_s + s.v[i].flops * f->s_per_flop + s.v[i].bytes * f->s_per_byte;
     }
-    cal.cpu_beside_opencl = alone > 0 ? beside / alone : 0;
+    cal.model.cpu_beside_opencl = alone > 0 ? busy / alone : 0;
     /* gaps: the CPU's from the CPU probes (their median), then the device's
      * from the mixed probes with the CPU's fixed */
     for (int pass = 0; pass < 2 && !rc; pass++) {
