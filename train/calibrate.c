@@ -106,6 +106,11 @@ static nd_sim_fit fit(const sample *v, int64_t n) {
   return (nd_sim_fit){1, 0, 0, 0};
 }
 
+static int cmp_seconds(const void *a, const void *b) {
+  const sample *x = a, *y = b;
+  return (x->s > y->s) - (x->s < y->s);
+}
+
 static int cmp_sample(const void *a, const void *b) {
   const sample *x = a, *y = b;
   return x->kind != y->kind ? x->kind - y->kind : x->dev != y->dev ? x->dev - y->dev : x->beside - y->beside;
@@ -133,6 +138,7 @@ static int probe(const nd_config *cfg, samples *s, nd_calibration *cal, probe_re
   double steps[ND_CAL_STEPS];
   rc = s->us && s->worker && s->start ? 0 : nd__fail(err, ND_ENOMEM, "calibrate: out of memory");
   nd_step_result res;
+  int64_t base = s->n;
   if (!rc) rc = nd_trainer_step(tr, &res, err);
   /* the observed steps time the tasks; the unobserved ones the step */
   for (int k = 0; k < ND_CAL_STEPS && !rc; k++) {
@@ -155,6 +161,15 @@ static int probe(const nd_config *cfg, samples *s, nd_calibration *cal, probe_re
     if (!rc) rc = nd_trainer_step(tr, &res, err);
     steps[k] = res.step_ms * 1e-3;
   }
+  /* each task's median over the steps: a burst of other load on the
+   * machine (it is shared) slows one step's tasks, not the fit */
+  for (int32_t i = 0; i < g->n_tasks && !rc; i++) {
+    sample *v = s->v + base, m[ND_CAL_STEPS];
+    for (int k = 0; k < ND_CAL_STEPS; k++) m[k] = v[(int64_t)k * g->n_tasks + i];
+    qsort(m, ND_CAL_STEPS, sizeof *m, cmp_seconds);
+    v[i] = m[ND_CAL_STEPS / 2];
+  }
+  if (!rc) s->n = base + g->n_tasks;
   int nodes = (int)starpu_memory_nodes_get_count();
   pr->opencl = nd_runtime_opencl_devices();
   if (!rc && pr->opencl && nodes > 1) {
