@@ -1,10 +1,10 @@
 #include "graph/plan.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/atomic.h"
 #include "common/error.h"
 
 int nd_plan_compute(const nd_graph *g, nd_plan *p) {
@@ -141,12 +141,16 @@ cJSON *nd_plan_json(const nd_graph *g, const nd_plan *p) {
 int nd_graph_write_dot(const nd_graph *g, const char *path, nd_error *err) {
   static const char *const colors[ND_PHASE_COUNT] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#9c755f"};
   nd_edges e;
+  char *text = NULL;
+  size_t len = 0;
   int rc = nd_graph_edges(g, &e);
   if (rc) return nd__fail(err, rc, "%s: out of memory", path);
-  FILE *f = fopen(path, "w");
+  /* Built in memory and written atomically: an interrupted or failed write
+   * leaves the previous file, never half a graph. */
+  FILE *f = open_memstream(&text, &len);
   if (!f) {
-    nd_edges_free(&e);
-    return nd__fail(err, ND_EIO, "%s: %s", path, strerror(errno));
+    rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+    goto done;
   }
   fprintf(f, "digraph step {\n  node [shape=box, style=filled, fontcolor=white, fontsize=10];\n");
   for (int32_t i = 0; i < g->n_tasks; i++) {
@@ -159,7 +163,13 @@ int nd_graph_write_dot(const nd_graph *g, const char *path, nd_error *err) {
   for (int32_t i = 0; i < g->n_tasks; i++)
     for (int32_t k = e.succ_off[i]; k < e.succ_off[i + 1]; k++) fprintf(f, "  t%d -> t%d;\n", i, e.succ[k]);
   fprintf(f, "}\n");
+  if (fclose(f) != 0) {
+    rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+    goto done;
+  }
+  rc = nd_write_file_atomic(path, text, len, err);
+done:
+  free(text);
   nd_edges_free(&e);
-  if (fclose(f) != 0) return nd__fail(err, ND_EIO, "%s: %s", path, strerror(errno));
-  return 0;
+  return rc;
 }

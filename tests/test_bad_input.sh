@@ -58,4 +58,12 @@ expect 2 "^--set:1:[0-9]+: error: .*model.n_layers" "an unknown --set key exits 
 mkfifo "$tmp/fifo.yaml" # never written: reading it must not wait
 expect_timeout=60 expect 2 "fifo.yaml: error: cannot read: not a regular file" \
   "a FIFO as the configuration: one line, exit 2, no wait for a writer" -- "$ndgraph" plan "$tmp/fifo.yaml"
+printf 'keep me\n' >"$tmp/step.dot"; chmod 0444 "$tmp/step.dot"; mkdir "$tmp/ro"; chmod 0555 "$tmp/ro"
+"$ndgraph" plan --dot "$tmp/step.dot" >/dev/null 2>&1
+grep -q '^digraph step' "$tmp/step.dot" && ! ls "$tmp" | grep -q 'step.dot.tmp'
+ok $? "plan --dot replaces its file whole, leaving no temporary file"
+if [ "$(id -u)" != 0 ]; then
+  expect 1 "$tmp/ro/step.dot" "plan --dot into a directory it cannot write names the file" -- \
+    "$ndgraph" plan --dot "$tmp/ro/step.dot"
+fi
 done_testing
