@@ -14,7 +14,8 @@
  * round differently from the CPU's, so they are not bit-identical). Built
  * twice: test_opencl_parity (an OpenCL device) and, with ND_TEST_CUDA,
  * test_cuda_parity (a CUDA device); skipped without such a device.
- * tests/test_opencl_parity_llama.c builds it for model.arch llama on OpenCL. */
+ * tests/test_opencl_parity_llama.c builds it for model.arch llama, on OpenCL
+ * and (test_cuda_parity_llama) on CUDA. */
 #include <math.h>
 #include <starpu.h>
 #include <string.h>
