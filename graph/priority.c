@@ -49,31 +49,31 @@ static int phase_order(enum nd_phase p) {
 }
 
 /* Sort keys, most significant first; larger means more urgent. */
+#define ND_KEYS 4
 typedef struct keyed {
-  int64_t key[3];
+  int64_t key[ND_KEYS];
   int32_t task;
 } keyed;
 
-static int same_level(const keyed *x, const keyed *y) {
-  return x->key[0] == y->key[0] && x->key[1] == y->key[1] && x->key[2] == y->key[2];
-}
+static int same_level(const keyed *x, const keyed *y) { return memcmp(x->key, y->key, sizeof x->key) == 0; }
 
 static int cmp_keyed(const void *a, const void *b) {
   const keyed *x = a, *y = b;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < ND_KEYS; i++)
     if (x->key[i] != y->key[i]) return x->key[i] < y->key[i] ? -1 : 1;
   return (x->task > y->task) - (x->task < y->task);
 }
 
-int nd_priorities_from_rank(const nd_graph *g, const double *rank, enum nd_priority_order order, int lo, int hi,
-                            int *prio) {
+int nd_priorities_from_rank(const nd_graph *g, const double *rank, const double *start, enum nd_priority_order order,
+                            int lo, int hi, int *prio) {
   keyed *k = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *k);
   if (!k) return ND_ENOMEM;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
     int64_t us = llround(rank[i] * 1e6), phase = phase_order(t->phase);
     int64_t age = t->micro_batch < 0 ? -(INT64_C(1) << 40) : -t->micro_batch; /* step-level tasks last */
-    k[i] = order == ND_PRIORITY_CRITICAL_PATH ? (keyed){{us, phase, 0}, i} : (keyed){{phase, age, us}, i};
+    int64_t early = start ? -llround(start[i] * 1e9) : 0;                     /* earlier in the timeline first */
+    k[i] = order == ND_PRIORITY_CRITICAL_PATH ? (keyed){{us, phase, 0, 0}, i} : (keyed){{early, phase, age, us}, i};
   }
   qsort(k, (size_t)g->n_tasks, sizeof *k, cmp_keyed);
   int64_t distinct = 0;
@@ -161,7 +161,7 @@ static int depth_of(const nd_graph *g, int s, enum nd_act_pool pool) {
 
 static int unit_of(enum nd_phase ph) { return ph == ND_PHASE_F ? 0 : ph == ND_PHASE_B ? 1 : ph == ND_PHASE_W ? 2 : -1; }
 
-static int zb_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
+static int zb_times(const nd_graph *g, const double *seconds, int limit, int fill, double *t) {
   int p = g->pp, m = g->micro_batches;
   double *end = malloc((size_t)(p * m * 3) * sizeof *end), *free_at = calloc((size_t)p, sizeof *free_at);
   double *dur = calloc((size_t)(p * 3), sizeof *dur); /* per stage: seconds of one F, B, W */
@@ -173,7 +173,8 @@ static int zb_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *task = &g->tasks[i];
     int u = unit_of(task->phase);
-    if (u >= 0 && task->micro_batch >= 0) dur[task->rank.pp * 3 + u] += nd_task_seconds(task, &nd_cost_cpu) / m;
+    if (u >= 0 && task->micro_batch >= 0)
+      dur[task->rank.pp * 3 + u] += (seconds ? seconds[i] : nd_task_seconds(task, &nd_cost_cpu)) / m;
   }
   for (int i = 0; i < p * m * 3; i++) end[i] = -1;
 #define ZB_END(s, j, u) ((j) < 0 ? 0 : end[((s)*m + (j)) * 3 + (u)] < 0 ? 1e300 : end[((s)*m + (j)) * 3 + (u)])
@@ -182,7 +183,7 @@ static int zb_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
     int best_s = -1, best_u = -1;
     double best_at = 1e300;
     for (int s = 0; s < p; s++) {
-      int *n = next + 3 * s, limit = kind == ND_FIXED_ZBH1 ? p : 2 * p - 1;
+      int *n = next + 3 * s;
       int fwd = depth_of(g, s, ND_POOL_FWD_B), fwd_w = depth_of(g, s, ND_POOL_FWD_W);
       int grad_w = depth_of(g, s, ND_POOL_GRAD_W);
       double ready[3] = {1e300, 1e300, 1e300};
@@ -199,6 +200,9 @@ static int zb_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
       at = fmax(at, free_at[s]);
       int w_first = ready[2] <= at && n[2] == n[1] - grad_w && n[1] < n[0];
       int u = ready[1] <= at ? 1 : w_first ? 2 : ready[0] <= at ? 0 : 2;
+      double fb = fmin(ready[0], ready[1]);
+      if (fill && u == 2 && !w_first && fb < at + dur[s * 3 + 2]) /* a W only where it ends before the next F or B */
+        u = ready[1] <= ready[0] ? 1 : 0, at = fmax(fb, free_at[s]);
       if (at < best_at) best_at = at, best_s = s, best_u = u;
     }
     if (best_s < 0) break; /* cannot happen: some stage always has a unit to run */
@@ -213,7 +217,39 @@ static int zb_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
 }
 
 static int unit_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
-  return kind == ND_FIXED_ZBH1 || kind == ND_FIXED_ZBH2 ? zb_times(g, kind, t) : list_times(g, kind, t);
+  if (kind == ND_FIXED_ZBH1 || kind == ND_FIXED_ZBH2)
+    return zb_times(g, NULL, kind == ND_FIXED_ZBH1 ? g->pp : 2 * g->pp - 1, 0, t);
+  return list_times(g, kind, t);
+}
+
+/* key[i]: when task i starts in the unit timeline t (unit_times' layout):
+ * F, B and W tasks at their unit's start, collectives and other per-micro-
+ * batch tasks with the latest of what they wait for, per-step tasks after
+ * the whole timeline. */
+static void timeline_keys(const nd_graph *g, const nd_edges *e, const double *t, double *key) {
+  int n_units = 3 * g->micro_batches;
+  double last = 0;
+  for (int i = 0; i < g->pp * n_units; i++) last = fmax(last, t[i] + 2);
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *task = &g->tasks[i];
+    double after = 0; /* the latest key among what it waits for */
+    for (int32_t k = e->pred_off[i]; k < e->pred_off[i + 1]; k++) after = fmax(after, key[e->pred[k]]);
+    int u = unit_of(task->phase);
+    if (u >= 0 && task->micro_batch >= 0)
+      key[i] = t[task->rank.pp * n_units + 3 * task->micro_batch + u];
+    else if (task->micro_batch >= 0 || task->phase == ND_PHASE_COLLECTIVE)
+      key[i] = after;
+    else
+      key[i] = fmax(after, last);
+  }
+}
+
+int nd_zb_timeline(const nd_graph *g, const nd_edges *e, const double *seconds, double *start) {
+  double *t = malloc((size_t)(g->pp * 3 * g->micro_batches) * sizeof *t);
+  int rc = t ? zb_times(g, seconds, g->micro_batches, 1, t) : ND_ENOMEM; /* the pools alone bound it */
+  if (!rc) timeline_keys(g, e, t, start);
+  free(t);
+  return rc;
 }
 
 /* A binary min-heap of (key, task) for Kahn's algorithm. */
@@ -258,22 +294,8 @@ int nd_fixed_order(const nd_graph *g, const nd_edges *e, enum nd_fixed_schedule 
   ready_heap h = {malloc(n * sizeof(double)), malloc(n * sizeof(int32_t)), 0};
   int rc = !t || !key || !waiting || !h.key || !h.task ? ND_ENOMEM : unit_times(g, kind, t);
   if (rc) goto cleanup;
-  double last = 0;
-  for (int i = 0; i < g->pp * n_units; i++) last = fmax(last, t[i] + 2);
+  timeline_keys(g, e, t, key);
   for (int32_t i = 0; i < g->n_tasks; i++) {
-    const nd_task *task = &g->tasks[i];
-    double after = 0; /* the latest key among what it waits for */
-    for (int32_t k = e->pred_off[i]; k < e->pred_off[i + 1]; k++) after = fmax(after, key[e->pred[k]]);
-    int computes = task->phase == ND_PHASE_F || task->phase == ND_PHASE_B || task->phase == ND_PHASE_W;
-    if (computes && task->micro_batch >= 0)
-      key[i] = t[task->rank.pp * n_units + 3 * task->micro_batch +
-                 (task->phase == ND_PHASE_B   ? 1
-                  : task->phase == ND_PHASE_W ? 2
-                                              : 0)];
-    else if (task->micro_batch >= 0 || task->phase == ND_PHASE_COLLECTIVE)
-      key[i] = after;
-    else
-      key[i] = fmax(after, last);
     waiting[i] = e->pred_off[i + 1] - e->pred_off[i];
     if (!waiting[i]) heap_push(&h, key[i], i);
   }
@@ -285,5 +307,18 @@ int nd_fixed_order(const nd_graph *g, const nd_edges *e, enum nd_fixed_schedule 
   }
 cleanup:
   free(t), free(key), free(waiting), free(h.key), free(h.task);
+  return rc;
+}
+
+int nd_priorities(const nd_graph *g, const nd_edges *e, const double *seconds, enum nd_priority_order order, int lo,
+                  int hi, int *prio) {
+  size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
+  int timeline = order == ND_PRIORITY_PIPELINE && g->pp > 1;
+  double *rank = malloc(n * sizeof *rank), *start = timeline ? malloc(n * sizeof *start) : NULL;
+  int rc = !rank || (timeline && !start) ? ND_ENOMEM : 0;
+  if (!rc) nd_upward_rank(g, e, seconds, &nd_cost_cpu, rank);
+  if (!rc && timeline) rc = nd_zb_timeline(g, e, seconds, start);
+  if (!rc) rc = nd_priorities_from_rank(g, rank, start, order, lo, hi, prio);
+  free(rank), free(start);
   return rc;
 }

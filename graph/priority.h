@@ -28,12 +28,27 @@ void nd_upward_rank(const nd_graph *g, const nd_edges *e, const double *duration
 /* Priorities in [lo, hi], higher first, spread over the range (all lo when
  * lo == hi). ND_PRIORITY_CRITICAL_PATH: by upward rank (to a microsecond),
  * ties broken by phase, B before collectives, F and W. ND_PRIORITY_PIPELINE:
- * by phase first, then the oldest micro-batch, then upward rank. Upward rank
+ * the earliest start in `start` first (nd_zb_timeline; NULL: none), then by
+ * phase, then the oldest micro-batch, then upward rank. Upward rank
  * alone is myopic on a pipeline: it prefers a later micro-batch's forward to
  * the backward that frees a slot and feeds the previous stage, which makes the
  * stages take turns (measured in bench/schedule, docs/scheduler.md). */
-int nd_priorities_from_rank(const nd_graph *g, const double *rank, enum nd_priority_order order, int lo, int hi,
-                            int *prio);
+int nd_priorities_from_rank(const nd_graph *g, const double *rank, const double *start, enum nd_priority_order order,
+                            int lo, int hi, int *prio);
+
+/* start[i]: when task i starts in the zero-bubble timeline (zb_times in
+ * priority.c) under g's pools, one worker per stage, each stage's F, B and W
+ * as long as `seconds` (per task; NULL: the CPU cost model) make them on
+ * average. Collectives start with what they wait for, per-step tasks after
+ * the timeline. A dynamic scheduler that takes the earliest of its ready
+ * tasks reproduces ZB-H1 where the times match and fills gaps where they do
+ * not. */
+int nd_zb_timeline(const nd_graph *g, const nd_edges *e, const double *seconds, double *start);
+
+/* The priorities of a dynamic policy from each task's seconds: upward ranks,
+ * and under ND_PRIORITY_PIPELINE with pp > 1 the zero-bubble timeline. */
+int nd_priorities(const nd_graph *g, const nd_edges *e, const double *seconds, enum nd_priority_order order, int lo,
+                  int hi, int *prio);
 
 /* The textbook pipeline schedules. */
 enum nd_fixed_schedule { ND_FIXED_GPIPE, ND_FIXED_1F1B, ND_FIXED_ZBH1, ND_FIXED_ZBH2 };

@@ -231,9 +231,10 @@ static int all_fit(const nd_graph *g, const nd__act_set *as, const int *fwd, con
  * wgrad slots of gradients and fwd + wgrad - 1 of forward data. Every policy
  * but gpipe and 1f1b first gets what ZB-H1 needs (Qi et al.; graph/
  * priority.c's zb_times) when it fits: p forwards in flight on every stage
- * (2p - 1 for zbh2), or, for zbh1 and zbh2, p - s on stage s as the paper's
- * ZB-H1 runs them (which fits where the former misses: it holds fewer
- * forwards where W waits longest); W waiting s micro-batches behind its B on
+ * (2p - 1 for zbh2), or p - s on stage s as the paper's ZB-H1 runs them
+ * (which fits where the former misses: it holds fewer forwards where W waits
+ * longest; dynamic policies reach ZB-H1 with it through the timeline
+ * priorities, graph/priority.c); W waiting s micro-batches behind its B on
  * stage s, so that the later stages can run the next B before a pending W.
  * Otherwise
  * it starts from 1F1B's (slots, 1). Then depth is added to every stage's fwd
@@ -247,9 +248,7 @@ static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
   int fixed = policy ? nd_fixed_schedule_of(policy) : -1, fits = 0;
   if (g->pp > 1 && fixed != ND_FIXED_GPIPE && fixed != ND_FIXED_1F1B) {
     int want = fixed == ND_FIXED_ZBH2 ? 2 * g->pp - 1 : g->pp;
-    /* measured for ndws: no gain from the per-stage depth (docs/scheduler.md) */
-    int shapes = fixed == ND_FIXED_ZBH1 || fixed == ND_FIXED_ZBH2 ? 2 : 1;
-    for (int per_stage = 0; per_stage < shapes && !fits; per_stage++) {
+    for (int per_stage = 0; per_stage < 2 && !fits; per_stage++) {
       for (int s = 0; s < g->pp; s++) {
         int f = per_stage ? g->pp - s : want;
         fwd[s] = f < m ? f : m;

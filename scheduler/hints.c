@@ -68,15 +68,13 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
   const char *policy = cfg->runtime.scheduler;
   if (!nd_sched_is_fixed(policy)) {
     size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
-    double *rank = malloc(n * sizeof *rank), *seconds = malloc(n * sizeof *seconds);
-    int rc = rank && seconds ? 0 : ND_ENOMEM;
+    double *seconds = malloc(n * sizeof *seconds);
+    int rc = seconds ? 0 : ND_ENOMEM;
     for (int32_t i = 0; i < g->n_tasks && !rc; i++) {
       int kind = pl->units[nd_task_unit(g, pl, can, &g->tasks[i], 1)].kind;
       seconds[i] = measured && measured[i] > 0 ? measured[i] : nd_task_seconds(&g->tasks[i], unit_cost(kind));
     }
-    if (!rc) nd_upward_rank(g, e, seconds, NULL, rank);
-    if (!rc) rc = nd_priorities_from_rank(g, rank, cfg->runtime.priorities, lo, hi, prio);
-    free(rank);
+    if (!rc) rc = nd_priorities(g, e, seconds, cfg->runtime.priorities, lo, hi, prio);
     free(seconds);
     return rc;
   }

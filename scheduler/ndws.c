@@ -7,7 +7,10 @@
  * to the worker that released it, else round-robin. An idle worker takes its
  * best task, then steals the best task it may run from the nearest victim
  * in hwloc order. Counters read without locks keep an empty pop cheap; after
- * a while without work the worker sleeps (idle.h).
+ * a while without work the worker sleeps (idle.h), each on its own condition,
+ * which a push signals only if that worker may run the task: a worker that
+ * may run none of the queued tasks (a device while the trainer keeps the CPU
+ * workers alone) is not woken by every push (docs/scheduler.md).
  *
  * Expected times come from StarPU's calibrated history models (per worker
  * architecture) and its bus model (transfers to the worker's memory node):
@@ -40,6 +43,7 @@ typedef struct ws_worker {
   int n_prox;
   int prox[STARPU_NMAXWORKERS]; /* the other workers, nearest first */
   int idle_polls;               /* touched only by the worker itself */
+  nd_idle idle;                 /* where the worker sleeps; pushes it may take signal it */
   _Atomic double busy_until;    /* expected end of the running task (starpu_timing_now's clock) */
   _Atomic double queued;        /* expected microseconds of the tasks in q */
 } ws_worker;
@@ -47,7 +51,6 @@ typedef struct ws_worker {
 typedef struct ws_state {
   ws_worker w[STARPU_NMAXWORKERS];
   nd_workers ws;
-  nd_idle idle;
   int mixed; /* the context has workers of more than one type */
   int place; /* earliest-finish placement on a mixed node (ND_NDWS_MODELS=all) */
   int check; /* a thief must finish first (off with ND_NDWS_MODELS=0) */
@@ -127,6 +130,10 @@ static int ws_push(struct starpu_task *task) {
   home = earliest_finish(st, task, home, by_type, &cost);
   ws_worker *w = &st->w[home];
   int steal = stealable(st, task, home);
+  /* the others to wake, found now: once pushed, the task may run and be freed */
+  int wake[STARPU_NMAXWORKERS], n_wake = 0;
+  for (int v = 0; steal && v < STARPU_NMAXWORKERS; v++)
+    if (v != home && st->ws.in_ctx[v] && nd_worker_allowed(v, task)) wake[n_wake++] = v;
   starpu_worker_lock(home);
   int rc = nd_queue_push(&w->q, task, task->priority, cost, by_type);
   atomic_fetch_add_double(&w->queued, cost);
@@ -135,7 +142,8 @@ static int ws_push(struct starpu_task *task) {
   if (steal) atomic_fetch_add(&w->n_stealable, 1);
   starpu_push_task_end(task);
   starpu_worker_unlock(home);
-  nd_idle_notify(&st->idle);
+  nd_idle_notify(&w->idle);
+  for (int k = 0; k < n_wake; k++) nd_idle_notify(&st->w[wake[k]].idle);
 #ifndef STARPU_NON_BLOCKING_DRIVERS
   starpu_wake_worker_relax_light(home);
   if (steal)
@@ -211,12 +219,12 @@ static struct starpu_task *ws_pop(unsigned ctx) {
   ws_state *st = state_of(ctx);
   int me = (int)starpu_worker_get_id_check();
   ws_worker *self = &st->w[me];
-  unsigned long seen = nd_idle_generation(&st->idle);
+  unsigned long seen = nd_idle_generation(&self->idle);
   struct starpu_task *task = atomic_load(&self->n) ? take(st, me, me) : NULL;
   int busy = 0;
   if (!task) task = steal(st, me, &busy);
   if (!task && !busy && ++self->idle_polls >= ND_IDLE_POLLS) {
-    nd_idle_sleep(&st->idle, seen, ND_IDLE_SLEEP_US);
+    nd_idle_sleep(&self->idle, seen, ND_IDLE_SLEEP_US);
     /* others may have pushed to us while we were relaxed */
     if (atomic_load(&self->n)) task = take(st, me, me);
   }
@@ -275,7 +283,7 @@ static void ws_remove_workers(unsigned ctx, int *ids, unsigned n) {
 static void ws_init(unsigned ctx) {
   ws_state *st = calloc(1, sizeof *st);
   STARPU_ASSERT_MSG(st, "ndws: out of memory");
-  nd_idle_init(&st->idle);
+  for (int w = 0; w < STARPU_NMAXWORKERS; w++) nd_idle_init(&st->w[w].idle);
   const char *models = getenv("ND_NDWS_MODELS");
   st->place = models && strcmp(models, "all") == 0;
   st->check = !models || strcmp(models, "0") != 0;
@@ -286,8 +294,10 @@ static void ws_init(unsigned ctx) {
 
 static void ws_deinit(unsigned ctx) {
   ws_state *st = state_of(ctx);
-  for (int w = 0; w < STARPU_NMAXWORKERS; w++) nd_queue_free(&st->w[w].q);
-  nd_idle_destroy(&st->idle);
+  for (int w = 0; w < STARPU_NMAXWORKERS; w++) {
+    nd_queue_free(&st->w[w].q);
+    nd_idle_destroy(&st->w[w].idle);
+  }
   free(st);
 }
 

@@ -99,6 +99,7 @@ row "ndgraph build" "ok" "$(( $(date +%s) - t0 )) s; $(./ndgraph --version | tr 
 # node against the CPU single-rank reference, NCCL, what the build has
 export STARPU_HOME=$work/starpu-home STARPU_SILENT=1
 gpu_tests="tests/test_cuda_kernels tests/test_cuda_parity tests/test_cuda_build.sh tests/test_cuda_config.sh"
+gpu_tests="$gpu_tests tests/test_cuda_parity_llama"
 [ -f tests/test_cuda_nccl.c ] && gpu_tests="$gpu_tests tests/test_cuda_nccl"
 # the Llama checkpoint against an independent PyTorch program (PyTorch is there)
 gpu_tests="$gpu_tests tests/test_torch_llama.sh tests/plugin_cuda.sh"

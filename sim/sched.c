@@ -54,14 +54,13 @@ int nd_sim_schedule_build(const nd_graph *g, const nd_edges *e, const nd_sim_mac
   int n_ranks = g->dp * g->pp * g->tp, fixed = is_fixed(policy);
   size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
   int *first = malloc((size_t)n_ranks * sizeof *first), *count = malloc((size_t)n_ranks * sizeof *count);
-  double *seconds = malloc(n * sizeof *seconds), *rank = malloc(n * sizeof *rank);
+  double *seconds = malloc(n * sizeof *seconds);
   int32_t *seq = malloc(n * sizeof *seq);
   s->home = malloc(n * sizeof *s->home);
   s->allowed = calloc(n, sizeof *s->allowed);
   s->priority = malloc(n * sizeof *s->priority);
   s->rank_node = malloc((size_t)n_ranks * sizeof *s->rank_node);
-  int rc =
-      first && count && seconds && rank && seq && s->home && s->allowed && s->priority && s->rank_node ? 0 : ND_ENOMEM;
+  int rc = first && count && seconds && seq && s->home && s->allowed && s->priority && s->rank_node ? 0 : ND_ENOMEM;
   if (rc || !nd_sim_policy_known(policy)) {
     rc = rc ? rc : ND_EINVAL;
     goto cleanup;
@@ -88,8 +87,7 @@ int nd_sim_schedule_build(const nd_graph *g, const nd_edges *e, const nd_sim_mac
     int next[ND_SIM_MAX_WORKERS] = {0};
     for (int32_t k = 0; k < g->n_tasks && !rc; k++) s->priority[seq[k]] = -next[s->home[seq[k]]]++;
   } else {
-    nd_upward_rank(g, e, seconds, NULL, rank);
-    rc = nd_priorities_from_rank(g, rank, order, 0, ND_SIM_PRIO_MAX, s->priority);
+    rc = nd_priorities(g, e, seconds, order, 0, ND_SIM_PRIO_MAX, s->priority);
   }
   s->fixed = fixed;
   s->use_priority = strcmp(policy, "eager") != 0 && strcmp(policy, "dmda") != 0;
@@ -102,7 +100,7 @@ int nd_sim_schedule_build(const nd_graph *g, const nd_edges *e, const nd_sim_mac
   s->steal_if_faster = ndws;
   s->steal = !fixed && !dmda;
 cleanup:
-  free(first), free(count), free(seconds), free(rank), free(seq);
+  free(first), free(count), free(seconds), free(seq);
   if (rc) nd_sim_schedule_free(s);
   return rc;
 }

@@ -25,3 +25,10 @@ TESTS += tests/test_cuda_parity
 tests_test_cuda_parity_SOURCES = tests/test_device_parity.c tests/runtime/harness.h tests/tap.h
 tests_test_cuda_parity_CPPFLAGS = $(AM_CPPFLAGS) -DND_TEST_CUDA
 tests_test_cuda_parity_LDADD = $(ND_TEST_LIBS)
+# the same for model.arch llama (RMSNorm, RoPE, SwiGLU, grouped-query
+# attention on the GPU): the OpenCL Llama variant's source, built for CUDA
+check_PROGRAMS += tests/test_cuda_parity_llama
+TESTS += tests/test_cuda_parity_llama
+tests_test_cuda_parity_llama_SOURCES = tests/test_opencl_parity_llama.c tests/runtime/harness.h tests/tap.h
+tests_test_cuda_parity_llama_CPPFLAGS = $(AM_CPPFLAGS) -DND_TEST_CUDA
+tests_test_cuda_parity_llama_LDADD = $(ND_TEST_LIBS)

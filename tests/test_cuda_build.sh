@@ -30,10 +30,13 @@ fi
 nm "${ND_BUILDDIR:-.}"/kernels/cuda/.libs/*.o 2>/dev/null |
   awk '$2 == "T" {print $3}' | sort -u >"$tmp/syms"
 want="nd_cuda_matmul_forward nd_cuda_layernorm_forward nd_cuda_attention_forward nd_cuda_attention_backward
-nd_cuda_gelu_forward nd_cuda_embedding_backward nd_cuda_crossentropy_stats nd_cuda_adamw nd_cuda_sumsq"
+nd_cuda_gelu_forward nd_cuda_embedding_backward nd_cuda_crossentropy_stats nd_cuda_adamw nd_cuda_sumsq
+nd_cuda_rmsnorm_forward nd_cuda_rmsnorm_backward_input nd_cuda_rmsnorm_backward_weight nd_cuda_rope_forward
+nd_cuda_rope_backward nd_cuda_swiglu_forward nd_cuda_swiglu_backward nd_cuda_attention_gqa_forward
+nd_cuda_attention_gqa_backward"
 missing=
 for s in $want; do grep -qx "$s" "$tmp/syms" || missing="$missing $s"; done
-[ -z "$missing" ]; ok $? "the CUDA launchers are built${missing:+ (missing:$missing)}"
+[ -z "$missing" ]; ok $? "the CUDA launchers are built, GPT-2's and Llama's${missing:+ (missing:$missing)}"
 
 # the ops table that gives the codelets their CUDA implementations (kernels/cuda/backend.c)
 nm "${ND_BUILDDIR:-.}/.libs/libndgraph_internal.a" 2>/dev/null | grep -q " [DR] nd__cuda_backend$"

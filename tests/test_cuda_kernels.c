@@ -1,5 +1,6 @@
-/* Every CUDA kernel (kernels/cuda/kernels.h) against the CPU kernel it must
- * equal (kernels/cpu/kernels.h), on random inputs of several shapes: the
+/* Every CUDA kernel (kernels/cuda/kernels.h), GPT-2's and Llama's, against
+ * the CPU kernel it must equal (kernels/cpu/kernels.h), on random inputs of
+ * several shapes (the OpenCL test's shapes for Llama's kinds): the
  * outputs agree within a relative tolerance ||cuda - cpu|| / ||cpu||, as on
  * OpenCL: 1e-5 for GEMM-free kernels, 2e-5 where sums of many terms run in
  * another order (GEMMs, attention, column sums), 1e-4 for AdamW; with
@@ -9,6 +10,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "graph/kinds.h"
+#include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cuda/cuda.h"
 #include "kernels/cuda/kernels.h"
@@ -118,6 +121,71 @@ static void attention(cublasHandle_t h, int B, int T, int NH, int hs) {
   for (int i = 0; i < 6; i++) free(all[i]), cudaFree(gall[i]);
 }
 
+static void rmsnorm(int N, int C, int with_skip, float beta) {
+  float *x = host((int64_t)N * C), *w = host(C), *y = host((int64_t)N * C), *r = host(N), *dy = host((int64_t)N * C);
+  float *dx = host((int64_t)N * C), *skip = host((int64_t)N * C), *dw = host(C);
+  float *gx = dev(x, (size_t)N * C * 4), *gw = dev(w, (size_t)C * 4), *gy = dev(NULL, (size_t)N * C * 4);
+  float *gr = dev(NULL, (size_t)N * 4), *gdy = dev(dy, (size_t)N * C * 4), *gdx = dev(NULL, (size_t)N * C * 4);
+  float *gskip = dev(skip, (size_t)N * C * 4), *gdw = dev(dw, (size_t)C * 4);
+  char name[64];
+  snprintf(name, sizeof name, "rmsnorm (%d, %d) forward", N, C);
+  nd_rmsnorm_forward(y, r, x, w, N, C, 1e-5f);
+  nd_cuda_rmsnorm_forward(0, gy, gr, gx, gw, N, C, 1e-5f);
+  check(name, gy, y, (int64_t)N * C, 1e-5);
+  check("  rstd", gr, r, N, 1e-5);
+  nd_rmsnorm_backward_input(dx, with_skip ? skip : NULL, dy, x, w, r, N, C);
+  nd_cuda_rmsnorm_backward_input(0, gdx, with_skip ? gskip : NULL, gdy, gx, gw, gr, N, C);
+  check(with_skip ? "  backward input (with the skip gradient)" : "  backward input", gdx, dx, (int64_t)N * C, 1e-5);
+  nd_rmsnorm_backward_weight(dw, dy, x, r, N, C, beta);
+  nd_cuda_rmsnorm_backward_weight(0, gdw, gdy, gx, gr, N, C, beta);
+  check(beta != 0.0f ? "  backward weight (beta 1)" : "  backward weight (beta 0)", gdw, dw, C, 2e-5);
+  float *all[] = {x, w, y, r, dy, dx, skip, dw};
+  float *gall[] = {gx, gw, gy, gr, gdy, gdx, gskip, gdw};
+  for (int i = 0; i < 8; i++) free(all[i]), cudaFree(gall[i]);
+}
+
+static void rope(int B, int T, int H, int hs, float theta) {
+  int64_t n = (int64_t)B * T * H * hs;
+  float *x = host(n), *y = host(n), *dx = host(n);
+  float *gx = dev(x, (size_t)n * 4), *gy = dev(NULL, (size_t)n * 4);
+  char name[96];
+  snprintf(name, sizeof name, "rope (B %d, T %d, %d heads of %d, theta %g) forward", B, T, H, hs, theta);
+  nd_rope_forward(y, x, B, T, H, hs, theta), nd_cuda_rope_forward(0, gy, gx, B, T, H, hs, theta);
+  check(name, gy, y, n, 1e-5);
+  nd_rope_backward(dx, x, B, T, H, hs, theta), nd_cuda_rope_backward(0, gy, gx, B, T, H, hs, theta);
+  check("  backward", gy, dx, n, 1e-5);
+  free(x), free(y), free(dx), cudaFree(gx), cudaFree(gy);
+}
+
+/* q (B, T, NH, hs), k and v (B, T, NKV, hs) as the Llama task kinds pass them
+ * (separate tensors); the gradients start as garbage: the kernels overwrite */
+static void gqa(cublasHandle_t h, int B, int T, int NH, int NKV, int hs) {
+  int64_t nq = (int64_t)B * T * NH * hs, nkv = (int64_t)B * T * NKV * hs, na = (int64_t)B * NH * T * T;
+  int qs = NH * hs, kvs = NKV * hs;
+  float *q = host(nq), *k = host(nkv), *v = host(nkv), *out = host(nq), *att = host(na), *dout = host(nq);
+  float *dq = host(nq), *dk = host(nkv), *dv = host(nkv), *datt = host(na);
+  float *gq = dev(q, (size_t)nq * 4), *gk = dev(k, (size_t)nkv * 4), *gv = dev(v, (size_t)nkv * 4);
+  float *go = dev(NULL, (size_t)nq * 4), *ga = dev(NULL, (size_t)na * 4), *gdo = dev(dout, (size_t)nq * 4);
+  float *gdq = dev(dq, (size_t)nq * 4), *gdk = dev(dk, (size_t)nkv * 4), *gdv = dev(dv, (size_t)nkv * 4);
+  float *gda = dev(NULL, (size_t)na * 4);
+  char name[96];
+  snprintf(name, sizeof name, "gqa attention (B %d, T %d, %d query heads, %d kv heads of %d) forward", B, T, NH, NKV,
+           hs);
+  nd_attention_gqa_forward(out, att, q, k, v, qs, kvs, B, T, NH, NKV, hs);
+  ok(nd_cuda_attention_gqa_forward(h, 0, go, ga, gq, gk, gv, qs, kvs, B, T, NH, NKV, hs) == 0, "%s launches", name);
+  check(name, go, out, nq, 2e-5);
+  check("  probabilities (causal, upper triangle 0)", ga, att, na, 2e-5);
+  nd_attention_gqa_backward(dq, dk, dv, datt, dout, q, k, v, att, qs, kvs, B, T, NH, NKV, hs);
+  ok(nd_cuda_attention_gqa_backward(h, 0, gdq, gdk, gdv, gda, gdo, gq, gk, gv, ga, qs, kvs, B, T, NH, NKV, hs) == 0,
+     "  backward launches");
+  check("  backward dq", gdq, dq, nq, 2e-5);
+  check("  backward dk (the group's heads summed)", gdk, dk, nkv, 2e-5);
+  check("  backward dv (the group's heads summed)", gdv, dv, nkv, 2e-5);
+  float *all[] = {q, k, v, out, att, dout, dq, dk, dv, datt};
+  float *gall[] = {gq, gk, gv, go, ga, gdo, gdq, gdk, gdv, gda};
+  for (int i = 0; i < 10; i++) free(all[i]), cudaFree(gall[i]);
+}
+
 static void elementwise(int64_t n) {
   float *x = host(n), *y = host(n), *dy = host(n), *dx = host(n), *a = host(n), *p = host(n), *m = host(n),
         *v = host(n), *g = host(n);
@@ -131,6 +199,11 @@ static void elementwise(int64_t n) {
   check(name, gy, y, n, 1e-5);
   nd_gelu_backward(dx, x, dy, n), nd_cuda_gelu_backward(0, gdx, gx, gdy, n);
   check("  gelu backward", gdx, dx, n, 1e-5);
+  nd_swiglu_forward(y, x, a, n), nd_cuda_swiglu_forward(0, gy, gx, ga, n);
+  check("  swiglu forward", gy, y, n, 1e-5);
+  nd_swiglu_backward(dx, y, x, a, dy, n), nd_cuda_swiglu_backward(0, gdx, gy, gx, ga, gdy, n);
+  check("  swiglu backward, gate", gdx, dx, n, 1e-5);
+  check("  swiglu backward, up", gy, y, n, 1e-5);
   nd_residual_forward(y, x, a, n), nd_cuda_residual_forward(0, gy, gx, ga, n);
   check("  residual", gy, y, n, 1e-5);
   const float *parts[] = {y, dy};
@@ -186,7 +259,29 @@ static void embedding_ce(int B, int T, int C, int V, int v0, int Vs) {
   free(tok), cudaFree(gt);
 }
 
+/* Without a GPU too: the CUDA backend's table gives a CUDA implementation to
+ * Llama's kinds and to every kind the OpenCL backend runs (when built), so
+ * no task of either model falls back to a CPU worker on a GPU node. */
+static void implemented(void) {
+  static const enum nd_task_kind llama[] = {ND_TASK_RMSNORM_FWD, ND_TASK_RMSNORM_BWD_IN, ND_TASK_RMSNORM_BWD_W,
+                                            ND_TASK_ROPE_FWD,    ND_TASK_ROPE_BWD,       ND_TASK_SWIGLU_FWD,
+                                            ND_TASK_SWIGLU_BWD,  ND_TASK_GQA_FWD,        ND_TASK_GQA_BWD};
+  const nd_backend_ops *cuda = nd__backend(ND_BACKEND_CUDA), *ocl = nd__backend(ND_BACKEND_OPENCL);
+  char missing[512] = "";
+  for (size_t i = 0; i < sizeof llama / sizeof *llama; i++)
+    if (!cuda->impl[llama[i]] && !cuda->kernel[llama[i]])
+      snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s", nd_kind(llama[i])->name);
+  ok(!missing[0], "the CUDA backend implements Llama's kinds%s%s", missing[0] ? ": missing" : "", missing);
+  missing[0] = 0;
+  for (int k = 0; ocl && k < ND_TASK_KIND_COUNT; k++)
+    if ((ocl->impl[k] || ocl->kernel[k]) && !cuda->impl[k] && !cuda->kernel[k])
+      snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s", nd_kind((enum nd_task_kind)k)->name);
+  ok(!missing[0], "the CUDA backend implements every kind the OpenCL backend does%s%s%s",
+     ocl ? "" : " (no OpenCL backend in this build)", missing[0] ? ": missing" : "", missing);
+}
+
 int main(void) {
+  implemented();
   int n = nd_cuda_device_count();
   if (n == 0) {
     skip(
@@ -210,6 +305,17 @@ int main(void) {
   attention(h, 2, 16, 4, 8);
   attention(h, 1, 64, 12, 64);
   attention(h, 2, 33, 3, 5);
+  rmsnorm(7, 33, 1, 0.0f);
+  rmsnorm(64, 768, 0, 1.0f);
+  rmsnorm(16, 1600, 1, 1.0f);
+  rope(2, 16, 2, 8, 10000.0f);
+  rope(1, 64, 4, 16, 500000.0f);
+  rope(3, 9, 3, 6, 10000.0f);
+  gqa(h, 2, 16, 4, 2, 8);
+  gqa(h, 1, 64, 4, 1, 16);
+  gqa(h, 3, 9, 6, 3, 5);
+  gqa(h, 2, 8, 2, 2, 4);
+  gqa(h, 1, 128, 32, 8, 64);
   elementwise(1000);
   elementwise(1 << 20);
   embedding_ce(2, 16, 32, 256, 0, 256);

@@ -4,8 +4,8 @@
  * stage_layers auto, which calibrates and rebuilds), free placement (tasks
  * on both) and one rank. With an OpenCL device, ranks are placed on both the
  * CPU worker and the device; with a GPU, every rank goes on the GPU (the
- * CPU worker loads batches) and free placement mixes the two. One run also
- * checks that tasks ran on the device, attention among them, and that data
+ * CPU worker loads batches) and free placement mixes the two. The strict
+ * pipeline run also checks that tasks ran on the device, attention among them, and that data
  * crossed memory nodes (StarPU's bus statistics), so a run that silently
  * stays on the CPU fails. The same pipeline unobserved goes through the
  * trainer's placement trial where ranks land on both kinds of worker (all
@@ -14,7 +14,8 @@
  * round differently from the CPU's, so they are not bit-identical). Built
  * twice: test_opencl_parity (an OpenCL device) and, with ND_TEST_CUDA,
  * test_cuda_parity (a CUDA device); skipped without such a device.
- * tests/test_opencl_parity_llama.c builds it for model.arch llama on OpenCL. */
+ * tests/test_opencl_parity_llama.c builds it for model.arch llama, on OpenCL
+ * and (test_cuda_parity_llama) on CUDA. */
 #include <math.h>
 #include <starpu.h>
 #include <string.h>
@@ -110,6 +111,9 @@ int main(void) {
       {"pp 2 ndws",
        {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
         "parallelism.activation_slots=2", NULL}},
+      {"pp 2 ndws, strict",
+       {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
+        "parallelism.activation_slots=2", "runtime.placement=strict", NULL}},
       {"pp 2 1f1b",
        {"parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=4", "train.micro_batch_size=2",
         "parallelism.activation_slots=2", "runtime.scheduler=1f1b", NULL}},
@@ -139,7 +143,8 @@ int main(void) {
     double loss[STEPS];
     counts c = {0, 0, 0, NULL};
     uint64_t bus = 0;
-    int watch = i == 2;
+    /* strict: the device keeps its stage whatever the placement trial would choose on a loaded machine */
+    int watch = strstr(layouts[i].name, "strict") != NULL;
     int rc = train(ov, loss, watch ? &c : NULL, &bus, &settling, &err);
     if (rc == ND_ENODEV) {
       skip("mixed node, %s: no " DEVICE " device (%s)", layouts[i].name, err.msg);

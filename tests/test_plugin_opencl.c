@@ -49,9 +49,12 @@ static int train(const char *const *overrides, enum nd_task_kind kind, double *l
   return rc;
 }
 
-#define MIXED                                                                              \
-  "runtime.workers=1", "runtime.opencl_devices=1", "parallelism.pipeline_parallel_size=2", \
-      "parallelism.micro_batches=4", "train.micro_batch_size=2", "parallelism.activation_slots=2"
+/* strict: stage 1 stays on the device whatever the placement trial would
+ * choose on a loaded machine, so the plugin's device kernel must run */
+#define MIXED                                                                                      \
+  "runtime.workers=1", "runtime.opencl_devices=1", "parallelism.pipeline_parallel_size=2",         \
+      "parallelism.micro_batches=4", "train.micro_batch_size=2", "parallelism.activation_slots=2", \
+      "runtime.placement=strict"
 
 static void compare(const double *mine, const double *ref, int on_device, const char *what, const char *kind) {
   double worst = 0;

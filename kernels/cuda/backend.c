@@ -17,21 +17,21 @@
 #define F(i) ((float *)c->t[i].data)
 #define I(i) ((const int32_t *)c->t[i].data)
 #define S    (starpu_cuda_get_local_stream())
-#define H    (starpu_cublas_get_local_handle())
+#define BLAS (starpu_cublas_get_local_handle())
 
 static int matmul_fwd(const nd_kcall *c) {
   const struct nd_mm_args *m = &c->task->a.mm;
-  return nd_cuda_matmul_forward(H, S, F(0), F(1), F(2), c->t[3].data ? F(3) : NULL, m->M, m->K, m->N, m->trans_w);
+  return nd_cuda_matmul_forward(BLAS, S, F(0), F(1), F(2), c->t[3].data ? F(3) : NULL, m->M, m->K, m->N, m->trans_w);
 }
 
 static int matmul_bwd_input(const nd_kcall *c) {
   const struct nd_mm_args *m = &c->task->a.mm;
-  return nd_cuda_matmul_backward_input(H, F(0), F(1), F(2), m->M, m->K, m->N, m->trans_w, m->beta);
+  return nd_cuda_matmul_backward_input(BLAS, F(0), F(1), F(2), m->M, m->K, m->N, m->trans_w, m->beta);
 }
 
 static int matmul_bwd_weight(const nd_kcall *c) {
   const struct nd_mm_args *m = &c->task->a.mm;
-  return nd_cuda_matmul_backward_weight(H, S, F(0), c->t[1].data ? F(1) : NULL, F(2), F(3), m->M, m->K, m->N,
+  return nd_cuda_matmul_backward_weight(BLAS, S, F(0), c->t[1].data ? F(1) : NULL, F(2), F(3), m->M, m->K, m->N,
                                         m->trans_w, m->beta);
 }
 
@@ -52,12 +52,66 @@ static int layernorm_bwd_weight(const nd_kcall *c) {
 
 static int attention_fwd(const nd_kcall *c) {
   const struct nd_attn_args *a = &c->task->a.attn;
-  return nd_cuda_attention_forward(H, S, F(0), F(1), F(2), a->B, a->T, a->NH, a->hs);
+  return nd_cuda_attention_forward(BLAS, S, F(0), F(1), F(2), a->B, a->T, a->NH, a->hs);
 }
 
 static int attention_bwd(const nd_kcall *c) {
   const struct nd_attn_args *a = &c->task->a.attn;
-  return nd_cuda_attention_backward(H, S, F(0), F(1), F(2), F(3), F(4), a->B, a->T, a->NH, a->hs);
+  return nd_cuda_attention_backward(BLAS, S, F(0), F(1), F(2), F(3), F(4), a->B, a->T, a->NH, a->hs);
+}
+
+static int rmsnorm_fwd(const nd_kcall *c) {
+  const struct nd_rms_args *l = &c->task->a.rms;
+  // out (N, C), rstd (N), inp (N, C), weight (C)
+  return nd_cuda_rmsnorm_forward(S, F(0), F(1), F(2), F(3), l->N, l->C, l->eps);
+}
+
+static int rmsnorm_bwd_input(const nd_kcall *c) {
+  const struct nd_rms_args *l = &c->task->a.rms;
+  // dinp (N, C), dskip (N, C) or absent, dout, inp (N, C), weight (C), rstd (N)
+  return nd_cuda_rmsnorm_backward_input(S, F(0), l->has_skip ? F(1) : NULL, F(2), F(3), F(4), F(5), l->N, l->C);
+}
+
+static int rmsnorm_bwd_weight(const nd_kcall *c) {
+  const struct nd_rms_args *l = &c->task->a.rms;
+  // dweight (C), dout (N, C), inp (N, C), rstd (N)
+  return nd_cuda_rmsnorm_backward_weight(S, F(0), F(1), F(2), F(3), l->N, l->C, l->beta);
+}
+
+static int rope_fwd(const nd_kcall *c) {
+  const struct nd_rope_args *r = &c->task->a.rope;
+  return nd_cuda_rope_forward(S, F(0), F(1), r->B, r->T, r->H, r->hs, r->theta);
+}
+
+static int rope_bwd(const nd_kcall *c) {
+  const struct nd_rope_args *r = &c->task->a.rope;
+  return nd_cuda_rope_backward(S, F(0), F(1), r->B, r->T, r->H, r->hs, r->theta);
+}
+
+static int swiglu_fwd(const nd_kcall *c) { return nd_cuda_swiglu_forward(S, F(0), F(1), F(2), c->task->a.ew.n); }
+
+static int swiglu_bwd(const nd_kcall *c) {
+  return nd_cuda_swiglu_backward(S, F(0), F(1), F(2), F(3), F(4), c->task->a.ew.n);
+}
+
+static int gqa_fwd(const nd_kcall *c) {
+  const struct nd_gqa_args *a = &c->task->a.gqa;
+  // out (B, T, NH, hs), att (B, NH, T, T), q (B, T, NH, hs), k, v (B, T, NKV, hs)
+  return nd_cuda_attention_gqa_forward(BLAS, S, F(0), F(1), F(2), F(3), F(4), a->NH * a->hs, a->NKV * a->hs, a->B, a->T,
+                                       a->NH, a->NKV, a->hs);
+}
+
+/* dq, dk, dv, dout, q, k, v, att; the score gradient (B, NH, T, T) is scratch
+ * of this call, as on the CPU: allocated and freed in stream order */
+static int gqa_bwd(const nd_kcall *c) {
+  const struct nd_gqa_args *a = &c->task->a.gqa;
+  float *datt;
+  int rc = (int)cudaMallocAsync((void **)&datt, (size_t)a->B * a->NH * a->T * a->T * sizeof *datt, S);
+  if (rc) return rc;
+  rc = nd_cuda_attention_gqa_backward(BLAS, S, F(0), F(1), F(2), datt, F(3), F(4), F(5), F(6), F(7), a->NH * a->hs,
+                                      a->NKV * a->hs, a->B, a->T, a->NH, a->NKV, a->hs);
+  int frc = (int)cudaFreeAsync(datt, S);
+  return rc ? rc : frc;
 }
 
 static int gelu_fwd(const nd_kcall *c) { return nd_cuda_gelu_forward(S, F(0), F(1), c->task->a.ew.n); }
@@ -133,7 +187,7 @@ static void stop(void) {
 
 /* runs on each CUDA worker: its own cuBLAS handle */
 static void handle_math(void *arg) {
-  int *rc = arg, r = nd_cuda_set_tf32(H, rc[starpu_worker_get_id()] != 0);
+  int *rc = arg, r = nd_cuda_set_tf32(BLAS, rc[starpu_worker_get_id()] != 0);
   rc[starpu_worker_get_id()] = r ? -r : 0;
 }
 
@@ -171,7 +225,10 @@ const nd_backend_ops nd__cuda_backend = {
     .stop = stop,
     .queue = queue,
     .supports = nd__device_supports,
-    .impl = {ND_DEVICE_IMPLS, [ND_TASK_GRAD_SUMSQ] = grad_sumsq},
+    .impl = {ND_DEVICE_IMPLS, [ND_TASK_GRAD_SUMSQ] = grad_sumsq, [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd,
+             [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input, [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight,
+             [ND_TASK_ROPE_FWD] = rope_fwd, [ND_TASK_ROPE_BWD] = rope_bwd, [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
+             [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd, [ND_TASK_GQA_BWD] = gqa_bwd},
     .set_tf32 = set_tf32,
     .comm_create = nd_cuda_comm_create,
     .allreduce_part = allreduce_part,

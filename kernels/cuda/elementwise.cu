@@ -1,7 +1,7 @@
-/* Element-wise kernels: GeLU (tanh form, the CPU's expf-based tanh),
- * residual, accumulation (the ordered sum of a collective's parts) and
- * AdamW. The CUDA twins of kernels/cpu/gelu.c, residual.c, reduce.c and
- * adamw.c. */
+/* Element-wise kernels: GeLU (tanh form, the CPU's expf-based tanh), the
+ * gated SiLU of Llama's MLP, residual, accumulation (the ordered sum of a
+ * collective's parts) and AdamW. The CUDA twins of kernels/cpu/gelu.c,
+ * swiglu.c, residual.c, reduce.c and adamw.c. */
 #include <math.h>
 
 #include "kernels/cuda/common.cuh"
@@ -25,6 +25,22 @@ __global__ static void gelu_bwd(float *dinp, const float *inp, const float *dout
     float x = inp[i], th = fast_tanh(ND_GELU_S * (x + ND_GELU_A * x * x * x));
     float du = ND_GELU_S * (1.0f + 3.0f * ND_GELU_A * x * x);
     dinp[i] = (0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du) * dout[i];
+  }
+}
+
+__global__ static void swiglu_fwd(float *out, const float *gate, const float *up, int64_t n) {
+  GRID_STRIDE(i, n) {
+    float g = gate[i];
+    out[i] = g / (1.0f + expf(-g)) * up[i];
+  }
+}
+
+__global__ static void swiglu_bwd(float *dgate, float *dup, const float *gate, const float *up, const float *dout,
+                                  int64_t n) {
+  GRID_STRIDE(i, n) {
+    float g = gate[i], sig = 1.0f / (1.0f + expf(-g));
+    dup[i] = dout[i] * g * sig;
+    dgate[i] = dout[i] * up[i] * sig * (1.0f + g * (1.0f - sig));
   }
 }
 
@@ -52,6 +68,19 @@ int nd_cuda_gelu_backward(cudaStream_t s, float *dinp, const float *inp, const f
   return nd_cuda_launched();
 }
 
+int nd_cuda_swiglu_forward(cudaStream_t s, float *out, const float *gate, const float *up, int64_t n) {
+  // out, gate, up (n)
+  swiglu_fwd<<<nd_cuda_blocks(n), ND_CUDA_THREADS, 0, s>>>(out, gate, up, n);
+  return nd_cuda_launched();
+}
+
+int nd_cuda_swiglu_backward(cudaStream_t s, float *dgate, float *dup, const float *gate, const float *up,
+                            const float *dout, int64_t n) {
+  // dgate, dup, gate, up, dout (n)
+  swiglu_bwd<<<nd_cuda_blocks(n), ND_CUDA_THREADS, 0, s>>>(dgate, dup, gate, up, dout, n);
+  return nd_cuda_launched();
+}
+
 int nd_cuda_residual_forward(cudaStream_t s, float *out, const float *a, const float *b, int64_t n) {
   add<<<nd_cuda_blocks(n), ND_CUDA_THREADS, 0, s>>>(out, a, b, n);
   return nd_cuda_launched();
@@ -62,8 +91,8 @@ int nd_cuda_accumulate(cudaStream_t s, float *out, const float *x, int64_t n) {
   return nd_cuda_launched();
 }
 
-int nd_cuda_adamw(cudaStream_t s, float *param, float *m, float *v, const float *grad, int64_t n, float lr,
-                  float beta1, float beta2, float eps, float weight_decay, float grad_scale, int t) {
+int nd_cuda_adamw(cudaStream_t s, float *param, float *m, float *v, const float *grad, int64_t n, float lr, float beta1,
+                  float beta2, float eps, float weight_decay, float grad_scale, int t) {
   // bias corrections in double on the host, as the CPU kernel computes them
   const float c1 = (float)(1.0 / (1.0 - pow(beta1, t))), c2 = (float)(1.0 / (1.0 - pow(beta2, t)));
   adamw<<<nd_cuda_blocks(n), ND_CUDA_THREADS, 0, s>>>(param, m, v, grad, n, lr, beta1, beta2, eps, weight_decay,

@@ -38,10 +38,32 @@ int nd_cuda_layernorm_backward_input(cudaStream_t s, float *dinp, const float *d
 int nd_cuda_layernorm_backward_weight(cudaStream_t s, float *dweight, float *dbias, const float *dout, const float *inp,
                                       const float *mean, const float *rstd, int N, int C, float beta);
 
+/* Grouped-query: q (B, T, NH, hs) with row stride qs, k and v (B, T, NKV,
+ * hs) with row stride kvs; the fused forms below are NKV = NH on qkv. */
+int nd_cuda_attention_gqa_forward(cublasHandle_t h, cudaStream_t s, float *out, float *att, const float *q,
+                                  const float *k, const float *v, int qs, int kvs, int B, int T, int NH, int NKV,
+                                  int hs);
+int nd_cuda_attention_gqa_backward(cublasHandle_t h, cudaStream_t s, float *dq, float *dk, float *dv, float *datt,
+                                   const float *dout, const float *q, const float *k, const float *v, const float *att,
+                                   int qs, int kvs, int B, int T, int NH, int NKV, int hs);
 int nd_cuda_attention_forward(cublasHandle_t h, cudaStream_t s, float *out, float *att, const float *qkv, int B, int T,
                               int NH, int hs);
 int nd_cuda_attention_backward(cublasHandle_t h, cudaStream_t s, float *dqkv, float *datt, const float *dout,
                                const float *qkv, const float *att, int B, int T, int NH, int hs);
+
+int nd_cuda_rmsnorm_forward(cudaStream_t s, float *out, float *rstd, const float *inp, const float *weight, int N,
+                            int C, float eps);
+int nd_cuda_rmsnorm_backward_input(cudaStream_t s, float *dinp, const float *dskip, const float *dout, const float *inp,
+                                   const float *weight, const float *rstd, int N, int C);
+int nd_cuda_rmsnorm_backward_weight(cudaStream_t s, float *dweight, const float *dout, const float *inp,
+                                    const float *rstd, int N, int C, float beta);
+
+int nd_cuda_rope_forward(cudaStream_t s, float *out, const float *inp, int B, int T, int H, int hs, float theta);
+int nd_cuda_rope_backward(cudaStream_t s, float *dinp, const float *dout, int B, int T, int H, int hs, float theta);
+
+int nd_cuda_swiglu_forward(cudaStream_t s, float *out, const float *gate, const float *up, int64_t n);
+int nd_cuda_swiglu_backward(cudaStream_t s, float *dgate, float *dup, const float *gate, const float *up,
+                            const float *dout, int64_t n);
 
 int nd_cuda_gelu_forward(cudaStream_t s, float *out, const float *inp, int64_t n);
 int nd_cuda_gelu_backward(cudaStream_t s, float *dinp, const float *inp, const float *dout, int64_t n);
