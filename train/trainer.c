@@ -38,8 +38,7 @@ struct nd_trainer {
    * 0 decided */
   int trial;
   int balancing;         /* stage_layers: auto is measuring, under its own hints */
-  double trial_ms;       /* the last step with all workers */
-  int trial_wins;        /* pairs whose step with all workers beat the CPU workers' step after it */
+  double trial_ms;       /* the second step with all workers */
   double *trial_seconds; /* the calibration's durations, kept for the chosen placement */
   int64_t steps_done;
   int64_t model_flops;   /* of one step */
@@ -294,26 +293,29 @@ static int apply_hints(nd_trainer *tr, const double *measured, int cpu_only, nd_
 
 /* When ranks land on CPU workers and devices, a slower device can make the
  * step slower than the CPU workers alone (docs/opencl.md): the four steps
- * after the calibration run with all workers and with the CPU workers alone
- * in turn, and the devices stay only if the step with all workers beat the
- * CPU workers' step right after it in both pairs (neighbours see the same
- * load on a shared machine; ties to the CPU workers). Not under strict
- * placement, which holds each rank to its devices. Only placement changes,
- * so the losses do not. */
+ * after the calibration run twice with all workers, then twice with the CPU
+ * workers alone, and the devices stay only if the second step with all
+ * workers beat the second with the CPU workers (ties to the CPU workers).
+ * Only second steps are compared: the first after a switch starts with the
+ * data where the other placement left it (a step with all workers right
+ * after one on the CPU finds the device's data on the host, and ndws's
+ * transfer-aware steals keep it there: it measured 140-150 ms where the
+ * steady state took 320-340). Not under strict placement, which holds each
+ * rank to its devices. Only placement changes, so the losses do not. */
 #define ND_TRIAL_STEPS 4
 static int trial_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
   double t0 = now_ms();
   int rc = nd_exec_run(tr->exec, 0, s, err);
   double ms = now_ms() - t0;
   if (rc) return rc;
-  int cpu_only = !(tr->trial & 1); /* this step's placement: odd steps all workers */
-  if (!cpu_only)
+  int step = tr->trial++;
+  if (step == ND_TRIAL_STEPS / 2) {
     tr->trial_ms = ms;
-  else
-    tr->trial_wins += tr->trial_ms < ms;
-  if (tr->trial++ < ND_TRIAL_STEPS) return apply_hints(tr, tr->trial_seconds, !cpu_only, err);
+    return apply_hints(tr, tr->trial_seconds, 1, err);
+  }
+  if (step < ND_TRIAL_STEPS) return 0;
   tr->trial = 0;
-  return tr->trial_wins == ND_TRIAL_STEPS / 2 ? apply_hints(tr, tr->trial_seconds, 0, err) : 0;
+  return tr->trial_ms < ms ? apply_hints(tr, tr->trial_seconds, 0, err) : 0;
 }
 
 /* The first step that nobody else observes measures every task; priorities
@@ -334,7 +336,6 @@ static int run_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
   tr->trial_seconds = seconds;
   /* strict placement holds each rank to its devices: the user's choice stays */
   tr->trial = !rc && tr->cfg.runtime.placement != ND_PLACEMENT_STRICT && nd_sched_mixed_ranks(tr->step_graph);
-  tr->trial_wins = 0;
   return rc;
 }
 
