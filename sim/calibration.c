@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,11 +42,12 @@ void nd_calibration_default(nd_calibration *c) {
   snprintf(c->machine, sizeof c->machine, "built-in estimates (no calibration file)");
 }
 
-/* A non-negative number member, or *ok = 0 with the message. */
+/* A finite non-negative number member, or *ok = 0 with the message (JSON's
+ * 1e999 parses as infinity, which no duration model can use). */
 static double number(const cJSON *obj, const char *name, const char *where, char *why, size_t size, int *ok) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
   if (!v) return 0;
-  if (!cJSON_IsNumber(v) || v->valuedouble < 0) {
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) {
     if (*ok) snprintf(why, size, "%s.%s must be a non-negative number", where, name);
     *ok = 0;
     return 0;

@@ -44,10 +44,11 @@ assert all("needs" in r["reason"] for r in d["rejected"])' "$tmp/small.json.out"
 ok $? "every plan left fits 40 MiB on each GPU; every rejected one says what it needs"
 
 printf '{"format": "ndgraph-calibration/1", "kinds": {"matmul_fwd": {"cpu": {"gflops": -3}}}}' >"$tmp/neg.json"
+printf '{"format": "ndgraph-calibration/1", "kinds": {"matmul_fwd": {"cpu": {"gflops": 1e999}}}}' >"$tmp/inf.json"
 printf '{"format": "ndgraph-calibration/1", "kinds": {"matmul_fast": {"cpu": {}}}}' >"$tmp/kind.json"
 printf '{"format": "ndgraph-calibration/1", "kinds": ' >"$tmp/cut.json"
 mkfifo "$tmp/fifo.json" # never written: reading it must not wait
-for f in neg kind cut missing fifo; do
+for f in neg inf kind cut missing fifo; do
   timeout 60 "$ndgraph" plan --auto --calibration "$tmp/$f.json" >/dev/null 2>"$tmp/err"
   st=$?
   [ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "$tmp/$f.json: " "$tmp/err"
