@@ -35,8 +35,65 @@ nd_bench_row nd_bench_median(nd_bench_row *rows, int n) {
 }
 
 /* The row of one observed step. */
+/* One worker's share of r->worker_bound_ms: n tasks with release times
+ * (the longest path before each), durations and tails (the path after each).
+ * Any subset S of its tasks takes at least min release + sum of durations +
+ * min tail over S; S runs over the tasks released at or after each
+ * threshold (and those with tails of at least each threshold), which lets
+ * the tasks that need no input (loading a batch) drop out of the head. */
+typedef struct job {
+  double release, dur, tail;
+} job;
+
+static int later_release(const void *a, const void *b) {
+  const job *x = a, *y = b;
+  return (x->release < y->release) - (x->release > y->release);
+}
+
+static int longer_tail(const void *a, const void *b) {
+  const job *x = a, *y = b;
+  return (x->tail < y->tail) - (x->tail > y->tail);
+}
+
+static double one_worker_bound(job *jobs, int32_t n) {
+  double best = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    qsort(jobs, (size_t)n, sizeof *jobs, pass ? longer_tail : later_release);
+    double sum = 0, min_release = 1e300, min_tail = 1e300;
+    for (int32_t k = 0; k < n; k++) {
+      sum += jobs[k].dur;
+      if (jobs[k].release < min_release) min_release = jobs[k].release;
+      if (jobs[k].tail < min_tail) min_tail = jobs[k].tail;
+      if (min_release + sum + min_tail > best) best = min_release + sum + min_tail;
+    }
+  }
+  return best;
+}
+
+/* r->worker_bound_ms from the durations and upward ranks of one step (rank:
+ * from a task's start to the end); top is the longest path before each task
+ * (the array order is topological), jobs scratch for one worker's tasks. */
+static void worker_bound(const nd_graph *g, const nd_edges *e, const obs *o, const double *dur, const double *rank,
+                         double *top, job *jobs, nd_bench_row *r) {
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    top[i] = 0;
+    for (int32_t k = e->pred_off[i]; k < e->pred_off[i + 1]; k++) {
+      int32_t p = e->pred[k];
+      if (top[p] + dur[p] > top[i]) top[i] = top[p] + dur[p];
+    }
+  }
+  r->worker_bound_ms = r->cp_ms;
+  for (int w = 0; w < ND_BENCH_MAX_WORKERS; w++) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < g->n_tasks; i++)
+      if (o->worker[i] == w) jobs[n++] = (job){top[i], dur[i], rank[i] - dur[i]};
+    double ms = one_worker_bound(jobs, n) * 1e3;
+    if (ms > r->worker_bound_ms) r->worker_bound_ms = ms;
+  }
+}
+
 static void measure(const nd_graph *g, const nd_edges *e, const obs *o, int workers, double *dur, double *rank,
-                    nd_bench_row *r) {
+                    double *top, job *jobs, nd_bench_row *r) {
   double first = 1e300, last = 0, busy[ND_BENCH_MAX_WORKERS] = {0};
   r->work_ms = 0;
   for (int32_t i = 0; i < g->n_tasks; i++) {
@@ -50,6 +107,7 @@ static void measure(const nd_graph *g, const nd_edges *e, const obs *o, int work
   r->cp_ms = 0;
   for (int32_t i = 0; i < g->n_tasks; i++) r->cp_ms = rank[i] * 1e3 > r->cp_ms ? rank[i] * 1e3 : r->cp_ms;
   r->bound_ms = r->cp_ms > r->work_ms / workers ? r->cp_ms : r->work_ms / workers;
+  worker_bound(g, e, o, dur, rank, top, jobs, r);
   double span = (last - first) * 1e-6, all = 0;
   r->workers = workers;
   for (int w = 0; w < workers && w < ND_BENCH_MAX_WORKERS; w++) {
@@ -68,7 +126,8 @@ int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
   nd_trainer *tr = NULL;
   nd_bench_row rows[MAX_STEPS];
   obs o = {0};
-  double *dur = NULL, *rank = NULL;
+  double *dur = NULL, *rank = NULL, *top = NULL;
+  job *jobs = NULL;
   nd_edges e = {0};
   if (steps < 1 || steps > MAX_STEPS) steps = 3;
   if (nd_config_new(&cfg)) return -1;
@@ -78,8 +137,9 @@ int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
   const nd_graph *g = nd__trainer_graph(tr);
   size_t n = (size_t)g->n_tasks;
   o.start = calloc(n, sizeof(double)), o.end = calloc(n, sizeof(double)), o.worker = calloc(n, sizeof(int));
-  dur = calloc(n, sizeof(double)), rank = calloc(n, sizeof(double));
-  if (!o.start || !o.end || !o.worker || !dur || !rank || nd_graph_edges(g, &e)) {
+  dur = calloc(n, sizeof(double)), rank = calloc(n, sizeof(double)), top = calloc(n, sizeof(double));
+  jobs = calloc(n, sizeof *jobs);
+  if (!o.start || !o.end || !o.worker || !dur || !rank || !top || !jobs || nd_graph_edges(g, &e)) {
     rc = -1;
     goto done;
   }
@@ -93,14 +153,14 @@ int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
   for (int s = 0; s < steps && !rc; s++) {
     if ((rc = nd_trainer_step(tr, &res, &err))) break;
     rows[s].step_ms = res.step_ms;
-    measure(g, &e, &o, workers, dur, rank, &rows[s]);
+    measure(g, &e, &o, workers, dur, rank, top, jobs, &rows[s]);
   }
   nd_exec_observe(nd__trainer_exec(tr), NULL);
   if (!rc) *out = nd_bench_median(rows, steps);
 done:
   if (rc) fprintf(stderr, "bench: %s\n", err.msg[0] ? err.msg : "out of memory");
   nd_edges_free(&e);
-  free(o.start), free(o.end), free(o.worker), free(dur), free(rank);
+  free(o.start), free(o.end), free(o.worker), free(dur), free(rank), free(top), free(jobs);
   nd_trainer_close(tr);
   nd_config_free(cfg);
   return rc;

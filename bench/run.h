@@ -8,7 +8,12 @@
 #define ND_BENCH_MAX_WORKERS 4
 
 typedef struct nd_bench_row {
-  double step_ms, bound_ms, cp_ms, work_ms;        /* work: the sum of task durations */
+  double step_ms, bound_ms, cp_ms, work_ms; /* work: the sum of task durations */
+  /* max over workers of: the earliest its first task can start (the longest
+   * path before it) + the work it ran + the path left after its last task.
+   * A lower bound for any order of that run's tasks on those workers: under
+   * strict placement, for every policy */
+  double worker_bound_ms;
   int workers, is_cpu[ND_BENCH_MAX_WORKERS];       /* StarPU worker w is a CPU worker */
   double bubble[ND_BENCH_MAX_WORKERS], bubble_all; /* idle fraction of the step's span, per worker and overall */
   int stage_layers[2];

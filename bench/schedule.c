@@ -4,9 +4,14 @@
  * micro-batch). For each (slots, m) the policies run in turn, ROUNDS times
  * (interleaved, so that a noisy machine slows them alike); each run gives its
  * median step, and a row is the median of its runs. Beside the step time:
- * the ratios to 1f1b and zbh1, the lower bound max(critical path, work / 2)
- * from the task durations of that step, efficiency = bound / step, the idle
- * fraction of each stage and of both, and 1F1B's theoretical bubble.
+ * the ratios to 1f1b and zbh1; the lower bound from the task durations of
+ * that step: a stage cannot start before the forward of micro-batch 0 reaches
+ * it, runs its own work one task at a time, and after its last task the path
+ * to the step's end remains (bench/run.h's worker bound; with strict
+ * placement every policy runs the same tasks on the same worker, so no order
+ * beats it); that bound over 1f1b's step (the best ratio any order could
+ * reach), efficiency = bound / step, the idle fraction of each stage and of
+ * both, and 1F1B's theoretical bubble.
  *
  *   bench/schedule [STEPS] [POLICY,...] [SLOTS,...] [M,...] [ROUNDS]
  *   (defaults 3; ndws,1f1b,zbh1,zbh2,gpipe,prio,lws,dmdas; 2,3; 4,8,16; 3) */
@@ -66,12 +71,13 @@ int main(int argc, char **argv) {
   if (rounds < 1 || rounds > MAX_ROUNDS) rounds = 3;
   printf("pp=2, strict placement, 2 workers, n_embd 256, 4 layers, seq_len 128, 4 sequences per micro-batch;\n"
          "each row: median of %d runs interleaved with the other policies, each run the median of %d steps after\n"
-         "one calibration step; bound = max(critical path, work / 2) from that step's measured tasks\n\n",
+         "one calibration step; bound: the start of the last stage + its work + the path after it, from that\n"
+         "step's measured tasks (no order of these tasks on these workers is faster)\n\n",
          rounds, steps);
-  printf("| slots | m  | policy             | step ms | / 1f1b | / zbh1 | bound ms | efficiency | bubble s0 | bubble "
-         "s1 | bubble all | 1F1B theory |\n");
-  printf("|------:|---:|--------------------|--------:|-------:|-------:|---------:|-----------:|----------:|----------"
-         ":|-----------:|------------:|\n");
+  printf("| slots | m  | policy             | step ms | / 1f1b | / zbh1 | bound ms | bound / 1f1b | efficiency | "
+         "bubble s0 | bubble s1 | bubble all | 1F1B theory |\n");
+  printf("|------:|---:|--------------------|--------:|-------:|-------:|---------:|-------------:|-----------:|------"
+         "----:|----------:|-----------:|------------:|\n");
   for (int si = 0; si < n_slots; si++)
     for (int mi = 0; mi < n_m; mi++) {
       int slots = atoi(slot_l[si]), m = atoi(m_l[mi]);
@@ -87,10 +93,12 @@ int main(int argc, char **argv) {
       }
       for (int p = 0; p < n_pol; p++) {
         const nd_bench_row *r = &med[p];
-        printf("| %5d | %2d | %-18s | %7.1f | %6.3f | %6.3f | %8.1f | %10.3f | %9.3f | %9.3f | %10.3f | %11.3f |\n",
+        double bound = r->worker_bound_ms;
+        printf("| %5d | %2d | %-18s | %7.1f | %6.3f | %6.3f | %8.1f | %12.3f | %10.3f | %9.3f | %9.3f | %10.3f | "
+               "%11.3f |\n",
                slots, m, pols[p], r->step_ms, ref_1f1b > 0 ? r->step_ms / ref_1f1b : 0,
-               ref_zbh1 > 0 ? r->step_ms / ref_zbh1 : 0, r->bound_ms, r->bound_ms / r->step_ms, r->bubble[0],
-               r->bubble[1], r->bubble_all, 1.0 / (m + 1.0));
+               ref_zbh1 > 0 ? r->step_ms / ref_zbh1 : 0, bound, ref_1f1b > 0 ? bound / ref_1f1b : 0, bound / r->step_ms,
+               r->bubble[0], r->bubble[1], r->bubble_all, 1.0 / (m + 1.0));
       }
       fflush(stdout);
     }

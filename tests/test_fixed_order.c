@@ -8,7 +8,8 @@
  * task times, one worker per stage) of zbh1 is shorter than 1f1b's; with 2
  * slots (ZB-H1's forward depth per stage) so is zbh1's, and ndws's (dynamic,
  * with the timeline's priorities) is no longer than zbh1's at 2 and 3 slots,
- * m = 8 and 16. */
+ * m = 8 and 16. Under the pipeline priorities a micro-batch's collective
+ * outranks its stage's compute tasks. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,18 @@ int main(void) {
   }
   free(order);
   free(pos);
+  /* the pipeline priorities: a micro-batch's collective before any compute */
+  int *prio = malloc((size_t)g->n_tasks * sizeof *prio), min_coll = 1 << 30, max_compute = -1;
+  if (prio && nd_priorities(g, &e, NULL, ND_PRIORITY_PIPELINE, 0, 1 << 24, prio) == 0)
+    for (int32_t i = 0; i < g->n_tasks; i++) {
+      const nd_task *t = &g->tasks[i];
+      if (t->phase == ND_PHASE_COLLECTIVE && t->micro_batch >= 0 && prio[i] < min_coll) min_coll = prio[i];
+      if (t->phase != ND_PHASE_COLLECTIVE && t->micro_batch >= 0 && prio[i] > max_compute) max_compute = prio[i];
+    }
+  ok(max_compute >= 0 && min_coll > max_compute,
+     "pipeline priorities: every micro-batch's collective (%d) outranks every F, B and W task (%d)", min_coll,
+     max_compute);
+  free(prio);
   double one = simulated_step("1f1b", "parallelism.activation_slots=3", 8);
   double zb = simulated_step("zbh1", "parallelism.activation_slots=3", 8);
   ok(one > 0 && zb > 0 && zb < one, "benchmark model, 3 slots, simulated: zbh1 %.1f ms < 1f1b %.1f ms", zb * 1e3,
