@@ -205,7 +205,12 @@ void nd__norm_bwd(nd__builder *b, enum nd__norm_kind k, nd_rank r, int mb, int l
   nd__acc(&s, x->rstd, ND_ACCESS_R);
   nd__emit(b, &s);
 
-  nd__spec_init(&s, ln ? ND_TASK_LN_BWD_W : ND_TASK_RMSNORM_BWD_W, ND_PHASE_W, r, mb, layer);
+  /* the norm's weight gradient goes with B, not W: it is small (N x C,
+   * 0.6% of the benchmark's step), and W then needs neither the norm's input
+   * and statistics nor its output gradient, which leave the pools that W
+   * holds (graph/state.c): the last stage of bench/schedule fits a third W
+   * waiting in 2 slots (docs/scheduler.md) */
+  nd__spec_init(&s, ln ? ND_TASK_LN_BWD_W : ND_TASK_RMSNORM_BWD_W, ND_PHASE_B, r, mb, layer);
   s.t.replica = r.tp > 0;
   float beta = nd__gacc(b, &s, x->dw);
   if (ln) nd__gacc(b, &s, x->dbias);

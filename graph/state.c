@@ -85,15 +85,18 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
 static const nd__act_row stage_rows[ND__STAGE_ACTS] = {
     [ND__A_TOKENS] = {"tokens", ND_POOL_FWD_W, ND__ACT_TOKENS, ND__AT_FIRST},
     [ND__A_TARGETS] = {"targets", ND_POOL_FWD_B, ND__ACT_TOKENS, ND__AT_LAST},
+    /* read by F and B only, but in the deeper FWD_W pool: the next
+     * micro-batch's input then arrives while the stage still runs B (in
+     * FWD_B, one slot on the last stage, the send waited for that B) */
     [ND__A_XIN] = {"xin", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_STAGE},
     [ND__A_D_XIN] = {"d_xin", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_STAGE},
     [ND__A_LNF] = {"lnf", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAST},
-    [ND__A_LNF_MEAN] = {"lnf_mean", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAST},
-    [ND__A_LNF_RSTD] = {"lnf_rstd", ND_POOL_FWD_W, ND__ACT_ROW, ND__AT_LAST},
+    [ND__A_LNF_MEAN] = {"lnf_mean", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST},
+    [ND__A_LNF_RSTD] = {"lnf_rstd", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST},
     [ND__A_LOGITS] = {"logits", ND_POOL_FWD_W, ND__ACT_LOGITS, ND__AT_LAST},
     [ND__A_CE_STATS] = {"ce_stats", ND_POOL_FWD_SCRATCH, ND__ACT_CE_STATS, ND__AT_LAST},
     [ND__A_LSE] = {"lse", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST},
-    [ND__A_D_LNF] = {"d_lnf", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_LAST},
+    [ND__A_D_LNF] = {"d_lnf", ND_POOL_GRAD_B, ND__ACT_HIDDEN, ND__AT_LAST},
 };
 
 static const nd__act_row *row_of(const nd__act_set *as, int which) {
@@ -230,15 +233,16 @@ static int all_fit(const nd_graph *g, const nd__act_set *as, const int *fwd, con
  * reads; W may run wgrad - 1 micro-batches after its B, so what W reads needs
  * wgrad slots of gradients and fwd + wgrad - 1 of forward data. Every policy
  * but gpipe and 1f1b first gets what ZB-H1 needs (Qi et al.; graph/
- * priority.c's zb_times) when it fits: p forwards in flight on every stage
- * (2p - 1 for zbh2), or p - s on stage s as the paper's ZB-H1 runs them
- * (which fits where the former misses: it holds fewer forwards where W waits
- * longest; dynamic policies reach ZB-H1 with it through the timeline
- * priorities, graph/priority.c); W waiting s micro-batches behind its B on
- * stage s, so that the later stages can run the next B before a pending W.
- * Otherwise
- * it starts from 1F1B's (slots, 1). Then depth is added to every stage's fwd
- * at once (the program order of B keeps their differences) and to each
+ * priority.c's zb_times) when it fits: p - s forwards in flight on stage s as
+ * the paper's ZB-H1 runs them (the last stage runs B right after its
+ * forward, so a second forward in flight there only takes memory that a
+ * waiting W can use: measured, fwd 2 on both stages was slower than fwd 2, 1,
+ * docs/scheduler.md; zbh2 tries 2p - 1 on every stage first); W waiting s
+ * micro-batches behind its B on stage s, so that the later stages can run
+ * the next B before a pending W. Otherwise it starts from 1F1B's (slots, 1).
+ * Then depth is added to every stage's fwd at once (the program order of B
+ * keeps their differences; from the zero-bubble shape, to every stage's but
+ * the last, for the same reason) and to each
  * stage's wgrad in turn while they fit: the memory that the scratch pools
  * save buys forwards in flight and W tasks that wait. In the simulator this
  * gives ndws and zbh1 ZB-H1's step where 1F1B's starting point gives 1F1B's
@@ -247,21 +251,24 @@ static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
   int m = g->micro_batches, fwd[ND_MAX_STAGES], wgrad[ND_MAX_STAGES];
   int fixed = policy ? nd_fixed_schedule_of(policy) : -1, fits = 0;
   if (g->pp > 1 && fixed != ND_FIXED_GPIPE && fixed != ND_FIXED_1F1B) {
-    int want = fixed == ND_FIXED_ZBH2 ? 2 * g->pp - 1 : g->pp;
-    for (int per_stage = 0; per_stage < 2 && !fits; per_stage++) {
+    /* zbh2 first tries its 2p - 1 forwards on every stage */
+    int zbh2 = fixed == ND_FIXED_ZBH2;
+    for (int k = !zbh2; k < 2 && !fits; k++) {
       for (int s = 0; s < g->pp; s++) {
-        int f = per_stage ? g->pp - s : want;
+        int f = k ? g->pp - s : 2 * g->pp - 1;
         fwd[s] = f < m ? f : m;
         wgrad[s] = s + 1 < m ? s + 1 : m;
       }
       fits = all_fit(g, as, fwd, wgrad);
     }
   }
+  int last_holds = fits; /* from a zero-bubble shape the last stage keeps its one forward */
   for (int s = 0; s < g->pp && !fits; s++) fwd[s] = g->slots < m ? g->slots : m, wgrad[s] = 1;
   for (int grew = 1; grew;) {
-    for (int s = 0; s < g->pp; s++) fwd[s]++;
-    grew = all_fit(g, as, fwd, wgrad);
-    for (int s = 0; s < g->pp; s++) fwd[s] -= !grew;
+    int n_grow = last_holds ? g->pp - 1 : g->pp;
+    for (int s = 0; s < n_grow; s++) fwd[s]++;
+    grew = n_grow > 0 && all_fit(g, as, fwd, wgrad);
+    for (int s = 0; s < n_grow; s++) fwd[s] -= !grew;
     for (int s = 0; s < g->pp; s++) {
       wgrad[s]++;
       int more = pools_fit(g, as, s, fwd, wgrad);
