@@ -262,7 +262,7 @@ static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
       fits = all_fit(g, as, fwd, wgrad);
     }
   }
-  int last_holds = fits; /* from a zero-bubble shape the last stage keeps its one forward */
+  int last_holds = fits; /* from a zero-bubble shape the last stage's forwards stay as they are */
   for (int s = 0; s < g->pp && !fits; s++) fwd[s] = g->slots < m ? g->slots : m, wgrad[s] = 1;
   for (int grew = 1; grew;) {
     int n_grow = last_holds ? g->pp - 1 : g->pp;
