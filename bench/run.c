@@ -34,7 +34,6 @@ nd_bench_row nd_bench_median(nd_bench_row *rows, int n) {
   return rows[n / 2];
 }
 
-/* The row of one observed step. */
 /* One worker's share of r->worker_bound_ms: n tasks with release times
  * (the longest path before each), durations and tails (the path after each).
  * Any subset S of its tasks takes at least min release + sum of durations +
@@ -92,6 +91,7 @@ static void worker_bound(const nd_graph *g, const nd_edges *e, const obs *o, con
   }
 }
 
+/* The row of one observed step. */
 static void measure(const nd_graph *g, const nd_edges *e, const obs *o, int workers, double *dur, double *rank,
                     double *top, job *jobs, nd_bench_row *r) {
   double first = 1e300, last = 0, busy[ND_BENCH_MAX_WORKERS] = {0};

@@ -75,8 +75,8 @@ int nd_priorities_from_rank(const nd_graph *g, const double *rank, const double 
     int64_t early = start ? -llround(start[i] * 1e9) : 0;                     /* earlier in the timeline first */
     /* a micro-batch's collective (the send to the next stage, a tensor-
      * parallel sum) outranks every compute task: it is short and another
-     * stage waits for it. Keyed by the timeline it tied with the B that the
-     * timeline starts as the forward ends, and lost on phase: measured, a B
+     * stage waits for it. Keyed by the timeline it took its forward's start,
+     * and a B that the timeline starts no later outranked it: measured, a B
      * that had arrived during the forward then ran first and held the send
      * back 33 ms each time, stage 1 idle meanwhile (docs/scheduler.md) */
     if (start && t->phase == ND_PHASE_COLLECTIVE && t->micro_batch >= 0) early = 1;

@@ -267,7 +267,7 @@ static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
   for (int grew = 1; grew;) {
     int n_grow = last_holds ? g->pp - 1 : g->pp;
     for (int s = 0; s < n_grow; s++) fwd[s]++;
-    grew = n_grow > 0 && all_fit(g, as, fwd, wgrad);
+    grew = all_fit(g, as, fwd, wgrad);
     for (int s = 0; s < n_grow; s++) fwd[s] -= !grew;
     for (int s = 0; s < g->pp; s++) {
       wgrad[s]++;
