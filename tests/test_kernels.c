@@ -4,8 +4,11 @@
  *    reference forward of L = sum(dout * f(x)), relative error < TOL_BWD;
  *  - beta (overwrite / accumulate) and aliasing semantics;
  *  - AdamW over steps t = 1..3, and the reductions;
- *  - Llama's kinds: RMSNorm, rotary embedding, gated SiLU, grouped-query attention. */
+ *  - Llama's kinds: RMSNorm, rotary embedding, gated SiLU, grouped-query attention;
+ *  - the vectorized exponential behind the element-wise kernels, and what
+ *    they give at saturation and for a NaN. */
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/simd_exp.h"
 #include "tests/ref/ref.h"
 #include "tests/tap.h"
 
@@ -275,6 +278,31 @@ static void test_attention(int B, int T, int NH, int hs, int check_backward) {
   e = nd_ref_rel_err(dqkv, g, nqkv);
   ok(e < TOL_BWD, "attention dqkv B=%d T=%d NH=%d hs=%d vs finite differences: rel err %.2e", B, T, NH, hs, e);
   free_all();
+}
+
+/* ================================================================== exp */
+
+static void test_simd_exp(void) {
+  double worst = 0, at = 0;
+  for (double x = -87; x <= 87; x += 1.0 / 1024) {
+    double e = fabs(nd__expf_simd((float)x) - exp((double)(float)x)) / exp((double)(float)x);
+    if (e > worst) worst = e, at = x;
+  }
+  ok(worst < 3e-7, "simd exp on [-87, 87]: max rel err %.2e at %g", worst, at);
+  float lo = nd__expf_simd(-1e30f), hi = nd__expf_simd(INFINITY);
+  ok(lo > 0 && lo < 2e-38f && isfinite(hi) && hi > 6e37f, "simd exp clamps to [e^-87, e^87]: %g, %g", lo, hi);
+  ok(isnan(nd__expf_simd(NAN)), "simd exp of NaN is NaN");
+  /* saturated GeLU is exact, a NaN stays NaN: the trainer stops on it */
+  float in[5] = {-100.0f, 100.0f, -1e30f, 1e30f, NAN}, out[5], din[5], dout[5] = {1, 1, 1, 1, 1};
+  nd_gelu_forward(out, in, 5);
+  nd_gelu_backward(din, in, dout, 5);
+  ok(out[0] == 0 && out[1] == 100.0f && out[2] == 0 && out[3] == 1e30f && isnan(out[4]),
+     "gelu saturates: %g %g %g %g, NaN -> %g", out[0], out[1], out[2], out[3], out[4]);
+  ok(din[0] == 0 && din[1] == 1 && isnan(din[4]), "gelu dinp saturates: %g %g, NaN -> %g", din[0], din[1], din[4]);
+  float g[3] = {-100.0f, 100.0f, NAN}, up[3] = {1, 1, 1}, sw[3];
+  nd_swiglu_forward(sw, g, up, 3);
+  ok(fabsf(sw[0]) < 1e-30f && sw[1] == 100.0f && isnan(sw[2]), "swiglu saturates: %g %g, NaN -> %g", sw[0], sw[1],
+     sw[2]);
 }
 
 /* ================================================================== gelu */
@@ -783,6 +811,8 @@ int main(void) {
   nd_ref_rng_seed(&rng, 1234);
   diag("tolerances: forward %.0e, backward vs finite differences %.0e (h=%.0e), beta=1 %.0e", TOL_FWD, TOL_BWD, FD_H,
        TOL_ACC);
+
+  test_simd_exp();
 
   test_matmul(7, 5, 3, 0, 1);
   test_matmul(7, 5, 3, 1, 1);

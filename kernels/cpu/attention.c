@@ -3,6 +3,7 @@
  * on strided views of qkv (row stride (NH + 2 NKV) hs) plus a masked softmax:
  *   att (T, T) = softmax_causal(q . k^T / sqrt(hs)),  out (T, hs) = att . v */
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/simd_exp.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -15,11 +16,11 @@ static void causal_softmax(float *att, int T) {
     float *row = att + (size_t)t * T;
     float mx = row[0];
     for (int u = 1; u <= t; u++) mx = row[u] > mx ? row[u] : mx;
+#pragma omp simd
+    for (int u = 0; u <= t; u++) row[u] = nd__expf_simd(row[u] - mx);
+    /* summed in order, apart from the vectorized loop: the same sum wherever the row lies */
     float sum = 0.0f;
-    for (int u = 0; u <= t; u++) {
-      row[u] = expf(row[u] - mx);
-      sum += row[u];
-    }
+    for (int u = 0; u <= t; u++) sum += row[u];
     float inv = 1.0f / sum;
     for (int u = 0; u <= t; u++) row[u] *= inv;
     for (int u = t + 1; u < T; u++) row[u] = 0.0f;

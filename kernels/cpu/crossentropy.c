@@ -1,6 +1,7 @@
 /* Cross-entropy over a vocabulary split in shards, in three steps:
  * per-shard stats, one combine in shard order, per-shard backward. */
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/simd_exp.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -12,7 +13,7 @@ void nd_crossentropy_stats(float *stats, const float *logits, const int32_t *tar
     float mx = -INFINITY;
     for (int j = 0; j < Vs; j++) mx = row[j] > mx ? row[j] : mx;
     double sum = 0.0;
-    for (int j = 0; j < Vs; j++) sum += expf(row[j] - mx);
+    for (int j = 0; j < Vs; j++) sum += nd__expf_simd(row[j] - mx);
     int64_t r = (int64_t)targets[i] - v0;
     stats[3 * i + 0] = mx;
     stats[3 * i + 1] = (float)sum;
@@ -49,7 +50,8 @@ void nd_crossentropy_backward(float *dlogits, const float *logits, const float *
     const float *row = logits + (size_t)i * Vs;
     float *drow = dlogits + (size_t)i * Vs;
     float l = lse[i];
-    for (int j = 0; j < Vs; j++) drow[j] = scale * expf(row[j] - l);
+#pragma omp simd
+    for (int j = 0; j < Vs; j++) drow[j] = scale * nd__expf_simd(row[j] - l);
     int64_t r = (int64_t)targets[i] - v0;
     if (r >= 0 && r < Vs) drow[r] -= scale;
   }
