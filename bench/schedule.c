@@ -11,10 +11,13 @@
  * placement every policy runs the same tasks on the same worker, so no order
  * beats it); that bound over 1f1b's step (the best ratio any order could
  * reach), efficiency = bound / step, the idle fraction of each stage and of
- * both, and 1F1B's theoretical bubble.
+ * both, and 1F1B's theoretical bubble. POLICY@PLACEMENT runs a policy under
+ * another runtime.placement (ndws@affinity: the default placement, where a
+ * worker may take the other stage's tasks); such a row's bound is
+ * max(critical path, work / 2), since its tasks may run on either worker.
  *
- *   bench/schedule [STEPS] [POLICY,...] [SLOTS,...] [M,...] [ROUNDS]
- *   (defaults 3; ndws,1f1b,zbh1,zbh2,gpipe,prio,lws,dmdas; 2,3; 4,8,16; 3) */
+ *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT],...] [SLOTS,...] [M,...] [ROUNDS]
+ *   (defaults 3; ndws,1f1b,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity; 2,3; 4,8,16; 3) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,16 +68,18 @@ static int run(const char *policy, int m, int slots, int steps, nd_bench_row *ou
 
 int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 3;
-  char pol_s[] = "ndws,1f1b,zbh1,zbh2,gpipe,prio,lws,dmdas", slots_s[] = "2,3", m_s[] = "4,8,16";
+  char pol_s[] = "ndws,1f1b,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity", slots_s[] = "2,3", m_s[] = "4,8,16";
   char *pols[MAX_LIST], *slot_l[MAX_LIST], *m_l[MAX_LIST];
   int n_pol = split(argc > 2 ? argv[2] : pol_s, pols), n_slots = split(argc > 3 ? argv[3] : slots_s, slot_l);
   int n_m = split(argc > 4 ? argv[4] : m_s, m_l), rounds = argc > 5 ? atoi(argv[5]) : 3;
   if (steps < 1) steps = 3;
   if (rounds < 1 || rounds > MAX_ROUNDS) rounds = 3;
-  printf("pp=2, strict placement, 2 workers, n_embd 256, 4 layers, seq_len 128, 4 sequences per micro-batch;\n"
+  printf("pp=2, strict placement (unless a row says @PLACEMENT), 2 workers, n_embd 256, 4 layers, seq_len 128, 4 "
+         "sequences per micro-batch;\n"
          "each row: median of %d runs interleaved with the other policies, each run the median of %d steps after\n"
          "one calibration step; bound: the start of the last stage + its work + the path after it, from that\n"
-         "step's measured tasks (no order of these tasks on these workers is faster)\n\n",
+         "step's measured tasks (no order of these tasks on these workers is faster); a row @PLACEMENT other than\n"
+         "strict: max(critical path, work / 2)\n\n",
          rounds, steps);
   printf("| slots | m  | policy             | step ms | / 1f1b | / zbh1 | bound ms | bound / 1f1b | efficiency | "
          "bubble s0 | bubble s1 | bubble all | 1F1B theory |\n");
