@@ -26,17 +26,16 @@
 static const struct {
   const char *label, *policy, *stages, *placement;
   int opencl;
-  const char *models; /* ND_NDWS_MODELS: "0" without the expected-time rules, "all" with earliest-finish placement */
+  const char *models; /* ND_NDWS_MODELS: "0" without the steal check */
 } rows[] = {{"default (ndws)", "ndws", "[]", "", 1, "steal"},
             {"ndws without models", "ndws", "[]", "", 1, "0"},
-            {"ndws earliest finish", "ndws", "[]", "", 1, "all"},
             {"auto stages, ndws", "ndws", "auto", "", 1, "steal"},
             {"equal stages, 1f1b", "1f1b", "[]", "strict", 1, "steal"},
             {"equal stages, ndws", "ndws", "[]", "strict", 1, "steal"},
             {"auto stages, ndws", "ndws", "auto", "strict", 1, "steal"},
             {"equal stages, dmdas", "dmdas", "[]", "free", 1, "steal"},
             {"CPU worker alone", "ndws", "[]", "", 0, "steal"}};
-enum { N_ROWS = sizeof rows / sizeof rows[0], ROW_STRICT_NDWS = 5, ROW_CPU = 8 };
+enum { N_ROWS = sizeof rows / sizeof rows[0], ROW_STRICT_NDWS = 4, ROW_CPU = 7 };
 
 static int run(int i, int small, int slots, int steps, nd_bench_row *out) {
   char a[5][64];

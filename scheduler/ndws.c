@@ -17,12 +17,9 @@
  * a thief takes a task only if it would finish it before the victim would
  * (the victim's running task, the queued work ahead of it, then the task).
  * Until a model is calibrated for a worker's architecture, the plain steal
- * applies, as it does with ND_NDWS_MODELS=0 in the environment. With
- * ND_NDWS_MODELS=all, on a node whose workers differ (CPU cores beside OpenCL
- * devices), a ready task also goes to the allowed worker that would finish it
- * first (its queue's expected work, then the transfers and the task), its home
- * winning ties: measured slower than without it on the mixed node, so it is
- * off by default (docs/scheduler.md). */
+ * applies, as it does with ND_NDWS_MODELS=0 in the environment. (Placing each
+ * ready task on the worker that would finish it first measured slower on the
+ * mixed node and was dropped: docs/scheduler.md.) */
 #include <limits.h>
 #include <math.h>
 #include <starpu.h>
@@ -45,24 +42,15 @@ typedef struct ws_worker {
   int idle_polls;               /* touched only by the worker itself */
   nd_idle idle;                 /* where the worker sleeps; pushes it may take signal it */
   _Atomic double busy_until;    /* expected end of the running task (starpu_timing_now's clock) */
-  _Atomic double queued;        /* expected microseconds of the tasks in q */
 } ws_worker;
 
 typedef struct ws_state {
   ws_worker w[STARPU_NMAXWORKERS];
   nd_workers ws;
-  int mixed; /* the context has workers of more than one type */
-  int place; /* earliest-finish placement on a mixed node (ND_NDWS_MODELS=all) */
   int check; /* a thief must finish first (off with ND_NDWS_MODELS=0) */
 } ws_state;
 
 static ws_state *state_of(unsigned ctx) { return starpu_sched_ctx_get_policy_data(ctx); }
-
-/* C11 has no fetch-add for doubles. */
-static void atomic_fetch_add_double(_Atomic double *x, double d) {
-  double old = atomic_load(x);
-  while (!atomic_compare_exchange_weak(x, &old, old + d)) {}
-}
 
 /* Could a worker other than `home` run it? Read from the restriction bitmap
  * only, so that it is cheap and gives the same answer at push and at pop. */
@@ -86,40 +74,21 @@ static double expected_us(struct starpu_task *task, int w) {
   return len + (isnan(xfer) || xfer < 0 ? 0 : xfer);
 }
 
-/* When w could start a task pushed now: after its running task and its queue. */
-static double ready_at(ws_worker *w, double now) {
-  double busy = atomic_load(&w->busy_until);
-  return (busy > now ? busy : now) + atomic_load(&w->queued);
-}
-
-/* The allowed worker that would finish the task first on a mixed node (home
- * on ties, and home while any estimate is missing). Fills by_type with the
- * task's expected time on each type of worker that may run it (computed here,
- * outside any lock: thieves read it later under the victim's lock) and *cost
- * with the time on the chosen worker (0 when unknown). */
-static int earliest_finish(ws_state *st, struct starpu_task *task, int home, double *by_type, double *cost) {
-  double now = starpu_timing_now();
-  int seen[ND_QUEUE_TYPES] = {0}, best = home, known = 1;
-  double best_end = HUGE_VAL;
+/* The task's expected time on each type of worker that may run it, into
+ * by_type (computed here, outside any lock: thieves read it later under the
+ * victim's lock), home's worker first, as workers of one type may differ in
+ * transfers; returns the time on home (0 when unknown). */
+static double expected_times(ws_state *st, struct starpu_task *task, int home, double *by_type) {
+  int seen[ND_QUEUE_TYPES] = {0};
   for (int k = 0; k < ND_QUEUE_TYPES; k++) by_type[k] = NAN;
-  /* home first, so that it wins ties */
   for (int k = -1; k < STARPU_NMAXWORKERS; k++) {
     int v = k < 0 ? home : k;
     if ((k >= 0 && v == home) || !st->ws.in_ctx[v] || !nd_worker_allowed(v, task)) continue;
     int type = (int)starpu_worker_get_type(v);
-    if (type < 0 || type >= ND_QUEUE_TYPES) continue;
-    if (!seen[type]) seen[type] = 1, by_type[type] = expected_us(task, v);
-    if (isnan(by_type[type])) {
-      known = 0;
-      continue;
-    }
-    double end = ready_at(&st->w[v], now) + by_type[type];
-    if (end < best_end) best = v, best_end = end;
+    if (type >= 0 && type < ND_QUEUE_TYPES && !seen[type]) seen[type] = 1, by_type[type] = expected_us(task, v);
   }
-  if (!st->mixed || !st->place || !known) best = home;
-  int type = (int)starpu_worker_get_type(best);
-  *cost = type >= 0 && type < ND_QUEUE_TYPES && !isnan(by_type[type]) ? by_type[type] : 0;
-  return best;
+  int type = (int)starpu_worker_get_type(home);
+  return type >= 0 && type < ND_QUEUE_TYPES && !isnan(by_type[type]) ? by_type[type] : 0;
 }
 
 static int ws_push(struct starpu_task *task) {
@@ -128,15 +97,13 @@ static int ws_push(struct starpu_task *task) {
   STARPU_ASSERT_MSG(home >= 0, "ndws: no worker of the context can run task %s", task->name ? task->name : "?");
   double cost = 0, by_type[ND_QUEUE_TYPES];
   int steal = stealable(st, task, home);
-  /* Expected times serve thieves and earliest-finish placement only. A task
-   * that stays home (strict placement) skips the model lookups, which cost a
-   * few microseconds of the releasing worker's time per push. */
-  if (steal || (st->mixed && st->place)) {
-    home = earliest_finish(st, task, home, by_type, &cost);
-    steal = stealable(st, task, home);
-  } else {
+  /* Expected times serve thieves only. A task that stays home (strict
+   * placement) skips the model lookups, which cost a few microseconds of the
+   * releasing worker's time per push. */
+  if (steal)
+    cost = expected_times(st, task, home, by_type);
+  else
     for (int k = 0; k < ND_QUEUE_TYPES; k++) by_type[k] = NAN;
-  }
   ws_worker *w = &st->w[home];
   /* the others to wake, found now: once pushed, the task may run and be freed */
   int wake[STARPU_NMAXWORKERS], n_wake = 0;
@@ -144,7 +111,6 @@ static int ws_push(struct starpu_task *task) {
     if (v != home && st->ws.in_ctx[v] && nd_worker_allowed(v, task)) wake[n_wake++] = v;
   starpu_worker_lock(home);
   int rc = nd_queue_push(&w->q, task, task->priority, cost, by_type);
-  atomic_fetch_add_double(&w->queued, cost);
   STARPU_ASSERT_MSG(rc == 0, "ndws: out of memory for the ready queue");
   atomic_fetch_add(&w->n, 1);
   if (steal) atomic_fetch_add(&w->n_stealable, 1);
@@ -193,7 +159,6 @@ static struct starpu_task *take(ws_state *st, int owner, int me) {
   if (at < 0) return NULL;
   double cost = w->q.items[at].cost, mine = owner == me ? cost : w->q.items[at].by_type[a.type];
   struct starpu_task *task = nd_queue_take(&w->q, at);
-  atomic_fetch_add_double(&w->queued, -cost);
   atomic_store(&st->w[me].busy_until, a.now + (isnan(mine) ? 0 : mine));
   /* the implementation found for the chosen task: accept() ran on it last
    * only when it was the top; ask again to be exact */
@@ -261,21 +226,9 @@ static void build_proxlist(ws_state *st, int me) {
   }
 }
 
-static void set_mixed(ws_state *st) {
-  int type = -1;
-  st->mixed = 0;
-  for (int w = 0; w < STARPU_NMAXWORKERS; w++) {
-    if (!st->ws.in_ctx[w]) continue;
-    int t = (int)starpu_worker_get_type(w);
-    if (type >= 0 && t != type) st->mixed = 1;
-    type = t;
-  }
-}
-
 static void ws_add_workers(unsigned ctx, int *ids, unsigned n) {
   ws_state *st = state_of(ctx);
   nd_workers_set(&st->ws, ids, n, 1);
-  set_mixed(st);
   for (int w = 0; w < STARPU_NMAXWORKERS; w++)
     if (st->ws.in_ctx[w]) build_proxlist(st, w);
 }
@@ -283,7 +236,6 @@ static void ws_add_workers(unsigned ctx, int *ids, unsigned n) {
 static void ws_remove_workers(unsigned ctx, int *ids, unsigned n) {
   ws_state *st = state_of(ctx);
   nd_workers_set(&st->ws, ids, n, 0);
-  set_mixed(st);
   for (int w = 0; w < STARPU_NMAXWORKERS; w++)
     if (st->ws.in_ctx[w]) build_proxlist(st, w);
 }
@@ -293,7 +245,6 @@ static void ws_init(unsigned ctx) {
   STARPU_ASSERT_MSG(st, "ndws: out of memory");
   for (int w = 0; w < STARPU_NMAXWORKERS; w++) nd_idle_init(&st->w[w].idle);
   const char *models = getenv("ND_NDWS_MODELS");
-  st->place = models && strcmp(models, "all") == 0;
   st->check = !models || strcmp(models, "0") != 0;
   starpu_sched_ctx_set_policy_data(ctx, st);
   starpu_sched_ctx_set_min_priority(ctx, 0);

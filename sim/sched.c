@@ -93,8 +93,7 @@ int nd_sim_schedule_build(const nd_graph *g, const nd_edges *e, const nd_sim_mac
   s->use_priority = strcmp(policy, "eager") != 0 && strcmp(policy, "dmda") != 0;
   /* dmda(s): every ready task to the worker that would finish it first, no
    * stealing; ndws: a thief takes a task only when it would finish it before
-   * its owner (scheduler/ndws.c; its earliest-finish placement is opt-in,
-   * ND_NDWS_MODELS=all, and not replayed) */
+   * its owner (scheduler/ndws.c) */
   int dmda = strncmp(policy, "dmda", 4) == 0, ndws = strcmp(policy, "ndws") == 0;
   s->earliest_finish = dmda;
   s->steal_if_faster = ndws;
