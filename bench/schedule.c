@@ -33,16 +33,23 @@ static int split(char *s, char **out) {
   return n;
 }
 
+/* The placement a POLICY[:PRIORITIES][@PLACEMENT] row runs under. */
+static const char *placement_of(const char *policy) {
+  const char *at = strchr(policy, '@');
+  return at ? at + 1 : "strict";
+}
+
 static int run(const char *policy, int m, int slots, int steps, nd_bench_row *out) {
   char a[5][64];
   /* "ndws:critical-path@affinity" selects the priority order and the placement too */
   const char *at = strchr(policy, '@'), *end = at ? at : policy + strlen(policy);
   const char *colon = memchr(policy, ':', (size_t)(end - policy));
+  const char *prio = colon ? colon + 1 : "pipeline", *prio_end = colon ? end : prio + strlen(prio);
   snprintf(a[0], 64, "runtime.scheduler=%.*s", (int)((colon ? colon : end) - policy), policy);
-  snprintf(a[1], 64, "runtime.priorities=%.*s", colon ? (int)(end - colon - 1) : 8, colon ? colon + 1 : "pipeline");
+  snprintf(a[1], 64, "runtime.priorities=%.*s", (int)(prio_end - prio), prio);
   snprintf(a[2], 64, "parallelism.micro_batches=%d", m);
   snprintf(a[3], 64, "parallelism.activation_slots=%d", slots < m ? slots : m);
-  snprintf(a[4], 64, "runtime.placement=%s", at ? at + 1 : "strict");
+  snprintf(a[4], 64, "runtime.placement=%s", placement_of(policy));
   const char *kv[] = {a[0],
                       a[1],
                       a[2],
@@ -101,8 +108,7 @@ int main(int argc, char **argv) {
       for (int p = 0; p < n_pol; p++) {
         const nd_bench_row *r = &med[p];
         /* the worker bound holds only where every order runs each task on the same worker */
-        const char *at = strchr(pols[p], '@');
-        double bound = at && strcmp(at + 1, "strict") ? r->bound_ms : r->worker_bound_ms;
+        double bound = strcmp(placement_of(pols[p]), "strict") ? r->bound_ms : r->worker_bound_ms;
         printf("| %5d | %2d | %-18s | %7.1f | %6.3f | %6.3f | %8.1f | %12.3f | %10.3f | %9.3f | %9.3f | %10.3f | "
                "%11.3f |\n",
                slots, m, pols[p], r->step_ms, ref_1f1b > 0 ? r->step_ms / ref_1f1b : 0,
