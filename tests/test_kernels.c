@@ -6,8 +6,11 @@
  *  - AdamW over steps t = 1..3, and the reductions;
  *  - Llama's kinds: RMSNorm, rotary embedding, gated SiLU, grouped-query attention;
  *  - the vectorized exponential behind the element-wise kernels, and what
- *    they give at saturation and for a NaN. */
+ *    they give at saturation and for a NaN;
+ *  - the lane sums behind the row reductions: accurate, and the same bits
+ *    wherever a row lies in memory. */
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/lanes.h"
 #include "kernels/cpu/simd_exp.h"
 #include "tests/ref/ref.h"
 #include "tests/tap.h"
@@ -303,6 +306,42 @@ static void test_simd_exp(void) {
   nd_swiglu_forward(sw, g, up, 3);
   ok(fabsf(sw[0]) < 1e-30f && sw[1] == 100.0f && isnan(sw[2]), "swiglu saturates: %g %g, NaN -> %g", sw[0], sw[1],
      sw[2]);
+}
+
+/* The lane sums, on lengths below, at and above a block of ND_LANES: against
+ * double sums; and one row copied to every offset of a block (a kernel's rows
+ * start anywhere) through LayerNorm, RMSNorm, the loss's stats and the
+ * gradient norm: the same bits each time. */
+static void test_lanes(void) {
+  enum { MAXN = 67 };
+  float *buf = falloc(MAXN + ND_LANES), *row = falloc(MAXN), *w = falloc(MAXN), *b = falloc(MAXN);
+  nd_ref_fill(row, MAXN, &rng, -2, 3);
+  nd_ref_fill(w, MAXN, &rng, 0.5, 1.5);
+  nd_ref_fill(b, MAXN, &rng, -1, 1);
+  double worst = 0;
+  for (int n = 1; n <= MAXN; n++) {
+    double s = 0, d = 0;
+    for (int j = 0; j < n; j++) s += row[j], d += (double)row[j] * w[j];
+    worst = fmax(worst, fabs(nd__sum(row, n) - s) / (fabs(s) + 1));
+    worst = fmax(worst, fabs(nd__dot(row, w, n) - d) / (fabs(d) + 1));
+  }
+  ok(worst < 1e-6, "lane sums and dots, n = 1..%d: max rel err %.2e", MAXN, worst);
+  float first[3 * MAXN + 3], now[3 * MAXN + 3], mean, rstd;
+  int32_t target = 5;
+  int same = 1;
+  for (int off = 0; off < ND_LANES; off++) {
+    float *x = buf + off;
+    memcpy(x, row, MAXN * sizeof *x);
+    nd_layernorm_forward(now, &mean, &rstd, x, w, b, 1, MAXN);
+    nd_rmsnorm_forward(now + MAXN, &rstd, x, w, 1, MAXN, 1e-5f);
+    nd_crossentropy_stats(now + 2 * MAXN, x, &target, 1, MAXN, 0);
+    now[3 * MAXN + 2] = (float)nd_sumsq(x, MAXN);
+    now[3 * MAXN] = mean, now[3 * MAXN + 1] = rstd;
+    if (off == 0) memcpy(first, now, sizeof first);
+    same &= !memcmp(first, now, sizeof first);
+  }
+  ok(same, "layernorm, rmsnorm, crossentropy stats and sumsq of one row at %d offsets: the same bits", ND_LANES);
+  free_all();
 }
 
 /* ================================================================== gelu */
@@ -813,6 +852,7 @@ int main(void) {
        TOL_ACC);
 
   test_simd_exp();
+  test_lanes();
 
   test_matmul(7, 5, 3, 0, 1);
   test_matmul(7, 5, 3, 1, 1);
@@ -826,6 +866,7 @@ int main(void) {
   test_layernorm(3, 5);
   test_layernorm(7, 16);
   test_layernorm(5, 64);
+  test_layernorm(3, 13);
 
   test_attention(1, 1, 1, 1, 1);
   test_attention(2, 1, 2, 3, 1);
@@ -868,6 +909,7 @@ int main(void) {
   test_rmsnorm(1, 4, 1e-5f);
   test_rmsnorm(3, 5, 1e-5f);
   test_rmsnorm(7, 64, 1e-6f);
+  test_rmsnorm(2, 21, 1e-5f);
   test_rope(1, 1, 1, 2, 10000.0f);
   test_rope(2, 5, 3, 4, 10000.0f);
   test_rope(1, 16, 2, 8, 500000.0f);

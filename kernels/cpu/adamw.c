@@ -9,6 +9,7 @@ void nd_adamw(float *param, float *m, float *v, const float *grad, int64_t n, fl
   // param (n), m (n), v (n), grad (n)
   const float c1 = (float)(1.0 / (1.0 - pow(beta1, t))); // bias corrections
   const float c2 = (float)(1.0 / (1.0 - pow(beta2, t)));
+#pragma omp simd
   for (int64_t i = 0; i < n; i++) {
     float g = grad[i] * grad_scale;
     float mi = beta1 * m[i] + (1.0f - beta1) * g;

@@ -3,6 +3,7 @@
  * on strided views of qkv (row stride (NH + 2 NKV) hs) plus a masked softmax:
  *   att (T, T) = softmax_causal(q . k^T / sqrt(hs)),  out (T, hs) = att . v */
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/lanes.h"
 #include "kernels/cpu/simd_exp.h"
 
 #include <cblas.h>
@@ -18,10 +19,8 @@ static void causal_softmax(float *att, int T) {
     for (int u = 1; u <= t; u++) mx = row[u] > mx ? row[u] : mx;
 #pragma omp simd
     for (int u = 0; u <= t; u++) row[u] = nd__expf_simd(row[u] - mx);
-    /* summed in order, apart from the vectorized loop: the same sum wherever the row lies */
-    float sum = 0.0f;
-    for (int u = 0; u <= t; u++) sum += row[u];
-    float inv = 1.0f / sum;
+    float inv = 1.0f / nd__sum(row, t + 1);
+#pragma omp simd
     for (int u = 0; u <= t; u++) row[u] *= inv;
     for (int u = t + 1; u < T; u++) row[u] = 0.0f;
   }
@@ -78,8 +77,8 @@ void nd_attention_gqa_backward(float *dq, float *dk, float *dv, float *datt, con
       for (int t = 0; t < T; t++) {
         const float *arow = a + (size_t)t * T;
         float *drow = da + (size_t)t * T;
-        float dot = 0.0f;
-        for (int u = 0; u <= t; u++) dot += arow[u] * drow[u];
+        float dot = nd__dot(arow, drow, t + 1);
+#pragma omp simd
         for (int u = 0; u <= t; u++) drow[u] = arow[u] * (drow[u] - dot);
         for (int u = t + 1; u < T; u++) drow[u] = 0.0f;
       }

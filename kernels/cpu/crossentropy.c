@@ -1,6 +1,7 @@
 /* Cross-entropy over a vocabulary split in shards, in three steps:
  * per-shard stats, one combine in shard order, per-shard backward. */
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/lanes.h"
 #include "kernels/cpu/simd_exp.h"
 
 #include <math.h>
@@ -12,11 +13,13 @@ void nd_crossentropy_stats(float *stats, const float *logits, const int32_t *tar
     const float *row = logits + (size_t)i * Vs;
     float mx = -INFINITY;
     for (int j = 0; j < Vs; j++) mx = row[j] > mx ? row[j] : mx;
-    double sum = 0.0;
-    for (int j = 0; j < Vs; j++) sum += nd__expf_simd(row[j] - mx);
+    double sum[ND_LANES] = {0}; /* in double: a large vocabulary adds many small terms */
+#define ND_TERM(j) (double)nd__expf_simd(row[j] - mx)
+    ND_LANES_ACCUMULATE(sum, Vs, ND_TERM);
+#undef ND_TERM
     int64_t r = (int64_t)targets[i] - v0;
     stats[3 * i + 0] = mx;
-    stats[3 * i + 1] = (float)sum;
+    stats[3 * i + 1] = (float)ND_LANES_TOTAL(sum);
     stats[3 * i + 2] = (r >= 0 && r < Vs) ? row[r] : 0.0f;
   }
 }

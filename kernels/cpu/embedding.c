@@ -18,6 +18,7 @@ void nd_embedding_forward(float *out, const int32_t *tokens, const float *wte_sh
       }
       if (wpe) {
         const float *p = wpe + (size_t)t * C;
+#pragma omp simd
         for (int c = 0; c < C; c++) o[c] += p[c];
       }
     }
@@ -43,6 +44,7 @@ void nd_embedding_backward(float *dwte_shard, float *dwpe, const float *dout, co
       if (r < 0 || r >= Vs) continue;
       float *dw = dwte_shard + (size_t)r * C;
       const float *d = dout + bt * C;
+#pragma omp simd
       for (int c = 0; c < C; c++) dw[c] += d[c];
     }
   }
@@ -52,6 +54,7 @@ void nd_embedding_backward(float *dwte_shard, float *dwpe, const float *dout, co
       for (int t = 0; t < T; t++) {
         float *dp = dwpe + (size_t)t * C;
         const float *d = dout + ((size_t)b * T + t) * C;
+#pragma omp simd
         for (int c = 0; c < C; c++) dp[c] += d[c];
       }
     }

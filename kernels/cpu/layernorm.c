@@ -1,10 +1,16 @@
 /* LayerNorm over the last dimension (eps 1e-5), forward and backward. */
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/lanes.h"
 
 #include <math.h>
 #include <string.h>
 
 #define ND_LN_EPS 1e-5f
+
+/* One element's input gradient, given its row's two means of the normalization's gradient */
+static inline float grad_input(float x, float dy, float w, float m, float s, float dnorm_mean, float dnorm_xhat_mean) {
+  return s * (dy * w - dnorm_mean - (x - m) * s * dnorm_xhat_mean);
+}
 
 void nd_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                           const float *bias, int N, int C) {
@@ -12,16 +18,10 @@ void nd_layernorm_forward(float *out, float *mean, float *rstd, const float *inp
   for (int i = 0; i < N; i++) {
     const float *x = inp + (size_t)i * C;
     float *y = out + (size_t)i * C;
-    float m = 0.0f;
-    for (int j = 0; j < C; j++) m += x[j];
-    m /= (float)C;
-    float var = 0.0f;
-    for (int j = 0; j < C; j++) {
-      float d = x[j] - m;
-      var += d * d;
-    }
-    var /= (float)C;
+    float m = nd__sum(x, C) / (float)C;
+    float var = nd__sum_sq_dev(x, m, C) / (float)C;
     float s = 1.0f / sqrtf(var + ND_LN_EPS);
+#pragma omp simd
     for (int j = 0; j < C; j++) y[j] = (x[j] - m) * s * weight[j] + bias[j];
     mean[i] = m;
     rstd[i] = s;
@@ -39,19 +39,15 @@ void nd_layernorm_backward_input(float *dinp, const float *dskip, const float *d
     const float *ds = dskip ? dskip + (size_t)i * C : NULL;
     float m = mean[i], s = rstd[i];
     // the two row means the gradient of the normalization needs
-    float dnorm_mean = 0.0f, dnorm_xhat_mean = 0.0f;
-    for (int j = 0; j < C; j++) {
-      float xhat = (x[j] - m) * s;
-      float dnorm = dy[j] * weight[j];
-      dnorm_mean += dnorm;
-      dnorm_xhat_mean += dnorm * xhat;
-    }
-    dnorm_mean /= (float)C;
-    dnorm_xhat_mean /= (float)C;
-    for (int j = 0; j < C; j++) {
-      float xhat = (x[j] - m) * s;
-      float g = s * (dy[j] * weight[j] - dnorm_mean - xhat * dnorm_xhat_mean);
-      dx[j] = ds ? ds[j] + g : g; // ds[j] is read before dx[j] is written
+    float dnorm_mean = nd__dot(dy, weight, C) / (float)C;
+    float dnorm_xhat_mean = nd__dot_dev(dy, weight, x, m, C) * s / (float)C;
+    // two loops, since a branch in the loop keeps it from being vectorized; ds[j] is read before dx[j] is written
+    if (ds) {
+#pragma omp simd
+      for (int j = 0; j < C; j++) dx[j] = ds[j] + grad_input(x[j], dy[j], weight[j], m, s, dnorm_mean, dnorm_xhat_mean);
+    } else {
+#pragma omp simd
+      for (int j = 0; j < C; j++) dx[j] = grad_input(x[j], dy[j], weight[j], m, s, dnorm_mean, dnorm_xhat_mean);
     }
   }
 }
@@ -72,6 +68,7 @@ void nd_layernorm_backward_weight(float *dweight, float *dbias, const float *dou
     const float *x = inp + (size_t)i * C;
     const float *dy = dout + (size_t)i * C;
     float m = mean[i], s = rstd[i];
+#pragma omp simd
     for (int j = 0; j < C; j++) {
       dweight[j] += dy[j] * (x[j] - m) * s;
       dbias[j] += dy[j];

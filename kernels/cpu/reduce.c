@@ -1,13 +1,16 @@
 /* Reductions: squared norm, clipping factor, fixed-order sum of parts. */
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/lanes.h"
 
 #include <string.h>
 
 double nd_sumsq(const float *x, int64_t n) {
   // x (n)
-  double s = 0.0;
-  for (int64_t i = 0; i < n; i++) s += (double)x[i] * x[i];
-  return s;
+  double s[ND_LANES] = {0};
+#define ND_TERM(i) ((double)x[i] * x[i])
+  ND_LANES_ACCUMULATE(s, n, ND_TERM);
+#undef ND_TERM
+  return ND_LANES_TOTAL(s);
 }
 
 float nd_clip_scale(double norm, double max_norm) {
@@ -25,6 +28,7 @@ void nd_sum_ordered(float *out, const float *const *parts, int nparts, int64_t n
   // out[j] = ((parts[0][j] + parts[1][j]) + parts[2][j]) + ...
   for (int p = 1; p < nparts; p++) {
     const float *x = parts[p];
+#pragma omp simd
     for (int64_t j = 0; j < n; j++) out[j] += x[j];
   }
 }

@@ -3,15 +3,15 @@
 #include <string.h>
 
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/lanes.h"
 
 void nd_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps) {
   // out (N, C), rstd (N), inp (N, C), weight (C)
   for (int i = 0; i < N; i++) {
     const float *x = inp + (size_t)i * C;
     float *y = out + (size_t)i * C;
-    float ss = 0.0f;
-    for (int j = 0; j < C; j++) ss += x[j] * x[j];
-    float s = 1.0f / sqrtf(ss / (float)C + eps);
+    float s = 1.0f / sqrtf(nd__dot(x, x, C) / (float)C + eps);
+#pragma omp simd
     for (int j = 0; j < C; j++) y[j] = weight[j] * (x[j] * s);
     rstd[i] = s;
   }
@@ -26,12 +26,14 @@ void nd_rmsnorm_backward_input(float *dinp, const float *dskip, const float *dou
     float *dx = dinp + (size_t)i * C;
     float s = rstd[i];
     // d(x s)/dx = s (I - xhat xhat^T / C): the row mean of g . xhat is the one reduction
-    float dot = 0.0f;
-    for (int j = 0; j < C; j++) dot += dy[j] * weight[j] * x[j] * s;
-    dot /= (float)C;
-    for (int j = 0; j < C; j++) {
-      float g = s * (dy[j] * weight[j] - x[j] * s * dot);
-      dx[j] = ds ? ds[j] + g : g;
+    float dot = nd__dot_dev(dy, weight, x, 0.0f, C) * s / (float)C;
+    // two loops, since a branch in the loop keeps it from being vectorized; ds[j] is read before dx[j] is written
+    if (ds) {
+#pragma omp simd
+      for (int j = 0; j < C; j++) dx[j] = ds[j] + s * (dy[j] * weight[j] - x[j] * s * dot);
+    } else {
+#pragma omp simd
+      for (int j = 0; j < C; j++) dx[j] = s * (dy[j] * weight[j] - x[j] * s * dot);
     }
   }
 }
@@ -45,6 +47,7 @@ void nd_rmsnorm_backward_weight(float *dweight, const float *dout, const float *
     for (int j = 0; j < C; j++) dweight[j] *= beta;
   for (int i = 0; i < N; i++) {
     const float *x = inp + (size_t)i * C, *dy = dout + (size_t)i * C;
+#pragma omp simd
     for (int j = 0; j < C; j++) dweight[j] += dy[j] * x[j] * rstd[i];
   }
 }
