@@ -3,6 +3,11 @@ check_PROGRAMS += tests/test_kernels
 TESTS += tests/test_kernels
 tests_test_kernels_SOURCES = tests/test_kernels.c tests/ref/ref.c tests/ref/ref.h tests/tap.h
 tests_test_kernels_LDADD = $(ND_TEST_LIBS)
+# compiles the kernels' sources into itself, so it links BLAS and libm only
+check_PROGRAMS += tests/test_kernel_clones
+TESTS += tests/test_kernel_clones
+tests_test_kernel_clones_SOURCES = tests/test_kernel_clones.c tests/tap.h
+tests_test_kernel_clones_LDADD = $(BLAS_LIBS) -lm
 # Backends are reached through their ops table only.
 TESTS += tests/backend_rules.sh
 EXTRA_DIST += tests/backend_rules.sh

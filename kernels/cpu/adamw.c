@@ -1,9 +1,11 @@
 /* AdamW: Adam with decoupled weight decay and bias correction. */
+#include "kernels/cpu/clones.h"
 #include "kernels/cpu/kernels.h"
 
 #include <math.h>
 #include <stddef.h>
 
+ND_VECTOR_CLONES
 void nd_adamw(float *param, float *m, float *v, const float *grad, int64_t n, float lr, float beta1, float beta2,
               float eps, float weight_decay, float grad_scale, int t) {
   // param (n), m (n), v (n), grad (n)

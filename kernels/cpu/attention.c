@@ -2,6 +2,7 @@
  * value head serves NH / NKV query heads). Per (batch, head) it is three GEMMs
  * on strided views of qkv (row stride (NH + 2 NKV) hs) plus a masked softmax:
  *   att (T, T) = softmax_causal(q . k^T / sqrt(hs)),  out (T, hs) = att . v */
+#include "kernels/cpu/clones.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/lanes.h"
 #include "kernels/cpu/simd_exp.h"
@@ -12,6 +13,7 @@
 
 /* In place over one (T, T) block of scores: row t keeps columns 0..t as
  * softmax probabilities, columns t+1..T-1 become 0. */
+ND_VECTOR_CLONES
 static void causal_softmax(float *att, int T) {
   for (int t = 0; t < T; t++) {
     float *row = att + (size_t)t * T;
@@ -52,6 +54,7 @@ void nd_attention_forward(float *out, float *att, const float *qkv, int B, int T
   nd_attention_gqa_forward(out, att, qkv, qkv + C, qkv + 2 * C, 3 * C, 3 * C, B, T, NH, NH, hs);
 }
 
+ND_VECTOR_CLONES
 void nd_attention_gqa_backward(float *dq, float *dk, float *dv, float *datt, const float *dout, const float *q,
                                const float *k, const float *v, const float *att, int qs, int kvs, int B, int T, int NH,
                                int NKV, int hs) {

@@ -1,5 +1,6 @@
 /* Cross-entropy over a vocabulary split in shards, in three steps:
  * per-shard stats, one combine in shard order, per-shard backward. */
+#include "kernels/cpu/clones.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/lanes.h"
 #include "kernels/cpu/simd_exp.h"
@@ -7,6 +8,7 @@
 #include <math.h>
 #include <stddef.h>
 
+ND_VECTOR_CLONES
 void nd_crossentropy_stats(float *stats, const float *logits, const int32_t *targets, int N, int Vs, int v0) {
   // stats (N, 3) = {max, sum exp(logit - max), target logit or 0}; logits (N, Vs); targets (N)
   for (int i = 0; i < N; i++) {
@@ -46,6 +48,7 @@ double nd_crossentropy_combine(float *lse, const float *const *shard_stats, int 
   return loss;
 }
 
+ND_VECTOR_CLONES
 void nd_crossentropy_backward(float *dlogits, const float *logits, const float *lse, const int32_t *targets, int N,
                               int Vs, int v0, float scale) {
   // dlogits (N, Vs), may be logits; logits (N, Vs); lse (N); targets (N)

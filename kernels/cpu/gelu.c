@@ -1,4 +1,5 @@
 /* GeLU, tanh approximation (GPT-2's gelu_new). */
+#include "kernels/cpu/clones.h"
 #include "kernels/cpu/kernels.h"
 
 #include <stddef.h>
@@ -13,6 +14,7 @@
  * see in float. A saturated e^2u (clamped at e^87) still gives exactly 1. */
 static inline float fast_tanh(float u) { return 1.0f - 2.0f / (nd__expf_simd(2.0f * u) + 1.0f); }
 
+ND_VECTOR_CLONES
 void nd_gelu_forward(float *out, const float *inp, int64_t n) {
   // out (n), inp (n)
 #pragma omp simd
@@ -23,6 +25,7 @@ void nd_gelu_forward(float *out, const float *inp, int64_t n) {
   }
 }
 
+ND_VECTOR_CLONES
 void nd_gelu_backward(float *dinp, const float *inp, const float *dout, int64_t n) {
   // dinp (n), inp (n), dout (n)
 #pragma omp simd

@@ -1,4 +1,5 @@
 /* LayerNorm over the last dimension (eps 1e-5), forward and backward. */
+#include "kernels/cpu/clones.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/lanes.h"
 
@@ -12,6 +13,7 @@ static inline float grad_input(float x, float dy, float w, float m, float s, flo
   return s * (dy * w - dnorm_mean - (x - m) * s * dnorm_xhat_mean);
 }
 
+ND_VECTOR_CLONES
 void nd_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                           const float *bias, int N, int C) {
   // out (N, C), mean (N), rstd (N), inp (N, C), weight (C), bias (C)
@@ -28,6 +30,7 @@ void nd_layernorm_forward(float *out, float *mean, float *rstd, const float *inp
   }
 }
 
+ND_VECTOR_CLONES
 void nd_layernorm_backward_input(float *dinp, const float *dskip, const float *dout, const float *inp,
                                  const float *weight, const float *mean, const float *rstd, int N, int C) {
   // dinp (N, C), dskip (N, C) or NULL (may be dinp), dout (N, C), inp (N, C),
@@ -52,6 +55,7 @@ void nd_layernorm_backward_input(float *dinp, const float *dskip, const float *d
   }
 }
 
+ND_VECTOR_CLONES
 void nd_layernorm_backward_weight(float *dweight, float *dbias, const float *dout, const float *inp, const float *mean,
                                   const float *rstd, int N, int C, float beta) {
   // dweight (C), dbias (C), dout (N, C), inp (N, C), mean (N), rstd (N)

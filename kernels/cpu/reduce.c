@@ -1,9 +1,11 @@
 /* Reductions: squared norm, clipping factor, fixed-order sum of parts. */
+#include "kernels/cpu/clones.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/lanes.h"
 
 #include <string.h>
 
+ND_VECTOR_CLONES
 double nd_sumsq(const float *x, int64_t n) {
   // x (n)
   double s[ND_LANES] = {0};
@@ -18,6 +20,7 @@ float nd_clip_scale(double norm, double max_norm) {
   return 1.0f;
 }
 
+ND_VECTOR_CLONES
 void nd_sum_ordered(float *out, const float *const *parts, int nparts, int64_t n) {
   // out (n), may be parts[0]; parts[i] (n)
   if (nparts <= 0) {

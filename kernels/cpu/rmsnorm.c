@@ -2,9 +2,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/cpu/clones.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/lanes.h"
 
+ND_VECTOR_CLONES
 void nd_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps) {
   // out (N, C), rstd (N), inp (N, C), weight (C)
   for (int i = 0; i < N; i++) {
@@ -17,6 +19,7 @@ void nd_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *
   }
 }
 
+ND_VECTOR_CLONES
 void nd_rmsnorm_backward_input(float *dinp, const float *dskip, const float *dout, const float *inp,
                                const float *weight, const float *rstd, int N, int C) {
   // dinp (N, C), dskip (N, C) or NULL (may be dinp), dout (N, C), inp (N, C), weight (C), rstd (N)
@@ -38,6 +41,7 @@ void nd_rmsnorm_backward_input(float *dinp, const float *dskip, const float *dou
   }
 }
 
+ND_VECTOR_CLONES
 void nd_rmsnorm_backward_weight(float *dweight, const float *dout, const float *inp, const float *rstd, int N, int C,
                                 float beta) {
   // dweight (C), dout (N, C), inp (N, C), rstd (N)

@@ -1,7 +1,9 @@
 /* The gated SiLU of Llama's MLP: silu(gate) * up, forward and backward. */
+#include "kernels/cpu/clones.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/simd_exp.h"
 
+ND_VECTOR_CLONES
 void nd_swiglu_forward(float *out, const float *gate, const float *up, int64_t n) {
   // out, gate, up (n)
 #pragma omp simd
@@ -11,6 +13,7 @@ void nd_swiglu_forward(float *out, const float *gate, const float *up, int64_t n
   }
 }
 
+ND_VECTOR_CLONES
 void nd_swiglu_backward(float *dgate, float *dup, const float *gate, const float *up, const float *dout, int64_t n) {
   // dgate, dup, gate, up, dout (n)
 #pragma omp simd
