@@ -50,7 +50,22 @@ static void print_balance(const nd_trainer *tr) {
     printf(" ms -> stage_layers [");
   }
   for (int s = 0; s < p && !nd_trainer_stage(tr, s, &st); s++) printf("%s%lld", s ? ", " : "", st.layers);
-  printf("]\n");
+  printf("]");
+  /* the balanced split lost to the CPU workers alone before it was built */
+  double slowest = 0;
+  int kept_even = 0;
+  for (int s = 0; s < p && !nd_trainer_stage(tr, s, &st); s++) {
+    double ms = st.other_ms + (double)st.balanced_layers * st.layer_ms;
+    slowest = ms > slowest ? ms : slowest;
+    kept_even |= st.balanced_layers != st.layers;
+  }
+  if (kept_even) {
+    printf(" (the balanced split [");
+    for (int s = 0; s < p && !nd_trainer_stage(tr, s, &st); s++) printf("%s%lld", s ? ", " : "", st.balanced_layers);
+    printf("] leaves %.2f ms on its slowest stage, more than a whole step on the CPU workers alone, %.2f ms)", slowest,
+           st.cpu_alone_ms);
+  }
+  printf("\n");
   fflush(stdout);
 }
 

@@ -1,7 +1,8 @@
 /* One CPU worker + one device reproduces the CPU-only single-rank
  * reference: losses of 5 steps within 1e-4 relative, for data, tensor and
  * pipeline parallelism at 2 (pipeline under ndws and 1f1b, and with
- * stage_layers auto, which calibrates and rebuilds), free placement (tasks
+ * stage_layers auto, which calibrates and rebuilds, and keeps the even split
+ * where the CPU workers alone beat the balanced one), free placement (tasks
  * on both) and one rank. With an OpenCL device, ranks are placed on both the
  * CPU worker and the device; with a GPU, every rank goes on the GPU (the
  * CPU worker loads batches) and free placement mixes the two. The strict
@@ -61,10 +62,35 @@ static void task_done(void *user, int graph, int32_t task, double start, double 
     c->device_attention++;
 }
 
+/* stage_layers auto: the split is the balanced one, or the even one when the CPU workers alone, which the trainer
+ * then tries, were timed faster than the balanced split's slowest stage (train/balance.c). */
+static void check_auto_split(const nd_trainer *tr, const char *name) {
+  nd_stage_info st[8];
+  int p = 0, L = 0, balanced = 1, even = 1;
+  double slowest = 0;
+  while (p < 8 && nd_trainer_stage(tr, p, &st[p]) == 0) L += (int)st[p++].layers;
+  for (int s = 0; s < p; s++) {
+    slowest = fmax(slowest, st[s].other_ms + (double)st[s].balanced_layers * st[s].layer_ms);
+    balanced &= st[s].layers == st[s].balanced_layers;
+    even &= st[s].layers == L / p + (s < L % p);
+  }
+  if (!p) {
+    ok(0, "mixed node, %s: the trainer reports its split", name);
+  } else if (st[0].cpu_alone_ms < 0) {
+    ok(balanced, "mixed node, %s: the CPU workers alone not tried, the balanced split kept", name);
+  } else {
+    int keep_even = slowest >= st[0].cpu_alone_ms;
+    ok(keep_even ? even : balanced,
+       "mixed node, %s: the balanced split's slowest stage %.2f ms against a step on the CPU workers alone %.2f ms: "
+       "the %s split kept",
+       name, slowest, st[0].cpu_alone_ms, keep_even ? "even" : "balanced");
+  }
+}
+
 /* Trains STEPS steps; with c, counts tasks per device and bytes moved between memory nodes. *settling: whether
- * the trainer still chooses its placement after them. */
+ * the trainer still chooses its placement after them. With auto_split, checks the split stage_layers auto chose. */
 static int train(const char *const *overrides, double *loss, counts *c, uint64_t *bus_bytes, int *settling,
-                 nd_error *err) {
+                 const char *auto_split, nd_error *err) {
   const char *kv[24];
   int n = 0;
   for (int i = 0; model[i]; i++) kv[n++] = model[i];
@@ -75,6 +101,7 @@ static int train(const char *const *overrides, double *loss, counts *c, uint64_t
   int rc = -1;
   if (!cfg) return -1;
   if ((rc = nd_trainer_open(&tr, cfg, err))) goto done;
+  if (auto_split) check_auto_split(tr, auto_split);
   nd_exec_observer obs = {task_done, c};
   if (c) {
     c->g = nd__trainer_graph(tr);
@@ -100,7 +127,7 @@ int main(void) {
   double ref[STEPS];
   nd_error err = {0};
   int settling = 0;
-  if (!ok(train(single_rank, ref, NULL, NULL, &settling, &err) == 0, "CPU-only single-rank reference trains"))
+  if (!ok(train(single_rank, ref, NULL, NULL, &settling, NULL, &err) == 0, "CPU-only single-rank reference trains"))
     return done_testing();
 
   static const struct layout {
@@ -145,7 +172,8 @@ int main(void) {
     uint64_t bus = 0;
     /* strict: the device keeps its stage whatever the placement trial would choose on a loaded machine */
     int watch = strstr(layouts[i].name, "strict") != NULL;
-    int rc = train(ov, loss, watch ? &c : NULL, &bus, &settling, &err);
+    const char *auto_split = strstr(layouts[i].name, "auto") ? layouts[i].name : NULL;
+    int rc = train(ov, loss, watch ? &c : NULL, &bus, &settling, auto_split, &err);
     if (rc == ND_ENODEV) {
       skip("mixed node, %s: no " DEVICE " device (%s)", layouts[i].name, err.msg);
       if (watch) skip("mixed node: data crosses memory nodes (no " DEVICE " device)");

@@ -3,6 +3,12 @@
  * device gets fewer layers. The measurement is one calibration step (after a
  * warm-up step that compiles kernels and fills StarPU's models) with each
  * rank held to its own devices; the split then follows deterministically.
+ * Where the trainer will then try the CPU workers alone (train/trainer.c),
+ * the devices only stay if they make the step faster; so when even the
+ * balanced split's slowest stage takes longer than a whole step on the CPU
+ * workers alone (timed here too), no split keeps the devices, and the split
+ * stays even: what runs is then the even split on the CPU workers, as
+ * without `auto`, rather than a split made for a device left unused.
  * Under mpirun each process knows the devices and times of its own stages:
  * process 0 gathers them, decides, and sends every process its decision,
  * so all build the same graph. */
@@ -47,6 +53,18 @@ static int gather_known(void *v, int64_t n, int ints) {
   free(all);
   free(off);
   return 0;
+}
+
+/* The second of two steps with every task on the CPU workers (the first
+ * brings the data back from the devices). */
+static int cpu_alone_step_ms(nd_trainer *tr, const nd_graph *g, const nd_config *cfg, double *ms, nd_error *err) {
+  int rc = nd_sched_apply_on(nd__trainer_exec(tr), 0, g, cfg, NULL, 1, err);
+  for (int step = 0; step < 2 && !rc; step++) {
+    nd_step_result res;
+    rc = nd_trainer_step(tr, &res, err);
+    *ms = res.step_ms;
+  }
+  return rc;
 }
 
 int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
@@ -107,7 +125,19 @@ int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
   int layers[ND_MAX_STAGES];
   if (nd_stage_split(p, L, other_us, per_layer, layers))
     return nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
-  for (int s = 0; s < p; s++) split[s] = layers[s];
+  double slowest_us = 0;
+  for (int s = 0; s < p; s++) {
+    split[s] = out->balanced[s] = layers[s];
+    double us = other_us[s] + (double)layers[s] * per_layer[s];
+    slowest_us = us > slowest_us ? us : slowest_us;
+  }
+  out->cpu_alone_ms = -1;
+  if (nd__trainer_tries_cpu_alone(cfg, g)) {
+    rc = cpu_alone_step_ms(tr, g, cfg, &out->cpu_alone_ms, err);
+    if (rc) return rc;
+    if (slowest_us >= out->cpu_alone_ms * 1e3)
+      for (int s = 0; s < p; s++) split[s] = g->stage_layers[s];
+  }
   nd_mpi_bcast(out, sizeof *out);
   return 0;
 }

@@ -35,7 +35,11 @@ static const char *unit_name(int kind) {
 int nd_trainer_stage(const nd_trainer *tr, int stage, nd_stage_info *out) {
   const nd_balance *b = nd__trainer_balance(tr);
   if (stage < 0 || stage >= b->stages) return ND_EINVAL;
-  *out = (nd_stage_info){b->split[stage], unit_name(b->kind[stage]), b->mixed ? b->layer_us[stage] / 1e3 : -1,
-                         b->mixed ? b->other_us[stage] / 1e3 : -1};
+  *out = (nd_stage_info){b->split[stage],
+                         unit_name(b->kind[stage]),
+                         b->mixed ? b->layer_us[stage] / 1e3 : -1,
+                         b->mixed ? b->other_us[stage] / 1e3 : -1,
+                         b->mixed ? b->balanced[stage] : b->split[stage],
+                         b->mixed ? b->cpu_alone_ms : -1};
   return 0;
 }

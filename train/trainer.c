@@ -334,9 +334,14 @@ static int run_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
   tr->calibrated = 1;
   free(tr->trial_seconds);
   tr->trial_seconds = seconds;
-  /* strict placement holds each rank to its devices: the user's choice stays */
-  tr->trial = !rc && tr->cfg.runtime.placement != ND_PLACEMENT_STRICT && nd_sched_mixed_ranks(tr->step_graph);
+  tr->trial = !rc && nd__trainer_tries_cpu_alone(&tr->cfg, tr->step_graph);
   return rc;
+}
+
+int nd__trainer_tries_cpu_alone(const nd_config *cfg, const nd_graph *g) {
+  /* strict placement holds each rank to its devices: the user's choice stays */
+  return cfg->runtime.placement != ND_PLACEMENT_STRICT && !nd_sched_is_fixed(cfg->runtime.scheduler) &&
+         nd_sched_mixed_ranks(g);
 }
 
 int nd__trainer_settling(const nd_trainer *tr) {

@@ -35,14 +35,23 @@ typedef struct nd_balance {
   int64_t split[ND_MAX_STAGES];
   int kind[ND_MAX_STAGES];                                 /* enum nd_unit_kind */
   double layer_us[ND_MAX_STAGES], other_us[ND_MAX_STAGES]; /* per layer; the rest */
+  int64_t balanced[ND_MAX_STAGES];                         /* the split that balances the stages' devices */
+  double cpu_alone_ms;                                     /* a step on the CPU workers alone, when timed (else -1) */
 } nd_balance;
 const nd_balance *nd__trainer_balance(const nd_trainer *tr);
+
+/* Whether the trainer, after calibrating, tries the CPU workers alone against
+ * all workers: not under strict placement, nor for the fixed orders, and
+ * only where ranks sit on CPU workers and devices (nd_sched_mixed_ranks). */
+int nd__trainer_tries_cpu_alone(const nd_config *cfg, const nd_graph *g);
 
 /* parallelism.stage_layers: auto (train/balance.c). On the trainer's current
  * (even) split, finds the device kind each stage lands on; when they differ,
  * runs two calibration steps with every rank held to its devices, measures
  * each stage's per-layer time and its other work from the second, and
- * chooses the split that minimizes the slowest stage. Returns the split and
+ * chooses the split that minimizes the slowest stage, unless the CPU workers
+ * alone, which the trainer will try next, are faster than that stage (then
+ * the split stays even). Returns the split and
  * what it was chosen from; the caller reports it. The steps change the
  * parameters: the caller rebuilds the trainer. */
 int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err);

@@ -242,6 +242,12 @@ typedef struct nd_stage_info {
   /* measured per layer and for the rest of the stage's work; negative when
    * every stage lands on the same kind of device (the even split, unmeasured) */
   double layer_ms, other_ms;
+  /* the split that balances the stages' devices; it differs from `layers`
+   * when even its slowest stage took longer than a whole step on the CPU
+   * workers alone (cpu_alone_ms, negative when not timed): the trainer then
+   * keeps the CPU workers alone, and the split stays even */
+  long long balanced_layers;
+  double cpu_alone_ms;
 } nd_stage_info;
 /* ND_EINVAL when the split was given, not chosen, or stage is out of range. */
 ND_EXPORT int nd_trainer_stage(const nd_trainer *tr, int stage, nd_stage_info *out);
