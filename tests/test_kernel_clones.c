@@ -72,21 +72,24 @@ CLONES(nd_sumsq)
 enum { N = 37, C = 259, B = 2, T = 45, NH = 4, NKV = 2, HS = 8 }; /* odd sizes: lane blocks and tails */
 #define NX ((size_t)N * C)
 
+/* every buffer of the run, freed at its end */
+static void *buffers[64];
+static int nbuffers;
+static float *falloc(size_t n) {
+  float *p = malloc(n * sizeof *p);
+  if (!p || nbuffers == (int)(sizeof buffers / sizeof buffers[0])) exit(99);
+  return buffers[nbuffers++] = p;
+}
 static unsigned seed = 1;
 static float *random_floats(size_t n, float lo, float hi) {
-  float *p = malloc(n * sizeof *p);
-  if (!p) exit(99);
+  float *p = falloc(n);
   for (size_t i = 0; i < n; i++) {
     seed = seed * 1103515245u + 12345u;
     p[i] = lo + (hi - lo) * (float)((seed >> 8) & 0xffff) / 65535.0f;
   }
   return p;
 }
-static float *copy(const float *x, size_t n) {
-  float *p = malloc(n * sizeof *p);
-  if (!p) exit(99);
-  return memcpy(p, x, n * sizeof *p);
-}
+static float *copy(const float *x, size_t n) { return memcpy(falloc(n), x, n * sizeof *x); }
 static void same(const char *what, const void *a, const void *b, size_t bytes) {
   ok(!memcmp(a, b, bytes), "%s: the AVX2 and baseline clones give the same bits", what);
 }
@@ -131,13 +134,12 @@ int main(void) {
   /* attention: the softmax of a score block, then the backward of grouped-query attention */
   const int qs = (NH + 2 * NKV) * HS, kvs = qs;
   const size_t nqkv = (size_t)B * T * qs, natt = (size_t)B * NH * T * T, nout = (size_t)B * T * NH * HS;
-  float *qkv = random_floats(nqkv, -1, 1), *att = malloc(natt * 4), *out = malloc(nout * 4),
-        *dout = random_floats(nout, -1, 1);
+  float *qkv = random_floats(nqkv, -1, 1), *att = falloc(natt), *out = falloc(nout), *dout = random_floats(nout, -1, 1);
   float *s1 = random_floats((size_t)T * T, -8, 8), *s2 = copy(s1, (size_t)T * T);
   causal_softmax_avx2(s1, T), causal_softmax_base(s2, T);
   same("causal softmax", s1, s2, (size_t)T * T * 4);
   nd_attention_gqa_forward(out, att, qkv, qkv + NH * HS, qkv + (NH + NKV) * HS, qs, kvs, B, T, NH, NKV, HS);
-  float *d1 = malloc(nqkv * 4), *d2 = malloc(nqkv * 4), *da = malloc(natt * 4);
+  float *d1 = falloc(nqkv), *d2 = falloc(nqkv), *da = falloc(natt);
   nd_attention_gqa_backward_avx2(d1, d1 + NH * HS, d1 + (NH + NKV) * HS, da, dout, qkv, qkv + NH * HS,
                                  qkv + (NH + NKV) * HS, att, qs, kvs, B, T, NH, NKV, HS);
   nd_attention_gqa_backward_base(d2, d2 + NH * HS, d2 + (NH + NKV) * HS, da, dout, qkv, qkv + NH * HS,
@@ -167,6 +169,7 @@ int main(void) {
   same("sum of parts", a1, a2, C * 4);
   double q1 = nd_sumsq_avx2(x, NX), q2 = nd_sumsq_base(x, NX);
   same("sum of squares", &q1, &q2, sizeof q1);
+  while (nbuffers) free(buffers[--nbuffers]);
   return done_testing();
 }
 
