@@ -20,7 +20,6 @@
  * applies, as it does with ND_NDWS_MODELS=0 in the environment. (Placing each
  * ready task on the worker that would finish it first measured slower on the
  * mixed node and was dropped: docs/scheduler.md.) */
-#include <limits.h>
 #include <math.h>
 #include <starpu.h>
 #include <stdatomic.h>

@@ -9,7 +9,8 @@
 #define ND_LN_EPS 1e-5f
 
 /* One element's input gradient, given its row's two means of the normalization's gradient */
-static inline float grad_input(float x, float dy, float w, float m, float s, float dnorm_mean, float dnorm_xhat_mean) {
+static inline float ln_grad_input(float x, float dy, float w, float m, float s, float dnorm_mean,
+                                  float dnorm_xhat_mean) {
   return s * (dy * w - dnorm_mean - (x - m) * s * dnorm_xhat_mean);
 }
 
@@ -47,10 +48,11 @@ void nd_layernorm_backward_input(float *dinp, const float *dskip, const float *d
     // two loops, since a branch in the loop keeps it from being vectorized; ds[j] is read before dx[j] is written
     if (ds) {
 #pragma omp simd
-      for (int j = 0; j < C; j++) dx[j] = ds[j] + grad_input(x[j], dy[j], weight[j], m, s, dnorm_mean, dnorm_xhat_mean);
+      for (int j = 0; j < C; j++)
+        dx[j] = ds[j] + ln_grad_input(x[j], dy[j], weight[j], m, s, dnorm_mean, dnorm_xhat_mean);
     } else {
 #pragma omp simd
-      for (int j = 0; j < C; j++) dx[j] = grad_input(x[j], dy[j], weight[j], m, s, dnorm_mean, dnorm_xhat_mean);
+      for (int j = 0; j < C; j++) dx[j] = ln_grad_input(x[j], dy[j], weight[j], m, s, dnorm_mean, dnorm_xhat_mean);
     }
   }
 }

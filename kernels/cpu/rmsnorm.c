@@ -19,6 +19,11 @@ void nd_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *
   }
 }
 
+/* One element's input gradient, given its row's mean of the gradient times xhat */
+static inline float rms_grad_input(float x, float dy, float w, float s, float dot) {
+  return s * (dy * w - x * s * dot);
+}
+
 ND_VECTOR_CLONES
 void nd_rmsnorm_backward_input(float *dinp, const float *dskip, const float *dout, const float *inp,
                                const float *weight, const float *rstd, int N, int C) {
@@ -33,10 +38,10 @@ void nd_rmsnorm_backward_input(float *dinp, const float *dskip, const float *dou
     // two loops, since a branch in the loop keeps it from being vectorized; ds[j] is read before dx[j] is written
     if (ds) {
 #pragma omp simd
-      for (int j = 0; j < C; j++) dx[j] = ds[j] + s * (dy[j] * weight[j] - x[j] * s * dot);
+      for (int j = 0; j < C; j++) dx[j] = ds[j] + rms_grad_input(x[j], dy[j], weight[j], s, dot);
     } else {
 #pragma omp simd
-      for (int j = 0; j < C; j++) dx[j] = s * (dy[j] * weight[j] - x[j] * s * dot);
+      for (int j = 0; j < C; j++) dx[j] = rms_grad_input(x[j], dy[j], weight[j], s, dot);
     }
   }
 }
