@@ -4,7 +4,8 @@
  * micro-batch). For each (slots, m) the policies run in turn, ROUNDS times
  * (interleaved, so that a noisy machine slows them alike); each run gives its
  * median step, and a row is the median of its runs. Beside the step time:
- * the ratios to 1f1b and zbh1; the lower bound from the task durations of
+ * the ratios to 1f1b and zbh1, and ndws's step over the row's (below 0.97:
+ * the row is more than 3% faster than ndws); the lower bound from the task durations of
  * that step: a stage cannot start before the forward of micro-batch 0 reaches
  * it, runs its own work one task at a time, and after its last task the path
  * to the step's end remains (bench/run.h's worker bound; with strict
@@ -17,7 +18,7 @@
  * max(critical path, work / 2), since its tasks may run on either worker.
  *
  *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT],...] [SLOTS,...] [M,...] [ROUNDS]
- *   (defaults 3; ndws,1f1b,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity; 2,3; 4,8,16; 3) */
+ *   (defaults 3; ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity; 2,3; 4,8,16; 3) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,8 @@ static int run(const char *policy, int m, int slots, int steps, nd_bench_row *ou
 
 int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 3;
-  char pol_s[] = "ndws,1f1b,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity", slots_s[] = "2,3", m_s[] = "4,8,16";
+  char pol_s[] = "ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity", slots_s[] = "2,3",
+       m_s[] = "4,8,16";
   char *pols[MAX_LIST], *slot_l[MAX_LIST], *m_l[MAX_LIST];
   int n_pol = split(argc > 2 ? argv[2] : pol_s, pols), n_slots = split(argc > 3 ? argv[3] : slots_s, slot_l);
   int n_m = split(argc > 4 ? argv[4] : m_s, m_l), rounds = argc > 5 ? atoi(argv[5]) : 3;
@@ -88,10 +90,12 @@ int main(int argc, char **argv) {
          "step's measured tasks (no order of these tasks on these workers is faster); a row @PLACEMENT other than\n"
          "strict: max(critical path, work / 2)\n\n",
          rounds, steps);
-  printf("| slots | m  | policy             | step ms | / 1f1b | / zbh1 | bound ms | bound / 1f1b | efficiency | "
-         "bubble s0 | bubble s1 | bubble all | 1F1B theory |\n");
-  printf("|------:|---:|--------------------|--------:|-------:|-------:|---------:|-------------:|-----------:|------"
-         "----:|----------:|-----------:|------------:|\n");
+  printf(
+      "| slots | m  | policy             | step ms | / 1f1b | / zbh1 | ndws / | bound ms | bound / 1f1b | efficiency | "
+      "bubble s0 | bubble s1 | bubble all | 1F1B theory |\n");
+  printf("|------:|---:|--------------------|--------:|-------:|-------:|-------:|---------:|-------------:|-----------"
+         ":|---"
+         "-------:|----------:|-----------:|------------:|\n");
   for (int si = 0; si < n_slots; si++)
     for (int mi = 0; mi < n_m; mi++) {
       int slots = atoi(slot_l[si]), m = atoi(m_l[mi]);
@@ -99,21 +103,23 @@ int main(int argc, char **argv) {
       for (int r = 0; r < rounds; r++)
         for (int p = 0; p < n_pol; p++)
           if (run(pols[p], m, slots, steps, &runs[p][r])) return 1;
-      double ref_1f1b = 0, ref_zbh1 = 0;
+      double ref_1f1b = 0, ref_zbh1 = 0, ref_ndws = 0;
       for (int p = 0; p < n_pol; p++) {
         med[p] = nd_bench_median(runs[p], rounds);
         if (strcmp(pols[p], "1f1b") == 0) ref_1f1b = med[p].step_ms;
         if (strcmp(pols[p], "zbh1") == 0) ref_zbh1 = med[p].step_ms;
+        if (strcmp(pols[p], "ndws") == 0) ref_ndws = med[p].step_ms;
       }
       for (int p = 0; p < n_pol; p++) {
         const nd_bench_row *r = &med[p];
         /* the worker bound holds only where every order runs each task on the same worker */
         double bound = strcmp(placement_of(pols[p]), "strict") ? r->bound_ms : r->worker_bound_ms;
-        printf("| %5d | %2d | %-18s | %7.1f | %6.3f | %6.3f | %8.1f | %12.3f | %10.3f | %9.3f | %9.3f | %10.3f | "
-               "%11.3f |\n",
-               slots, m, pols[p], r->step_ms, ref_1f1b > 0 ? r->step_ms / ref_1f1b : 0,
-               ref_zbh1 > 0 ? r->step_ms / ref_zbh1 : 0, bound, ref_1f1b > 0 ? bound / ref_1f1b : 0, bound / r->step_ms,
-               r->bubble[0], r->bubble[1], r->bubble_all, 1.0 / (m + 1.0));
+        printf(
+            "| %5d | %2d | %-18s | %7.1f | %6.3f | %6.3f | %6.3f | %8.1f | %12.3f | %10.3f | %9.3f | %9.3f | %10.3f | "
+            "%11.3f |\n",
+            slots, m, pols[p], r->step_ms, ref_1f1b > 0 ? r->step_ms / ref_1f1b : 0,
+            ref_zbh1 > 0 ? r->step_ms / ref_zbh1 : 0, ref_ndws / r->step_ms, bound, ref_1f1b > 0 ? bound / ref_1f1b : 0,
+            bound / r->step_ms, r->bubble[0], r->bubble[1], r->bubble_all, 1.0 / (m + 1.0));
       }
       fflush(stdout);
     }

@@ -51,9 +51,9 @@ static const struct nd__name placements[] = {
 static const struct nd__name priority_orders[] = {
     {"pipeline", ND_PRIORITY_PIPELINE}, {"critical-path", ND_PRIORITY_CRITICAL_PATH}, {NULL, 0}};
 static const struct nd__name all_devices[] = {{"all", -1}, {NULL, 0}};
-static const struct nd__name schedulers[] = {{"ndws", 0}, {"eager", 0}, {"prio", 0},  {"ws", 0},
-                                             {"lws", 0},  {"dmda", 0},  {"dmdas", 0}, {"gpipe", 0},
-                                             {"1f1b", 0}, {"zbh1", 0},  {"zbh2", 0},  {NULL, 0}};
+static const struct nd__name schedulers[] = {{"ndws", 0}, {"eager", 0},      {"prio", 0},  {"ws", 0},   {"lws", 0},
+                                             {"dmda", 0}, {"dmdas", 0},      {"gpipe", 0}, {"1f1b", 0}, {"zbh1", 0},
+                                             {"zbh2", 0}, {"1f1b-split", 0}, {NULL, 0}};
 
 const char *const nd__sections[] = {"model", "parallelism", "train", "data", "runtime", "trace", "log", "kernels"};
 const size_t nd__n_sections = sizeof nd__sections / sizeof nd__sections[0];

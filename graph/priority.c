@@ -8,8 +8,8 @@
 #include "common/error.h"
 
 int nd_fixed_schedule_of(const char *policy) {
-  static const char *const names[] = {"gpipe", "1f1b", "zbh1", "zbh2"};
-  for (int i = 0; i < 4; i++)
+  static const char *const names[] = {"gpipe", "1f1b", "zbh1", "zbh2", "1f1b-split"};
+  for (int i = 0; i < 5; i++)
     if (strcmp(policy, names[i]) == 0) return i;
   return -1;
 }
@@ -97,8 +97,8 @@ int nd_priorities_from_rank(const nd_graph *g, const double *rank, const double 
 
 /* Ideal start times of the units (stage, micro-batch, F, B or W) of the
  * textbook schedule, in t[(s * m + j) * 3 + unit], unit 0 F, 1 B, 2 W.
- * GPipe and 1F1B: per-stage lists of F and backward (B and W together, W at
- * B's time), F = 1 and backward = 2 time units. */
+ * GPipe and 1F1B (both variants): per-stage lists of F and backward (B and W
+ * together, W at B's time), F = 1 and backward = 2 time units. */
 static int list_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t) {
   int p = g->pp, m = g->micro_batches, n_units = 2 * m;
   int *list = malloc((size_t)(p * n_units) * sizeof *list); /* unit = 2 * j + (B ? 1 : 0) */
@@ -232,8 +232,14 @@ static int unit_times(const nd_graph *g, enum nd_fixed_schedule kind, double *t)
 /* key[i]: when task i starts in the unit timeline t (unit_times' layout):
  * F, B and W tasks at their unit's start, collectives and other per-micro-
  * batch tasks with the latest of what they wait for, per-step tasks after
- * the whole timeline. */
-static void timeline_keys(const nd_graph *g, const nd_edges *e, const double *t, double *key) {
+ * the whole timeline. In list_times' timeline a backward (B and W) starts at
+ * B's time and the stage's next unit 2 later; a delay of 1 puts a task after
+ * the backward's others and before that next unit: the send of the input
+ * gradient to the previous stage (send_delay, 1F1B as Megatron-LM and
+ * PipeDream-Flush run it: one backward pass computes both gradients, the
+ * send follows it), or W (w_delay: the send leaves after B). */
+static void timeline_keys(const nd_graph *g, const nd_edges *e, const double *t, double send_delay, double w_delay,
+                          double *key) {
   int n_units = 3 * g->micro_batches;
   double last = 0;
   for (int i = 0; i < g->pp * n_units; i++) last = fmax(last, t[i] + 2);
@@ -242,8 +248,11 @@ static void timeline_keys(const nd_graph *g, const nd_edges *e, const double *t,
     double after = 0; /* the latest key among what it waits for */
     for (int32_t k = e->pred_off[i]; k < e->pred_off[i + 1]; k++) after = fmax(after, key[e->pred[k]]);
     int u = unit_of(task->phase);
-    if (u >= 0 && task->micro_batch >= 0)
-      key[i] = t[task->rank.pp * n_units + 3 * task->micro_batch + u];
+    const double *unit = task->micro_batch >= 0 ? t + task->rank.pp * n_units + 3 * task->micro_batch : NULL;
+    if (unit && u >= 0)
+      key[i] = unit[u] + (u == 2 ? w_delay : 0);
+    else if (unit && task->kind == ND_TASK_SENDRECV && task->group == ND_GROUP_PP_PREV)
+      key[i] = fmax(after, unit[1] + send_delay);
     else if (task->micro_batch >= 0 || task->phase == ND_PHASE_COLLECTIVE)
       key[i] = after;
     else
@@ -254,7 +263,7 @@ static void timeline_keys(const nd_graph *g, const nd_edges *e, const double *t,
 int nd_zb_timeline(const nd_graph *g, const nd_edges *e, const double *seconds, double *start) {
   double *t = malloc((size_t)(g->pp * 3 * g->micro_batches) * sizeof *t);
   int rc = t ? zb_times(g, seconds, g->micro_batches, 1, t) : ND_ENOMEM; /* the pools alone bound it */
-  if (!rc) timeline_keys(g, e, t, start);
+  if (!rc) timeline_keys(g, e, t, 0, 0, start);
   free(t);
   return rc;
 }
@@ -301,7 +310,7 @@ int nd_fixed_order(const nd_graph *g, const nd_edges *e, enum nd_fixed_schedule 
   ready_heap h = {malloc(n * sizeof(double)), malloc(n * sizeof(int32_t)), 0};
   int rc = !t || !key || !waiting || !h.key || !h.task ? ND_ENOMEM : unit_times(g, kind, t);
   if (rc) goto cleanup;
-  timeline_keys(g, e, t, key);
+  timeline_keys(g, e, t, kind == ND_FIXED_GPIPE || kind == ND_FIXED_1F1B, kind == ND_FIXED_1F1B_SPLIT, key);
   for (int32_t i = 0; i < g->n_tasks; i++) {
     waiting[i] = e->pred_off[i + 1] - e->pred_off[i];
     if (!waiting[i]) heap_push(&h, key[i], i);

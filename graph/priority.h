@@ -50,17 +50,20 @@ int nd_zb_timeline(const nd_graph *g, const nd_edges *e, const double *seconds, 
 int nd_priorities(const nd_graph *g, const nd_edges *e, const double *seconds, enum nd_priority_order order, int lo,
                   int hi, int *prio);
 
-/* The textbook pipeline schedules. */
-enum nd_fixed_schedule { ND_FIXED_GPIPE, ND_FIXED_1F1B, ND_FIXED_ZBH1, ND_FIXED_ZBH2 };
-/* The schedule a fixed policy name runs (gpipe, 1f1b, zbh1, zbh2), or -1. */
+/* The textbook pipeline schedules; ND_FIXED_1F1B_SPLIT is 1F1B whose stages
+ * send the input gradient after B and run W after the send. */
+enum nd_fixed_schedule { ND_FIXED_GPIPE, ND_FIXED_1F1B, ND_FIXED_ZBH1, ND_FIXED_ZBH2, ND_FIXED_1F1B_SPLIT };
+/* The schedule a fixed policy name runs (gpipe, 1f1b, zbh1, zbh2,
+ * 1f1b-split), or -1. */
 int nd_fixed_schedule_of(const char *policy);
 
 /* A topological order of every task of g that follows, on each stage, the
  * schedule's order of micro-batch forwards (F) and backwards (B and W
  * together): GPipe runs all forwards then all backwards; 1F1B runs
  * pp - 1 - stage warm-up forwards, then one forward, one backward, then the
- * remaining backwards; ZB-H1 and ZB-H2 run B and W apart (zb_times in
- * priority.c). Collectives follow what they wait for; per-step tasks
+ * remaining backwards; both send a stage's input gradient after its whole
+ * backward, 1F1B_SPLIT after its B (W then follows the send); ZB-H1 and
+ * ZB-H2 run B and W apart (zb_times in priority.c). Collectives follow what they wait for; per-step tasks
  * (optimizer) come last. Where the graph forbids the textbook order (too few
  * activation slots), the order waits as the graph requires. */
 int nd_fixed_order(const nd_graph *g, const nd_edges *e, enum nd_fixed_schedule kind, int32_t *order);

@@ -232,7 +232,7 @@ static int all_fit(const nd_graph *g, const nd__act_set *as, const int *fwd, con
  * gradient) need one slot; fwd forwards in flight need fwd slots of what B
  * reads; W may run wgrad - 1 micro-batches after its B, so what W reads needs
  * wgrad slots of gradients and fwd + wgrad - 1 of forward data. Every policy
- * but gpipe and 1f1b first gets what ZB-H1 needs (Qi et al.; graph/
+ * but gpipe, 1f1b and 1f1b-split first gets what ZB-H1 needs (Qi et al.; graph/
  * priority.c's zb_times) when it fits: p - s forwards in flight on stage s as
  * the paper's ZB-H1 runs them (the last stage runs B right after its
  * forward, so a second forward in flight there only takes memory that a
@@ -250,7 +250,7 @@ static int all_fit(const nd_graph *g, const nd__act_set *as, const int *fwd, con
 static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
   int m = g->micro_batches, fwd[ND_MAX_STAGES], wgrad[ND_MAX_STAGES];
   int fixed = policy ? nd_fixed_schedule_of(policy) : -1, fits = 0;
-  if (g->pp > 1 && fixed != ND_FIXED_GPIPE && fixed != ND_FIXED_1F1B) {
+  if (g->pp > 1 && fixed != ND_FIXED_GPIPE && fixed != ND_FIXED_1F1B && fixed != ND_FIXED_1F1B_SPLIT) {
     /* zbh2 first tries its 2p - 1 forwards on every stage */
     int zbh2 = fixed == ND_FIXED_ZBH2;
     for (int k = !zbh2; k < 2 && !fits; k++) {

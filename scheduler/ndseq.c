@@ -1,5 +1,5 @@
 /* ndseq: fixed per-worker orders, for the textbook pipeline schedules
- * (gpipe, 1f1b, zbh1, zbh2) measured against ndws on the same graph and kernels.
+ * (gpipe, 1f1b, 1f1b-split, zbh1, zbh2) measured against ndws on the same graph and kernels.
  *
  * The hints give each task a home worker and, as its priority, minus its
  * position in that worker's sequence (0, 1, 2, ... for each run of the
@@ -105,6 +105,6 @@ struct starpu_sched_policy nd_ndseq_policy = {
     .push_task = seq_push,
     .pop_task = seq_pop,
     .policy_name = "ndseq",
-    .policy_description = "ndgraph: fixed per-worker task orders (gpipe, 1f1b, zbh1, zbh2)",
+    .policy_description = "ndgraph: fixed per-worker task orders (gpipe, 1f1b, 1f1b-split, zbh1, zbh2)",
     .worker_type = STARPU_WORKER_LIST,
 };

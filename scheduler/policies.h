@@ -1,6 +1,6 @@
 /* ndgraph's own StarPU policies. `ndws`: per-worker priority queues, a task
  * starts on its home worker, idle workers steal the best task they may run,
- * nearest victim first. `gpipe`, `1f1b`, `zbh1`, `zbh2`: one policy, `ndseq`, that runs
+ * nearest victim first. `gpipe`, `1f1b`, `1f1b-split`, `zbh1`, `zbh2`: one policy, `ndseq`, that runs
  * each worker's tasks in a precomputed order (the hints say which). */
 #ifndef ND_SCHEDULER_POLICIES_H
 #define ND_SCHEDULER_POLICIES_H

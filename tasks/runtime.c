@@ -41,10 +41,11 @@ static int start(const nd_config *cfg, nd_error *err) {
   struct starpu_sched_policy *own = nd_sched_policy(policy);
   for (int i = 0; starpu_policies[i]; i++) known |= strcmp(policy, starpu_policies[i]) == 0;
   if (!known && !own)
-    return nd__fail(err, ND_ENOTIMPL,
-                    "%s: runtime.scheduler '%s' is not implemented (available: ndws, gpipe, 1f1b, zbh1, zbh2, eager, "
-                    "prio, ws, lws, dmda, dmdas)",
-                    cfg->source, policy);
+    return nd__fail(
+        err, ND_ENOTIMPL,
+        "%s: runtime.scheduler '%s' is not implemented (available: ndws, gpipe, 1f1b, 1f1b-split, zbh1, zbh2, "
+        "eager, prio, ws, lws, dmda, dmdas)",
+        cfg->source, policy);
   int opencl = (int)cfg->runtime.opencl_devices;
   const nd_backend_ops *ocl = nd__backend(ND_BACKEND_OPENCL);
   if (opencl > 0 && !ocl)

@@ -1,7 +1,8 @@
 /* The textbook pipeline orders (graph/priority.c) that the fixed policies
  * run: each is a topological order of the whole graph, and each stage sees
  * its schedule's order of micro-batch units. 1F1B keeps a micro-batch's W
- * beside its B; ZB-H1 lets the last stage postpone W behind the next forward;
+ * beside its B and sends the input gradient after both (1f1b-split between
+ * them); ZB-H1 lets the last stage postpone W behind the next forward;
  * ZB-H2 runs more warm-up forwards on the first stage. On the benchmark's
  * model (bench/schedule) with 3 activation slots, the zero-bubble pools let
  * W wait one micro-batch behind its B, and the simulated step (cost-model
@@ -18,13 +19,18 @@
 #include "tests/runtime/harness.h"
 #include "tests/tap.h"
 
-/* Position in `order` of the first task of stage st, micro-batch mb, phase ph. */
-static int32_t first_at(const nd_graph *g, const int32_t *order, int st, int mb, enum nd_phase ph) {
-  for (int32_t k = 0; k < g->n_tasks; k++) {
+/* Position in `order` of the first (or with last, the last) task of stage
+ * st, micro-batch mb, phase ph. */
+static int32_t position(const nd_graph *g, const int32_t *order, int st, int mb, enum nd_phase ph, int last) {
+  int32_t at = -1;
+  for (int32_t k = 0; k < g->n_tasks && (last || at < 0); k++) {
     const nd_task *t = &g->tasks[order[k]];
-    if (t->rank.pp == st && t->micro_batch == mb && t->phase == ph) return k;
+    if (t->rank.pp == st && t->micro_batch == mb && t->phase == ph) at = k;
   }
-  return -1;
+  return at;
+}
+static int32_t first_at(const nd_graph *g, const int32_t *order, int st, int mb, enum nd_phase ph) {
+  return position(g, order, st, mb, ph, 0);
 }
 
 /* The simulated step of `policy` on 2 CPU workers, each task as long as the CPU cost model says. */
@@ -92,9 +98,9 @@ int main(void) {
   nd_error err = {0};
   if (!ok(cfg && nd_graph_build(&g, cfg, 0, &err) == 0 && nd_graph_edges(g, &e) == 0, "graph builds %s", err.msg))
     goto done;
-  static const char *const names[] = {"gpipe", "1f1b", "zbh1", "zbh2"};
+  static const char *const names[] = {"gpipe", "1f1b", "zbh1", "zbh2", "1f1b-split"};
   int32_t *order = malloc((size_t)g->n_tasks * sizeof *order), *pos = malloc((size_t)g->n_tasks * sizeof *pos);
-  for (int kind = 0; kind < 4; kind++) {
+  for (int kind = 0; kind < 5; kind++) {
     ok(nd_fixed_schedule_of(names[kind]) == kind, "%s is a fixed schedule", names[kind]);
     if (!ok(nd_fixed_order(g, &e, (enum nd_fixed_schedule)kind, order) == 0, "%s: order computed", names[kind]))
       continue;
@@ -112,7 +118,15 @@ int main(void) {
     int last = g->pp - 1;
     int32_t w0 = first_at(g, order, last, 0, ND_PHASE_W), f1 = first_at(g, order, last, 1, ND_PHASE_F);
     int32_t f2 = first_at(g, order, 0, 2, ND_PHASE_F), b0 = first_at(g, order, 0, 0, ND_PHASE_B);
-    if (kind == 1) ok(w0 < f1, "1f1b: the last stage runs W of micro-batch 0 before the forward of 1");
+    /* on the last stage, micro-batch 0's only collective is the send of its input gradient */
+    int32_t send0 = first_at(g, order, last, 0, ND_PHASE_COLLECTIVE),
+            w0_end = position(g, order, last, 0, ND_PHASE_W, 1);
+    if (kind == 1 || kind == 4)
+      ok(w0 < f1, "%s: the last stage runs W of micro-batch 0 before the forward of 1", names[kind]);
+    if (kind == 0 || kind == 1)
+      ok(send0 > w0_end, "%s: the last stage sends micro-batch 0's input gradient after its whole backward",
+         names[kind]);
+    if (kind == 4) ok(send0 >= 0 && send0 < w0, "1f1b-split: the last stage sends it after B, before W");
     if (kind == 2) ok(w0 > f1, "zbh1: the last stage postpones W of micro-batch 0 behind the forward of 1");
     if (kind == 2) ok(f2 > b0, "zbh1: the first stage keeps 1F1B's two micro-batches in flight");
     if (kind == 3) ok(f2 < b0, "zbh2: the first stage runs a third forward before its first B");

@@ -111,7 +111,7 @@ static void w_waits(const nd_graph *g, const char *what) {
 /* Where memory allows, W can wait behind more forwards than `slots`: with
  * the tiny model at 3 slots, and at 2 slots with the benchmark's model
  * (bench/schedule), whose head is small beside its layers. Under zbh1 and
- * ndws (every policy but gpipe and 1f1b) that model fits ZB-H1 at 2 slots
+ * ndws (every policy but gpipe, 1f1b and 1f1b-split) that model fits ZB-H1 at 2 slots
  * with p - s forwards in flight on stage s: the last stage runs one forward
  * at a time and, with the norms' weight gradients done in B, its W waits up
  * to two micro-batches behind the next B (one before: the norms' inputs and

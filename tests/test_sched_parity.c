@@ -10,8 +10,8 @@
 
 #define STEPS 2
 
-static const char *const policies[] = {"ndws", "gpipe", "1f1b", "zbh1", "zbh2",  "eager",
-                                       "prio", "ws",    "lws",  "dmda", "dmdas", NULL};
+static const char *const policies[] = {"ndws", "gpipe", "1f1b", "1f1b-split", "zbh1",  "zbh2", "eager",
+                                       "prio", "ws",    "lws",  "dmda",       "dmdas", NULL};
 static const char *const placements[] = {"strict", "affinity", "free", NULL};
 
 static int train(const char *layout[4], const char *policy, const char *placement, double *loss) {

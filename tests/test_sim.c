@@ -1,7 +1,7 @@
 /* The step simulator on graphs built by hand, whose schedules are known
  * exactly: a chain, a fork-join on k workers, a 1F1B pipeline with equal
- * stage times (bubble (p - 1) / (m + p - 1)), 1F1B against ZB-H1 with B and
- * W apart, a transfer between memory nodes, and the peak memory of each node. */
+ * stage times (bubble (p - 1) / (m + p - 1)), 1F1B (whole backward and B
+ * then W) against ZB-H1 with B and W apart, a transfer between memory nodes, and the peak memory of each node. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,10 +105,25 @@ static void fork_join(int k, int n) {
   nd_graph_free(g);
 }
 
+/* Stage s sends the input gradient `grad` of micro-batch mb to stage s - 1,
+ * as a task of stage s (the graph's sendrecv); the copy on stage s - 1. */
+static int32_t send_back(nd_graph *g, int s, int mb, int32_t grad) {
+  int32_t copy = tensor(g, s - 1, 4);
+  nd_access acc[2] = {{grad, ND_ACCESS_R}, {copy, ND_ACCESS_W}};
+  nd_task t = {.kind = ND_TASK_SENDRECV,
+               .phase = ND_PHASE_COLLECTIVE,
+               .group = ND_GROUP_PP_PREV,
+               .rank = {0, s, 0},
+               .micro_batch = mb,
+               .layer = -1};
+  nd__graph_add_task(g, &t, acc, 2);
+  return copy;
+}
+
 /* A p-stage pipeline of mb micro-batches: every forward, then every input
  * gradient (B) from the last stage back, each followed by its stage's
  * weight gradient (W) when with_w (the W tasks of a stage accumulate into
- * one tensor, in micro-batch order). */
+ * one tensor, in micro-batch order), and by its send to the previous stage. */
 static nd_graph *pipeline_graph(int p, int mb, int with_w) {
   nd_graph *g = new_graph(p, mb);
   int32_t act[8][32], grad[8][32], dw[8], in = tensor(g, 0, 4);
@@ -120,7 +135,7 @@ static nd_graph *pipeline_graph(int p, int mb, int with_w) {
     }
   for (int j = 0; j < mb; j++)
     for (int s = p - 1; s >= 0; s--) {
-      int32_t reads[2] = {act[s][j], s + 1 < p ? grad[s + 1][j] : act[s][j]};
+      int32_t reads[2] = {act[s][j], s + 1 < p ? send_back(g, s + 1, j, grad[s + 1][j]) : act[s][j]};
       grad[s][j] = tensor(g, s, 4);
       task(g, ND_PHASE_B, s, j, reads, 2, grad[s][j]);
       reads[1] = grad[s][j];
@@ -129,11 +144,20 @@ static nd_graph *pipeline_graph(int p, int mb, int with_w) {
   return g;
 }
 
+/* Each task's duration: F f, B b, W w, the sends none. */
+static double *durations(const nd_graph *g, double f, double b, double w) {
+  double *dur = malloc((size_t)g->n_tasks * sizeof *dur);
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    enum nd_phase ph = g->tasks[i].phase;
+    dur[i] = ph == ND_PHASE_F ? f : ph == ND_PHASE_B ? b : ph == ND_PHASE_W ? w : 0;
+  }
+  return dur;
+}
+
 /* p stages, m micro-batches, F and B of equal times on every stage. */
 static void pipeline(int p, int mb, double f, double b, const char *policy) {
   nd_graph *g = pipeline_graph(p, mb, 0);
-  double *dur = malloc((size_t)g->n_tasks * sizeof *dur);
-  for (int32_t i = 0; i < g->n_tasks; i++) dur[i] = g->tasks[i].phase == ND_PHASE_F ? f : b;
+  double *dur = durations(g, f, b, 0);
   nd_sim_machine m = cpus(p);
   nd_sim_result r = {0};
   int rc = simulate(g, &m, dur, policy, ND_PLACEMENT_STRICT, &r);
@@ -146,27 +170,30 @@ static void pipeline(int p, int mb, double f, double b, const char *policy) {
   nd_graph_free(g);
 }
 
-/* p stages, m micro-batches, F, B and W of 1 s each, no memory bound. The
- * input gradient leaves a stage after B, so 1F1B (W beside its B) idles
- * (p - 1)(F + B) per stage; ZB-H1 postpones W on the later stages into that
- * wait, (p - 1)(F + B - W) (Qi et al., ICLR 2024; 1F1B with B and W as one
- * backward: (p - 1)(F + B + W)). */
+/* p stages, m micro-batches, F, B and W of 1 s each, no memory bound (Qi et
+ * al., ICLR 2024). 1F1B sends the input gradient after the whole backward
+ * and idles (p - 1)(F + B + W) per stage; 1f1b-split sends it after B, W
+ * next, (p - 1)(F + B); ZB-H1 postpones W on the later stages into that
+ * wait, (p - 1)(F + B - W). */
 static void zero_bubble(int p, int mb) {
   nd_graph *g = pipeline_graph(p, mb, 1);
-  double *dur = malloc((size_t)g->n_tasks * sizeof *dur);
-  for (int32_t i = 0; i < g->n_tasks; i++) dur[i] = 1;
+  double *dur = durations(g, 1, 1, 1);
   nd_sim_machine m = cpus(p);
-  nd_sim_result one = {0}, zb = {0};
+  nd_sim_result one = {0}, split = {0}, zb = {0};
   int rc = simulate(g, &m, dur, "1f1b", ND_PLACEMENT_STRICT, &one);
+  rc = rc ? rc : simulate(g, &m, dur, "1f1b-split", ND_PLACEMENT_STRICT, &split);
   rc = rc ? rc : simulate(g, &m, dur, "zbh1", ND_PLACEMENT_STRICT, &zb);
-  double work = 3.0 * mb, idle_1f1b = (p - 1) * 2.0, idle_zb = (p - 1) * 1.0;
-  ok(rc == 0 && one.step_s == work + idle_1f1b, "1f1b, p %d, m %d, F = B = W: step 3m + (p - 1)(F + B) = %g (got %g)",
-     p, mb, work + idle_1f1b, one.step_s);
+  double work = 3.0 * mb, idle_1f1b = (p - 1) * 3.0, idle_split = (p - 1) * 2.0, idle_zb = (p - 1) * 1.0;
+  ok(rc == 0 && one.step_s == work + idle_1f1b,
+     "1f1b, p %d, m %d, F = B = W: step 3m + (p - 1)(F + B + W) = %g (got %g)", p, mb, work + idle_1f1b, one.step_s);
+  ok(rc == 0 && split.step_s == work + idle_split,
+     "1f1b-split, p %d, m %d, F = B = W: step 3m + (p - 1)(F + B) = %g (got %g)", p, mb, work + idle_split,
+     split.step_s);
   ok(rc == 0 && zb.step_s == work + idle_zb, "zbh1, p %d, m %d, F = B = W: step 3m + (p - 1)(F + B - W) = %g (got %g)",
      p, mb, work + idle_zb, zb.step_s);
   ok(fabs(zb.bubble - idle_zb / (work + idle_zb)) < 1e-12,
-     "zbh1, p %d, m %d: bubble (p - 1) / (3m + p - 1) = %.6f, half of 1f1b's %.6f (got %.6f)", p, mb,
-     idle_zb / (work + idle_zb), one.bubble, zb.bubble);
+     "zbh1, p %d, m %d: bubble (p - 1) / (3m + p - 1) = %.6f, against 1f1b's %.6f and 1f1b-split's %.6f (got %.6f)", p,
+     mb, idle_zb / (work + idle_zb), one.bubble, split.bubble, zb.bubble);
   free(dur);
   nd_graph_free(g);
 }
