@@ -31,11 +31,12 @@ static const struct {
             {"ndws without models", "ndws", "[]", "", 1, "0"},
             {"auto stages, ndws", "ndws", "auto", "", 1, "steal"},
             {"equal stages, 1f1b", "1f1b", "[]", "strict", 1, "steal"},
+            {"equal stages, 1f1b-split", "1f1b-split", "[]", "strict", 1, "steal"},
             {"equal stages, ndws", "ndws", "[]", "strict", 1, "steal"},
             {"auto stages, ndws", "ndws", "auto", "strict", 1, "steal"},
             {"equal stages, dmdas", "dmdas", "[]", "free", 1, "steal"},
             {"CPU worker alone", "ndws", "[]", "", 0, "steal"}};
-enum { N_ROWS = sizeof rows / sizeof rows[0], ROW_STRICT_NDWS = 4, ROW_CPU = 7 };
+enum { N_ROWS = sizeof rows / sizeof rows[0], ROW_STRICT_NDWS = 5, ROW_CPU = 8 };
 
 static int run(int i, int small, int slots, int steps, nd_bench_row *out) {
   char a[5][64];
@@ -100,14 +101,14 @@ int main(int argc, char **argv) {
          small ? "4 layers, n_embd 128, 4 micro-batches of 4 x 64 tokens"
                : "8 layers, n_embd 256, 8 micro-batches of 8 x 64 tokens",
          slots, rounds, steps, ideal, t_cpu, t_dev, dev_layer / cpu_layer);
-  printf(
-      "| configuration        | placement | stage_layers | step ms | / default | of ideal | bound ms | efficiency |\n");
-  printf(
-      "|----------------------|-----------|--------------|--------:|----------:|---------:|---------:|-----------:|\n");
+  printf("| configuration            | placement | stage_layers | step ms | / default | of ideal | bound ms | "
+         "efficiency |\n");
+  printf("|--------------------------|-----------|--------------|--------:|----------:|---------:|---------:|----------"
+         "-:|\n");
   for (int i = 0; i < N_ROWS; i++) {
     char split[32];
     snprintf(split, sizeof split, "[%d, %d]", r[i].stage_layers[0], r[i].stage_layers[1]);
-    printf("| %-20s | %-9s | %-12s | %7.1f | %9.3f | %8.3f | %8.1f | %10.3f |\n", rows[i].label,
+    printf("| %-24s | %-9s | %-12s | %7.1f | %9.3f | %8.3f | %8.1f | %10.3f |\n", rows[i].label,
            rows[i].placement[0] ? rows[i].placement : "default", split, r[i].step_ms, r[i].step_ms / r[0].step_ms,
            ideal / r[i].step_ms, r[i].bound_ms, r[i].bound_ms / r[i].step_ms);
   }
