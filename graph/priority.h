@@ -63,8 +63,8 @@ int nd_fixed_schedule_of(const char *policy);
  * pp - 1 - stage warm-up forwards, then one forward, one backward, then the
  * remaining backwards; both send a stage's input gradient after its whole
  * backward, 1F1B_SPLIT after its B (W then follows the send); ZB-H1 and
- * ZB-H2 run B and W apart (zb_times in priority.c). Collectives follow what they wait for; per-step tasks
- * (optimizer) come last. Where the graph forbids the textbook order (too few
+ * ZB-H2 run B and W apart (zb_times in priority.c). Collectives follow what
+ * they wait for; per-step tasks (optimizer) come last. Where the graph forbids the textbook order (too few
  * activation slots), the order waits as the graph requires. */
 int nd_fixed_order(const nd_graph *g, const nd_edges *e, enum nd_fixed_schedule kind, int32_t *order);
 

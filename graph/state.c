@@ -232,8 +232,8 @@ static int all_fit(const nd_graph *g, const nd__act_set *as, const int *fwd, con
  * gradient) need one slot; fwd forwards in flight need fwd slots of what B
  * reads; W may run wgrad - 1 micro-batches after its B, so what W reads needs
  * wgrad slots of gradients and fwd + wgrad - 1 of forward data. Every policy
- * but gpipe, 1f1b and 1f1b-split first gets what ZB-H1 needs (Qi et al.; graph/
- * priority.c's zb_times) when it fits: p - s forwards in flight on stage s as
+ * but gpipe, 1f1b and 1f1b-split first gets what ZB-H1 needs (Qi et al.;
+ * graph/priority.c's zb_times) when it fits: p - s forwards in flight on stage s as
  * the paper's ZB-H1 runs them (the last stage runs B right after its
  * forward, so a second forward in flight there only takes memory that a
  * waiting W can use: measured, fwd 2 on both stages was slower than fwd 2, 1,
