@@ -29,6 +29,7 @@ static int32_t position(const nd_graph *g, const int32_t *order, int st, int mb,
   }
   return at;
 }
+
 static int32_t first_at(const nd_graph *g, const int32_t *order, int st, int mb, enum nd_phase ph) {
   return position(g, order, st, mb, ph, 0);
 }
