@@ -21,6 +21,10 @@
  * devices or policy is refused (ND_ECONFIG). */
 int nd_runtime_start(const nd_config *cfg, nd_error *err);
 void nd_runtime_stop(void);
+/* The environment nd_runtime_start gives StarPU (policy from the
+ * configuration, quiet, CPU-type OpenCL devices listed), for a caller that
+ * starts StarPU itself. */
+void nd_runtime_starpu_env(void);
 /* CPU workers StarPU actually started. */
 int nd_runtime_workers(void);
 /* OpenCL devices StarPU actually started (0 in builds without OpenCL). */

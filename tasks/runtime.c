@@ -35,6 +35,17 @@ static void stop_backends(void) {
     }
 }
 
+void nd_runtime_starpu_env(void) {
+  /* the configuration decides the policy; quiet unless the user asked otherwise */
+  unsetenv("STARPU_SCHED");
+  setenv("STARPU_SILENT", "1", 0);
+  /* PoCL and other CPU-type devices count: StarPU skips them otherwise. Every
+   * process lists them, with OpenCL workers or without: StarPU keeps one bus
+   * model per machine and rewrites it when a process counts other devices
+   * than the model's, under any process reading it at that moment. */
+  setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
+}
+
 static int start(const nd_config *cfg, nd_error *err) {
   const char *policy = cfg->runtime.scheduler;
   int known = 0;
@@ -82,18 +93,13 @@ static int start(const nd_config *cfg, nd_error *err) {
               STARPU_MAXCPUS);
     workers = STARPU_MAXCPUS;
   }
-  /* the configuration decides the policy; quiet unless the user asked otherwise */
-  unsetenv("STARPU_SCHED");
-  setenv("STARPU_SILENT", "1", 0);
+  nd_runtime_starpu_env();
 
   struct starpu_conf conf;
   starpu_conf_init(&conf);
   conf.ncpus = workers;
   conf.ncuda = cuda;
   conf.nopencl = opencl;
-  /* PoCL and other CPU-type devices count: StarPU skips them otherwise. Set
-   * on every start, since StarPU lists OpenCL devices once per process. */
-  if (ocl) setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
   if (opencl > 0) {
     /* a CPU-type device runs on threads of its own: give it the cores the
      * CPU workers leave (at least one each), unless the user chose */

@@ -22,6 +22,7 @@
 #include "scheduler/hints.h"
 #include "scheduler/policies.h"
 #include "tasks/collective.h"
+#include "tasks/exec.h"
 #include "tests/tap.h"
 
 #define RANKS 4
@@ -235,8 +236,7 @@ static void plan(void) {
 }
 
 int main(void) {
-  unsetenv("STARPU_SCHED");
-  setenv("STARPU_SILENT", "1", 0);
+  nd_runtime_starpu_env();
   setenv("STARPU_WORKERS_NOBIND", "1", 1);
   signal(SIGALRM, on_alarm);
   plan();

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "scheduler/policies.h"
+#include "tasks/exec.h"
 #include "tests/tap.h"
 
 #define N_TASKS 64
@@ -39,8 +40,7 @@ static int submit(struct starpu_codelet *cl, int priority, void *arg) {
 }
 
 int main(void) {
-  unsetenv("STARPU_SCHED");
-  setenv("STARPU_SILENT", "1", 0);
+  nd_runtime_starpu_env();
   setenv("STARPU_WORKERS_NOBIND", "1", 1);
   struct starpu_conf conf;
   starpu_conf_init(&conf);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "scheduler/policies.h"
+#include "tasks/exec.h"
 #include "tests/tap.h"
 
 #define N_TASKS   2000
@@ -105,8 +106,7 @@ static int run_dag(struct starpu_task **tasks) {
 }
 
 int main(void) {
-  unsetenv("STARPU_SCHED");
-  setenv("STARPU_SILENT", "1", 0);
+  nd_runtime_starpu_env();
   setenv("STARPU_WORKERS_NOBIND", "1", 1);
   struct starpu_conf conf;
   starpu_conf_init(&conf);
