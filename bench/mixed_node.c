@@ -21,7 +21,7 @@
 
 #include "bench/run.h"
 
-#define MAX_ROUNDS 9
+#define MAX_ROUNDS 25
 
 static const struct {
   const char *label, *policy, *stages, *placement;
@@ -77,11 +77,16 @@ static int run(int i, int small, int slots, int steps, nd_bench_row *out) {
 }
 
 int main(int argc, char **argv) {
-  int steps = argc > 1 ? atoi(argv[1]) : 3, slots = argc > 2 ? atoi(argv[2]) : 2;
-  int small = argc > 3 && strcmp(argv[3], "small") == 0, rounds = argc > 4 ? atoi(argv[4]) : 3;
-  if (steps < 1) steps = 3;
-  if (slots < 1) slots = 2;
-  if (rounds < 1 || rounds > MAX_ROUNDS) rounds = 3;
+  const char *me = "bench/mixed-node";
+  int steps = argc > 1 ? nd_bench_count(me, "STEPS", argv[1], 1, 1000) : 3;
+  int slots = argc > 2 ? nd_bench_count(me, "SLOTS", argv[2], 1, 64) : 2;
+  int rounds = argc > 4 ? nd_bench_count(me, "ROUNDS", argv[4], 1, MAX_ROUNDS) : 3;
+  if (steps < 0 || slots < 0 || rounds < 0) return 2;
+  if (argc > 3 && strcmp(argv[3], "small") && strcmp(argv[3], "big")) {
+    fprintf(stderr, "%s: MODEL '%s': not big or small\n", me, argv[3]);
+    return 2;
+  }
+  int small = argc > 3 && strcmp(argv[3], "small") == 0;
   nd_bench_row runs[N_ROWS][MAX_ROUNDS], r[N_ROWS];
   for (int k = 0; k < rounds; k++)
     for (int i = 0; i < N_ROWS; i++)

@@ -1,6 +1,7 @@
 /* One configuration's measured steps (bench/run.h). */
 #include "bench/run.h"
 
+#include <errno.h>
 #include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,4 +165,15 @@ done:
   nd_trainer_close(tr);
   nd_config_free(cfg);
   return rc;
+}
+
+int nd_bench_count(const char *prog, const char *name, const char *s, int lo, int hi) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) {
+    fprintf(stderr, "%s: %s '%s': not a whole number from %d to %d\n", prog, name, s, lo, hi);
+    return -1;
+  }
+  return (int)v;
 }

@@ -27,4 +27,8 @@ int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out);
 /* The median (by step time) of n rows, reordering them. */
 nd_bench_row nd_bench_median(nd_bench_row *rows, int n);
 
+/* A command-line count: s as an integer in lo..hi, or -1 after a one-line
+ * error on stderr naming the program and the argument. */
+int nd_bench_count(const char *prog, const char *name, const char *s, int lo, int hi);
+
 #endif

@@ -20,17 +20,20 @@
  *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT],...] [SLOTS,...] [M,...] [ROUNDS]
  *   (defaults 3; ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity; 2,3; 4,8,16; 3) */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bench/run.h"
 
 #define MAX_LIST   16
-#define MAX_ROUNDS 9
+#define MAX_ROUNDS 25
 
 static int split(char *s, char **out) {
   int n = 0;
-  for (char *tok = strtok(s, ","); tok && n < MAX_LIST; tok = strtok(NULL, ",")) out[n++] = tok;
+  for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ","))
+    if (n < MAX_LIST)
+      out[n++] = tok;
+    else
+      return 0; /* too many: refused as an empty list is */
   return n;
 }
 
@@ -75,14 +78,23 @@ static int run(const char *policy, int m, int slots, int steps, nd_bench_row *ou
 }
 
 int main(int argc, char **argv) {
-  int steps = argc > 1 ? atoi(argv[1]) : 3;
+  const char *me = "bench/schedule";
+  int steps = argc > 1 ? nd_bench_count(me, "STEPS", argv[1], 1, 1000) : 3;
+  int rounds = argc > 5 ? nd_bench_count(me, "ROUNDS", argv[5], 1, MAX_ROUNDS) : 3;
+  if (steps < 0 || rounds < 0) return 2;
   char pol_s[] = "ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity", slots_s[] = "2,3",
        m_s[] = "4,8,16";
   char *pols[MAX_LIST], *slot_l[MAX_LIST], *m_l[MAX_LIST];
   int n_pol = split(argc > 2 ? argv[2] : pol_s, pols), n_slots = split(argc > 3 ? argv[3] : slots_s, slot_l);
-  int n_m = split(argc > 4 ? argv[4] : m_s, m_l), rounds = argc > 5 ? atoi(argv[5]) : 3;
-  if (steps < 1) steps = 3;
-  if (rounds < 1 || rounds > MAX_ROUNDS) rounds = 3;
+  int n_m = split(argc > 4 ? argv[4] : m_s, m_l), slot_n[MAX_LIST], m_n[MAX_LIST];
+  if (n_pol == 0 || n_slots == 0 || n_m == 0) {
+    fprintf(stderr, "%s: a list of policies, slots or micro-batch counts is empty or longer than %d\n", me, MAX_LIST);
+    return 2;
+  }
+  for (int i = 0; i < n_slots; i++)
+    if ((slot_n[i] = nd_bench_count(me, "SLOTS", slot_l[i], 1, 64)) < 0) return 2;
+  for (int i = 0; i < n_m; i++)
+    if ((m_n[i] = nd_bench_count(me, "M", m_l[i], 1, 1024)) < 0) return 2;
   printf("pp=2, strict placement (unless a row says @PLACEMENT), 2 workers, n_embd 256, 4 layers, seq_len 128, 4 "
          "sequences per micro-batch;\n"
          "each row: median of %d runs interleaved with the other policies, each run the median of %d steps after\n"
@@ -98,7 +110,7 @@ int main(int argc, char **argv) {
          "-------:|----------:|-----------:|------------:|\n");
   for (int si = 0; si < n_slots; si++)
     for (int mi = 0; mi < n_m; mi++) {
-      int slots = atoi(slot_l[si]), m = atoi(m_l[mi]);
+      int slots = slot_n[si], m = m_n[mi];
       nd_bench_row runs[MAX_LIST][MAX_ROUNDS], med[MAX_LIST];
       for (int r = 0; r < rounds; r++)
         for (int p = 0; p < n_pol; p++)
