@@ -32,6 +32,9 @@ typedef struct nd_cli_option {
  * validates, and fills opts. Prints the one-line error itself; returns the
  * exit status to use on failure (2), or 0. */
 int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_config **cfg);
+/* An option's value as a whole number from 1 to max, in *out; else prints
+ * the one-line error and returns the exit status to use (2). */
+int nd_cli_count(const char *option, const char *text, long long max, long long *out);
 
 /* Signals during `ndgraph run` (cli/signals.c). Block them in every thread
  * (before the runtime starts its workers, which inherit the mask), install

@@ -1,4 +1,5 @@
 /* `ndgraph eval`: the mean cross-entropy of a checkpoint, as one JSON line. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,12 +21,9 @@ int nd_cli_eval(int argc, char **argv) {
     return ND_EXIT_BAD_INPUT;
   }
   if (opts[2].value) {
-    char *end;
-    batches = strtoll(opts[2].value, &end, 10);
-    if (*end || batches < 1) {
-      fprintf(stderr, "ndgraph: --batches '%s': expected a positive integer\n", opts[2].value);
+    if ((status = nd_cli_count("--batches", opts[2].value, LLONG_MAX, &batches))) {
       nd_config_free(cfg);
-      return ND_EXIT_BAD_INPUT;
+      return status;
     }
   } else if (nd_config_get(cfg, "train.eval_batches", buf, sizeof buf) == 0) {
     batches = atoll(buf);

@@ -1,5 +1,7 @@
 /* The arguments every configured command shares: CONFIG, --set and its own options. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -60,4 +62,16 @@ bad:
 usage:
   nd_config_free(cfg);
   return ND_EXIT_BAD_INPUT; /* the configuration is the command's input, whatever kept it from reading */
+}
+
+int nd_cli_count(const char *option, const char *text, long long max, long long *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (errno || end == text || *end || v < 1 || v > max) {
+    fprintf(stderr, "ndgraph: %s '%s': expected a whole number from 1 to %lld\n", option, text, max);
+    return ND_EXIT_BAD_INPUT;
+  }
+  *out = v;
+  return 0;
 }

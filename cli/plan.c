@@ -1,7 +1,7 @@
 /* `ndgraph plan`: what one training step becomes, and where its ranks are
  * placed; with --auto, the best layouts for the machine, simulated. */
+#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "cli/commands.h"
 
@@ -11,6 +11,11 @@ int nd_cli_plan(int argc, char **argv) {
   nd_config *cfg;
   int status = nd_cli_parse(argc, argv, opts, 5, &cfg);
   if (status) return status;
+  long long nodes = 0;
+  if (opts[4].value && (status = nd_cli_count("--nodes", opts[4].value, INT_MAX, &nodes))) {
+    nd_config_free(cfg);
+    return status;
+  }
   nd_error err = {0};
   int rc;
   if (opts[2].value)
@@ -18,7 +23,7 @@ int nd_cli_plan(int argc, char **argv) {
   else
     rc = nd_plan_report(cfg, stdout, opts[1].value != NULL, opts[0].value, &err);
   if (!rc && !opts[1].value && !opts[2].value) rc = nd_placement_report(cfg, stdout, &err);
-  if (!rc && opts[4].value) rc = nd_nodes_report(cfg, atoi(opts[4].value), stdout, &err);
+  if (!rc && opts[4].value) rc = nd_nodes_report(cfg, (int)nodes, stdout, &err);
   nd_config_free(cfg);
   return rc ? nd_cli_fail(rc, &err) : 0;
 }

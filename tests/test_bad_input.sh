@@ -55,6 +55,11 @@ expect 2 "^$tmp/bad.yaml:2:[0-9]+: error: " "a bad configuration exits 2 with FI
   "$ndgraph" run "$tmp/bad.yaml"
 expect 2 "^--set:1:[0-9]+: error: .*model.n_layers" "an unknown --set key exits 2" -- \
   "$ndgraph" plan --set model.n_layers=3
+expect 2 "^ndgraph: --nodes '2x': expected a whole number" "a count with trailing text exits 2, naming the option" -- \
+  "$ndgraph" plan --nodes 2x
+expect 2 "^ndgraph: --batches '99999999999999999999': expected a whole number" \
+  "a count past the integers' range exits 2, naming the option" -- \
+  "$ndgraph" eval --checkpoint "$tmp/ck/step-3" --batches 99999999999999999999
 mkfifo "$tmp/fifo.yaml" # never written: reading it must not wait
 expect_timeout=60 expect 2 "fifo.yaml: error: cannot read: not a regular file" \
   "a FIFO as the configuration: one line, exit 2, no wait for a writer" -- "$ndgraph" plan "$tmp/fifo.yaml"
