@@ -45,9 +45,11 @@ int64_t nd__flops_embedding(const nd_task *t) {
   return e->wpe ? (int64_t)e->B * e->T * e->C : 0;
 }
 
-/* stats and backward: a pass over the logits; combine: per row the log-sum-exp and the loss term */
+/* stats and backward: a pass over the logits; combine: per row the
+ * log-sum-exp and the loss term; lse: the log-sum-exp again */
 int64_t nd__flops_crossentropy(const nd_task *t) {
   const struct nd_ce_args *c = &t->a.ce;
+  if (t->kind == ND_TASK_CE_LSE) return 3LL * c->N;
   return t->kind == ND_TASK_CE_COMBINE ? 4LL * c->N : 3LL * c->N * c->Vs;
 }
 

@@ -68,10 +68,12 @@ void nd__embed_bwd(nd__builder *b, nd_rank r, int mb, int32_t dwte, int32_t dwpe
 
 /* The vocabulary-parallel cross-entropy of replica d at the last stage, on
  * its stage activations: per tensor rank the statistics of its logits shard,
- * then the log-sum-exp over all shards and the loss (a collective when
- * split); backwards, dlogits in place of the logits of rank r. */
+ * then over all shards (collectives when split) the loss and, for the
+ * backward, each row's log-sum-exp; backwards, dlogits in place of the
+ * logits of rank r. */
 void nd__ce_stats(nd__builder *b, nd_rank r, int mb);
 void nd__ce_combine(nd__builder *b, int d, int mb);
+void nd__ce_lse(nd__builder *b, int d, int mb);
 void nd__ce_bwd(nd__builder *b, nd_rank r, int mb);
 
 /* out = f(in0, in1) elementwise over out's elements. */

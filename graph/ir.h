@@ -92,6 +92,7 @@ enum nd_phase {
   X(RESIDUAL_FWD)        \
   X(CE_STATS)            \
   X(CE_COMBINE)          \
+  X(CE_LSE)              \
   X(CE_BWD)              \
   X(ALLREDUCE)           \
   X(SENDRECV)            \

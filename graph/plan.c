@@ -29,7 +29,10 @@ int nd_plan_compute(const nd_graph *g, nd_plan *p) {
     p->per_kind[t->kind]++;
     p->per_phase[t->phase]++;
     p->flops += t->flops;
-    if (!t->replica && t->kind != ND_TASK_ALLREDUCE && t->kind != ND_TASK_SENDRECV) p->model_flops += t->flops;
+    /* the model's own arithmetic: not replicas, communication, or the loss's
+     * log-sum-exp computed again for the backward */
+    if (!t->replica && t->kind != ND_TASK_ALLREDUCE && t->kind != ND_TASK_SENDRECV && t->kind != ND_TASK_CE_LSE)
+      p->model_flops += t->flops;
     p->comm_bytes += t->comm_bytes;
     int64_t best = 0;
     int32_t best_len = 0;

@@ -35,6 +35,7 @@ static void head_forward(nd__builder *b, const nd__model *m, int d, int mb) {
                                  .trans_w = 1});
     nd__ce_stats(b, r, mb);
   }
+  if (!g->forward_only) nd__ce_lse(b, d, mb);
   nd__ce_combine(b, d, mb);
 }
 

@@ -27,6 +27,10 @@ int nd__device_adamw_factors(const nd_device_prims *d, const nd_kcall *c, float 
   return rc;
 }
 
-int nd__device_supports(const nd_task *t) { return t->kind != ND_TASK_ALLREDUCE || t->a.coll.dtype == ND_F32; }
+int nd__device_supports(const nd_task *t) {
+  if (t->kind == ND_TASK_ALLREDUCE) return t->a.coll.dtype == ND_F32;
+  if (t->kind == ND_TASK_CE_LSE) return t->a.ce.nshards == 1; /* a kernel takes a fixed number of buffers */
+  return 1;
+}
 
 int nd__device_worker(void) { return starpu_worker_get_devid(starpu_worker_get_id()); }

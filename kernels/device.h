@@ -26,7 +26,8 @@ int nd__device_sendrecv(const nd_device_prims *d, const nd_kcall *c);
 /* AdamW's factors from the host: the clipping scale (from the squared
  * gradient norm, a device double, descriptor 4) and the weight decay. */
 int nd__device_adamw_factors(const nd_device_prims *d, const nd_kcall *c, float *clip_scale, float *weight_decay);
-/* What a device takes: every task with an implementation but f64 all-reduces. */
+/* What a device takes: every task with an implementation but f64 all-reduces
+ * and the log-sum-exp over several shards. */
 int nd__device_supports(const nd_task *t);
 /* The calling StarPU worker's device number. */
 int nd__device_worker(void);
@@ -38,8 +39,9 @@ int nd__device_worker(void);
   [ND_TASK_LN_BWD_IN] = layernorm_bwd_input, [ND_TASK_LN_BWD_W] = layernorm_bwd_weight,                               \
   [ND_TASK_ATTN_FWD] = attention_fwd, [ND_TASK_ATTN_BWD] = attention_bwd, [ND_TASK_ACT_FWD] = gelu_fwd,               \
   [ND_TASK_ACT_BWD] = gelu_bwd, [ND_TASK_RESIDUAL_FWD] = residual_fwd, [ND_TASK_EMBED_FWD] = embedding_fwd,           \
-  [ND_TASK_EMBED_BWD] = embedding_bwd, [ND_TASK_CE_STATS] = crossentropy_stats, [ND_TASK_CE_BWD] = crossentropy_bwd,  \
-  [ND_TASK_ALLREDUCE] = allreduce, [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_ADAMW] = adamw
+  [ND_TASK_EMBED_BWD] = embedding_bwd, [ND_TASK_CE_STATS] = crossentropy_stats,                                      \
+  [ND_TASK_CE_LSE] = crossentropy_lse, [ND_TASK_CE_BWD] = crossentropy_bwd, [ND_TASK_ALLREDUCE] = allreduce,           \
+  [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_ADAMW] = adamw
 /* clang-format on */
 
 #endif

@@ -248,8 +248,10 @@ static void embedding_ce(int B, int T, int C, int V, int v0, int Vs) {
   nd_cuda_crossentropy_stats(0, gst, gl, gt, N, Vs, v0);
   check("  cross-entropy statistics", gst, stats, 3 * N, 1e-5);
   const float *shards[] = {stats};
-  nd_crossentropy_combine(lse, shards, 1, N);
-  glse = dev(lse, (size_t)N * 4);
+  nd_crossentropy_lse(lse, shards, 1, N);
+  glse = dev(NULL, (size_t)N * 4);
+  nd_cuda_crossentropy_lse(0, glse, gst, N);
+  check("  cross-entropy log-sum-exp", glse, lse, N, 1e-5);
   nd_crossentropy_backward(dl, logits, lse, tok, N, Vs, v0, 1.0f / N);
   nd_cuda_crossentropy_backward(0, gdl, gl, glse, gt, N, Vs, v0, 1.0f / N);
   check("  cross-entropy backward", gdl, dl, (int64_t)N * Vs, 1e-5);

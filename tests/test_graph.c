@@ -182,6 +182,7 @@ int main(void) {
           want[ND_TASK_RESIDUAL_FWD] = 2 * per * L;
           want[ND_TASK_CE_STATS] = want[ND_TASK_CE_BWD] = per;
           want[ND_TASK_CE_COMBINE] = (int64_t)D * M;
+          want[ND_TASK_CE_LSE] = (int64_t)D * M;
           want[ND_TASK_ALLREDUCE] = (Tp > 1) * (int64_t)D * M * (4 * L + 2) + (P > 1) * (int64_t)D * Tp +
                                     (D > 1) * dp0_params + (D * P * Tp > 1);
           want[ND_TASK_SENDRECV] = 2 * per * (P - 1);

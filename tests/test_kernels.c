@@ -526,13 +526,22 @@ static void test_crossentropy(int N, int V, int nshards, const int *sizes, int c
   }
   // step 2
   float *lse = falloc(N);
-  double loss = nd_crossentropy_combine(lse, (const float *const *)stats, nshards, N);
-  double e = fabs(loss - want) / fabs(want);
+  double loss = nd_crossentropy_combine((const float *const *)stats, nshards, N);
+  nd_crossentropy_lse(lse, (const float *const *)stats, nshards, N);
+  double e = fabs(loss - want) / fabs(want), lse_err = 0;
+  for (int i = 0; i < N; i++) {
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < V; j++) mx = fmax(mx, c.logits[(int64_t)i * V + j]);
+    for (int j = 0; j < V; j++) sum += exp(c.logits[(int64_t)i * V + j] - mx);
+    lse_err = fmax(lse_err, fabs(lse[i] - (mx + log(sum))) / fmax(1.0, fabs(mx + log(sum))));
+  }
   char split[64];
   int len = 0;
   for (int s = 0; s < nshards; s++)
     len += snprintf(split + len, sizeof split - (size_t)len, "%s%d", s ? "+" : "", sizes[s]);
   ok(e < TOL_FWD, "crossentropy loss N=%d V=%d shards %s: rel err %.2e", N, V, split, e);
+  ok(lse_err < TOL_FWD, "crossentropy log-sum-exp N=%d V=%d shards %s: largest err %.2e (relative above 1)", N, V,
+     split, lse_err);
   if (!check_backward) {
     free_all();
     return;

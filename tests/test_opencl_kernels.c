@@ -48,6 +48,8 @@ static void *make(const kcase *k, int b) {
   for (int64_t i = 0; i < k->numel[b]; i++) v[i] = (float)(uni() * 2 - 1);
   if (k->t.kind == ND_TASK_ADAMW && b == 2)
     for (int64_t i = 0; i < k->numel[b]; i++) v[i] = fabsf(v[i]) * 0.01f; /* second moments are >= 0 */
+  if (k->t.kind == ND_TASK_CE_LSE && b == 1)
+    for (int64_t i = 1; i < k->numel[b]; i += 3) v[i] = 1.0f + fabsf(v[i]) * 100.0f; /* a row's sum of exps is >= 1 */
   if (b == k->lower_tri)
     for (int64_t i = 0; i < k->numel[b]; i++) {
       int64_t t = i / k->T % k->T, u = i % k->T;
@@ -256,7 +258,15 @@ static int cases(kcase *out) {
     memcpy(k.is_int, (int[]){0, 0, 1}, sizeof(int) * 3);
     memcpy(k.mode, (uint8_t[]){W, R, R}, 3);
     out[n++] = k;
+    snprintf(names[n], 96, "crossentropy_lse N %d (one shard)", N);
+    k.name = names[n], k.t.kind = ND_TASK_CE_LSE, k.n = 2;
+    memcpy(k.numel, (int64_t[]){N, (int64_t)N * 3}, sizeof(int64_t) * 2);
+    memcpy(k.is_int, (int[]){0, 0, 0}, sizeof(int) * 3);
+    memcpy(k.mode, (uint8_t[]){W, R}, 2);
+    out[n++] = k;
     snprintf(names[n], 96, "crossentropy_bwd N %d shard [%d, %d)", N, v0, v0 + Vs);
+    k.n = 3;
+    memcpy(k.is_int, (int[]){0, 0, 1}, sizeof(int) * 3);
     k.name = names[n], k.t.kind = ND_TASK_CE_BWD;
     memcpy(k.numel, (int64_t[]){(int64_t)N * Vs, N, N}, sizeof(int64_t) * 3);
     memcpy(k.mode, (uint8_t[]){RW, R, R}, 3);

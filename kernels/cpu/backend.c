@@ -179,22 +179,32 @@ static int crossentropy_stats(const nd_kcall *c) {
   return 0;
 }
 
-/* lse (N) of each of the S shards, stats (N, 3) of each shard, loss (1, f64).
- * Only the rows of sequences below step->seq_limit count (an evaluation's tail). */
+/* stats (N, 3) of each of the S shards, loss (1, f64). Only the rows of
+ * sequences below step->seq_limit count (an evaluation's tail). */
 static int crossentropy_combine(const nd_kcall *c) {
   const nd_graph *g = c->graph;
   const nd_task *t = c->task;
   int S = t->a.ce.nshards, N = t->a.ce.N;
   const float *stats[S]; /* one per tensor-parallel rank (up to 1024): no fixed bound */
-  for (int s = 0; s < S; s++) stats[s] = CF(S + s);
+  for (int s = 0; s < S; s++) stats[s] = CF(s);
   int64_t first = c->step->seq_base + (int64_t)(t->rank.dp * g->micro_batches + t->micro_batch) * g->B;
   int64_t valid = c->step->seq_limit - first;
   int rows = valid <= 0 ? 0 : valid >= g->B ? N : (int)valid * g->T;
-  double sum = nd_crossentropy_combine(CF(0), stats, S, rows);
-  for (int s = 1; s < S; s++) memcpy(CF(s), CF(0), (size_t)N * sizeof(float));
-  double *loss = CD(2 * S);
-  double prev = c->acc[2 * S].mode & ND_ACCESS_R ? *loss : 0.0;
+  double sum = nd_crossentropy_combine(stats, S, rows);
+  double *loss = CD(S);
+  double prev = c->acc[S].mode & ND_ACCESS_R ? *loss : 0.0;
   *loss = prev + sum * c->step->loss_scale;
+  return 0;
+}
+
+/* lse (N) of each of the S shards, stats (N, 3) of each shard */
+static int crossentropy_lse(const nd_kcall *c) {
+  int S = c->task->a.ce.nshards, N = c->task->a.ce.N;
+  if (S < 1) return ND_EINVAL;
+  const float *stats[S];
+  for (int s = 0; s < S; s++) stats[s] = CF(S + s);
+  nd_crossentropy_lse(CF(0), stats, S, N);
+  for (int s = 1; s < S; s++) memcpy(CF(s), CF(0), (size_t)N * sizeof(float));
   return 0;
 }
 
@@ -278,6 +288,7 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_EMBED_BWD] = embedding_bwd,
              [ND_TASK_CE_STATS] = crossentropy_stats,
              [ND_TASK_CE_COMBINE] = crossentropy_combine,
+             [ND_TASK_CE_LSE] = crossentropy_lse,
              [ND_TASK_CE_BWD] = crossentropy_bwd,
              [ND_TASK_ALLREDUCE] = allreduce,
              [ND_TASK_SENDRECV] = sendrecv,

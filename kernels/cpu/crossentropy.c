@@ -1,5 +1,6 @@
-/* Cross-entropy over a vocabulary split in shards, in three steps:
- * per-shard stats, one combine in shard order, per-shard backward. */
+/* Cross-entropy over a vocabulary split in shards: per-shard stats; over
+ * all shards, in shard order, the loss and (for the backward) each row's
+ * log-sum-exp; per-shard backward. */
 #include "kernels/cpu/clones.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/lanes.h"
@@ -26,24 +27,33 @@ void nd_crossentropy_stats(float *stats, const float *logits, const int32_t *tar
   }
 }
 
-double nd_crossentropy_combine(float *lse, const float *const *shard_stats, int nshards, int N) {
+/* row i's log-sum-exp over every shard, in shard order */
+static double row_lse(const float *const *shard_stats, int nshards, int i) {
+  double mx = -INFINITY;
+  for (int s = 0; s < nshards; s++) {
+    double m = shard_stats[s][3 * i];
+    mx = m > mx ? m : mx;
+  }
+  double sum = 0.0;
+  for (int s = 0; s < nshards; s++) {
+    const float *st = shard_stats[s] + 3 * i;
+    if (st[1] > 0.0f) sum += (double)st[1] * exp((double)st[0] - mx);
+  }
+  return mx + log(sum);
+}
+
+void nd_crossentropy_lse(float *lse, const float *const *shard_stats, int nshards, int N) {
   // lse (N); shard_stats[s] (N, 3) for s in 0..nshards-1
+  for (int i = 0; i < N; i++) lse[i] = (float)row_lse(shard_stats, nshards, i);
+}
+
+double nd_crossentropy_combine(const float *const *shard_stats, int nshards, int N) {
+  // shard_stats[s] (N, 3) for s in 0..nshards-1
   double loss = 0.0;
   for (int i = 0; i < N; i++) {
-    double mx = -INFINITY;
-    for (int s = 0; s < nshards; s++) {
-      double m = shard_stats[s][3 * i];
-      mx = m > mx ? m : mx;
-    }
-    double sum = 0.0, target = 0.0;
-    for (int s = 0; s < nshards; s++) {
-      const float *st = shard_stats[s] + 3 * i;
-      if (st[1] > 0.0f) sum += (double)st[1] * exp((double)st[0] - mx);
-      target += st[2];
-    }
-    double l = mx + log(sum);
-    lse[i] = (float)l;
-    loss += l - target;
+    double target = 0.0;
+    for (int s = 0; s < nshards; s++) target += shard_stats[s][3 * i + 2];
+    loss += row_lse(shard_stats, nshards, i) - target;
   }
   return loss;
 }

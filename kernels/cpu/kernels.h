@@ -102,10 +102,12 @@ void nd_embedding_backward(float *dwte_shard, float *dwpe, const float *dout, co
  * exp(logit - max) over the shard, logit of the target if it is in the shard
  * else 0}. logits (N, Vs) hold columns v0 .. v0 + Vs - 1; targets (N). */
 void nd_crossentropy_stats(float *stats, const float *logits, const int32_t *targets, int N, int Vs, int v0);
-/* Step 2, once over all shards, in shard order: lse (N) = log-sum-exp over the
- * whole vocabulary; returns the sum over rows of (lse - target logit) in double.
- * shard_stats[s] is shard s's (N, 3) stats. */
-double nd_crossentropy_combine(float *lse, const float *const *shard_stats, int nshards, int N);
+/* Step 2, over all shards, in shard order (shard_stats[s] is shard s's (N, 3)
+ * stats): the loss, the sum over rows of (log-sum-exp over the whole
+ * vocabulary - target logit) in double; and for the backward, lse (N) = that
+ * log-sum-exp, computed in double the same way, so both agree bit for bit. */
+double nd_crossentropy_combine(const float *const *shard_stats, int nshards, int N);
+void nd_crossentropy_lse(float *lse, const float *const *shard_stats, int nshards, int N);
 /* Step 3, per shard, in place: dlogits (N, Vs) = scale * (softmax - onehot(target)),
  * with lse (N) from step 2. scale is 1 / (tokens of the global batch). */
 void nd_crossentropy_backward(float *dlogits, const float *logits, const float *lse, const int32_t *targets, int N,

@@ -137,6 +137,8 @@ static int crossentropy_stats(const nd_kcall *c) {
   return nd_cuda_crossentropy_stats(S, F(0), F(1), I(2), a->N, a->Vs, a->v0);
 }
 
+static int crossentropy_lse(const nd_kcall *c) { return nd_cuda_crossentropy_lse(S, F(0), F(1), c->task->a.ce.N); }
+
 static int crossentropy_bwd(const nd_kcall *c) {
   const struct nd_ce_args *a = &c->task->a.ce;
   return nd_cuda_crossentropy_backward(S, F(0), F(0), F(1), I(2), a->N, a->Vs, a->v0, c->step->loss_scale);

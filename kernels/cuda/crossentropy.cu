@@ -1,6 +1,7 @@
 /* Cross-entropy over a vocabulary shard: per-row statistics (one block per
- * row) and the backward (one element per thread). The combine of the
- * shards' statistics stays on the CPU (a few values per row). The CUDA twin
+ * row), the log-sum-exp of one shard's rows and the backward (one element
+ * per thread). The loss and the log-sum-exp over several shards stay on
+ * the CPU (a few values per row, the loss in double). The CUDA twin
  * of kernels/cpu/crossentropy.c. */
 #include <math.h>
 
@@ -23,6 +24,14 @@ __global__ static void ce_stats(float *stats, const float *logits, const int32_t
   }
 }
 
+__global__ static void ce_lse(float *lse, const float *stats, int N) {
+  // one shard: lse (N) = max + log(sum exp(logit - max)) from stats (N, 3)
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < N; i += gridDim.x * blockDim.x) {
+    float sum = stats[3 * i + 1];
+    lse[i] = stats[3 * i] + logf(sum > 0.0f ? sum : 0.0f);
+  }
+}
+
 __global__ static void ce_bwd(float *dlogits, const float *logits, const float *lse, const int32_t *targets,
                               int64_t n, int Vs, int v0, float scale) {
   // dlogits (N, Vs) = scale (softmax - onehot(target)); may be logits
@@ -37,6 +46,12 @@ int nd_cuda_crossentropy_stats(cudaStream_t s, float *stats, const float *logits
                                int Vs, int v0) {
   if (N == 0) return 0;
   ce_stats<<<N, 256, 0, s>>>(stats, logits, targets, Vs, v0);
+  return nd_cuda_launched();
+}
+
+int nd_cuda_crossentropy_lse(cudaStream_t s, float *lse, const float *stats, int N) {
+  if (N == 0) return 0;
+  ce_lse<<<nd_cuda_blocks(N), ND_CUDA_THREADS, 0, s>>>(lse, stats, N);
   return nd_cuda_launched();
 }
 

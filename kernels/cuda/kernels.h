@@ -76,6 +76,7 @@ int nd_cuda_embedding_backward(cudaStream_t s, float *dwte_shard, float *dwpe, c
 
 int nd_cuda_crossentropy_stats(cudaStream_t s, float *stats, const float *logits, const int32_t *targets, int N, int Vs,
                                int v0);
+int nd_cuda_crossentropy_lse(cudaStream_t s, float *lse, const float *stats, int N);
 int nd_cuda_crossentropy_backward(cudaStream_t s, float *dlogits, const float *logits, const float *lse,
                                   const int32_t *targets, int N, int Vs, int v0, float scale);
 

@@ -199,6 +199,13 @@ static int crossentropy_stats(const nd_kcall *c) {
   return nd_ocl_run(ND_OCL_ce_stats, 1, &n, 5, args);
 }
 
+static int crossentropy_lse(const nd_kcall *c) {
+  cl_mem lse = M(0), stats = M(1);
+  size_t n = (size_t)c->task->a.ce.N;
+  nd_ocl_arg args[] = {ND_OCL_ARG(lse), ND_OCL_ARG(stats)};
+  return nd_ocl_run(ND_OCL_ce_lse, 1, &n, 2, args);
+}
+
 static int crossentropy_bwd(const nd_kcall *c) {
   const struct nd_ce_args *a = &c->task->a.ce;
   cl_mem logits = M(0), lse = M(1), targets = M(2);

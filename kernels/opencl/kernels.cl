@@ -259,6 +259,13 @@ __kernel void nd_ce_stats(__global float *stats, __global const float *logits, _
   stats[3 * i + 2] = r >= 0 && r < Vs ? row[r] : 0.0f;
 }
 
+/* one work-item per row, one shard: lse (N) = max + log(sum exp(logit - max)) from stats (N, 3) */
+__kernel void nd_ce_lse(__global float *lse, __global const float *stats) {
+  size_t i = get_global_id(0);
+  float sum = stats[3 * i + 1];
+  lse[i] = stats[3 * i] + log(sum > 0.0f ? sum : 0.0f);
+}
+
 /* global (N, Vs), in place: dlogits = scale * (softmax - onehot(target)) */
 __kernel void nd_ce_bwd(__global float *logits, __global const float *lse, __global const int *targets, int v0,
                         float scale) {
