@@ -63,19 +63,78 @@ int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, const nd_u
  * weigh each task with the cost model of the unit it runs on. */
 static const nd_cost_model *unit_cost(int kind) { return kind == ND_UNIT_CPU ? &nd_cost_cpu : &nd_cost_opencl; }
 
+/* Tasks that do the same work on the same kind of unit: one kind, FLOPs and
+ * bytes (the sizes StarPU's history models key on). */
+typedef struct work_class {
+  int kind, unit;
+  int64_t flops, bytes;
+  int32_t task;
+} work_class;
+
+static int class_cmp(const void *pa, const void *pb) {
+  const work_class *a = pa, *b = pb;
+  if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+  if (a->unit != b->unit) return a->unit < b->unit ? -1 : 1;
+  if (a->flops != b->flops) return a->flops < b->flops ? -1 : 1;
+  if (a->bytes != b->bytes) return a->bytes < b->bytes ? -1 : 1;
+  return a->task < b->task ? -1 : a->task > b->task;
+}
+
+static int same_class(const work_class *a, const work_class *b) {
+  return a->kind == b->kind && a->unit == b->unit && a->flops == b->flops && a->bytes == b->bytes;
+}
+
+static int seconds_cmp(const void *pa, const void *pb) {
+  double a = *(const double *)pa, b = *(const double *)pb;
+  return a < b ? -1 : a > b;
+}
+
+/* The measured step is the first, cold one: its first micro-batches write
+ * fresh buffers (page faults), and another process's burst lands on a few
+ * tasks; both only slow tasks down. Each task gets the lower quartile of its
+ * class's measured durations instead of its own (docs/scheduler.md, round 11). */
+static int typical_durations(const nd_graph *g, const int *unit_kind, const double *measured, double *seconds) {
+  size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
+  work_class *c = malloc(n * sizeof *c);
+  double *sample = malloc(n * sizeof *sample);
+  int rc = c && sample ? 0 : ND_ENOMEM;
+  for (int32_t i = 0; i < g->n_tasks && !rc; i++) {
+    const nd_task *t = &g->tasks[i];
+    const nd_access *acc = nd_task_access(g, t);
+    int64_t bytes = 0;
+    for (int a = 0; a < t->n_access; a++) bytes += g->tensors[acc[a].tensor].bytes;
+    c[i] = (work_class){t->kind, unit_kind[i], t->flops, bytes, i};
+  }
+  if (!rc) qsort(c, (size_t)g->n_tasks, sizeof *c, class_cmp);
+  for (int32_t lo = 0, hi; lo < g->n_tasks && !rc; lo = hi) {
+    int n_sample = 0;
+    for (hi = lo; hi < g->n_tasks && same_class(&c[lo], &c[hi]); hi++)
+      if (measured[c[hi].task] > 0) sample[n_sample++] = measured[c[hi].task];
+    if (!n_sample) continue;
+    qsort(sample, (size_t)n_sample, sizeof *sample, seconds_cmp);
+    for (int32_t k = lo; k < hi; k++) seconds[c[k].task] = sample[(n_sample - 1) / 4];
+  }
+  free(c);
+  free(sample);
+  return rc;
+}
+
 static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_unit_check *can,
                       const nd_edges *e, const double *measured, const int *home, int lo, int hi, int *prio) {
   const char *policy = cfg->runtime.scheduler;
   if (!nd_sched_is_fixed(policy)) {
     size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
     double *seconds = malloc(n * sizeof *seconds);
-    int rc = seconds ? 0 : ND_ENOMEM;
+    int *unit_kind = malloc(n * sizeof *unit_kind);
+    int rc = seconds && unit_kind ? 0 : ND_ENOMEM;
     for (int32_t i = 0; i < g->n_tasks && !rc; i++) {
-      int kind = pl->units[nd_task_unit(g, pl, can, &g->tasks[i], 1)].kind;
-      seconds[i] = measured && measured[i] > 0 ? measured[i] : nd_task_seconds(&g->tasks[i], unit_cost(kind));
+      unit_kind[i] = pl->units[nd_task_unit(g, pl, can, &g->tasks[i], 1)].kind;
+      seconds[i] = nd_task_seconds(&g->tasks[i], unit_cost(unit_kind[i]));
     }
+    if (!rc && measured) rc = typical_durations(g, unit_kind, measured, seconds);
     if (!rc) rc = nd_priorities(g, e, seconds, cfg->runtime.priorities, lo, hi, prio);
     free(seconds);
+    free(unit_kind);
     return rc;
   }
   /* the position of each task in its home worker's sequence */
