@@ -268,37 +268,29 @@ void nd__ce_stats(nd__builder *b, nd_rank r, int mb) {
   nd__emit(b, &s);
 }
 
-/* The loss of micro-batch mb from every shard's statistics, into the step's
- * sum (double). No task of the step waits for it. */
-void nd__ce_combine(nd__builder *b, int d, int mb) {
+/* A task of the last stage over every shard's statistics of micro-batch mb
+ * (a collective when split): the loss, into the step's sum (double), which
+ * no task of the step waits for; or the log-sum-exp of each row, which the
+ * backward reads (training only), a task apart so that, with one shard, it
+ * runs where the statistics are and the backward never waits for a round
+ * trip through the host. */
+static void ce_over_shards(nd__builder *b, enum nd_task_kind kind, int d, int mb) {
   nd_graph *g = b->g;
-  int st = g->pp - 1, BT = g->B * g->T, L = g->L;
+  int st = g->pp - 1, BT = g->B * g->T, L = g->L, lse = kind == ND_TASK_CE_LSE;
   nd__task_spec s;
-  nd__spec_init(&s, ND_TASK_CE_COMBINE, g->tp > 1 ? ND_PHASE_COLLECTIVE : ND_PHASE_F, nd__rank(d, st, 0), mb, L);
+  nd__spec_init(&s, kind, g->tp > 1 ? ND_PHASE_COLLECTIVE : ND_PHASE_F, nd__rank(d, st, 0), mb, L);
   s.t.group = g->tp > 1 ? ND_GROUP_TP : ND_GROUP_NONE;
   s.t.a.ce = (struct nd_ce_args){BT, 0, 0, g->tp};
+  for (int t = 0; lse && t < g->tp; t++) nd__acc(&s, nd__stage_act(b, nd__rank(d, st, t), mb, ND__A_LSE), ND_ACCESS_W);
   for (int t = 0; t < g->tp; t++) nd__acc(&s, nd__stage_act(b, nd__rank(d, st, t), mb, ND__A_CE_STATS), ND_ACCESS_R);
-  nd__gacc(b, &s, g->loss[d]); /* the first micro-batch overwrites the last step's loss */
-  s.t.comm_bytes = g->tp > 1 ? (int64_t)(g->tp - 1) * BT * 3 * 4 : 0;
+  if (!lse) nd__gacc(b, &s, g->loss[d]); /* the first micro-batch overwrites the last step's loss */
+  /* the statistics gathered (3 values a row), the log-sum-exp sent back */
+  s.t.comm_bytes = g->tp > 1 ? (int64_t)(g->tp - 1) * BT * (3 + lse) * 4 : 0;
   nd__emit(b, &s);
 }
 
-/* The log-sum-exp of each row, which the backward reads (training only): a
- * task apart from the loss so that, with one shard, it runs where the
- * statistics are and the backward never waits for a round trip through the
- * host. */
-void nd__ce_lse(nd__builder *b, int d, int mb) {
-  nd_graph *g = b->g;
-  int st = g->pp - 1, BT = g->B * g->T, L = g->L;
-  nd__task_spec s;
-  nd__spec_init(&s, ND_TASK_CE_LSE, g->tp > 1 ? ND_PHASE_COLLECTIVE : ND_PHASE_F, nd__rank(d, st, 0), mb, L);
-  s.t.group = g->tp > 1 ? ND_GROUP_TP : ND_GROUP_NONE;
-  s.t.a.ce = (struct nd_ce_args){BT, 0, 0, g->tp};
-  for (int t = 0; t < g->tp; t++) nd__acc(&s, nd__stage_act(b, nd__rank(d, st, t), mb, ND__A_LSE), ND_ACCESS_W);
-  for (int t = 0; t < g->tp; t++) nd__acc(&s, nd__stage_act(b, nd__rank(d, st, t), mb, ND__A_CE_STATS), ND_ACCESS_R);
-  s.t.comm_bytes = g->tp > 1 ? (int64_t)(g->tp - 1) * BT * (3 + 1) * 4 : 0;
-  nd__emit(b, &s);
-}
+void nd__ce_combine(nd__builder *b, int d, int mb) { ce_over_shards(b, ND_TASK_CE_COMBINE, d, mb); }
+void nd__ce_lse(nd__builder *b, int d, int mb) { ce_over_shards(b, ND_TASK_CE_LSE, d, mb); }
 
 void nd__ce_bwd(nd__builder *b, nd_rank r, int mb) {
   nd_graph *g = b->g;

@@ -9,35 +9,12 @@
 #include "graph/ir.h"
 #include "scheduler/hints.h"
 #include "scheduler/placement.h"
+#include "tests/runtime/harness.h"
 #include "tests/tap.h"
 
 static int runs_anywhere(const void *ctx, const nd_task *t, int unit_kind) {
   (void)ctx, (void)t, (void)unit_kind;
   return 1;
-}
-
-static nd_config *config(void) {
-  static const char *const sets[] = {"model.n_layer=2",
-                                     "model.n_embd=32",
-                                     "model.n_head=4",
-                                     "model.seq_len=8",
-                                     "train.micro_batch_size=1",
-                                     "parallelism.micro_batches=8",
-                                     "parallelism.pipeline_parallel_size=2",
-                                     "runtime.scheduler=ndws",
-                                     "runtime.placement=strict",
-                                     NULL};
-  nd_config *cfg;
-  nd_error err = {0};
-  if (nd_config_new(&cfg)) return NULL;
-  for (int i = 0; sets[i]; i++)
-    if (nd_config_set_assignment(cfg, sets[i], &err)) goto bad;
-  if (nd_config_validate(cfg, &err)) goto bad;
-  return cfg;
-bad:
-  diag("config: %s", err.msg);
-  nd_config_free(cfg);
-  return NULL;
 }
 
 /* The priorities computed from measured, into prio (n_tasks). */
@@ -53,7 +30,9 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
 }
 
 int main(void) {
-  nd_config *cfg = config();
+  nd_config *cfg = tiny_config((const char *const[]){"train.micro_batch_size=1", "parallelism.micro_batches=8",
+                                                     "parallelism.pipeline_parallel_size=2", "runtime.scheduler=ndws",
+                                                     "runtime.placement=strict", NULL});
   nd_graph *g = NULL;
   nd_error err = {0};
   nd_unit units[2] = {{NULL, 0, ND_UNIT_CPU, 0, 0}, {NULL, 1, ND_UNIT_CPU, 0, 1}};
