@@ -138,6 +138,10 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
     }
     if (!ok) break;
   }
+  /* a file from before crossentropy_lse had a kind of its own: it times the
+   * same per-row work as crossentropy_combine */
+  if (ok && !cJSON_GetObjectItemCaseSensitive(kinds, nd_task_kind_name(ND_TASK_CE_LSE)))
+    memcpy(c->model.fit[ND_TASK_CE_LSE], c->model.fit[ND_TASK_CE_COMBINE], sizeof c->model.fit[0]);
   cJSON_Delete(root);
   return ok ? 0 : bad(err, path, why);
 }

@@ -24,6 +24,20 @@ eval "set -- $(cat "$tmp/check")"
 "$ndgraph" plan --set runtime.topology="$srcdir/tests/topologies/gpu8-nvlink2x4.xml" "$@" >/dev/null 2>"$tmp/err"
 ok $? "the best plan's \"set\" strings are --set arguments as they are ($(head -1 "$tmp/err"))"
 
+# a file written before crossentropy_lse was a kind of its own: that kind
+# takes crossentropy_combine's entry, and the plans are the same
+python3 - "$srcdir/configs/calibration-8gpu.json" >"$tmp/before-lse.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["kinds"]["crossentropy_lse"] = d["kinds"]["crossentropy_combine"]
+json.dump(d, sys.stdout)
+PY
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); del d["kinds"]["crossentropy_lse"]; json.dump(d, open(sys.argv[2], "w"))' "$tmp/before-lse.json" "$tmp/old.json"
+"$ndgraph" plan --auto --set runtime.topology="$srcdir/tests/topologies/gpu8-nvlink2x4.xml" --calibration "$tmp/before-lse.json" --json >"$tmp/with-lse.json" 2>"$tmp/err" &&
+  "$ndgraph" plan --auto --set runtime.topology="$srcdir/tests/topologies/gpu8-nvlink2x4.xml" --calibration "$tmp/old.json" --json >"$tmp/old-plans.json" 2>>"$tmp/err" &&
+  cmp -s <(grep -v seconds "$tmp/with-lse.json") <(grep -v seconds "$tmp/old-plans.json")
+ok $? "a calibration file without crossentropy_lse plans as with combine's entry for it ($(head -c 200 "$tmp/err"))"
+
 "$ndgraph" plan --auto "${gpu[@]}" >"$tmp/gpu.txt"
 grep -q '^ 1 ' "$tmp/gpu.txt" && grep -q '^10 ' "$tmp/gpu.txt" && grep -q '^best: --set' "$tmp/gpu.txt"
 ok $? "the text output shows the best ten and the best plan's --set arguments"
