@@ -92,7 +92,7 @@ static int seconds_cmp(const void *pa, const void *pb) {
 /* The measured step is the first, cold one: its first micro-batches write
  * fresh buffers (page faults), and another process's burst lands on a few
  * tasks; both only slow tasks down. Each task gets the lower quartile of its
- * class's measured durations instead of its own (docs/scheduler.md, round 11). */
+ * class's measured durations instead of its own (docs/scheduler.md, Priorities). */
 static int typical_durations(const nd_graph *g, const int *unit_kind, const double *measured, double *seconds) {
   size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
   work_class *c = malloc(n * sizeof *c);
