@@ -145,14 +145,18 @@ void nd_ref_embedding(double *out, const int32_t *tokens, const double *wte_shar
   }
 }
 
+double nd_ref_logsumexp(const double *row, int V) {
+  double mx = -INFINITY, sum = 0.0;
+  for (int j = 0; j < V; j++) mx = row[j] > mx ? row[j] : mx;
+  for (int j = 0; j < V; j++) sum += exp(row[j] - mx);
+  return mx + log(sum);
+}
+
 double nd_ref_crossentropy(double *losses, const double *logits, const int32_t *targets, int N, int V) {
   double total = 0.0;
   for (int i = 0; i < N; i++) {
     const double *row = logits + (size_t)i * V;
-    double mx = -INFINITY, sum = 0.0;
-    for (int j = 0; j < V; j++) mx = row[j] > mx ? row[j] : mx;
-    for (int j = 0; j < V; j++) sum += exp(row[j] - mx);
-    double l = mx + log(sum) - row[targets[i]];
+    double l = nd_ref_logsumexp(row, V) - row[targets[i]];
     if (losses) losses[i] = l;
     total += l;
   }

@@ -45,6 +45,8 @@ void nd_ref_residual(double *out, const double *a, const double *b, int64_t n);
  * + wpe[t] if wpe (T, C) is not NULL. Pass v0 = 0, Vs = V for the full table. */
 void nd_ref_embedding(double *out, const int32_t *tokens, const double *wte_shard, const double *wpe, int B, int T,
                       int C, int v0, int Vs);
+/* log(sum_j exp(row[j])) of row (V), from its maximum */
+double nd_ref_logsumexp(const double *row, int V);
 /* Full-vocabulary cross-entropy: losses (N) or NULL; logits (N, V); targets (N).
  * Returns the sum of the losses. */
 double nd_ref_crossentropy(double *losses, const double *logits, const int32_t *targets, int N, int V);
