@@ -10,7 +10,8 @@
  * slots (ZB-H1's forward depth per stage) so is zbh1's, and ndws's (dynamic,
  * with the timeline's priorities) is no longer than zbh1's at 2 and 3 slots,
  * m = 8 and 16. Under the pipeline priorities a micro-batch's collective
- * outranks its stage's compute tasks. */
+ * outranks its stage's compute tasks. ndws's timeline has the last stage run
+ * W right after its B but for the last micro-batches. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,16 @@ static int32_t position(const nd_graph *g, const int32_t *order, int st, int mb,
 
 static int32_t first_at(const nd_graph *g, const int32_t *order, int st, int mb, enum nd_phase ph) {
   return position(g, order, st, mb, ph, 0);
+}
+
+/* The earliest start key of stage st, micro-batch mb, phase ph. */
+static double earliest(const nd_graph *g, const double *start, int st, int mb, enum nd_phase ph) {
+  double at = 1e300;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    if (t->rank.pp == st && t->micro_batch == mb && t->phase == ph && start[i] < at) at = start[i];
+  }
+  return at;
 }
 
 /* The simulated step of `policy` on 2 CPU workers, each task as long as the CPU cost model says. */
@@ -100,6 +111,7 @@ int main(void) {
   if (!ok(cfg && nd_graph_build(&g, cfg, 0, &err) == 0 && nd_graph_edges(g, &e) == 0, "graph builds %s", err.msg))
     goto done;
   static const char *const names[] = {"gpipe", "1f1b", "zbh1", "zbh2", "1f1b-split"};
+  int last = g->pp - 1;
   int32_t *order = malloc((size_t)g->n_tasks * sizeof *order), *pos = malloc((size_t)g->n_tasks * sizeof *pos);
   for (int kind = 0; kind < 5; kind++) {
     ok(nd_fixed_schedule_of(names[kind]) == kind, "%s is a fixed schedule", names[kind]);
@@ -116,7 +128,6 @@ int main(void) {
     for (int32_t i = 0; i < g->n_tasks && perm; i++)
       for (int32_t k = e.pred_off[i]; k < e.pred_off[i + 1]; k++) topo &= pos[e.pred[k]] < pos[i];
     ok(perm && topo, "%s: every task once, each after its predecessors", names[kind]);
-    int last = g->pp - 1;
     int32_t w0 = first_at(g, order, last, 0, ND_PHASE_W), f1 = first_at(g, order, last, 1, ND_PHASE_F);
     int32_t f2 = first_at(g, order, 0, 2, ND_PHASE_F), b0 = first_at(g, order, 0, 0, ND_PHASE_B);
     /* on the last stage, micro-batch 0's only collective is the send of its input gradient */
@@ -146,6 +157,28 @@ int main(void) {
      "pipeline priorities: every micro-batch's collective (%d) outranks every F, B and W task (%d)", min_coll,
      max_compute);
   free(prio);
+  /* ndws's timeline, with the last stage twice as slow (its forwards always
+   * ready): W right after its B while the cache holds B's outputs, but the
+   * last grad_w micro-batches' W's wait behind the next forward for the
+   * cool-down */
+  double *seconds = malloc((size_t)g->n_tasks * sizeof *seconds), *start = malloc((size_t)g->n_tasks * sizeof *start);
+  for (int32_t i = 0; seconds && i < g->n_tasks; i++) seconds[i] = g->tasks[i].rank.pp == last ? 2e-3 : 1e-3;
+  int m = g->micro_batches, hot_until = m - g->pool_slots[last][ND_POOL_GRAD_W];
+  if (ok(seconds && start && nd_zb_timeline(g, &e, seconds, start) == 0 && hot_until >= 1 && hot_until < m - 1,
+         "ndws timeline computed; W right after B for %d of %d micro-batches", hot_until, m)) {
+    int hot = 1, cool = 1;
+    for (int j = 0; j + 1 < m; j++) {
+      double w = earliest(g, start, last, j, ND_PHASE_W), f = earliest(g, start, last, j + 1, ND_PHASE_F);
+      if (j < hot_until)
+        hot &= w < f;
+      else
+        cool &= w > f;
+    }
+    ok(hot, "ndws timeline: the last stage runs W(j) before F(j + 1) for j < %d", hot_until);
+    ok(cool, "ndws timeline: and after it from %d on, for the cool-down", hot_until);
+  }
+  free(seconds);
+  free(start);
   double one = simulated_step("1f1b", "parallelism.activation_slots=3", 8);
   double zb = simulated_step("zbh1", "parallelism.activation_slots=3", 8);
   ok(one > 0 && zb > 0 && zb < one, "benchmark model, 3 slots, simulated: zbh1 %.1f ms < 1f1b %.1f ms", zb * 1e3,
