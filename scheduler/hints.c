@@ -100,10 +100,7 @@ static int typical_durations(const nd_graph *g, const int *unit_kind, const doub
   int rc = c && sample ? 0 : ND_ENOMEM;
   for (int32_t i = 0; i < g->n_tasks && !rc; i++) {
     const nd_task *t = &g->tasks[i];
-    const nd_access *acc = nd_task_access(g, t);
-    int64_t bytes = 0;
-    for (int a = 0; a < t->n_access; a++) bytes += g->tensors[acc[a].tensor].bytes;
-    c[i] = (work_class){t->kind, unit_kind[i], t->flops, bytes, i};
+    c[i] = (work_class){t->kind, unit_kind[i], t->flops, t->bytes, i};
   }
   if (!rc) qsort(c, (size_t)g->n_tasks, sizeof *c, class_cmp);
   for (int32_t lo = 0, hi; lo < g->n_tasks && !rc; lo = hi) {
