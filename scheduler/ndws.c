@@ -108,6 +108,9 @@ static int ws_push(struct starpu_task *task) {
   int wake[STARPU_NMAXWORKERS], n_wake = 0;
   for (int v = 0; steal && v < STARPU_NMAXWORKERS; v++)
     if (v != home && st->ws.in_ctx[v] && nd_worker_allowed(v, task)) wake[n_wake++] = v;
+  /* a device starts copying the inputs now, while it runs the tasks ahead */
+  if (starpu_worker_get_memory_node((unsigned)home) != STARPU_MAIN_RAM)
+    starpu_prefetch_task_input_for(task, (unsigned)home);
   starpu_worker_lock(home);
   int rc = nd_queue_push(&w->q, task, task->priority, cost, by_type);
   STARPU_ASSERT_MSG(rc == 0, "ndws: out of memory for the ready queue");

@@ -17,9 +17,10 @@ typedef struct nd__task_ctx {
   const nd_task *task;
   const nd_graph *graph;
   const nd_step *step;
-  const nd_exec_observer *observer; /* the executor's, read in the task's callback */
-  int which;                        /* the graph's index in the executor */
-  nd_kernels *kernels;              /* the run's table; NULL: the built-ins */
+  const nd_exec_observer *observer;  /* the executor's, read in the task's callback */
+  const struct nd__forward *forward; /* the graph's copies started in that callback */
+  int which;                         /* the graph's index in the executor */
+  nd_kernels *kernels;               /* the run's table; NULL: the built-ins */
 } nd__task_ctx;
 
 /* The codelet that runs an IR task kind (after nd_runtime_start). */

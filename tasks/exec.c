@@ -10,6 +10,7 @@
 #include "kernels/registry.h"
 #include "tasks/codelets.h"
 #include "tasks/collective.h"
+#include "tasks/forward.h"
 #include "tasks/mpi.h"
 
 #define ND_ALIGN      64
@@ -26,6 +27,7 @@ typedef struct bound_graph {
   uint8_t *visit;       /* [g->n_tasks] several processes: this one takes part in the task */
   int *run_on;          /* [g->n_tasks] several processes: the process that runs the task */
   nd__coll_task **coll; /* [g->n_tasks] all-reduces run per participant (NCCL), else NULL; or NULL */
+  nd__forward forward;  /* outputs sent ahead to the devices that read them (tasks/forward.h) */
 } bound_graph;
 
 struct nd_exec {
@@ -215,28 +217,31 @@ int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
     }
   }
   for (int32_t i = 0; i < g->n_tasks; i++)
-    bg->ctx[i] = (nd__task_ctx){&g->tasks[i], g, &ex->step, &ex->observer, ex->n_graphs, ex->kernels};
+    bg->ctx[i] = (nd__task_ctx){&g->tasks[i], g, &ex->step, &ex->observer, &bg->forward, ex->n_graphs, ex->kernels};
   bg->priority = NULL;
   bg->workers = NULL;
   bg->home = NULL;
   bg->visit = NULL;
   bg->coll = NULL;
   bg->run_on = NULL;
+  bg->forward = (nd__forward){0};
   int which = ex->n_graphs++;
   if (ex->procs > 1 && mark_visits(ex)) return nd__fail(err, ND_ENOMEM, "executor: out of memory");
   return which;
 }
 
-/* Runs on the worker after the task: copies what the observer needs, since
+/* Runs on the worker after the task: starts the copies of its outputs to
+ * the devices that read them next, and copies what the observer needs, since
  * StarPU frees the profiling information with the task. */
 static void task_done(void *arg) {
   const nd__task_ctx *c = arg;
+  int32_t i = (int32_t)(c->task - c->graph->tasks);
+  if (c->forward->start) nd__forward_start(c->forward, i);
   struct starpu_task *task = starpu_task_get_current();
   struct starpu_profiling_task_info *info = task ? task->profiling_info : NULL;
   if (!info || !c->observer->task_done) return;
-  c->observer->task_done(c->observer->user, c->which, (int32_t)(c->task - c->graph->tasks),
-                         starpu_timing_timespec_to_us(&info->start_time), starpu_timing_timespec_to_us(&info->end_time),
-                         info->workerid);
+  c->observer->task_done(c->observer->user, c->which, i, starpu_timing_timespec_to_us(&info->start_time),
+                         starpu_timing_timespec_to_us(&info->end_time), info->workerid);
 }
 
 /* Executors with an observer: StarPU's profiling is one switch for the
@@ -276,7 +281,14 @@ int nd_exec_set_homes(nd_exec *ex, int which, const int *home) {
   bg->home = home ? malloc((size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1) * sizeof *bg->home) : NULL;
   if (home && !bg->home) return ND_ENOMEM;
   if (home) memcpy(bg->home, home, (size_t)bg->g->n_tasks * sizeof *home);
-  return 0;
+  nd__forward_free(&bg->forward);
+  /* several processes: StarPU-MPI moves the data between them */
+  return home && ex->procs == 1 ? nd__forward_build(&bg->forward, bg->g, home, bg->tensor, ex->handles) : 0;
+}
+
+int32_t nd_exec_forwarded(const nd_exec *ex, int which, int32_t task) {
+  const nd__forward *f = &ex->graphs[which].forward;
+  return f->start ? f->start[task + 1] - f->start[task] : 0;
 }
 
 int nd_exec_set_collective(nd_exec *ex, int which, int32_t task, const int *workers, int comm) {
@@ -328,7 +340,8 @@ static void fill(struct starpu_task *task, void *arg) {
   /* the executor's: task insertion's default is to free them with the task */
   task->cl_arg_free = task->callback_arg_free = task->prologue_callback_arg_free = 0;
   task->name = nd_task_kind_name(bg->g->tasks[i].kind);
-  if (f->ex->observer.task_done) {
+  const nd__forward *fw = &bg->forward;
+  if (f->ex->observer.task_done || (fw->start && fw->start[i + 1] > fw->start[i])) {
     task->callback_func = task_done;
     task->callback_arg = &bg->ctx[i];
   }
@@ -459,6 +472,7 @@ void nd_exec_free(nd_exec *ex) {
       for (int32_t t = 0; t < ex->graphs[i].g->n_tasks; t++) free(ex->graphs[i].coll[t]);
     free(ex->graphs[i].coll);
     free(ex->graphs[i].run_on);
+    nd__forward_free(&ex->graphs[i].forward);
   }
   if (ex->blocks)
     for (int b = 0; b < ex->n_blocks; b++) free(ex->blocks[b]);

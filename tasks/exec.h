@@ -76,6 +76,10 @@ int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_
  * preference), for ndgraph's own policies, which read it from
  * task->sched_data as (void *)(home + 1). StarPU's policies must not get it. */
 int nd_exec_set_homes(nd_exec *ex, int which, const int *home);
+/* How many outputs task `task` of graph `which` sends ahead when it ends, to
+ * the memory node of their next reader's home (tasks/forward.h; set with the
+ * homes, on one process). */
+int32_t nd_exec_forwarded(const nd_exec *ex, int which, int32_t task);
 
 /* Task `task` of graph `which`, an all-reduce, runs as one task per
  * participant on NCCL (tasks/collective.h): participant p on worker

@@ -46,8 +46,21 @@ static const char *const model[] = {PARITY_MODEL, NULL};
 
 typedef struct counts {
   int device_tasks, cpu_tasks, device_attention; /* attention: GPT-2's or grouped-query, forward or backward */
+  int forwarded, targets_forwarded; /* outputs sent ahead to another memory node; of them, the last stage's targets */
+  int micro_batches;
   const nd_graph *g;
 } counts;
+
+/* What the executor sends ahead when each task of the step ends (tasks/forward.h). */
+static void count_forwarded(const nd_exec *ex, counts *c) {
+  c->micro_batches = c->g->micro_batches;
+  for (int32_t i = 0; i < c->g->n_tasks; i++) {
+    const nd_task *t = &c->g->tasks[i];
+    int32_t n = nd_exec_forwarded(ex, 0, i);
+    c->forwarded += n;
+    if (t->kind == ND_TASK_LOAD_BATCH && t->rank.pp == c->g->pp - 1) c->targets_forwarded += n;
+  }
+}
 
 static void task_done(void *user, int graph, int32_t task, double start, double end, int worker) {
   (void)start, (void)end;
@@ -109,6 +122,7 @@ static int train(const char *const *overrides, double *loss, counts *c, uint64_t
   }
   rc = train_losses(tr, STEPS, loss);
   *settling = nd__trainer_settling(tr);
+  if (c) count_forwarded(nd__trainer_exec(tr), c);
   if (c) {
     *bus_bytes = 0;
     for (int b = 0; b < starpu_bus_get_count(); b++) {
@@ -168,7 +182,7 @@ int main(void) {
     for (int j = 0; layouts[i].kv[j]; j++) ov[k++] = layouts[i].kv[j];
     ov[k] = NULL;
     double loss[STEPS];
-    counts c = {0, 0, 0, NULL};
+    counts c = {0};
     uint64_t bus = 0;
     /* strict: the device keeps its stage whatever the placement trial would choose on a loaded machine */
     int watch = strstr(layouts[i].name, "strict") != NULL;
@@ -191,6 +205,11 @@ int main(void) {
          "mixed node, %s: %d tasks on the " DEVICE " device (%d of them attention), %d on the CPU, %llu bytes moved "
          "between memory nodes",
          layouts[i].name, c.device_tasks, c.device_attention, c.cpu_tasks, (unsigned long long)bus);
+    if (watch)
+      ok(c.forwarded > 0 && c.targets_forwarded == c.micro_batches,
+         "mixed node, %s: %d outputs sent ahead to the other memory node when their producer ends, the last stage's "
+         "targets among them (%d of %d micro-batches)",
+         layouts[i].name, c.forwarded, c.targets_forwarded, c.micro_batches);
   }
   return done_testing();
 }
