@@ -64,7 +64,7 @@ static void run(const kcase *k, void **data, int worker, const nd_step *step) {
   starpu_data_handle_t h[MAXB];
   nd_task t = k->t;
   t.n_access = k->n; /* the CPU dispatch reads the buffers by access */
-  nd__task_ctx ctx = {&t, NULL, step, NULL, 0, NULL};
+  nd__task_ctx ctx = {.task = &t, .step = step};
   struct starpu_task *task = starpu_task_create();
   task->cl = nd__codelet(k->t.kind);
   task->cl_arg = &ctx;
