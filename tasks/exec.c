@@ -283,7 +283,11 @@ int nd_exec_set_homes(nd_exec *ex, int which, const int *home) {
   if (home) memcpy(bg->home, home, (size_t)bg->g->n_tasks * sizeof *home);
   nd__forward_free(&bg->forward);
   /* several processes: StarPU-MPI moves the data between them */
-  return home && ex->procs == 1 ? nd__forward_build(&bg->forward, bg->g, home, bg->tensor, ex->handles) : 0;
+  if (!home || ex->procs > 1) return 0;
+  unsigned node_of[STARPU_NMAXWORKERS] = {0};
+  for (unsigned w = 0; w < starpu_worker_get_count() && w < STARPU_NMAXWORKERS; w++)
+    node_of[w] = starpu_worker_get_memory_node(w);
+  return nd__forward_build(&bg->forward, bg->g, home, node_of, bg->tensor, ex->handles);
 }
 
 int32_t nd_exec_forwarded(const nd_exec *ex, int which, int32_t task) {

@@ -16,11 +16,9 @@ static int edge_cmp(const void *pa, const void *pb) {
   return a->node < b->node ? -1 : a->node > b->node;
 }
 
-static unsigned node_of(int worker) { return starpu_worker_get_memory_node((unsigned)worker); }
-
 /* One pass in the graph's order, which is StarPU's submission order: each
  * read is of the last write before it. */
-static int cross_node_reads(const nd_graph *g, const int *home, edge **out, int32_t *n_out) {
+static int cross_node_reads(const nd_graph *g, const int *home, const unsigned *node_of, edge **out, int32_t *n_out) {
   int32_t *writer = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *writer);
   edge *e = malloc((size_t)(g->n_access ? g->n_access : 1) * sizeof *e);
   if (!writer || !e) {
@@ -36,7 +34,7 @@ static int cross_node_reads(const nd_graph *g, const int *home, edge **out, int3
     for (int a = 0; a < t->n_access; a++) {
       int32_t x = acc[a].tensor, w = writer[x];
       if (!(acc[a].mode & ND_ACCESS_R) || w < 0 || home[i] < 0 || home[w] < 0) continue;
-      if (node_of(home[i]) != node_of(home[w])) e[n++] = (edge){w, x, node_of(home[i])};
+      if (node_of[home[i]] != node_of[home[w]]) e[n++] = (edge){w, x, node_of[home[i]]};
     }
     for (int a = 0; a < t->n_access; a++)
       if (acc[a].mode & ND_ACCESS_W) writer[acc[a].tensor] = i;
@@ -47,12 +45,12 @@ static int cross_node_reads(const nd_graph *g, const int *home, edge **out, int3
   return 0;
 }
 
-int nd__forward_build(nd__forward *f, const nd_graph *g, const int *home, const int32_t *tensor,
-                      const starpu_data_handle_t *handles) {
+int nd__forward_build(nd__forward *f, const nd_graph *g, const int *home, const unsigned *node_of,
+                      const int32_t *tensor, const starpu_data_handle_t *handles) {
   edge *e = NULL;
   int32_t n = 0;
   f->start = calloc((size_t)g->n_tasks + 1, sizeof *f->start);
-  int rc = f->start ? cross_node_reads(g, home, &e, &n) : ND_ENOMEM;
+  int rc = f->start ? cross_node_reads(g, home, node_of, &e, &n) : ND_ENOMEM;
   if (!rc) qsort(e, (size_t)n, sizeof *e, edge_cmp);
   f->item = rc ? NULL : malloc((size_t)(n ? n : 1) * sizeof *f->item);
   if (!rc && !f->item) rc = ND_ENOMEM;

@@ -22,10 +22,11 @@ typedef struct nd__forward {
   nd__forward_item *item;
 } nd__forward;
 
-/* From each task's home worker (home[i], -1: none), for the graph g whose
- * tensor t is the handle handles[tensor[t]]. 0 or ND_ENOMEM. */
-int nd__forward_build(nd__forward *f, const nd_graph *g, const int *home, const int32_t *tensor,
-                      const starpu_data_handle_t *handles);
+/* From each task's home worker (home[i], -1: none) and each worker's memory
+ * node (node_of[w]), for the graph g whose tensor t is the handle
+ * handles[tensor[t]]. 0 or ND_ENOMEM. */
+int nd__forward_build(nd__forward *f, const nd_graph *g, const int *home, const unsigned *node_of,
+                      const int32_t *tensor, const starpu_data_handle_t *handles);
 void nd__forward_free(nd__forward *f);
 
 /* Starts task i's copies (asynchronous; from its callback). */

@@ -25,3 +25,7 @@ check_PROGRAMS += tests/test_trainers
 TESTS += tests/test_trainers
 tests_test_trainers_SOURCES = tests/test_trainers.c tests/runtime/harness.h tests/tap.h
 tests_test_trainers_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_forward
+TESTS += tests/test_forward
+tests_test_forward_SOURCES = tests/test_forward.c tests/runtime/harness.h tests/tap.h
+tests_test_forward_LDADD = $(ND_TEST_LIBS)
