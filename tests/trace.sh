@@ -43,13 +43,34 @@ checks = [
     s["critical_path"]["length_us"] == 350,
     [t["task"] for t in s["critical_path"]["tasks"]] == [0, 1, 3, 4, 5],
     s["lower_bound_us"] == 350, abs(s["efficiency"] - 0.875) < 1e-12,
+    [w["CPU 0"][k] for k in ("idle_start_us", "idle_waits_us", "idle_short_gaps_us", "short_gaps", "idle_end_us")]
+    == [0, 100, 0, 0, 0],
+    [w["CPU 1"][k] for k in ("idle_start_us", "idle_waits_us", "idle_short_gaps_us", "short_gaps", "idle_end_us")]
+    == [100, 100, 0, 0, 100],
 ]
 bad = [i for i, c in enumerate(checks) if not c]
 if bad:
     print("# failed checks", bad, file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
-ok $? "json: busy, idle, bubble, phases, critical path Z A C D E, lower bound, efficiency"
+ok $? "json: busy, idle (start, waits, short gaps, end), bubble, phases, critical path Z A C D E, lower bound, efficiency"
+has '^  CPU 1 +0\.100 +0\.100 +0\.000 \( +0\) +0\.100$'; ok $? "text: CPU 1 idle 0.100 at the start, 0.100 waiting, 0.100 at the end"
+
+# gaps under 100 us between a worker's tasks are the runtime's, longer ones waits: 10 + 50 short, 230 a wait
+cat >"$TMP/gaps.json" <<'JSON'
+{"traceEvents": [
+ {"ph": "X", "name": "a", "pid": 0, "tid": 0, "ts": 0, "dur": 10},
+ {"ph": "X", "name": "b", "pid": 0, "tid": 0, "ts": 20, "dur": 30},
+ {"ph": "X", "name": "c", "pid": 0, "tid": 0, "ts": 100, "dur": 10},
+ {"ph": "X", "name": "d", "pid": 0, "tid": 0, "ts": 340, "dur": 10}]}
+JSON
+"$ND" trace summarize "$TMP/gaps.json" --json >"$TMP/gaps.out" 2>&1
+python3 - "$TMP/gaps.out" <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))["per_worker"][0]
+sys.exit(0 if [w[k] for k in ("idle_short_gaps_us", "short_gaps", "idle_waits_us", "idle_us")] == [60, 2, 230, 290] else 1)
+PY
+ok $? "json: short gaps (10 + 50 us, 2) apart from a wait (230 us)"
 
 # a well-formed SVG with one box per task, and the count of boxes
 svg_boxes() {

@@ -149,10 +149,32 @@ cleanup:
   return rc;
 }
 
+/* Each worker's idle time split by where it falls. Slices are sorted by
+ * (thread, ts); a slice that overlaps the one before it leaves no gap. */
+static void split_idle(const nd_trace_model *m, nd_trace_summary *s) {
+  double done = 0; /* the latest end of this thread's slices so far */
+  for (int32_t i = 0; i < m->n_slices; i++) {
+    const nd_trace_slice *x = &m->slices[i];
+    nd_trace_idle *w = &s->idle[x->thread];
+    if (i == 0 || x->thread != m->slices[i - 1].thread) {
+      w->lead_us = x->ts - s->start_us;
+    } else if (x->ts > done) {
+      double gap = x->ts - done;
+      if (gap < ND_TRACE_SHORT_GAP_US)
+        w->short_us += gap, w->n_short++;
+      else
+        w->wait_us += gap;
+    }
+    done = i == 0 || x->thread != m->slices[i - 1].thread ? end_of(x) : fmax(done, end_of(x));
+    if (i + 1 == m->n_slices || m->slices[i + 1].thread != x->thread) w->tail_us = s->end_us - done;
+  }
+}
+
 int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s) {
   memset(s, 0, sizeof *s);
   s->busy_us = calloc((size_t)(m->n_threads ? m->n_threads : 1), sizeof *s->busy_us);
-  if (!s->busy_us) return ND_ENOMEM;
+  s->idle = calloc((size_t)(m->n_threads ? m->n_threads : 1), sizeof *s->idle);
+  if (!s->busy_us || !s->idle) goto oom;
   for (int t = 0; t < m->n_threads; t++) s->workers += nd_trace_is_worker(&m->threads[t]);
   for (int32_t i = 0; i < m->n_slices; i++) {
     const nd_trace_slice *x = &m->slices[i];
@@ -166,6 +188,7 @@ int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s) {
   if (s->n_kinds > 1) qsort(s->kinds, (size_t)s->n_kinds, sizeof *s->kinds, cmp_group);
   if (s->n_phases > 1) qsort(s->phases, (size_t)s->n_phases, sizeof *s->phases, cmp_group);
   s->span_us = s->end_us - s->start_us;
+  split_idle(m, s);
   if (critical_path(m, s)) goto oom;
   s->lower_bound_us = fmax(s->path_us, s->workers ? s->work_us / s->workers : 0.0);
   s->efficiency = s->span_us > 0 ? s->lower_bound_us / s->span_us : 1.0;
@@ -177,6 +200,7 @@ oom:
 
 void nd_trace_summary_free(nd_trace_summary *s) {
   free(s->busy_us);
+  free(s->idle);
   free(s->kinds);
   free(s->phases);
   free(s->path);
@@ -206,6 +230,20 @@ static void print_text(FILE *f, const char *what, const nd_trace_model *m, const
   }
   fprintf(f, "  %-24s %6d  %10.3f  %10.3f  %6.1f%%\n", "all", s->tasks, s->work_us / 1e3, idle / 1e3,
           100 * fraction(idle, s->span_us * s->workers));
+  fprintf(f, "idle time by where it falls (gaps under %.0f us between tasks: the runtime's own work):\n",
+          ND_TRACE_SHORT_GAP_US);
+  fprintf(f, "  %-24s %10s  %10s  %18s  %10s\n", "worker", "start ms", "waits ms", "short gaps ms (n)", "end ms");
+  for (int t = 0; t < m->n_threads; t++) {
+    const nd_trace_idle *w = &s->idle[t];
+    if (!nd_trace_is_worker(&m->threads[t])) continue;
+    if (!m->threads[t].n_slices) {
+      fprintf(f, "  %-24s %10.3f  %10.3f  %10.3f %7s  %10.3f\n", m->threads[t].name, s->span_us / 1e3, 0.0, 0.0, "(0)",
+              0.0);
+      continue;
+    }
+    fprintf(f, "  %-24s %10.3f  %10.3f  %10.3f (%5d)  %10.3f\n", m->threads[t].name, w->lead_us / 1e3, w->wait_us / 1e3,
+            w->short_us / 1e3, w->n_short, w->tail_us / 1e3);
+  }
   print_groups(f, "kind", s->kinds, s->n_kinds, s->work_us);
   print_groups(f, "phase", s->phases, s->n_phases, s->work_us);
   fprintf(f, "critical path: %d tasks, %.3f ms of work\n", s->path_len, s->path_us / 1e3);
@@ -257,6 +295,13 @@ static cJSON *summary_json(const char *what, const nd_trace_model *m, const nd_t
     cJSON_AddNumberToObject(w, "busy_us", s->busy_us[t]);
     cJSON_AddNumberToObject(w, "idle_us", w_idle);
     cJSON_AddNumberToObject(w, "bubble_fraction", fraction(w_idle, s->span_us));
+    const nd_trace_idle *i = &s->idle[t];
+    int ran = m->threads[t].n_slices > 0;
+    cJSON_AddNumberToObject(w, "idle_start_us", ran ? i->lead_us : s->span_us);
+    cJSON_AddNumberToObject(w, "idle_waits_us", i->wait_us);
+    cJSON_AddNumberToObject(w, "idle_short_gaps_us", i->short_us);
+    cJSON_AddNumberToObject(w, "short_gaps", i->n_short);
+    cJSON_AddNumberToObject(w, "idle_end_us", i->tail_us);
   }
   cJSON_AddNumberToObject(o, "idle_us", idle);
   cJSON_AddNumberToObject(o, "bubble_fraction", fraction(idle, s->span_us * s->workers));

@@ -1,5 +1,5 @@
-/* What a trace says about a step: per-worker busy and idle time, the bubble
- * fraction, time per task kind and phase, the critical path that was
+/* What a trace says about a step: per-worker busy and idle time (and where
+ * the idle time falls), the bubble fraction, time per task kind and phase, the critical path that was
  * actually executed, and the efficiency against a lower bound. */
 #ifndef ND_TRACE_SUMMARY_H
 #define ND_TRACE_SUMMARY_H
@@ -14,11 +14,26 @@ typedef struct nd_trace_group {
   double time_us;
 } nd_trace_group;
 
+/* Gaps between a worker's tasks shorter than this are the runtime's own work
+ * from one task to the next (releasing data and successors, the next pop);
+ * longer ones are waits for a dependency or a transfer. */
+#define ND_TRACE_SHORT_GAP_US 100.0
+
+/* Where a worker's idle time falls. */
+typedef struct nd_trace_idle {
+  double lead_us;  /* from the trace's start to its first task */
+  double wait_us;  /* gaps between its tasks of ND_TRACE_SHORT_GAP_US or more */
+  double short_us; /* shorter gaps between its tasks */
+  int32_t n_short;
+  double tail_us; /* from its last task to the trace's end */
+} nd_trace_idle;
+
 typedef struct nd_trace_summary {
   int32_t tasks;
   int workers; /* threads that ran a slice or were named */
   double start_us, end_us, span_us, work_us;
-  double *busy_us; /* [m->n_threads] */
+  double *busy_us;     /* [m->n_threads] */
+  nd_trace_idle *idle; /* [m->n_threads] */
   nd_trace_group *kinds, *phases;
   int n_kinds, n_phases;
   int32_t *path; /* slices of the critical path, first to last */
