@@ -236,7 +236,7 @@ int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
 static void task_done(void *arg) {
   const nd__task_ctx *c = arg;
   int32_t i = (int32_t)(c->task - c->graph->tasks);
-  if (c->forward->start) nd__forward_start(c->forward, i);
+  nd__forward_start(c->forward, i);
   struct starpu_task *task = starpu_task_get_current();
   struct starpu_profiling_task_info *info = task ? task->profiling_info : NULL;
   if (!info || !c->observer->task_done) return;
@@ -291,8 +291,7 @@ int nd_exec_set_homes(nd_exec *ex, int which, const int *home) {
 }
 
 int32_t nd_exec_forwarded(const nd_exec *ex, int which, int32_t task) {
-  const nd__forward *f = &ex->graphs[which].forward;
-  return f->start ? f->start[task + 1] - f->start[task] : 0;
+  return nd__forward_count(&ex->graphs[which].forward, task);
 }
 
 int nd_exec_set_collective(nd_exec *ex, int which, int32_t task, const int *workers, int comm) {
@@ -344,8 +343,7 @@ static void fill(struct starpu_task *task, void *arg) {
   /* the executor's: task insertion's default is to free them with the task */
   task->cl_arg_free = task->callback_arg_free = task->prologue_callback_arg_free = 0;
   task->name = nd_task_kind_name(bg->g->tasks[i].kind);
-  const nd__forward *fw = &bg->forward;
-  if (f->ex->observer.task_done || (fw->start && fw->start[i + 1] > fw->start[i])) {
+  if (f->ex->observer.task_done || nd__forward_count(&bg->forward, i) > 0) {
     task->callback_func = task_done;
     task->callback_arg = &bg->ctx[i];
   }

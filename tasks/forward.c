@@ -74,6 +74,7 @@ void nd__forward_free(nd__forward *f) {
 }
 
 void nd__forward_start(const nd__forward *f, int32_t i) {
+  if (!f->start) return;
   for (int32_t k = f->start[i]; k < f->start[i + 1]; k++)
     starpu_data_prefetch_on_node(f->item[k].handle, f->item[k].node, 1);
 }

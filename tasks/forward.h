@@ -29,6 +29,11 @@ int nd__forward_build(nd__forward *f, const nd_graph *g, const int *home, const 
                       const int32_t *tensor, const starpu_data_handle_t *handles);
 void nd__forward_free(nd__forward *f);
 
+/* How many copies task i starts (0 when nothing is built). */
+static inline int32_t nd__forward_count(const nd__forward *f, int32_t i) {
+  return f->start ? f->start[i + 1] - f->start[i] : 0;
+}
+
 /* Starts task i's copies (asynchronous; from its callback). */
 void nd__forward_start(const nd__forward *f, int32_t i);
 
