@@ -150,22 +150,26 @@ cleanup:
 }
 
 /* Each worker's idle time split by where it falls. Slices are sorted by
- * (thread, ts); a slice that overlaps the one before it leaves no gap. */
+ * (thread, ts); a slice that overlaps the one before it leaves no gap. A
+ * worker that ran nothing was idle from the start for the whole span. */
 static void split_idle(const nd_trace_model *m, nd_trace_summary *s) {
+  for (int t = 0; t < m->n_threads; t++)
+    if (!m->threads[t].n_slices) s->idle[t].lead_us = s->span_us;
   double done = 0; /* the latest end of this thread's slices so far */
   for (int32_t i = 0; i < m->n_slices; i++) {
     const nd_trace_slice *x = &m->slices[i];
     nd_trace_idle *w = &s->idle[x->thread];
     if (i == 0 || x->thread != m->slices[i - 1].thread) {
       w->lead_us = x->ts - s->start_us;
-    } else if (x->ts > done) {
+      done = end_of(x);
+    } else {
       double gap = x->ts - done;
-      if (gap < ND_TRACE_SHORT_GAP_US)
-        w->short_us += gap, w->n_short++;
-      else
+      if (gap >= ND_TRACE_SHORT_GAP_US)
         w->wait_us += gap;
+      else if (gap > 0)
+        w->short_us += gap, w->n_short++;
+      done = fmax(done, end_of(x));
     }
-    done = i == 0 || x->thread != m->slices[i - 1].thread ? end_of(x) : fmax(done, end_of(x));
     if (i + 1 == m->n_slices || m->slices[i + 1].thread != x->thread) w->tail_us = s->end_us - done;
   }
 }
@@ -236,11 +240,6 @@ static void print_text(FILE *f, const char *what, const nd_trace_model *m, const
   for (int t = 0; t < m->n_threads; t++) {
     const nd_trace_idle *w = &s->idle[t];
     if (!nd_trace_is_worker(&m->threads[t])) continue;
-    if (!m->threads[t].n_slices) {
-      fprintf(f, "  %-24s %10.3f  %10.3f  %10.3f %7s  %10.3f\n", m->threads[t].name, s->span_us / 1e3, 0.0, 0.0, "(0)",
-              0.0);
-      continue;
-    }
     fprintf(f, "  %-24s %10.3f  %10.3f  %10.3f (%5d)  %10.3f\n", m->threads[t].name, w->lead_us / 1e3, w->wait_us / 1e3,
             w->short_us / 1e3, w->n_short, w->tail_us / 1e3);
   }
@@ -296,8 +295,7 @@ static cJSON *summary_json(const char *what, const nd_trace_model *m, const nd_t
     cJSON_AddNumberToObject(w, "idle_us", w_idle);
     cJSON_AddNumberToObject(w, "bubble_fraction", fraction(w_idle, s->span_us));
     const nd_trace_idle *i = &s->idle[t];
-    int ran = m->threads[t].n_slices > 0;
-    cJSON_AddNumberToObject(w, "idle_start_us", ran ? i->lead_us : s->span_us);
+    cJSON_AddNumberToObject(w, "idle_start_us", i->lead_us);
     cJSON_AddNumberToObject(w, "idle_waits_us", i->wait_us);
     cJSON_AddNumberToObject(w, "idle_short_gaps_us", i->short_us);
     cJSON_AddNumberToObject(w, "short_gaps", i->n_short);
