@@ -1,5 +1,6 @@
 /* `ndgraph run`: the training loop on top of the public trainer API, with
  * its step lines, evaluation, checkpoints, metrics (JSON Lines) and traces. */
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,15 +22,20 @@ static long long num(const nd_config *cfg, const char *key) {
   return atoll(text(cfg, key, buf, sizeof buf));
 }
 
-static void log_json(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void log_json(FILE *f, const char *fmt, ...) {
-  if (!f) return;
+/* One line of the metrics file, flushed so that a crash loses none; a line
+ * that did not reach the file is an error, not a gap in the user's data. */
+static int log_json(FILE *f, const char *path, nd_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int log_json(FILE *f, const char *path, nd_error *err, const char *fmt, ...) {
+  if (!f) return 0;
   va_list ap;
   va_start(ap, fmt);
   vfprintf(f, fmt, ap);
   va_end(ap);
   fputc('\n', f);
-  fflush(f);
+  if (fflush(f) == 0 && !ferror(f)) return 0;
+  snprintf(err->msg, sizeof err->msg, "%s: cannot write the metrics file: %s", path, strerror(errno));
+  return err->code = ND_EIO;
 }
 
 /* parallelism.stage_layers: auto: the split nd_trainer_open chose and why. */
@@ -211,10 +217,11 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       printf("step %5lld | loss %.4f | lr %.3e | %8.1f ms | %8.0f tokens/s | %6.2f GFLOP/s\n", r.step, r.loss, r.lr,
              r.step_ms, r.tokens_per_s, r.gflops);
       fflush(stdout);
-      log_json(metrics,
-               "{\"step\": %lld, \"loss\": %.17g, \"lr\": %.9g, \"grad_norm\": %.9g, \"step_ms\": %.3f, "
-               "\"tokens_per_s\": %.1f, \"gflops\": %.3f}",
-               r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops);
+      rc = log_json(metrics, metrics_path, err,
+                    "{\"step\": %lld, \"loss\": %.17g, \"lr\": %.9g, \"grad_norm\": %.9g, \"step_ms\": %.3f, "
+                    "\"tokens_per_s\": %.1f, \"gflops\": %.3f}",
+                    r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops);
+      if (rc) goto done;
     }
     if (val[0] && eval_every && (r.step % eval_every == 0 || r.step == last)) {
       double loss;
@@ -222,7 +229,9 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       if ((rc = nd_trainer_eval(tr, NULL, eval_batches, &loss, &tokens, err))) goto done;
       printf("step %5lld | val_loss %.4f (%lld tokens)\n", r.step, loss, tokens);
       fflush(stdout);
-      log_json(metrics, "{\"step\": %lld, \"val_loss\": %.17g, \"tokens\": %lld}", r.step, loss, tokens);
+      rc = log_json(metrics, metrics_path, err, "{\"step\": %lld, \"val_loss\": %.17g, \"tokens\": %lld}", r.step, loss,
+                    tokens);
+      if (rc) goto done;
     }
     if (save_dir[0] && ((save_every && r.step % save_every == 0) || r.step == last)) {
       if ((rc = nd_trainer_save(tr, err))) goto done;
@@ -240,7 +249,10 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   if (!rc && procs.processes > 1 && !nd_trainer_processes(tr, &procs))
     printf("mpirun: StarPU-MPI sent %lld bytes, the plan predicts %lld\n", procs.bytes_sent, procs.bytes_predicted);
 done:
-  if (metrics) fclose(metrics);
+  if (metrics && fclose(metrics) != 0 && !rc) {
+    snprintf(err->msg, sizeof err->msg, "%s: cannot write the metrics file: %s", metrics_path, strerror(errno));
+    rc = err->code = ND_EIO;
+  }
   nd_trainer_close(tr);
   return rc;
 }

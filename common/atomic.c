@@ -45,7 +45,7 @@ int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
   }
   f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (f->fd < 0) {
-    int rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", f->tmp, strerror(errno));
+    int rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", f->path, strerror(errno));
     nd__atomic_abort(f);
     return rc;
   }
@@ -60,7 +60,7 @@ int nd__atomic_write(nd__atomic_file *f, const void *data, size_t len, nd_error 
     ssize_t w = write(f->fd, p, chunk);
     if (w < 0) {
       if (errno == EINTR) continue;
-      return nd__fail(err, ND_EIO, "%s: write failed: %s", f->tmp, strerror(errno));
+      return nd__fail(err, ND_EIO, "%s: cannot write: %s", f->path, strerror(errno));
     }
     p += w;
     len -= (size_t)w;
@@ -84,18 +84,18 @@ void nd__atomic_abort(nd__atomic_file *f) {
 int nd__atomic_commit(nd__atomic_file *f, nd_error *err) {
   int rc = 0;
   if (fsync(f->fd) != 0) {
-    rc = nd__fail(err, ND_EIO, "%s: fsync failed: %s", f->tmp, strerror(errno));
+    rc = nd__fail(err, ND_EIO, "%s: cannot sync to disk: %s", f->path, strerror(errno));
     goto fail;
   }
   /* close() can report a delayed write error (NFS): check it. */
   int fd = f->fd;
   f->fd = -1;
   if (close(fd) != 0) {
-    rc = nd__fail(err, ND_EIO, "%s: close failed: %s", f->tmp, strerror(errno));
+    rc = nd__fail(err, ND_EIO, "%s: cannot close: %s", f->path, strerror(errno));
     goto fail;
   }
   if (rename(f->tmp, f->path) != 0) {
-    rc = nd__fail(err, ND_EIO, "%s: cannot rename to %s: %s", f->tmp, f->path, strerror(errno));
+    rc = nd__fail(err, ND_EIO, "%s: cannot move %s into place: %s", f->path, f->tmp, strerror(errno));
     goto fail;
   }
   rc = nd__fsync_parent(f->path, err);

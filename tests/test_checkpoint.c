@@ -174,7 +174,7 @@ static void test_roundtrip(void) {
   ok(hidden_entries(tmpdir) == 0 && access(tmp_path("dup.safetensors"), F_OK) != 0,
      "a rejected write leaves nothing behind");
   ok(nd_safetensors_write("/nonexistent-dir/x.safetensors", t, 1, &err) == ND_EIO &&
-         strstr(err.msg, "/nonexistent-dir/x.safetensors.tmp.") == err.msg,
+         streq(err.msg, "/nonexistent-dir/x.safetensors: cannot create: No such file or directory"),
      "write into a missing directory: %s", err.msg);
 }
 
@@ -325,8 +325,7 @@ static void test_atomic_file(void) {
   free(b);
   ok(hidden_entries(tmpdir) == 0, "atomic file: no temporary left");
   char want[600];
-  snprintf(want, sizeof want, "%s/no/such/dir/f.tmp.%ld: cannot create: No such file or directory", tmpdir,
-           (long)getpid());
+  snprintf(want, sizeof want, "%s/no/such/dir/f: cannot create: No such file or directory", tmpdir);
   ok(nd_write_file_atomic(tmp_path("no/such/dir/f"), "x", 1, &err) == ND_EIO && streq(err.msg, want),
      "atomic file: missing directory: %s", err.msg);
 }

@@ -115,6 +115,12 @@ else
   ok 0 "# SKIP a read-only save_dir (root writes anywhere)"
 fi
 
+# 10. a metrics file or a trace that cannot be written is named, not lost in silence
+expect 1 "/dev/full: cannot write the metrics file: No space left on device" \
+  "a metrics file on a full disk stops the run with its name" -- "$ndgraph" run "${tiny[@]}" --metrics /dev/full
+expect 1 "$tmp/no/such/t.json: cannot create: No such file or directory" \
+  "a trace that cannot be created is named as the user wrote it" -- "$ndgraph" run "${tiny[@]}" --trace "$tmp/no/such/t.json"
+
 # 11. a model larger than the machine: refused at start with the numbers, unless allowed
 big=(--set model.n_layer=64 --set model.n_embd=4096 --set model.n_head=32 --set model.seq_len=64
      --set runtime.workers=2 --set train.steps=1 --set train.save_dir=)
