@@ -34,22 +34,43 @@ int nd__fsync_parent(const char *path, nd_error *err) {
   return rc;
 }
 
+/* What stands at path: a device or a pipe (`-o /dev/stdout`, `>(gzip > x)`)
+ * is written in place, as a user who names one expects, and never replaced
+ * by a file; a FIFO without a reader is an error, not a hang. */
+static int open_in_place(nd__atomic_file *f, const struct stat *st, nd_error *err) {
+  if (!S_ISCHR(st->st_mode) && !S_ISFIFO(st->st_mode))
+    return nd__fail(err, ND_EIO, "%s: %s, not a file to write", f->path,
+                    S_ISDIR(st->st_mode) ? "a directory" : "a socket or block device");
+  f->fd = open(f->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (f->fd < 0)
+    return nd__fail(err, ND_EIO, "%s: cannot open: %s", f->path,
+                    errno == ENXIO ? "a FIFO that nobody reads" : strerror(errno));
+  fcntl(f->fd, F_SETFL, fcntl(f->fd, F_GETFL) & ~O_NONBLOCK);
+  return 0;
+}
+
 int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
+  struct stat st, link;
+  int exists = stat(path, &st) == 0, rc = 0;
   f->fd = -1;
   f->tmp = NULL;
-  f->path = strdup(path);
-  if (!f->path || asprintf(&f->tmp, "%s.tmp.%ld", path, (long)getpid()) < 0) {
+  f->path = NULL;
+  if (!exists && lstat(path, &link) == 0 && S_ISLNK(link.st_mode))
+    return nd__fail(err, ND_EIO, "%s: a symbolic link to nothing, not a file to write", path);
+  /* a symbolic link to a file stays: its target gets the new content */
+  f->path = exists && S_ISREG(st.st_mode) ? realpath(path, NULL) : strdup(path);
+  if (!f->path) {
+    rc = nd__fail(err, errno == ENOMEM ? ND_ENOMEM : ND_EIO, "%s: %s", path, strerror(errno));
+  } else if (exists && !S_ISREG(st.st_mode)) {
+    rc = open_in_place(f, &st, err);
+  } else if (asprintf(&f->tmp, "%s.tmp.%ld", f->path, (long)getpid()) < 0) {
     f->tmp = NULL;
-    nd__atomic_abort(f);
-    return nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+    rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+  } else if ((f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+    rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", path, strerror(errno));
   }
-  f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (f->fd < 0) {
-    int rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", f->path, strerror(errno));
-    nd__atomic_abort(f);
-    return rc;
-  }
-  return 0;
+  if (rc) nd__atomic_abort(f);
+  return rc;
 }
 
 int nd__atomic_write(nd__atomic_file *f, const void *data, size_t len, nd_error *err) {
@@ -83,6 +104,13 @@ void nd__atomic_abort(nd__atomic_file *f) {
 
 int nd__atomic_commit(nd__atomic_file *f, nd_error *err) {
   int rc = 0;
+  if (!f->tmp) {
+    /* written in place: a pipe or a device has nothing to sync or rename */
+    if (close(f->fd) != 0) rc = nd__fail(err, ND_EIO, "%s: cannot close: %s", f->path, strerror(errno));
+    f->fd = -1;
+    atomic_free(f);
+    return rc;
+  }
   if (fsync(f->fd) != 0) {
     rc = nd__fail(err, ND_EIO, "%s: cannot sync to disk: %s", f->path, strerror(errno));
     goto fail;

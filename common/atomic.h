@@ -1,6 +1,8 @@
 /* Files that are either absent, or complete: written to PATH.tmp.PID,
  * fsync'd, renamed over PATH, and the directory fsync'd, so that a crash at
- * any moment leaves the old file or the new one, never a torn mix. */
+ * any moment leaves the old file or the new one, never a torn mix. A symbolic
+ * link is followed (the link stays); a device or pipe that PATH names
+ * (/dev/stdout) is written in place, never replaced; a directory is an error. */
 #ifndef ND_COMMON_ATOMIC_H
 #define ND_COMMON_ATOMIC_H
 
@@ -14,7 +16,7 @@ int nd_write_file_atomic(const char *path, const void *data, size_t len, nd_erro
  * abort, which removes the temporary file). After a failed write, call abort. */
 typedef struct nd__atomic_file {
   int fd;
-  char *path, *tmp;
+  char *path, *tmp; /* tmp NULL: written in place */
 } nd__atomic_file;
 
 int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err);

@@ -330,6 +330,45 @@ static void test_atomic_file(void) {
      "atomic file: missing directory: %s", err.msg);
 }
 
+/* What a path may name besides a file: none of it is replaced by one. */
+static void test_atomic_special(void) {
+  nd_error err = {0};
+  char want[600];
+  size_t len = 0;
+  const char *target = tmp_path("target.txt"), *link = tmp_path("link.txt");
+  struct stat st;
+  snprintf(want, sizeof want, "%s: a symbolic link to nothing, not a file to write", link);
+  ok(symlink("target.txt", link) == 0 && nd_write_file_atomic(link, "via", 3, &err) == ND_EIO && streq(err.msg, want) &&
+         lstat(link, &st) == 0 && S_ISLNK(st.st_mode),
+     "atomic file: a dangling symbolic link is refused and stays");
+  write_bytes(target, "old", 3);
+  ok(nd_write_file_atomic(link, "via", 3, &err) == 0 && lstat(link, &st) == 0 && S_ISLNK(st.st_mode),
+     "atomic file: a symbolic link stays a link (%s)", err.msg);
+  uint8_t *b = read_all(target, &len);
+  ok(b && len == 3 && memcmp(b, "via", 3) == 0, "atomic file: and its target has the content");
+  free(b);
+  ok(nd_write_file_atomic("/dev/null", "x", 1, &err) == 0 && stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode),
+     "atomic file: /dev/null is written in place, not replaced (%s)", err.msg);
+  if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) {
+    ok(nd_write_file_atomic("/dev/full", "x", 1, &err) == ND_EIO &&
+           streq(err.msg, "/dev/full: cannot write: No space left on device") && stat("/dev/full", &st) == 0 &&
+           S_ISCHR(st.st_mode),
+       "atomic file: /dev/full fails with its reason and stays a device");
+  } else {
+    ok(1, "# SKIP no /dev/full");
+  }
+  const char *fifo = tmp_path("fifo");
+  snprintf(want, sizeof want, "%s: cannot open: a FIFO that nobody reads", fifo);
+  ok(mkfifo(fifo, 0600) == 0 && nd_write_file_atomic(fifo, "x", 1, &err) == ND_EIO && streq(err.msg, want),
+     "atomic file: a FIFO without a reader is an error, not a hang");
+  snprintf(want, sizeof want, "%s: a directory, not a file to write", tmpdir);
+  ok(nd_write_file_atomic(tmpdir, "x", 1, &err) == ND_EIO && streq(err.msg, want), "atomic file: a directory: %s",
+     err.msg);
+  unlink(fifo);
+  unlink(link);
+  unlink(target);
+}
+
 static void test_hf_config(void) {
   char *js = NULL;
   ok(nd_hf_config_json(&js, 50257, 1024, 768, 12, 12) == 0 && js, "hf config: built");
@@ -475,6 +514,7 @@ int main(void) {
   test_hf_names();
   test_corrupt();
   test_atomic_file();
+  test_atomic_special();
   test_hf_config();
   test_checkpoint_dir();
   nd_error err = {0};
