@@ -36,6 +36,11 @@ nd_loc nd__config_loc(const nd_config *cfg, const char *key) {
   return cfg && i >= 0 ? cfg->loc[i] : none;
 }
 
+const char *nd__config_origin(const nd_config *cfg, const char *key) {
+  if (nd__config_loc(cfg, key).from_set) return "--set";
+  return cfg->source[0] ? cfg->source : "the built-in defaults";
+}
+
 int nd_config_get(const nd_config *cfg, const char *key, char *buf, size_t size) {
   struct nd__sb sb = {0};
   int rc = 0;

@@ -123,5 +123,8 @@ int64_t nd_config_intermediate_size(const nd_config *cfg);
 
 /* The location of "section.key" in the source, or {0,0} when defaulted. */
 nd_loc nd__config_loc(const nd_config *cfg, const char *key);
+/* Where a key's value came from, for a message: "--set", the file, or "the
+ * built-in defaults" (a run of the embedded quick start has no file). */
+const char *nd__config_origin(const nd_config *cfg, const char *key);
 
 #endif

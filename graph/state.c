@@ -24,7 +24,8 @@ int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->L = (int)cfg->model.n_layer;
   g->V = (int)cfg->model.vocab_size;
   if (g->pp > ND_MAX_STAGES || g->L < g->pp)
-    return nd__fail(err, ND_ECONFIG, "%s: layout does not fit the graph builder", cfg->source);
+    return nd__fail(err, ND_ECONFIG, "%s: layout does not fit the graph builder",
+                    nd__config_origin(cfg, "parallelism.pipeline_parallel_size"));
   int at = 0;
   for (int s = 0; s < g->pp; s++) {
     g->stage_layers[s] =
@@ -32,7 +33,9 @@ int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
     g->stage_first[s] = at;
     at += g->stage_layers[s];
   }
-  if (at != g->L) return nd__fail(err, ND_ECONFIG, "%s: stage_layers do not sum to n_layer", cfg->source);
+  if (at != g->L)
+    return nd__fail(err, ND_ECONFIG, "%s: stage_layers do not sum to n_layer",
+                    nd__config_origin(cfg, "parallelism.stage_layers"));
   return 0;
 }
 

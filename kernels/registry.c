@@ -262,8 +262,8 @@ static void names(char *out, size_t size, const nd__kernel_impl *list, int n) {
 /* Every task runs on a CPU worker when nothing else can take it. */
 static int needs_cpu(const nd_config *cfg, const char *key, const nd__kernel_impl *im, nd_error *err) {
   if (im->fn[ND_BACKEND_CPU] || im->impl[ND_BACKEND_CPU]) return 0;
-  return nd__fail(err, ND_ECONFIG, "%s: %s: '%s' (%s) has no CPU implementation", cfg->source, key, im->name,
-                  im->origin);
+  return nd__fail(err, ND_ECONFIG, "%s: %s: '%s' (%s) has no CPU implementation", nd__config_origin(cfg, key), key,
+                  im->name, im->origin);
 }
 
 int nd__kernels_select(nd_kernels *k, const nd_config *cfg, nd_error *err) {
@@ -272,18 +272,19 @@ int nd__kernels_select(nd_kernels *k, const nd_config *cfg, nd_error *err) {
     const struct nd_kernel_override *o = &cfg->kernels.overrides[i];
     int kind = nd_task_kind_from_name(o->kind);
     if (kind < 0)
-      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: unknown task kind '%s'", cfg->source, o->kind);
+      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: unknown task kind '%s'",
+                      nd__config_origin(cfg, "kernels.override"), o->kind);
     if (activation_kind(kind))
       return nd__fail(err, ND_ECONFIG, "%s: kernels.override: %s follows model.activation; set that instead",
-                      cfg->source, o->kind);
+                      nd__config_origin(cfg, "kernels.override"), o->kind);
     if (!nd_kind(kind)->replaceable)
-      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: task kind '%s' has no replaceable kernel", cfg->source,
-                      o->kind);
+      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: task kind '%s' has no replaceable kernel",
+                      nd__config_origin(cfg, "kernels.override"), o->kind);
     const nd__kernel_impl *im = nd__kernel_find(k, kind, o->name);
     if (!im) {
       names(avail, sizeof avail, k->impls[kind], k->n_impls[kind]);
-      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: no kernel '%s' for %s (available: %s)", cfg->source,
-                      o->name, o->kind, avail);
+      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: no kernel '%s' for %s (available: %s)",
+                      nd__config_origin(cfg, "kernels.override"), o->name, o->kind, avail);
     }
     if (needs_cpu(cfg, "kernels.override", im, err)) return ND_ECONFIG;
     slot_set(k, kind, im, 0);
@@ -292,8 +293,8 @@ int nd__kernels_select(nd_kernels *k, const nd_config *cfg, nd_error *err) {
   if (!act) {
     names(avail, sizeof avail, k->acts, k->n_acts);
     return nd__fail(err, ND_ECONFIG,
-                    "%s: model.activation: unknown activation '%s' (available: %s; plugins add others)", cfg->source,
-                    cfg->model.activation, avail);
+                    "%s: model.activation: unknown activation '%s' (available: %s; plugins add others)",
+                    nd__config_origin(cfg, "model.activation"), cfg->model.activation, avail);
   }
   if (needs_cpu(cfg, "model.activation", act, err)) return ND_ECONFIG;
   slot_set(k, ND_TASK_ACT_FWD, act, 0);

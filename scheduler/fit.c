@@ -19,8 +19,8 @@ static int too_big(const nd_config *cfg, const char *where, int64_t need, int64_
   return nd__fail(err, ND_ECONFIG,
                   "%s: the step needs %.2f GB of %s for %d rank%s (`ndgraph plan` shows it per rank), which has "
                   "%.2f GB: make the model or the batch smaller, or set runtime.allow_oversubscribe: true",
-                  cfg->source[0] ? cfg->source : "configuration", (double)need / 1e9, where, ranks,
-                  ranks == 1 ? "" : "s", (double)have / 1e9);
+                  nd__config_origin(cfg, NULL), (double)need / 1e9, where, ranks, ranks == 1 ? "" : "s",
+                  (double)have / 1e9);
 }
 
 int nd_sched_check_memory(const nd_graph *g, const nd_config *cfg, nd_error *err) {

@@ -51,7 +51,7 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
   if (cpus + devices > ND_SIM_MAX_WORKERS || devices + 1 > ND_SIM_MAX_NODES)
     return nd__fail(err, ND_ECONFIG,
                     "%s: %d workers and %d devices: the planner simulates at most %d workers and %d devices",
-                    cfg->source, cpus, devices, ND_SIM_MAX_WORKERS, ND_SIM_MAX_NODES - 1);
+                    nd__config_origin(cfg, NULL), cpus, devices, ND_SIM_MAX_WORKERS, ND_SIM_MAX_NODES - 1);
   m->n_nodes = 1 + devices;
   snprintf(m->node_name[0], sizeof m->node_name[0], "host");
   m->memory[0] = cal->memory[ND_SIM_CPU] ? cal->memory[ND_SIM_CPU] : ram;

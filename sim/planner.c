@@ -264,12 +264,11 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
   p->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
   if (rc) {
     nd_planning_free(p);
-    return nd__fail(err, rc, "%s: planning failed: %s", cfg->source[0] ? cfg->source : "configuration",
-                    nd_strerror(rc));
+    return nd__fail(err, rc, "%s: planning failed: %s", nd__config_origin(cfg, NULL), nd_strerror(rc));
   }
   if (!p->n_plans)
     return nd__fail(err, ND_ECONFIG, "%s: plan --auto: no layout fits the devices (%d rejected for memory)",
-                    cfg->source, p->n_rejected);
+                    nd__config_origin(cfg, NULL), p->n_rejected);
   return 0;
 }
 

@@ -56,25 +56,26 @@ static int start(const nd_config *cfg, nd_error *err) {
         err, ND_ENOTIMPL,
         "%s: runtime.scheduler '%s' is not implemented (available: ndws, gpipe, 1f1b, 1f1b-split, zbh1, zbh2, "
         "eager, prio, ws, lws, dmda, dmdas)",
-        cfg->source, policy);
+        nd__config_origin(cfg, "runtime.scheduler"), policy);
   int opencl = (int)cfg->runtime.opencl_devices;
   const nd_backend_ops *ocl = nd__backend(ND_BACKEND_OPENCL);
   if (opencl > 0 && !ocl)
     return nd__fail(err, ND_ENODEV,
                     "%s: runtime.opencl_devices %d: this ndgraph was built without OpenCL (configure found no OpenCL "
                     "headers, ICD loader and CLBlast, or was given --without-opencl)",
-                    cfg->source, opencl);
+                    nd__config_origin(cfg, "runtime.opencl_devices"), opencl);
 
   int cuda = (int)cfg->runtime.cuda_devices, cuda_found = nd__cuda_devices_present();
   if (cuda < 0) cuda = cuda_found > 0 ? cuda_found : 0; /* all */
   if (cuda > 0 && cuda_found < 0)
     return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: no CUDA device: this ndgraph was built without CUDA",
-                    cfg->source, cuda);
+                    nd__config_origin(cfg, "runtime.cuda_devices"), cuda);
   if (cuda > cuda_found && cuda_found == 0)
-    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: no CUDA device found", cfg->source, cuda);
+    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: no CUDA device found",
+                    nd__config_origin(cfg, "runtime.cuda_devices"), cuda);
   if (cuda > 0 && cuda > cuda_found)
-    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: only %d CUDA device%s found", cfg->source, cuda,
-                    cuda_found, cuda_found == 1 ? "" : "s");
+    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: only %d CUDA device%s found",
+                    nd__config_origin(cfg, "runtime.cuda_devices"), cuda, cuda_found, cuda_found == 1 ? "" : "s");
 
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores < 1) cores = 1;
@@ -121,12 +122,12 @@ static int start(const nd_config *cfg, nd_error *err) {
     return nd__fail(err, ND_ENODEV,
                     "%s: runtime.opencl_devices %d: only %d OpenCL device%s found (is an OpenCL platform such as PoCL "
                     "installed? clinfo lists them)",
-                    cfg->source, opencl, found, found == 1 ? "" : "s");
+                    nd__config_origin(cfg, "runtime.opencl_devices"), opencl, found, found == 1 ? "" : "s");
   }
   if ((found = nd_runtime_cuda_devices()) < cuda) {
     starpu_shutdown();
-    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: StarPU started only %d CUDA device%s", cfg->source,
-                    cuda, found, found == 1 ? "" : "s");
+    return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: StarPU started only %d CUDA device%s",
+                    nd__config_origin(cfg, "runtime.cuda_devices"), cuda, found, found == 1 ? "" : "s");
   }
   /* each backend with workers sets its devices up: programs, libraries */
   for (int b = 0; b < ND_BACKEND_COUNT; b++) {
@@ -172,7 +173,7 @@ int nd_runtime_start(const nd_config *cfg, nd_error *err) {
         "%s: runtime: StarPU already runs in this process with workers %lld, opencl_devices %lld, cuda_devices "
         "%lld, tf32 %s, scheduler %s (another open trainer); this one asks workers %lld, opencl_devices %lld, "
         "cuda_devices %lld, tf32 %s, scheduler %s",
-        cfg->source, (long long)started_workers, (long long)started_opencl, (long long)started_cuda,
+        nd__config_origin(cfg, NULL), (long long)started_workers, (long long)started_opencl, (long long)started_cuda,
         started_tf32 ? "true" : "false", started_policy, (long long)cfg->runtime.workers,
         (long long)cfg->runtime.opencl_devices, (long long)cfg->runtime.cuda_devices,
         cfg->runtime.tf32 ? "true" : "false", cfg->runtime.scheduler);

@@ -121,6 +121,10 @@ expect 1 "/dev/full: cannot write the metrics file: No space left on device" \
 expect 1 "$tmp/no/such/t.json: cannot create: No such file or directory" \
   "a trace that cannot be created is named as the user wrote it" -- "$ndgraph" run "${tiny[@]}" --trace "$tmp/no/such/t.json"
 
+# 12. a key refused after validation names where its value came from (no file: --set)
+expect 2 "^ndgraph: --set: kernels.override: unknown task kind 'gelu'$" \
+  "a --set key refused when the kernels are chosen names --set" -- "$ndgraph" run "${tiny[@]}" --set "kernels.override={gelu: x}"
+
 # 11. a model larger than the machine: refused at start with the numbers, unless allowed
 big=(--set model.n_layer=64 --set model.n_embd=4096 --set model.n_head=32 --set model.seq_len=64
      --set runtime.workers=2 --set train.steps=1 --set train.save_dir=)

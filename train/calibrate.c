@@ -276,7 +276,7 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
     if (prc) *err = probe_err, rc = prc;
     n_probes += !prc;
   }
-  if (!rc && !s.n) rc = nd__fail(err, ND_ECONFIG, "%s: calibrate: no probe could run", cfg->source);
+  if (!rc && !s.n) rc = nd__fail(err, ND_ECONFIG, "%s: calibrate: no probe could run", nd__config_origin(cfg, NULL));
   if (!rc) {
     qsort(s.v, (size_t)s.n, sizeof *s.v, cmp_sample);
     /* a CPU kind from the CPU probes alone: beside PoCL's threads the same

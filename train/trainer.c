@@ -396,7 +396,9 @@ int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double 
     if ((rc = dataset(tr, &own, data, err))) return rc;
     ds = own;
   } else {
-    if (!c->data.val[0]) return nd__fail(err, ND_EINVAL, "%s: data.val is not set: nothing to evaluate on", c->source);
+    if (!c->data.val[0])
+      return nd__fail(err, ND_EINVAL, "%s: data.val is not set: nothing to evaluate on",
+                      nd__config_origin(c, "data.val"));
     if ((rc = dataset(tr, &tr->val, c->data.val, err))) return rc;
     ds = tr->val;
   }
