@@ -129,20 +129,25 @@ static int prepare_save_dir(const nd_trainer *tr, const char *save_dir, nd_error
  * empty or it is already written) and one line saying where. Returns the
  * exit status to stop with (130, 143), 0 to go on, or an error code. */
 static int on_signal(nd_trainer *tr, int sig, const char *save_dir, long long *saved, nd_error *err) {
-  const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGUSR1";
+  const char *name = sig == SIGINT    ? "SIGINT"
+                     : sig == SIGTERM ? "SIGTERM"
+                     : sig == SIGPIPE ? "SIGPIPE (standard output closed)"
+                                      : "SIGUSR1";
   long long step = nd_trainer_steps_done(tr);
   int rc;
   if (save_dir[0] && *saved != step) {
     if ((rc = nd_trainer_save(tr, err))) return rc;
     *saved = step;
   }
+  /* with standard output gone, the line goes where it can still be read */
+  FILE *out = sig == SIGPIPE ? stderr : stdout;
   if (save_dir[0])
-    printf("ndgraph: %s after step %lld: checkpoint %s/step-%lld", name, step, save_dir, step);
+    fprintf(out, "ndgraph: %s after step %lld: checkpoint %s/step-%lld", name, step, save_dir, step);
   else
-    printf("ndgraph: %s after step %lld: no checkpoint (train.save_dir is empty)", name, step);
-  printf("%s\n", sig == SIGUSR1 ? "; training goes on" : "; stopping");
-  fflush(stdout);
-  return sig == SIGINT ? 130 : sig == SIGTERM ? 143 : 0;
+    fprintf(out, "ndgraph: %s after step %lld: no checkpoint (train.save_dir is empty)", name, step);
+  fprintf(out, "%s\n", sig == SIGUSR1 ? "; training goes on" : "; stopping");
+  fflush(out);
+  return sig == SIGUSR1 ? 0 : 128 + sig;
 }
 
 /* The loop: steps up to train.steps, each logged, evaluated and saved as the
@@ -245,7 +250,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   if (first > last) printf("nothing to do: the checkpoint is at step %lld, train.steps is %lld\n", first - 1, last);
   /* a stop asked for during the last step */
   int sig = nd_trainer_agree_signal(tr, nd_cli_signal_take());
-  if (sig == SIGINT || sig == SIGTERM) rc = on_signal(tr, sig, save_dir, &saved, err);
+  if (sig && sig != SIGUSR1) rc = on_signal(tr, sig, save_dir, &saved, err);
   if (!rc && procs.processes > 1 && !nd_trainer_processes(tr, &procs))
     printf("mpirun: StarPU-MPI sent %lld bytes, the plan predicts %lld\n", procs.bytes_sent, procs.bytes_predicted);
 done:

@@ -1,6 +1,8 @@
-/* SIGINT, SIGTERM and SIGUSR1 during `ndgraph run`: the handler only notes
- * the signal; the loop finishes the step in flight, writes a checkpoint and
- * exits 130 / 143 (SIGUSR1: carries on). A second SIGINT stops at once: the
+/* SIGINT, SIGTERM, SIGPIPE and SIGUSR1 during `ndgraph run`: the handler
+ * only notes the signal; the loop finishes the step in flight, writes a
+ * checkpoint and exits 130 / 143 / 141 (SIGUSR1: carries on). SIGPIPE is a
+ * closed standard output (`ndgraph run | head`), which would otherwise kill
+ * the run and its unsaved steps. A second SIGINT stops at once: the
  * checkpoint being written stays a hidden temporary, removed at the next
  * start, and the last complete one is untouched. */
 #include <signal.h>
@@ -12,11 +14,13 @@ static volatile sig_atomic_t pending;
 
 static void on_signal(int sig) {
   if (sig == SIGINT && pending == SIGINT) _exit(130);
-  /* a stop asked for is not downgraded to a checkpoint-and-continue */
-  if (!(sig == SIGUSR1 && (pending == SIGINT || pending == SIGTERM))) pending = sig;
+  /* a stop the user asked for is not downgraded to a checkpoint-and-continue,
+   * nor renamed by the broken pipe its own messages may cause */
+  int asked = pending == SIGINT || pending == SIGTERM;
+  if (!((sig == SIGUSR1 && (asked || pending == SIGPIPE)) || (sig == SIGPIPE && asked))) pending = sig;
 }
 
-static const int caught[] = {SIGINT, SIGTERM, SIGUSR1};
+static const int caught[] = {SIGINT, SIGTERM, SIGUSR1, SIGPIPE};
 
 void nd_cli_signals_block(int block) {
   sigset_t set;
@@ -35,7 +39,7 @@ void nd_cli_signals_install(void) {
 
 int nd_cli_signal_take(void) {
   int sig = pending;
-  /* SIGINT and SIGTERM stay noted: a second SIGINT must still find its first */
+  /* the stops stay noted: a second SIGINT must still find its first */
   if (sig == SIGUSR1) pending = 0;
   return sig;
 }

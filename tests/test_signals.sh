@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A long run on a shared machine: SIGINT, SIGTERM and SIGUSR1 finish the step
-# in flight, write a checkpoint and say where (exit 130, 143; SIGUSR1 goes
-# on); a second SIGINT stops at once; train.keep_checkpoints keeps the newest
+# A long run on a shared machine: SIGINT, SIGTERM, SIGPIPE and SIGUSR1 finish
+# the step in flight, write a checkpoint and say where (exit 130, 143, 141;
+# SIGUSR1 goes on); a second SIGINT stops at once; train.keep_checkpoints keeps the newest
 # complete checkpoints; the temporaries of dead writers go at the next start.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 # no long run outlives the test, whatever fails
@@ -79,6 +79,16 @@ start INT2 "$tmp/ck-INT2" --set train.save_every=1; ok $? "double SIGINT: the ru
 kill -INT "$pid"; kill -INT "$pid"; finish; got=$?
 [ "$got" -eq 130 ]; ok $? "double SIGINT: exit 130 (got $got)"
 all_complete "$tmp/ck-INT2"; ok $? "double SIGINT: every step-N left is complete"
+
+# a closed standard output (`ndgraph run | head`): the step in flight ends, a
+# checkpoint is written and named on stderr, exit 141 (it used to kill the run)
+"$ndgraph" run "${tiny[@]}" --set train.save_dir="$tmp/ck-PIPE" 2>"$tmp/PIPE.err" | head -3 >/dev/null
+got=${PIPESTATUS[0]}
+[ "$got" -eq 141 ]; ok $? "SIGPIPE: exit 141 (got $got)"
+step=$(sed -n "s|^ndgraph: SIGPIPE (standard output closed) after step \([0-9]*\): checkpoint $tmp/ck-PIPE/step-\1; stopping\$|\1|p" \
+       "$tmp/PIPE.err")
+[ -n "$step" ] && all_complete "$tmp/ck-PIPE" && [ -d "$tmp/ck-PIPE/step-$step" ]
+ok $? "SIGPIPE: one line on stderr names the complete checkpoint ($(head -c 200 "$tmp/PIPE.err"))"
 
 # retention: the newest 2 complete checkpoints stay
 "$ndgraph" run "${tiny[@]}" --set train.steps=5 --set train.save_every=1 --set train.keep_checkpoints=2 \
