@@ -226,7 +226,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
                     "{\"step\": %lld, \"loss\": %.17g, \"lr\": %.9g, \"grad_norm\": %.9g, \"step_ms\": %.3f, "
                     "\"tokens_per_s\": %.1f, \"gflops\": %.3f}",
                     r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops);
-      if (rc) goto done;
+      if (rc) goto save_and_stop;
     }
     if (val[0] && eval_every && (r.step % eval_every == 0 || r.step == last)) {
       double loss;
@@ -236,7 +236,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       fflush(stdout);
       rc = log_json(metrics, metrics_path, err, "{\"step\": %lld, \"val_loss\": %.17g, \"tokens\": %lld}", r.step, loss,
                     tokens);
-      if (rc) goto done;
+      if (rc) goto save_and_stop;
     }
     if (save_dir[0] && ((save_every && r.step % save_every == 0) || r.step == last)) {
       if ((rc = nd_trainer_save(tr, err))) goto done;
@@ -253,6 +253,12 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   if (sig && sig != SIGUSR1) rc = on_signal(tr, sig, save_dir, &saved, err);
   if (!rc && procs.processes > 1 && !nd_trainer_processes(tr, &procs))
     printf("mpirun: StarPU-MPI sent %lld bytes, the plan predicts %lld\n", procs.bytes_sent, procs.bytes_predicted);
+  goto done;
+save_and_stop:
+  /* the metrics are lost, the training need not be */
+  if (save_dir[0] && saved != nd_trainer_steps_done(tr) && nd_trainer_save(tr, &(nd_error){0}) == 0)
+    printf("step %5lld | checkpoint %s/step-%lld, before stopping\n", nd_trainer_steps_done(tr), save_dir,
+           nd_trainer_steps_done(tr));
 done:
   if (metrics && fclose(metrics) != 0 && !rc) {
     snprintf(err->msg, sizeof err->msg, "%s: cannot write the metrics file: %s", metrics_path, strerror(errno));

@@ -117,7 +117,10 @@ fi
 
 # 10. a metrics file or a trace that cannot be written is named, not lost in silence
 expect 1 "/dev/full: cannot write the metrics file: No space left on device" \
-  "a metrics file on a full disk stops the run with its name" -- "$ndgraph" run "${tiny[@]}" --metrics /dev/full
+  "a metrics file on a full disk stops the run with its name" -- "$ndgraph" run "${tiny[@]}" --metrics /dev/full \
+  --set train.steps=3 --set train.save_dir="$tmp/ck-metrics"
+[ -f "$tmp/ck-metrics/step-1/optimizer.safetensors" ] && ! [ -e "$tmp/ck-metrics/step-2" ]
+ok $? "and the step it reached is saved before it stops ($(ls "$tmp/ck-metrics" 2>&1 | tr '\n' ' '))"
 expect 1 "$tmp/no/such/t.json: cannot create: No such file or directory" \
   "a trace that cannot be created is named as the user wrote it" -- "$ndgraph" run "${tiny[@]}" --trace "$tmp/no/such/t.json"
 
