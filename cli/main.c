@@ -33,8 +33,15 @@ static void usage(FILE *f) {
              "  version\n");
 }
 
+static int asks_help(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) return 1;
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+  /* `ndgraph run --help` as well as `ndgraph --help`: no file or value is named -h */
+  if (argc < 2 || asks_help(argc, argv)) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? ND_EXIT_BAD_INPUT : 0;
   }

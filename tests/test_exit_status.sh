@@ -32,4 +32,9 @@ for cmd in run plan eval; do
   [ "$st" -eq 2 ]; ok $? "$cmd: an unknown option is exit 2 ($st)"
 done
 
+for cmd in run plan eval calibrate "trace summarize"; do
+  out=$($ndgraph $cmd --help 2>/dev/null); st=$?
+  [ "$st" -eq 0 ] && [[ "$out" == usage:* ]]; ok $? "$cmd --help: the usage on stdout, exit 0 ($st)"
+done
+
 done_testing
