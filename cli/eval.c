@@ -1,5 +1,4 @@
 /* `ndgraph eval`: the mean cross-entropy of a checkpoint, as one JSON line. */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,7 +20,8 @@ int nd_cli_eval(int argc, char **argv) {
     return ND_EXIT_BAD_INPUT;
   }
   if (opts[2].value) {
-    if ((status = nd_cli_count("--batches", opts[2].value, LLONG_MAX, &batches))) {
+    /* the bound of train.eval_batches: an evaluation that ends */
+    if ((status = nd_cli_count("--batches", opts[2].value, 1LL << 16, &batches))) {
       nd_config_free(cfg);
       return status;
     }
