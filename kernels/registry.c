@@ -268,23 +268,21 @@ static int needs_cpu(const nd_config *cfg, const char *key, const nd__kernel_imp
 
 int nd__kernels_select(nd_kernels *k, const nd_config *cfg, nd_error *err) {
   char avail[512];
+  const char *from = nd__config_origin(cfg, "kernels.override");
   for (int64_t i = 0; i < cfg->kernels.n_overrides; i++) {
     const struct nd_kernel_override *o = &cfg->kernels.overrides[i];
     int kind = nd_task_kind_from_name(o->kind);
-    if (kind < 0)
-      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: unknown task kind '%s'",
-                      nd__config_origin(cfg, "kernels.override"), o->kind);
+    if (kind < 0) return nd__fail(err, ND_ECONFIG, "%s: kernels.override: unknown task kind '%s'", from, o->kind);
     if (activation_kind(kind))
-      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: %s follows model.activation; set that instead",
-                      nd__config_origin(cfg, "kernels.override"), o->kind);
+      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: %s follows model.activation; set that instead", from,
+                      o->kind);
     if (!nd_kind(kind)->replaceable)
-      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: task kind '%s' has no replaceable kernel",
-                      nd__config_origin(cfg, "kernels.override"), o->kind);
+      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: task kind '%s' has no replaceable kernel", from, o->kind);
     const nd__kernel_impl *im = nd__kernel_find(k, kind, o->name);
     if (!im) {
       names(avail, sizeof avail, k->impls[kind], k->n_impls[kind]);
-      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: no kernel '%s' for %s (available: %s)",
-                      nd__config_origin(cfg, "kernels.override"), o->name, o->kind, avail);
+      return nd__fail(err, ND_ECONFIG, "%s: kernels.override: no kernel '%s' for %s (available: %s)", from, o->name,
+                      o->kind, avail);
     }
     if (needs_cpu(cfg, "kernels.override", im, err)) return ND_ECONFIG;
     slot_set(k, kind, im, 0);
