@@ -72,6 +72,34 @@ sys.exit(0 if [w[k] for k in ("idle_short_gaps_us", "short_gaps", "idle_waits_us
 PY
 ok $? "json: short gaps (10 + 50 us, 2) apart from a wait (230 us)"
 
+# several traced steps (trace.steps: [2, 50]) are laid end to end: the 9850 us between them, other steps',
+# are no worker's idle time; each step keeps its span; steps that overlap in time are left as they are
+cat >"$TMP/steps.json" <<'JSON'
+{"traceEvents": [
+ {"ph": "X", "name": "a", "pid": 0, "tid": 0, "ts": 0, "dur": 100, "args": {"step": 2}},
+ {"ph": "X", "name": "b", "pid": 0, "tid": 1, "ts": 50, "dur": 100, "args": {"step": 2}},
+ {"ph": "X", "name": "c", "pid": 0, "tid": 0, "ts": 10000, "dur": 200, "args": {"step": 50}},
+ {"ph": "X", "name": "d", "pid": 0, "tid": 1, "ts": 10100, "dur": 50, "args": {"step": 50}}]}
+JSON
+"$ND" trace summarize "$TMP/steps.json" --json >"$TMP/steps.out" 2>&1
+python3 - "$TMP/steps.out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+steps = [(s["step"], s["span_us"], s["busy_us"], round(s["bubble_fraction"], 4)) for s in d["steps"]]
+idle = [[w[k] for k in ("idle_start_us", "idle_waits_us", "idle_short_gaps_us", "idle_end_us")] for w in d["per_worker"]]
+sys.exit(0 if steps == [(2, 150, 200, 0.3333), (50, 200, 250, 0.375)] and d["span_us"] == 350 and
+         round(d["bubble_fraction"], 4) == 0.3571 and idle == [[0, 0, 0, 50], [150, 0, 0, 50]] else 1)
+PY
+ok $? "json: steps 2 and 50 laid end to end: span 350 us, per-step spans and bubbles, start and end per step"
+"$ND" trace summarize "$TMP/steps.json" >"$TMP/steps.txt" 2>&1
+grep -q "^2 steps laid end to end" "$TMP/steps.txt" && grep -Eq "^  50 +0\.200 +0\.250 +37\.5%$" "$TMP/steps.txt"
+ok $? "text: the steps' table ($(grep -c . "$TMP/steps.txt") lines)"
+sed 's/"ts": 10000/"ts": 60/; s/"ts": 10100/"ts": 160/' "$TMP/steps.json" >"$TMP/overlap.json"
+"$ND" trace summarize "$TMP/overlap.json" --json >"$TMP/overlap.out" 2>&1
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if "steps" not in d and d["span_us"] == 260 else 1)' \
+  "$TMP/overlap.out"
+ok $? "json: steps that overlap in time are left as they are"
+
 # a well-formed SVG with one box per task, and the count of boxes
 svg_boxes() {
   python3 - "$1" <<'PY'

@@ -116,7 +116,7 @@ static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap
   nd_trace_slice *s = &m->slices[m->n_slices++];
   const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
   double d;
-  *s = (nd_trace_slice){.thread = thread, .micro_batch = -1, .task = -1};
+  *s = (nd_trace_slice){.thread = thread, .micro_batch = -1, .task = -1, .step = -1, .in_step = -1};
   copy(s->name, sizeof s->name, str(e, "name"));
   s->ts = ts;
   s->dur = dur;
@@ -124,6 +124,7 @@ static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap
     copy(s->phase, sizeof s->phase, str(args, "phase"));
     s->micro_batch = int_or(args, "micro_batch", -1);
     if (num(args, "task", &d) && fabs(d) < 9e18) s->task = (int64_t)d;
+    if (num(args, "step", &d) && d >= 0 && d < 9e18) s->step = (int64_t)d;
   }
   return 0;
 }
@@ -291,7 +292,7 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
   }
   if ((rc = sort_threads(m, ends, n_ends))) goto cleanup;
   if (m->n_slices > 1) qsort(m->slices, (size_t)m->n_slices, sizeof *m->slices, cmp_slice);
-  rc = bind_flows(m, ends, n_ends);
+  if (!(rc = bind_flows(m, ends, n_ends))) rc = nd_trace_model_lay_steps(m);
 cleanup:
   free(ix.slot);
   free(ends);
@@ -317,6 +318,7 @@ int nd_trace_model_load(nd_trace_model *m, const char *path, nd_error *err) {
 }
 
 void nd_trace_model_free(nd_trace_model *m) {
+  free(m->steps);
   free(m->slices);
   free(m->threads);
   free(m->flows);

@@ -151,26 +151,32 @@ cleanup:
 
 /* Each worker's idle time split by where it falls. Slices are sorted by
  * (thread, ts); a slice that overlaps the one before it leaves no gap. A
- * worker that ran nothing was idle from the start for the whole span. */
+ * worker that ran nothing was idle from the start for the whole span. From
+ * one traced step to the next, the rest of the first is its end and the time
+ * to the worker's first task in the second (the steps it ran nothing in
+ * included) its start. */
 static void split_idle(const nd_trace_model *m, nd_trace_summary *s) {
   for (int t = 0; t < m->n_threads; t++)
     if (!m->threads[t].n_slices) s->idle[t].lead_us = s->span_us;
   double done = 0; /* the latest end of this thread's slices so far */
   for (int32_t i = 0; i < m->n_slices; i++) {
-    const nd_trace_slice *x = &m->slices[i];
+    const nd_trace_slice *x = &m->slices[i], *before = i ? &m->slices[i - 1] : NULL;
     nd_trace_idle *w = &s->idle[x->thread];
-    if (i == 0 || x->thread != m->slices[i - 1].thread) {
-      w->lead_us = x->ts - s->start_us;
-      done = end_of(x);
+    if (!before || x->thread != before->thread) {
+      w->lead_us += x->ts - s->start_us;
+    } else if (x->in_step != before->in_step) {
+      double step_end = m->steps[before->in_step].end_us;
+      w->tail_us += step_end - done;
+      w->lead_us += x->ts - step_end;
     } else {
       double gap = x->ts - done;
       if (gap >= ND_TRACE_SHORT_GAP_US)
         w->wait_us += gap;
       else if (gap > 0)
         w->short_us += gap, w->n_short++;
-      done = fmax(done, end_of(x));
     }
-    if (i + 1 == m->n_slices || m->slices[i + 1].thread != x->thread) w->tail_us = s->end_us - done;
+    done = before && x->thread == before->thread && x->in_step == before->in_step ? fmax(done, end_of(x)) : end_of(x);
+    if (i + 1 == m->n_slices || m->slices[i + 1].thread != x->thread) w->tail_us += s->end_us - done;
   }
 }
 
@@ -178,13 +184,15 @@ int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s) {
   memset(s, 0, sizeof *s);
   s->busy_us = calloc((size_t)(m->n_threads ? m->n_threads : 1), sizeof *s->busy_us);
   s->idle = calloc((size_t)(m->n_threads ? m->n_threads : 1), sizeof *s->idle);
-  if (!s->busy_us || !s->idle) goto oom;
+  s->step_busy_us = calloc((size_t)(m->n_steps ? m->n_steps : 1), sizeof *s->step_busy_us);
+  if (!s->busy_us || !s->idle || !s->step_busy_us) goto oom;
   for (int t = 0; t < m->n_threads; t++) s->workers += nd_trace_is_worker(&m->threads[t]);
   for (int32_t i = 0; i < m->n_slices; i++) {
     const nd_trace_slice *x = &m->slices[i];
     if (i == 0 || x->ts < s->start_us) s->start_us = x->ts;
     if (i == 0 || end_of(x) > s->end_us) s->end_us = end_of(x);
     s->busy_us[x->thread] += x->dur;
+    if (x->in_step >= 0) s->step_busy_us[x->in_step] += x->dur;
     s->work_us += x->dur;
   }
   if (group_by(m, 0, &s->kinds, &s->n_kinds) || group_by(m, 1, &s->phases, &s->n_phases)) goto oom;
@@ -204,6 +212,7 @@ oom:
 
 void nd_trace_summary_free(nd_trace_summary *s) {
   free(s->busy_us);
+  free(s->step_busy_us);
   free(s->idle);
   free(s->kinds);
   free(s->phases);
@@ -223,6 +232,16 @@ static void print_groups(FILE *f, const char *title, const nd_trace_group *g, in
 static void print_text(FILE *f, const char *what, const nd_trace_model *m, const nd_trace_summary *s) {
   fprintf(f, "trace %s: %d tasks on %d workers, span %.3f ms (%.3f .. %.3f ms)\n", what, s->tasks, s->workers,
           s->span_us / 1e3, s->start_us / 1e3, s->end_us / 1e3);
+  if (m->n_steps) {
+    fprintf(f, "%d steps laid end to end (the time between them, other steps', left out):\n", m->n_steps);
+    fprintf(f, "  %-24s %10s  %10s  %7s\n", "step", "span ms", "busy ms", "bubble");
+    for (int k = 0; k < m->n_steps; k++) {
+      const nd_trace_step_span *st = &m->steps[k];
+      double span = st->end_us - st->start_us;
+      fprintf(f, "  %-24lld %10.3f  %10.3f  %6.1f%%\n", (long long)st->step, span / 1e3, s->step_busy_us[k] / 1e3,
+              100 * (1 - fraction(s->step_busy_us[k], span * s->workers)));
+    }
+  }
   fprintf(f, "  %-24s %6s  %10s  %10s  %7s\n", "worker", "tasks", "busy ms", "idle ms", "bubble");
   double idle = 0;
   for (int t = 0; t < m->n_threads; t++) {
@@ -279,6 +298,17 @@ static cJSON *summary_json(const char *what, const nd_trace_model *m, const nd_t
   cJSON_AddNumberToObject(o, "end_us", s->end_us);
   cJSON_AddNumberToObject(o, "span_us", s->span_us);
   cJSON_AddNumberToObject(o, "work_us", s->work_us);
+  cJSON *steps = m->n_steps ? cJSON_AddArrayToObject(o, "steps") : NULL;
+  for (int k = 0; steps && k < m->n_steps; k++) {
+    const nd_trace_step_span *st = &m->steps[k];
+    double span = st->end_us - st->start_us;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddItemToArray(steps, j);
+    cJSON_AddNumberToObject(j, "step", (double)st->step);
+    cJSON_AddNumberToObject(j, "span_us", span);
+    cJSON_AddNumberToObject(j, "busy_us", s->step_busy_us[k]);
+    cJSON_AddNumberToObject(j, "bubble_fraction", 1 - fraction(s->step_busy_us[k], span * s->workers));
+  }
   cJSON *ws = cJSON_AddArrayToObject(o, "per_worker");
   double idle = 0;
   for (int t = 0; ws && t < m->n_threads; t++) {

@@ -19,21 +19,24 @@ typedef struct nd_trace_group {
  * longer ones are waits for a dependency or a transfer. */
 #define ND_TRACE_SHORT_GAP_US 100.0
 
-/* Where a worker's idle time falls. */
+/* Where a worker's idle time falls. In a trace of several steps (laid end to
+ * end, trace/model.h) start and end are summed over the steps: before its
+ * first task and after its last one in each. */
 typedef struct nd_trace_idle {
-  double lead_us;  /* from the trace's start to its first task */
+  double lead_us;  /* from the (step's) start to its first task */
   double wait_us;  /* gaps between its tasks of ND_TRACE_SHORT_GAP_US or more */
   double short_us; /* shorter gaps between its tasks */
   int32_t n_short;
-  double tail_us; /* from its last task to the trace's end */
+  double tail_us; /* from its last task to the (step's) end */
 } nd_trace_idle;
 
 typedef struct nd_trace_summary {
   int32_t tasks;
   int workers; /* threads that ran a slice or were named */
   double start_us, end_us, span_us, work_us;
-  double *busy_us;     /* [m->n_threads] */
-  nd_trace_idle *idle; /* [m->n_threads] */
+  double *busy_us;      /* [m->n_threads] */
+  double *step_busy_us; /* [m->n_steps]: the work of each traced step */
+  nd_trace_idle *idle;  /* [m->n_threads] */
   nd_trace_group *kinds, *phases;
   int n_kinds, n_phases;
   int32_t *path; /* slices of the critical path, first to last */
