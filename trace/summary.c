@@ -164,18 +164,20 @@ static void split_idle(const nd_trace_model *m, nd_trace_summary *s) {
     nd_trace_idle *w = &s->idle[x->thread];
     if (!before || x->thread != before->thread) {
       w->lead_us += x->ts - s->start_us;
-    } else if (x->in_step != before->in_step) {
+      done = end_of(x);
+    } else if (m->n_steps && x->in_step != before->in_step) {
       double step_end = m->steps[before->in_step].end_us;
       w->tail_us += step_end - done;
       w->lead_us += x->ts - step_end;
+      done = end_of(x);
     } else {
       double gap = x->ts - done;
       if (gap >= ND_TRACE_SHORT_GAP_US)
         w->wait_us += gap;
       else if (gap > 0)
         w->short_us += gap, w->n_short++;
+      done = fmax(done, end_of(x));
     }
-    done = before && x->thread == before->thread && x->in_step == before->in_step ? fmax(done, end_of(x)) : end_of(x);
     if (i + 1 == m->n_slices || m->slices[i + 1].thread != x->thread) w->tail_us += s->end_us - done;
   }
 }
@@ -192,7 +194,7 @@ int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s) {
     if (i == 0 || x->ts < s->start_us) s->start_us = x->ts;
     if (i == 0 || end_of(x) > s->end_us) s->end_us = end_of(x);
     s->busy_us[x->thread] += x->dur;
-    if (x->in_step >= 0) s->step_busy_us[x->in_step] += x->dur;
+    if (x->in_step >= 0 && x->in_step < m->n_steps) s->step_busy_us[x->in_step] += x->dur;
     s->work_us += x->dur;
   }
   if (group_by(m, 0, &s->kinds, &s->n_kinds) || group_by(m, 1, &s->phases, &s->n_phases)) goto oom;
