@@ -222,6 +222,9 @@ void nd_trace_summary_free(nd_trace_summary *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* Lines of the text summary's table of steps; the JSON has every step. */
+#define ND_TRACE_STEP_LINES 50
+
 static double fraction(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
 
 static void print_groups(FILE *f, const char *title, const nd_trace_group *g, int n, double work) {
@@ -237,12 +240,14 @@ static void print_text(FILE *f, const char *what, const nd_trace_model *m, const
   if (m->n_steps) {
     fprintf(f, "%d steps laid end to end (the time between them, other steps', left out):\n", m->n_steps);
     fprintf(f, "  %-24s %10s  %10s  %7s\n", "step", "span ms", "busy ms", "bubble");
-    for (int k = 0; k < m->n_steps; k++) {
+    for (int k = 0; k < m->n_steps && k < ND_TRACE_STEP_LINES; k++) {
       const nd_trace_step_span *st = &m->steps[k];
       double span = st->end_us - st->start_us;
       fprintf(f, "  %-24lld %10.3f  %10.3f  %6.1f%%\n", (long long)st->step, span / 1e3, s->step_busy_us[k] / 1e3,
               100 * (1 - fraction(s->step_busy_us[k], span * s->workers)));
     }
+    if (m->n_steps > ND_TRACE_STEP_LINES)
+      fprintf(f, "  ... %d more steps (--json lists them all)\n", m->n_steps - ND_TRACE_STEP_LINES);
   }
   fprintf(f, "  %-24s %6s  %10s  %10s  %7s\n", "worker", "tasks", "busy ms", "idle ms", "bubble");
   double idle = 0;
