@@ -186,6 +186,9 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   print_balance(tr);
   /* the save directory is process 0's (under mpirun the others only gather) */
   if (procs.process == 0 && (rc = prepare_save_dir(tr, save_dir, err))) goto done;
+  /* a trace that cannot be written is found now, not at the traced step */
+  if ((trace_path[0] && (rc = nd_check_writable(trace_path, err))) || (svg[0] && (rc = nd_check_writable(svg, err))))
+    goto done;
   if (resume) {
     char dir[PATH_TEXT];
     int with_state;
@@ -212,7 +215,11 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     long long step = nd_trainer_steps_done(tr) + 1;
     int tasks;
     if (tracing && nd_trace_wanted(cfg, first, last, step)) {
-      if ((rc = nd_trainer_step_traced(tr, trace_path, svg, &r, &tasks, err))) goto done;
+      /* a step that ran, its files not written (ND_EIO): only the trace is lost */
+      if ((rc = nd_trainer_step_traced(tr, trace_path, svg, &r, &tasks, err))) {
+        if (rc == ND_EIO) goto save_and_stop;
+        goto done;
+      }
       printf("trace: step %lld, %d tasks -> %s%s%s\n", step, tasks, trace_path, trace_path[0] && svg[0] ? ", " : "",
              svg);
     } else if ((rc = nd_trainer_step(tr, &r, err))) {
@@ -255,7 +262,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     printf("mpirun: StarPU-MPI sent %lld bytes, the plan predicts %lld\n", procs.bytes_sent, procs.bytes_predicted);
   goto done;
 save_and_stop:
-  /* the metrics are lost, the training need not be */
+  /* the metrics or the trace are lost, the training need not be */
   if (save_dir[0] && saved != nd_trainer_steps_done(tr) && nd_trainer_save(tr, &(nd_error){0}) == 0)
     printf("step %5lld | checkpoint %s/step-%lld, before stopping\n", nd_trainer_steps_done(tr), save_dir,
            nd_trainer_steps_done(tr));

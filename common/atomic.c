@@ -34,13 +34,22 @@ int nd__fsync_parent(const char *path, nd_error *err) {
   return rc;
 }
 
-/* What stands at path: a device or a pipe (`-o /dev/stdout`, `>(gzip > x)`)
- * is written in place, as a user who names one expects, and never replaced
- * by a file; a FIFO without a reader is an error, not a hang. */
-static int open_in_place(nd__atomic_file *f, const struct stat *st, nd_error *err) {
-  if (!S_ISCHR(st->st_mode) && !S_ISFIFO(st->st_mode))
-    return nd__fail(err, ND_EIO, "%s: %s, not a file to write", f->path,
+/* What stands at path, when it is nothing a file may be written to: a
+ * directory, a socket, a block device, a symbolic link to nothing. A device
+ * or a pipe (`-o /dev/stdout`, `>(gzip > x)`) is written in place, as a user
+ * who names one expects, and never replaced by a file. */
+static int refuse(const char *path, int exists, const struct stat *st, nd_error *err) {
+  struct stat link;
+  if (!exists && lstat(path, &link) == 0 && S_ISLNK(link.st_mode))
+    return nd__fail(err, ND_EIO, "%s: a symbolic link to nothing, not a file to write", path);
+  if (exists && !S_ISREG(st->st_mode) && !S_ISCHR(st->st_mode) && !S_ISFIFO(st->st_mode))
+    return nd__fail(err, ND_EIO, "%s: %s, not a file to write", path,
                     S_ISDIR(st->st_mode) ? "a directory" : "a socket or block device");
+  return 0;
+}
+
+/* A FIFO without a reader is an error, not a hang. */
+static int open_in_place(nd__atomic_file *f, nd_error *err) {
   f->fd = open(f->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (f->fd < 0)
     return nd__fail(err, ND_EIO, "%s: cannot open: %s", f->path,
@@ -50,19 +59,18 @@ static int open_in_place(nd__atomic_file *f, const struct stat *st, nd_error *er
 }
 
 int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
-  struct stat st, link;
+  struct stat st;
   int exists = stat(path, &st) == 0, rc = 0;
   f->fd = -1;
   f->tmp = NULL;
   f->path = NULL;
-  if (!exists && lstat(path, &link) == 0 && S_ISLNK(link.st_mode))
-    return nd__fail(err, ND_EIO, "%s: a symbolic link to nothing, not a file to write", path);
+  if ((rc = refuse(path, exists, &st, err))) return rc;
   /* a symbolic link to a file stays: its target gets the new content */
   f->path = exists && S_ISREG(st.st_mode) ? realpath(path, NULL) : strdup(path);
   if (!f->path) {
     rc = nd__fail(err, errno == ENOMEM ? ND_ENOMEM : ND_EIO, "%s: %s", path, strerror(errno));
   } else if (exists && !S_ISREG(st.st_mode)) {
-    rc = open_in_place(f, &st, err);
+    rc = open_in_place(f, err);
   } else if (asprintf(&f->tmp, "%s.tmp.%ld", f->path, (long)getpid()) < 0) {
     f->tmp = NULL;
     rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
@@ -70,6 +78,22 @@ int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
     rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", path, strerror(errno));
   }
   if (rc) nd__atomic_abort(f);
+  return rc;
+}
+
+int nd_check_writable(const char *path, nd_error *err) {
+  struct stat st;
+  int exists = stat(path, &st) == 0, rc = refuse(path, exists, &st, err);
+  if (rc || (exists && !S_ISREG(st.st_mode))) return rc;
+  /* a new file, or one replaced by rename: its directory takes the temporary */
+  char *real = exists ? realpath(path, NULL) : strdup(path);
+  if (!real) return nd__fail(err, errno == ENOMEM ? ND_ENOMEM : ND_EIO, "%s: %s", path, strerror(errno));
+  char *slash = strrchr(real, '/');
+  const char *dir = slash == real ? "/" : slash ? (*slash = '\0', real) : ".";
+  if (access(dir, W_OK | X_OK) != 0)
+    rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", path,
+                  errno == ENOENT ? "No such file or directory" : strerror(errno));
+  free(real);
   return rc;
 }
 

@@ -364,9 +364,19 @@ static void test_atomic_special(void) {
   snprintf(want, sizeof want, "%s: a directory, not a file to write", tmpdir);
   ok(nd_write_file_atomic(tmpdir, "x", 1, &err) == ND_EIO && streq(err.msg, want), "atomic file: a directory: %s",
      err.msg);
+  /* the same answers before anything is written */
+  ok(nd_check_writable(tmp_path("new.json"), &err) == 0 && nd_check_writable(target, &err) == 0 &&
+         nd_check_writable("/dev/null", &err) == 0 && nd_check_writable(fifo, &err) == 0,
+     "check writable: a new file, a file, a device, a FIFO (%s)", err.msg);
+  unlink(target);
+  snprintf(want, sizeof want, "%s: a symbolic link to nothing, not a file to write", link);
+  ok(nd_check_writable(link, &err) == ND_EIO && streq(err.msg, want), "check writable: a dangling link");
+  snprintf(want, sizeof want, "%s/no/such/f: cannot create: No such file or directory", tmpdir);
+  ok(nd_check_writable(tmp_path("no/such/f"), &err) == ND_EIO && streq(err.msg, want),
+     "check writable: a missing directory");
+  ok(nd_check_writable(tmpdir, &err) == ND_EIO, "check writable: a directory");
   unlink(fifo);
   unlink(link);
-  unlink(target);
 }
 
 static void test_hf_config(void) {

@@ -123,6 +123,11 @@ expect 1 "/dev/full: cannot write the metrics file: No space left on device" \
 ok $? "and the step it reached is saved before it stops ($(ls "$tmp/ck-metrics" 2>&1 | tr '\n' ' '))"
 expect 1 "$tmp/no/such/t.json: cannot create: No such file or directory" \
   "a trace that cannot be created is named as the user wrote it" -- "$ndgraph" run "${tiny[@]}" --trace "$tmp/no/such/t.json"
+grep -q "^step" "$tmp/out"; ok $((! $?)) "and it is found before the first step"
+expect 1 "/dev/full: cannot write: No space left on device" "a trace that fails when written stops the run" -- \
+  "$ndgraph" run "${tiny[@]}" --trace /dev/full --set train.steps=3 --set train.save_dir="$tmp/ck-trace"
+[ -f "$tmp/ck-trace/step-2/optimizer.safetensors" ] && ! [ -e "$tmp/ck-trace/step-3" ]
+ok $? "and the traced step is saved before it stops ($(ls "$tmp/ck-trace" 2>&1 | tr '\n' ' '))"
 
 # 12. a key refused after validation names where its value came from (no file: --set)
 expect 2 "^ndgraph: --set: kernels.override: unknown task kind 'gelu'$" \

@@ -223,6 +223,9 @@ static int fit_gap(const nd_config *cfg, nd_calibration *cal, int kind, double m
 }
 
 int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *err) {
+  /* before the probes, not after minutes of them */
+  int bad = nd_check_writable(path, err);
+  if (bad) return bad;
   nd_calibration cal;
   memset(&cal, 0, sizeof cal);
   samples s = {0};

@@ -57,6 +57,12 @@ typedef struct nd_error {
   char msg[ND_ERROR_MAX];
 } nd_error;
 
+/* Whether a file the library writes whole (a trace, a chart, a calibration)
+ * could be written at path: before a long run, not after it. A device or a
+ * pipe is written in place; a regular file is replaced through a temporary
+ * in its directory. ND_EIO naming path and the reason otherwise. */
+ND_EXPORT int nd_check_writable(const char *path, nd_error *err);
+
 /* ---------------------------------------------------------------- config */
 
 typedef struct nd_config nd_config;
