@@ -200,7 +200,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
   }
   if (metrics_path[0] && !(metrics = fopen(metrics_path, resume ? "a" : "w"))) {
-    snprintf(err->msg, sizeof err->msg, "%s: cannot open the metrics file", metrics_path);
+    snprintf(err->msg, sizeof err->msg, "%s: cannot open the metrics file: %s", metrics_path, strerror(errno));
     rc = err->code = ND_EIO;
     goto done;
   }
