@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "graph/bound.h"
 #include "graph/ir.h"
 #include "graph/priority.h"
 #include "ndgraph/ndgraph.h"
@@ -35,46 +36,11 @@ nd_bench_row nd_bench_median(nd_bench_row *rows, int n) {
   return rows[n / 2];
 }
 
-/* One worker's share of r->worker_bound_ms: n tasks with release times
- * (the longest path before each), durations and tails (the path after each).
- * Any subset S of its tasks takes at least min release + sum of durations +
- * min tail over S; S runs over the tasks released at or after each
- * threshold (and those with tails of at least each threshold), which lets
- * the tasks that need no input (loading a batch) drop out of the head. */
-typedef struct job {
-  double release, dur, tail;
-} job;
-
-static int later_release(const void *a, const void *b) {
-  const job *x = a, *y = b;
-  return (x->release < y->release) - (x->release > y->release);
-}
-
-static int longer_tail(const void *a, const void *b) {
-  const job *x = a, *y = b;
-  return (x->tail < y->tail) - (x->tail > y->tail);
-}
-
-static double one_worker_bound(job *jobs, int32_t n) {
-  double best = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    qsort(jobs, (size_t)n, sizeof *jobs, pass ? longer_tail : later_release);
-    double sum = 0, min_release = 1e300, min_tail = 1e300;
-    for (int32_t k = 0; k < n; k++) {
-      sum += jobs[k].dur;
-      if (jobs[k].release < min_release) min_release = jobs[k].release;
-      if (jobs[k].tail < min_tail) min_tail = jobs[k].tail;
-      if (min_release + sum + min_tail > best) best = min_release + sum + min_tail;
-    }
-  }
-  return best;
-}
-
 /* r->worker_bound_ms from the durations and upward ranks of one step (rank:
  * from a task's start to the end); top is the longest path before each task
  * (the array order is topological), jobs scratch for one worker's tasks. */
 static void worker_bound(const nd_graph *g, const nd_edges *e, const obs *o, const double *dur, const double *rank,
-                         double *top, job *jobs, nd_bench_row *r) {
+                         double *top, nd_bound_job *jobs, nd_bench_row *r) {
   for (int32_t i = 0; i < g->n_tasks; i++) {
     top[i] = 0;
     for (int32_t k = e->pred_off[i]; k < e->pred_off[i + 1]; k++) {
@@ -86,15 +52,15 @@ static void worker_bound(const nd_graph *g, const nd_edges *e, const obs *o, con
   for (int w = 0; w < ND_BENCH_MAX_WORKERS; w++) {
     int32_t n = 0;
     for (int32_t i = 0; i < g->n_tasks; i++)
-      if (o->worker[i] == w) jobs[n++] = (job){top[i], dur[i], rank[i] - dur[i]};
-    double ms = one_worker_bound(jobs, n) * 1e3;
+      if (o->worker[i] == w) jobs[n++] = (nd_bound_job){top[i], dur[i], rank[i] - dur[i]};
+    double ms = nd_one_worker_bound(jobs, n) * 1e3;
     if (ms > r->worker_bound_ms) r->worker_bound_ms = ms;
   }
 }
 
 /* The row of one observed step. */
 static void measure(const nd_graph *g, const nd_edges *e, const obs *o, int workers, double *dur, double *rank,
-                    double *top, job *jobs, nd_bench_row *r) {
+                    double *top, nd_bound_job *jobs, nd_bench_row *r) {
   double first = 1e300, last = 0, busy[ND_BENCH_MAX_WORKERS] = {0};
   r->work_ms = 0;
   for (int32_t i = 0; i < g->n_tasks; i++) {
@@ -128,7 +94,7 @@ int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
   nd_bench_row rows[MAX_STEPS];
   obs o = {0};
   double *dur = NULL, *rank = NULL, *top = NULL;
-  job *jobs = NULL;
+  nd_bound_job *jobs = NULL;
   nd_edges e = {0};
   if (steps < 1 || steps > MAX_STEPS) steps = 3;
   if (nd_config_new(&cfg)) return -1;

@@ -24,9 +24,11 @@ has '^  all +6 +0\.400 +0\.400 +50\.0%$'; ok $? "text: overall bubble 50%"
 has '^  matmul_fwd +2 +0\.130 ms'; ok $? "text: time per kind"
 has '^  F +2 +0\.130 ms'; ok $? "text: time per phase"
 has '^critical path: 5 tasks, 0\.350 ms'; ok $? "text: critical path"
-has '^lower bound: 0\.350 ms = max\(critical path 0\.350 ms, work 0\.400 ms / 2 workers = 0\.200 ms\)'
-ok $? "text: lower bound"
-has '^efficiency: 87\.5%'; ok $? "text: efficiency"
+has '^lower bound: 0\.330 ms = max\(longest dependency path 0\.330 ms, work 0\.400 ms / 2 workers = 0\.200 ms\)'
+ok $? "text: lower bound (Z need not come before A: the arrows' longest path A C D E)"
+has '^efficiency: 82\.5%'; ok $? "text: efficiency"
+has '^with each task on the worker it ran on: lower bound 0\.330 ms .*efficiency 82\.5%$'
+ok $? "text: the bound with this placement"
 
 "$ND" trace summarize "$HAND" --json >"$TMP/sum.json" 2>&1
 ok $? "summarize --json runs"
@@ -42,7 +44,8 @@ checks = [
     {p["name"]: p["time_us"] for p in s["per_phase"]} == {"F": 130, "B": 100, "W": 50, "collective": 20, "optimizer": 100},
     s["critical_path"]["length_us"] == 350,
     [t["task"] for t in s["critical_path"]["tasks"]] == [0, 1, 3, 4, 5],
-    s["lower_bound_us"] == 350, abs(s["efficiency"] - 0.875) < 1e-12,
+    s["dependency_path_us"] == 330, s["lower_bound_us"] == 330, abs(s["efficiency"] - 0.825) < 1e-12,
+    s["placed_lower_bound_us"] == 330, abs(s["placed_efficiency"] - 0.825) < 1e-12,
     [w["CPU 0"][k] for k in ("idle_start_us", "idle_waits_us", "idle_short_gaps_us", "short_gaps", "idle_end_us")]
     == [0, 100, 0, 0, 0],
     [w["CPU 1"][k] for k in ("idle_start_us", "idle_waits_us", "idle_short_gaps_us", "short_gaps", "idle_end_us")]
@@ -55,6 +58,25 @@ sys.exit(1 if bad else 0)
 PY
 ok $? "json: busy, idle (start, waits, short gaps, end), bubble, phases, critical path Z A C D E, lower bound, efficiency"
 has '^  CPU 1 +0\.100 +0\.100 +0\.000 \( +0\) +0\.100$'; ok $? "text: CPU 1 idle 0.100 at the start, 0.100 waiting, 0.100 at the end"
+
+# with each task kept on its worker: CPU 1 runs b (after a) and c (no input), 30 us of work from 0 at the
+# earliest, where the dependency path (a b, 20) and the work per worker (40 / 2) give 20
+cat >"$TMP/placed.json" <<'JSON'
+{"traceEvents": [
+ {"ph": "X", "name": "a", "pid": 0, "tid": 0, "ts": 0, "dur": 10},
+ {"ph": "X", "name": "b", "pid": 0, "tid": 1, "ts": 10, "dur": 10},
+ {"ph": "X", "name": "c", "pid": 0, "tid": 1, "ts": 20, "dur": 20},
+ {"ph": "s", "name": "dep", "id": 1, "pid": 0, "tid": 0, "ts": 9},
+ {"ph": "f", "name": "dep", "id": 1, "bp": "e", "pid": 0, "tid": 1, "ts": 11}]}
+JSON
+"$ND" trace summarize "$TMP/placed.json" --json >"$TMP/placed.out" 2>&1
+python3 - "$TMP/placed.out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = [d[k] for k in ("dependency_path_us", "lower_bound_us", "efficiency", "placed_lower_bound_us", "placed_efficiency")]
+sys.exit(0 if got == [20, 20, 0.5, 30, 0.75] else 1)
+PY
+ok $? "json: the bound with this placement (30 us) above max(dependency path, work / workers) (20 us)"
 
 # gaps under 100 us between a worker's tasks are the runtime's, longer ones waits: 10 + 50 short, 230 a wait
 cat >"$TMP/gaps.json" <<'JSON'

@@ -41,9 +41,19 @@ typedef struct nd_trace_summary {
   int n_kinds, n_phases;
   int32_t *path; /* slices of the critical path, first to last */
   int32_t path_len;
-  double path_us;        /* sum of their durations */
-  double lower_bound_us; /* max(path_us, work_us / workers) */
+  double path_us; /* sum of their durations */
+  /* The longest path of durations along the arrows alone (the executed
+   * critical path also follows a worker's order, which another schedule may
+   * change), summed over the steps; 0 when the arrows form a cycle. */
+  double dep_path_us;
+  double lower_bound_us; /* max(dep_path_us, work_us / workers) */
   double efficiency;     /* lower_bound_us / span_us */
+  /* Each task kept on the worker it ran on, in the best order the arrows
+   * allow: per step, the largest of the longest arrow path and each worker's
+   * nd_one_worker_bound (graph/bound.h), summed over the steps; 0 when the
+   * arrows form a cycle. Tighter than lower_bound_us for a pinned pipeline. */
+  double placed_bound_us;
+  double placed_efficiency; /* placed_bound_us / span_us */
 } nd_trace_summary;
 
 int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s);
