@@ -129,6 +129,12 @@ static int start(const nd_config *cfg, nd_error *err) {
     return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: StarPU started only %d CUDA device%s",
                     nd__config_origin(cfg, "runtime.cuda_devices"), cuda, found, found == 1 ? "" : "s");
   }
+  /* each worker polls for work: more of them than cores take turns on them */
+  if (cfg->runtime.workers > 0 && workers + opencl + cuda > sysconf(_SC_NPROCESSORS_ONLN))
+    fprintf(stderr,
+            "ndgraph: note: runtime.workers %d (with %d device driver%s) on %ld cores: the workers share cores and "
+            "steps will be slower\n",
+            workers, opencl + cuda, opencl + cuda == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN));
   /* each backend with workers sets its devices up: programs, libraries */
   for (int b = 0; b < ND_BACKEND_COUNT; b++) {
     const nd_backend_ops *ops = nd__backend(b);

@@ -133,6 +133,13 @@ ok $? "and the traced step is saved before it stops ($(ls "$tmp/ck-trace" 2>&1 |
 expect 2 "^ndgraph: --set: kernels.override: unknown task kind 'gelu'$" \
   "a --set key refused when the kernels are chosen names --set" -- "$ndgraph" run "${tiny[@]}" --set "kernels.override={gelu: x}"
 
+# 13. more workers than cores: the run goes on, and says the workers share cores
+over=$(( $(getconf _NPROCESSORS_ONLN) + 1 ))
+"$ndgraph" run "${tiny[@]}" --set runtime.workers=$over >"$tmp/out" 2>"$tmp/err"
+st=$?
+[ "$st" -eq 0 ] && grep -q "^ndgraph: note: runtime.workers $over (with 0 device drivers) on $((over - 1)) cores: the workers share cores" "$tmp/err"
+ok $? "runtime.workers above the cores: a note, and the step runs (exit $st: $(head -c 200 "$tmp/err"))"
+
 # 11. a model larger than the machine: refused at start with the numbers, unless allowed
 big=(--set model.n_layer=64 --set model.n_embd=4096 --set model.n_head=32 --set model.seq_len=64
      --set runtime.workers=2 --set train.steps=1 --set train.save_dir=)
