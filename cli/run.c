@@ -112,10 +112,11 @@ static void print_nodes(const nd_config *cfg, const nd_trainer *tr, int processe
 }
 
 /* train.save_dir tidied and checked before the first step, not at the first save. */
-static int prepare_save_dir(const nd_trainer *tr, const char *save_dir, nd_error *err) {
+static int prepare_save_dir(const nd_trainer *tr, const char *save_dir, long long *newest, nd_error *err) {
   nd_save_dir_check c;
   int rc = nd_trainer_check_save_dir(tr, &c, err);
   if (rc || !save_dir[0]) return rc;
+  *newest = c.newest;
   if (c.removed || c.restored)
     printf("checkpoint: %s: removed %d temporary director%s of stopped runs, put back %d checkpoint%s\n", save_dir,
            c.removed, c.removed == 1 ? "y" : "ies", c.restored, c.restored == 1 ? "" : "s");
@@ -185,7 +186,10 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   }
   print_balance(tr);
   /* the save directory is process 0's (under mpirun the others only gather) */
-  if (procs.process == 0 && (rc = prepare_save_dir(tr, save_dir, err))) goto done;
+  /* the newest checkpoint of an earlier run in save_dir, for a note once a step has run */
+  long long earlier = 0;
+  if (procs.process == 0 && (rc = prepare_save_dir(tr, save_dir, &earlier, err))) goto done;
+  if (resume) earlier = 0;
   /* a trace that cannot be written is found now, not at the traced step */
   if ((trace_path[0] && (rc = nd_check_writable(trace_path, err))) || (svg[0] && (rc = nd_check_writable(svg, err))))
     goto done;
@@ -224,6 +228,14 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
              svg);
     } else if ((rc = nd_trainer_step(tr, &r, err))) {
       goto done;
+    }
+    if (earlier) {
+      /* a fresh run among an earlier run's checkpoints: theirs stay, but mixed */
+      fprintf(stderr,
+              "ndgraph: note: %s already holds checkpoints up to step-%lld: this run replaces those of the steps it "
+              "saves, and --resume %s would continue from the newest\n",
+              save_dir, earlier, save_dir);
+      earlier = 0;
     }
     if (r.step == 1 || r.step % every == 0 || r.step == last) {
       printf("step %5lld | loss %.4f | lr %.3e | %8.1f ms | %8.0f tokens/s | %6.2f GFLOP/s\n", r.step, r.loss, r.lr,

@@ -140,6 +140,15 @@ st=$?
 [ "$st" -eq 0 ] && grep -q "^ndgraph: note: runtime.workers $over (with 0 device drivers) on $((over - 1)) cores: the workers share cores" "$tmp/err"
 ok $? "runtime.workers above the cores: a note, and the step runs (exit $st: $(head -c 200 "$tmp/err"))"
 
+# 14. a fresh run in a save_dir that holds an earlier run's checkpoints says so once a step has run
+"$ndgraph" run "${tiny[@]}" --set train.steps=2 --set train.save_dir="$tmp/ck-earlier" >/dev/null 2>&1
+"$ndgraph" run "${tiny[@]}" --set train.save_dir="$tmp/ck-earlier" >"$tmp/out" 2>"$tmp/err"
+grep -q "^ndgraph: note: $tmp/ck-earlier already holds checkpoints up to step-2: " "$tmp/err" && [ -d "$tmp/ck-earlier/step-2" ]
+ok $? "a fresh run among an earlier run's checkpoints: a note, theirs kept ($(head -c 160 "$tmp/err"))"
+"$ndgraph" run "${tiny[@]}" --set train.steps=3 --set train.save_dir="$tmp/ck-earlier" --resume "$tmp/ck-earlier" \
+  >"$tmp/out" 2>"$tmp/err"
+! grep -q "note:" "$tmp/err"; ok $? "and no note when it resumes"
+
 # 11. a model larger than the machine: refused at start with the numbers, unless allowed
 big=(--set model.n_layer=64 --set model.n_embd=4096 --set model.n_head=32 --set model.seq_len=64
      --set runtime.workers=2 --set train.steps=1 --set train.save_dir=)

@@ -462,6 +462,12 @@ int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_e
   for (int k = 0; k < tr->n_hf; k++) out->need_bytes += 3ULL * 4 * (unsigned long long)tr->ckpt[k].numel;
   out->need_bytes += 1ULL << 20;
   out->free_bytes = avail;
+  char latest[4200];
+  int64_t step;
+  const char *slash;
+  if (nd_checkpoint_latest(dir, latest, sizeof latest, &(nd_error){0}) == 0 && (slash = strrchr(latest, '/')) &&
+      nd__checkpoint_step_of(slash + 1, "step-", &step, NULL))
+    out->newest = (long long)step;
   return 0;
 }
 

@@ -176,6 +176,7 @@ ND_EXPORT int nd_trainer_save(nd_trainer *tr, nd_error *err);
 typedef struct nd_save_dir_check {
   int removed, restored; /* stale temporaries removed; checkpoints put back */
   unsigned long long free_bytes, need_bytes;
+  long long newest; /* the newest complete step-N there already, 0 when none */
 } nd_save_dir_check;
 ND_EXPORT int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_error *err);
 ND_EXPORT long long nd_trainer_steps_done(const nd_trainer *tr);
