@@ -64,92 +64,6 @@ static int cmp_group(const void *a, const void *b) {
 
 static double end_of(const nd_trace_slice *x) { return x->ts + x->dur; }
 
-/* A slice by its end, for the question "which earlier slice of this worker
- * ended last before c began", answered in O(log n) rather than by a scan
- * back over the worker's whole history. */
-typedef struct ending {
-  int thread;
-  double end;
-  int32_t slice;
-} ending;
-
-static int cmp_ending(const void *a, const void *b) {
-  const ending *x = a, *y = b;
-  if (x->thread != y->thread) return x->thread - y->thread;
-  if (x->end != y->end) return x->end < y->end ? -1 : 1;
-  return (x->slice > y->slice) - (x->slice < y->slice);
-}
-
-/* What slice c waited for, or -1 at the start of the chain. order[lo..hi):
- * c's thread's slices, ascending by (end, index). */
-static int32_t waited_for(const nd_trace_model *m, const int32_t *in_off, const int32_t *in, const ending *order,
-                          int32_t lo, int32_t hi, int32_t c) {
-  const nd_trace_slice *x = &m->slices[c];
-  int32_t best = -1;
-  for (int32_t k = in_off[c]; k < in_off[c + 1]; k++) {
-    const nd_trace_slice *p = &m->slices[in[k]];
-    if (end_of(p) <= x->ts + EPS_US && (best < 0 || end_of(p) > end_of(&m->slices[best]))) best = in[k];
-  }
-  if (best >= 0) return best;
-  /* the worker was busy: its earlier slice (sorted by (thread, ts): index
-   * below c) that ended last, at or before c's start */
-  while (lo < hi) {
-    int32_t mid = lo + (hi - lo) / 2;
-    if (order[mid].end <= x->ts + EPS_US)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  for (int32_t k = lo - 1; k >= 0 && order[k].thread == x->thread; k--)
-    if (order[k].slice < c) return order[k].slice;
-  return -1;
-}
-
-static int critical_path(const nd_trace_model *m, nd_trace_summary *s) {
-  int32_t n = m->n_slices;
-  int32_t *in_off = calloc((size_t)n + 1, sizeof *in_off);
-  int32_t *in = malloc((size_t)(m->n_flows ? m->n_flows : 1) * sizeof *in);
-  char *seen = calloc((size_t)(n ? n : 1), 1);
-  s->path = malloc((size_t)(n ? n : 1) * sizeof *s->path);
-  ending *order = malloc((size_t)(n ? n : 1) * sizeof *order);
-  int32_t *run_of = calloc((size_t)m->n_threads + 1, sizeof *run_of); /* thread t: order[run_of[t] .. run_of[t+1]) */
-  int rc = ND_ENOMEM;
-  if (!in_off || !in || !seen || !s->path || !order || !run_of) goto cleanup;
-  for (int32_t f = 0; f < m->n_flows; f++) in_off[m->flows[f].to + 1]++;
-  for (int32_t i = 0; i < n; i++) in_off[i + 1] += in_off[i];
-  for (int32_t f = 0; f < m->n_flows; f++) in[in_off[m->flows[f].to]++] = m->flows[f].from;
-  for (int32_t i = n; i > 0; i--) in_off[i] = in_off[i - 1];
-  in_off[0] = 0;
-  for (int32_t i = 0; i < n; i++) order[i] = (ending){m->slices[i].thread, end_of(&m->slices[i]), i};
-  if (n > 1) qsort(order, (size_t)n, sizeof *order, cmp_ending);
-  for (int32_t i = 0; i < n; i++) run_of[order[i].thread + 1] = i + 1;
-  for (int t = 0; t < m->n_threads; t++)
-    if (run_of[t + 1] < run_of[t]) run_of[t + 1] = run_of[t];
-  int32_t c = -1;
-  for (int32_t i = 0; i < n; i++)
-    if (c < 0 || end_of(&m->slices[i]) > end_of(&m->slices[c])) c = i;
-  /* collected last to first, then reversed */
-  for (; c >= 0 && !seen[c];
-       c = waited_for(m, in_off, in, order, run_of[m->slices[c].thread], run_of[m->slices[c].thread + 1], c)) {
-    seen[c] = 1;
-    s->path[s->path_len++] = c;
-    s->path_us += m->slices[c].dur;
-  }
-  for (int32_t i = 0; i < s->path_len / 2; i++) {
-    int32_t t = s->path[i];
-    s->path[i] = s->path[s->path_len - 1 - i];
-    s->path[s->path_len - 1 - i] = t;
-  }
-  rc = 0;
-cleanup:
-  free(order);
-  free(run_of);
-  free(in_off);
-  free(in);
-  free(seen);
-  return rc;
-}
-
 /* Arrows as lists per slice: in[in_off[i] .. in_off[i + 1]) are the slices
  * arrows come from into slice i, out[..] those they go to. */
 typedef struct arrows {
@@ -174,36 +88,112 @@ static int arrows_build(const nd_trace_model *m, arrows *a) {
   return 0;
 }
 
+/* A slice by its end, for the question "which earlier slice of this worker
+ * ended last before c began", answered in O(log n) rather than by a scan
+ * back over the worker's whole history. */
+typedef struct ending {
+  int thread;
+  double end;
+  int32_t slice;
+} ending;
+
+static int cmp_ending(const void *a, const void *b) {
+  const ending *x = a, *y = b;
+  if (x->thread != y->thread) return x->thread - y->thread;
+  if (x->end != y->end) return x->end < y->end ? -1 : 1;
+  return (x->slice > y->slice) - (x->slice < y->slice);
+}
+
+/* What slice c waited for, or -1 at the start of the chain. order[lo..hi):
+ * c's thread's slices, ascending by (end, index). */
+static int32_t waited_for(const nd_trace_model *m, const arrows *a, const ending *order, int32_t lo, int32_t hi,
+                          int32_t c) {
+  const nd_trace_slice *x = &m->slices[c];
+  int32_t best = -1;
+  for (int32_t k = a->in_off[c]; k < a->in_off[c + 1]; k++) {
+    const nd_trace_slice *p = &m->slices[a->in[k]];
+    if (end_of(p) <= x->ts + EPS_US && (best < 0 || end_of(p) > end_of(&m->slices[best]))) best = a->in[k];
+  }
+  if (best >= 0) return best;
+  /* the worker was busy: its earlier slice (sorted by (thread, ts): index
+   * below c) that ended last, at or before c's start */
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (order[mid].end <= x->ts + EPS_US)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (int32_t k = lo - 1; k >= 0 && order[k].thread == x->thread; k--)
+    if (order[k].slice < c) return order[k].slice;
+  return -1;
+}
+
+static int critical_path(const nd_trace_model *m, const arrows *a, nd_trace_summary *s) {
+  int32_t n = m->n_slices;
+  char *seen = calloc((size_t)(n ? n : 1), 1);
+  s->path = malloc((size_t)(n ? n : 1) * sizeof *s->path);
+  ending *order = malloc((size_t)(n ? n : 1) * sizeof *order);
+  int32_t *run_of = calloc((size_t)m->n_threads + 1, sizeof *run_of); /* thread t: order[run_of[t] .. run_of[t+1]) */
+  int rc = ND_ENOMEM;
+  if (!seen || !s->path || !order || !run_of) goto cleanup;
+  for (int32_t i = 0; i < n; i++) order[i] = (ending){m->slices[i].thread, end_of(&m->slices[i]), i};
+  if (n > 1) qsort(order, (size_t)n, sizeof *order, cmp_ending);
+  for (int32_t i = 0; i < n; i++) run_of[order[i].thread + 1] = i + 1;
+  for (int t = 0; t < m->n_threads; t++)
+    if (run_of[t + 1] < run_of[t]) run_of[t + 1] = run_of[t];
+  int32_t c = -1;
+  for (int32_t i = 0; i < n; i++)
+    if (c < 0 || end_of(&m->slices[i]) > end_of(&m->slices[c])) c = i;
+  /* collected last to first, then reversed */
+  for (; c >= 0 && !seen[c];
+       c = waited_for(m, a, order, run_of[m->slices[c].thread], run_of[m->slices[c].thread + 1], c)) {
+    seen[c] = 1;
+    s->path[s->path_len++] = c;
+    s->path_us += m->slices[c].dur;
+  }
+  for (int32_t i = 0; i < s->path_len / 2; i++) {
+    int32_t t = s->path[i];
+    s->path[i] = s->path[s->path_len - 1 - i];
+    s->path[s->path_len - 1 - i] = t;
+  }
+  rc = 0;
+cleanup:
+  free(order);
+  free(run_of);
+  free(seen);
+  return rc;
+}
+
 /* s->dep_path_us and s->placed_bound_us. release[i]: the longest path of
  * durations along the arrows before slice i; tail[i]: after it (a
  * topological order first). */
-static int placed_bound(const nd_trace_model *m, nd_trace_summary *s) {
+static int placed_bound(const nd_trace_model *m, const arrows *a, nd_trace_summary *s) {
   int32_t n = m->n_slices;
   int steps = m->n_steps ? m->n_steps : 1;
-  arrows a = {0};
   int32_t *order = malloc((size_t)(n ? n : 1) * sizeof *order), *waiting = calloc((size_t)(n ? n : 1), sizeof *waiting);
   double *release = calloc((size_t)(n ? n : 1), sizeof *release), *tail = calloc((size_t)(n ? n : 1), sizeof *tail);
   double *step_bound = calloc((size_t)steps, sizeof *step_bound);
   nd_bound_job *jobs = malloc((size_t)(n ? n : 1) * sizeof *jobs);
   int rc = ND_ENOMEM;
-  if (!order || !waiting || !release || !tail || !step_bound || !jobs || arrows_build(m, &a)) goto cleanup;
+  if (!order || !waiting || !release || !tail || !step_bound || !jobs) goto cleanup;
   rc = 0;
   int32_t done = 0;
   for (int32_t i = 0; i < n; i++)
-    if (!(waiting[i] = a.in_off[i + 1] - a.in_off[i])) order[done++] = i;
+    if (!(waiting[i] = a->in_off[i + 1] - a->in_off[i])) order[done++] = i;
   for (int32_t k = 0; k < done; k++)
-    for (int32_t j = a.out_off[order[k]]; j < a.out_off[order[k] + 1]; j++)
-      if (--waiting[a.out[j]] == 0) order[done++] = a.out[j];
+    for (int32_t j = a->out_off[order[k]]; j < a->out_off[order[k] + 1]; j++)
+      if (--waiting[a->out[j]] == 0) order[done++] = a->out[j];
   if (done < n) goto cleanup; /* a cycle: no bound */
   for (int32_t k = 0; k < n; k++) {
     int32_t i = order[k];
-    for (int32_t j = a.in_off[i]; j < a.in_off[i + 1]; j++)
-      release[i] = fmax(release[i], release[a.in[j]] + m->slices[a.in[j]].dur);
+    for (int32_t j = a->in_off[i]; j < a->in_off[i + 1]; j++)
+      release[i] = fmax(release[i], release[a->in[j]] + m->slices[a->in[j]].dur);
   }
   for (int32_t k = n - 1; k >= 0; k--) {
     int32_t i = order[k];
-    for (int32_t j = a.out_off[i]; j < a.out_off[i + 1]; j++)
-      tail[i] = fmax(tail[i], m->slices[a.out[j]].dur + tail[a.out[j]]);
+    for (int32_t j = a->out_off[i]; j < a->out_off[i + 1]; j++)
+      tail[i] = fmax(tail[i], m->slices[a->out[j]].dur + tail[a->out[j]]);
   }
   for (int32_t i = 0; i < n; i++) {
     int k = m->n_steps ? m->slices[i].in_step : 0;
@@ -224,7 +214,6 @@ static int placed_bound(const nd_trace_model *m, nd_trace_summary *s) {
   }
   for (int k = 0; k < steps; k++) s->placed_bound_us += step_bound[k];
 cleanup:
-  arrows_free(&a);
   free(order), free(waiting), free(release), free(tail), free(step_bound), free(jobs);
   return rc;
 }
@@ -283,8 +272,13 @@ int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s) {
   if (s->n_phases > 1) qsort(s->phases, (size_t)s->n_phases, sizeof *s->phases, cmp_group);
   s->span_us = s->end_us - s->start_us;
   split_idle(m, s);
-  if (critical_path(m, s)) goto oom;
-  if (placed_bound(m, s)) goto oom;
+  /* the arrows into and out of each slice: the critical path and the bounds read them */
+  arrows a = {0};
+  int rc = arrows_build(m, &a);
+  if (!rc) rc = critical_path(m, &a, s);
+  if (!rc) rc = placed_bound(m, &a, s);
+  arrows_free(&a);
+  if (rc) goto oom;
   s->lower_bound_us = fmax(s->dep_path_us, s->workers ? s->work_us / s->workers : 0.0);
   s->efficiency = s->span_us > 0 ? s->lower_bound_us / s->span_us : 1.0;
   s->placed_efficiency = s->span_us > 0 ? s->placed_bound_us / s->span_us : 1.0;
