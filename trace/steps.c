@@ -23,15 +23,7 @@ static int cmp_start(const void *a, const void *b) {
 
 /* The span of `step` in spans (n, sorted by step, step present). */
 static span *find(span *spans, int n, int64_t step) {
-  int lo = 0, hi = n - 1;
-  while (lo < hi) {
-    int mid = lo + (hi - lo) / 2;
-    if (spans[mid].step < step)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return &spans[lo];
+  return bsearch(&(span){.step = step}, spans, (size_t)n, sizeof *spans, cmp_step);
 }
 
 int nd_trace_model_lay_steps(nd_trace_model *m) {
