@@ -22,6 +22,12 @@ static long long num(const nd_config *cfg, const char *key) {
   return atoll(text(cfg, key, buf, sizeof buf));
 }
 
+/* A metrics file that could not be opened or written: ND_EIO, naming it. */
+static int metrics_failed(const char *path, const char *verb, nd_error *err) {
+  snprintf(err->msg, sizeof err->msg, "%s: cannot %s the metrics file: %s", path, verb, strerror(errno));
+  return err->code = ND_EIO;
+}
+
 /* One line of the metrics file, flushed so that a crash loses none; a line
  * that did not reach the file is an error, not a gap in the user's data. */
 static int log_json(FILE *f, const char *path, nd_error *err, const char *fmt, ...)
@@ -33,9 +39,7 @@ static int log_json(FILE *f, const char *path, nd_error *err, const char *fmt, .
   vfprintf(f, fmt, ap);
   va_end(ap);
   fputc('\n', f);
-  if (fflush(f) == 0 && !ferror(f)) return 0;
-  snprintf(err->msg, sizeof err->msg, "%s: cannot write the metrics file: %s", path, strerror(errno));
-  return err->code = ND_EIO;
+  return fflush(f) == 0 && !ferror(f) ? 0 : metrics_failed(path, "write", err);
 }
 
 /* parallelism.stage_layers: auto: the split nd_trainer_open chose and why. */
@@ -204,8 +208,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
   }
   if (metrics_path[0] && !(metrics = fopen(metrics_path, resume ? "a" : "w"))) {
-    snprintf(err->msg, sizeof err->msg, "%s: cannot open the metrics file: %s", metrics_path, strerror(errno));
-    rc = err->code = ND_EIO;
+    rc = metrics_failed(metrics_path, "open", err);
     goto done;
   }
   print_header(cfg, tr);
@@ -279,10 +282,7 @@ save_and_stop:
     printf("step %5lld | checkpoint %s/step-%lld, before stopping\n", nd_trainer_steps_done(tr), save_dir,
            nd_trainer_steps_done(tr));
 done:
-  if (metrics && fclose(metrics) != 0 && !rc) {
-    snprintf(err->msg, sizeof err->msg, "%s: cannot write the metrics file: %s", metrics_path, strerror(errno));
-    rc = err->code = ND_EIO;
-  }
+  if (metrics && fclose(metrics) != 0 && !rc) rc = metrics_failed(metrics_path, "write", err);
   nd_trainer_close(tr);
   return rc;
 }
