@@ -34,17 +34,23 @@ int nd__fsync_parent(const char *path, nd_error *err) {
   return rc;
 }
 
-/* What stands at path, when it is nothing a file may be written to: a
- * directory, a socket, a block device, a symbolic link to nothing. A device
- * or a pipe (`-o /dev/stdout`, `>(gzip > x)`) is written in place, as a user
- * who names one expects, and never replaced by a file. */
-static int refuse(const char *path, int exists, const struct stat *st, nd_error *err) {
-  struct stat link;
+/* What stands at path, into *real: a device or a pipe (`-o /dev/stdout`,
+ * `>(gzip > x)`, *in_place set) is written in place, as a user who names one
+ * expects, and never replaced by a file; a symbolic link to a file stays, its
+ * target (*real) gets the content. A directory, a socket, a block device or
+ * a symbolic link to nothing is refused. */
+static int resolve(const char *path, char **real, int *in_place, nd_error *err) {
+  struct stat st, link;
+  int exists = stat(path, &st) == 0;
+  *real = NULL;
+  *in_place = exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
   if (!exists && lstat(path, &link) == 0 && S_ISLNK(link.st_mode))
     return nd__fail(err, ND_EIO, "%s: a symbolic link to nothing, not a file to write", path);
-  if (exists && !S_ISREG(st->st_mode) && !S_ISCHR(st->st_mode) && !S_ISFIFO(st->st_mode))
+  if (exists && !S_ISREG(st.st_mode) && !*in_place)
     return nd__fail(err, ND_EIO, "%s: %s, not a file to write", path,
-                    S_ISDIR(st->st_mode) ? "a directory" : "a socket or block device");
+                    S_ISDIR(st.st_mode) ? "a directory" : "a socket or block device");
+  *real = exists && S_ISREG(st.st_mode) ? realpath(path, NULL) : strdup(path);
+  if (!*real) return nd__fail(err, errno == ENOMEM ? ND_ENOMEM : ND_EIO, "%s: %s", path, strerror(errno));
   return 0;
 }
 
@@ -59,17 +65,11 @@ static int open_in_place(nd__atomic_file *f, nd_error *err) {
 }
 
 int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
-  struct stat st;
-  int exists = stat(path, &st) == 0, rc = 0;
+  int in_place, rc;
   f->fd = -1;
   f->tmp = NULL;
-  f->path = NULL;
-  if ((rc = refuse(path, exists, &st, err))) return rc;
-  /* a symbolic link to a file stays: its target gets the new content */
-  f->path = exists && S_ISREG(st.st_mode) ? realpath(path, NULL) : strdup(path);
-  if (!f->path) {
-    rc = nd__fail(err, errno == ENOMEM ? ND_ENOMEM : ND_EIO, "%s: %s", path, strerror(errno));
-  } else if (exists && !S_ISREG(st.st_mode)) {
+  if ((rc = resolve(path, &f->path, &in_place, err))) return rc;
+  if (in_place) {
     rc = open_in_place(f, err);
   } else if (asprintf(&f->tmp, "%s.tmp.%ld", f->path, (long)getpid()) < 0) {
     f->tmp = NULL;
@@ -82,17 +82,16 @@ int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
 }
 
 int nd_check_writable(const char *path, nd_error *err) {
-  struct stat st;
-  int exists = stat(path, &st) == 0, rc = refuse(path, exists, &st, err);
-  if (rc || (exists && !S_ISREG(st.st_mode))) return rc;
-  /* a new file, or one replaced by rename: its directory takes the temporary */
-  char *real = exists ? realpath(path, NULL) : strdup(path);
-  if (!real) return nd__fail(err, errno == ENOMEM ? ND_ENOMEM : ND_EIO, "%s: %s", path, strerror(errno));
-  char *slash = strrchr(real, '/');
-  const char *dir = slash == real ? "/" : slash ? (*slash = '\0', real) : ".";
-  if (access(dir, W_OK | X_OK) != 0)
-    rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", path,
-                  errno == ENOENT ? "No such file or directory" : strerror(errno));
+  char *real;
+  int in_place, rc = resolve(path, &real, &in_place, err);
+  if (!rc && !in_place) {
+    /* a new file, or one replaced by rename: its directory takes the temporary */
+    char *slash = strrchr(real, '/');
+    const char *dir = slash == real ? "/" : slash ? (*slash = '\0', real) : ".";
+    if (access(dir, W_OK | X_OK) != 0)
+      rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", path,
+                    errno == ENOENT ? "No such file or directory" : strerror(errno));
+  }
   free(real);
   return rc;
 }
