@@ -155,6 +155,15 @@ ok $? "trace svg of the run's file: one box per task"
 echo '{"a": 1}' >"$TMP/not.json"
 "$ND" trace summarize "$TMP/not.json" >/dev/null 2>&1
 [ $? -eq 2 ]; ok $? "JSON that is not a trace is bad input (exit 2)"
+# a slice without a time, or with a negative duration, is refused with its index, not read as 0
+for bad in '"ts": "5", "dur": 1|ts is missing or not a number' '"dur": 1|ts is missing or not a number' \
+  '"ts": 5|dur is missing or not a number' '"ts": 5, "dur": -3|dur -3 is negative'; do
+  echo "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"ok\", \"ts\": 0, \"dur\": 1, \"pid\": 0, \"tid\": 0},
+    {\"ph\": \"X\", \"name\": \"a\", \"pid\": 0, \"tid\": 0, ${bad%%|*}}]}" >"$TMP/bad-time.json"
+  msg=$("$ND" trace summarize "$TMP/bad-time.json" 2>&1 >/dev/null)
+  [ $? -eq 2 ] && [ "$msg" = "ndgraph: $TMP/bad-time.json: event 1 (\"a\"): ${bad#*|}" ]
+  ok $? "a slice with ${bad%%|*}: one line naming the file and event 1, exit 2 ($msg)"
+done
 "$ND" trace frobnicate "$HAND" >/dev/null 2>&1
 [ $? -eq 2 ]; ok $? "an unknown trace action is a usage error"
 

@@ -46,19 +46,24 @@ static int int_or(const cJSON *o, const char *k, int dflt) {
  * computation (span, ticks, the chart's width) meaningless or endless. */
 #define MAX_US 1e18
 
-/* ts (and dur) of event i, checked. */
+/* ts (and dur) of event i, checked: both must be numbers, dur not negative. */
 static int times(const cJSON *e, int32_t i, const char *what, double *ts, double *dur, nd_error *err) {
-  *ts = 0;
-  num(e, "ts", ts);
-  if (dur) {
-    *dur = 0;
-    num(e, "dur", dur);
-    if (*dur < 0) *dur = 0;
-  }
-  if (fabs(*ts) <= MAX_US && (!dur || *dur <= MAX_US)) return 0;
+  const char *bad = NULL, *field = "ts";
+  double value = 0;
+  if (!num(e, "ts", ts))
+    bad = "is missing or not a number";
+  else if (fabs(*ts) > MAX_US)
+    bad = "is not a time within +-1e18 us", value = *ts;
+  else if (dur && (field = "dur", !num(e, "dur", dur)))
+    bad = "is missing or not a number";
+  else if (dur && !(*dur >= 0 && *dur <= MAX_US))
+    bad = *dur < 0 ? "is negative" : "is not a time within +-1e18 us", value = *dur;
+  if (!bad) return 0;
   const char *name = str(e, "name");
-  return nd__fail(err, ND_EINVAL, "%s: event %d (\"%.64s\"): %s %g is not a time within +-1e18 us", what, (int)i,
-                  name ? name : "", fabs(*ts) <= MAX_US ? "dur" : "ts", fabs(*ts) <= MAX_US ? *dur : *ts);
+  char shown[40] = "";
+  if (value != 0) snprintf(shown, sizeof shown, " %g", value);
+  return nd__fail(err, ND_EINVAL, "%s: event %d (\"%.64s\"): %s%s %s", what, (int)i, name ? name : "", field, shown,
+                  bad);
 }
 
 /* Threads by (pid, tid): open addressing over indices into m->threads, so
