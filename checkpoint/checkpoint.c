@@ -44,6 +44,16 @@ static int write_st(const char *dir, const char *name, const nd_st_tensor *t, in
   return rc;
 }
 
+/* An error raised inside the temporary directory names the checkpoint the
+ * user will look for (step-N/model.safetensors), not the hidden temporary. */
+static int name_final(nd_error *err, int rc, const char *tmp, const char *final) {
+  size_t n = strlen(tmp);
+  if (!err || strncmp(err->msg, tmp, n) != 0) return rc;
+  char rest[ND_ERROR_MAX];
+  snprintf(rest, sizeof rest, "%s", err->msg + n);
+  return nd__fail(err, rc, "%s%s", final, rest);
+}
+
 int nd_checkpoint_write(const char *save_dir, int64_t step, const nd_checkpoint_files *files, nd_error *err) {
   int rc = 0;
   char *tmp = NULL, *final = NULL, *old = NULL;
@@ -76,9 +86,10 @@ int nd_checkpoint_write(const char *save_dir, int64_t step, const nd_checkpoint_
   if ((rc = write_st(tmp, "model.safetensors", files->model, files->n_model, err)) ||
       (rc = write_st(tmp, "optimizer.safetensors", files->optimizer, files->n_optimizer, err)) ||
       (rc = write_text(tmp, "config.json", files->config_json, err)) ||
-      (rc = write_text(tmp, "state.json", files->state_json, err)))
+      (rc = write_text(tmp, "state.json", files->state_json, err)) || (rc = nd__fsync_dir(tmp, err))) {
+    rc = name_final(err, rc, tmp, final);
     goto out;
-  if ((rc = nd__fsync_dir(tmp, err))) goto out;
+  }
 
   /* Publish. Between the two renames only the old copy exists, under its
    * aside name; the window is two system calls wide. */

@@ -2,10 +2,12 @@
  * directories (write, overwrite, latest, a crash's leftovers). */
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -483,6 +485,27 @@ static void test_checkpoint_dir(void) {
   ok(write_ckpt(save, 7, 7.0f, &err) == 0, "step 7 written despite its leftover");
   snprintf(sub, sizeof sub, "%s/.step-7.tmp-123", save);
   ok(access(sub, F_OK) == 0, "another process's leftover is left alone");
+
+  /* A write that fails (a file size limit standing in for a full disk):
+   * the error names the checkpoint, not its temporary, and step 7 stays. */
+  struct rlimit lim, small = {64, 64};
+  getrlimit(RLIMIT_FSIZE, &lim);
+  small.rlim_max = lim.rlim_max;
+  void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+  setrlimit(RLIMIT_FSIZE, &small);
+  int rc = write_ckpt(save, 7, 8.0f, &err);
+  setrlimit(RLIMIT_FSIZE, &lim);
+  signal(SIGXFSZ, was);
+  snprintf(want, sizeof want, "%s/step-7/model.safetensors: cannot write: ", save);
+  ok(rc == ND_EIO && strncmp(err.msg, want, strlen(want)) == 0, "a failed write names step-7's file: %s", err.msg);
+  snprintf(sub, sizeof sub, "%s/step-7", save);
+  char mine[64];
+  snprintf(mine, sizeof mine, ".step-7.tmp-%ld", (long)getpid());
+  int ours = 0;
+  DIR *own = opendir(save);
+  for (struct dirent *de; own && (de = readdir(own));) ours += strcmp(de->d_name, mine) == 0;
+  if (own) closedir(own);
+  ok(model_value(sub) == 7.0f && ours == 0, "and step 7 keeps its model, no temporary of ours left");
 
   char empty[600];
   snprintf(empty, sizeof empty, "%s/empty", tmpdir);
