@@ -36,9 +36,15 @@ nd_loc nd__config_loc(const nd_config *cfg, const char *key) {
   return cfg && i >= 0 ? cfg->loc[i] : none;
 }
 
+static const char *base_origin(const nd_config *cfg) { return cfg->source[0] ? cfg->source : "the built-in defaults"; }
+
+void nd__config_note_origin(nd_config *cfg) {
+  snprintf(cfg->origin, sizeof cfg->origin, "%s%s", base_origin(cfg), cfg->from_set ? " and --set" : "");
+}
+
 const char *nd__config_origin(const nd_config *cfg, const char *key) {
-  if (nd__config_loc(cfg, key).from_set) return "--set";
-  return cfg->source[0] ? cfg->source : "the built-in defaults";
+  if (!key) return cfg->origin[0] ? cfg->origin : base_origin(cfg);
+  return nd__config_loc(cfg, key).from_set ? "--set" : base_origin(cfg);
 }
 
 int nd_config_get(const nd_config *cfg, const char *key, char *buf, size_t size) {

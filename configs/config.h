@@ -37,7 +37,9 @@ struct nd_kernel_override {
 };
 
 struct nd_config {
-  char source[ND_PATH_MAX]; /* file the values came from, for messages */
+  char source[ND_PATH_MAX];      /* file the values came from, for messages */
+  int from_set;                  /* some value came from --set */
+  char origin[ND_PATH_MAX + 32]; /* the whole configuration's, for messages: nd__config_origin(cfg, NULL) */
 
   struct {
     enum nd_arch arch;
@@ -124,7 +126,11 @@ int64_t nd_config_intermediate_size(const nd_config *cfg);
 /* The location of "section.key" in the source, or {0,0} when defaulted. */
 nd_loc nd__config_loc(const nd_config *cfg, const char *key);
 /* Where a key's value came from, for a message: "--set", the file, or "the
- * built-in defaults" (a run of the embedded quick start has no file). */
+ * built-in defaults" (a run of the embedded quick start has no file). With key
+ * NULL, the whole configuration's: the file or the defaults, "and --set" when
+ * some value came from there. */
 const char *nd__config_origin(const nd_config *cfg, const char *key);
+/* Keeps nd__config_origin(cfg, NULL) current after a load or a --set. */
+void nd__config_note_origin(nd_config *cfg);
 
 #endif

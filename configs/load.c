@@ -140,6 +140,7 @@ int nd_config_load_string(nd_config *cfg, const char *name, const char *yaml, si
   if ((rc = nd__reader_open(&r, name, yaml ? yaml : "", len, 0, err)) < 0) goto cleanup;
   opened = 1;
   if ((rc = read_stream(&r, tmp)) < 0) goto cleanup;
+  nd__config_note_origin(tmp);
   memcpy(cfg, tmp, sizeof *cfg);
 cleanup:
   if (opened) nd__reader_close(&r);
@@ -149,6 +150,7 @@ cleanup:
 
 int nd_config_load_file(nd_config *cfg, const char *path, nd_error *err) {
   if (!cfg || !path) return nd__fail(err, ND_EINVAL, "error: no configuration file");
+  if (!*path) return nd__fail(err, ND_EIO, "error: the configuration file's name is empty");
   char *buf = NULL;
   size_t len = 0;
   int rc = nd__read_file(path, ND__CONFIG_MAX_BYTES, &buf, &len);

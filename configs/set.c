@@ -97,10 +97,19 @@ cleanup:
   return rc;
 }
 
+/* A value taken from --set: the configuration's origin says so. */
+static int noted(nd_config *cfg, int rc) {
+  if (rc == 0) {
+    cfg->from_set = 1;
+    nd__config_note_origin(cfg);
+  }
+  return rc;
+}
+
 int nd_config_set(nd_config *cfg, const char *key, const char *value, nd_error *err) {
   if (!cfg || !key || !value) return nd__fail(err, ND_EINVAL, SET_FILE ": error: no key or value");
   /* Columns as if written "key=value". */
-  return set_at(cfg, key, strlen(key), value, (int)strlen(key) + 2, err);
+  return noted(cfg, set_at(cfg, key, strlen(key), value, (int)strlen(key) + 2, err));
 }
 
 int nd_config_set_assignment(nd_config *cfg, const char *assignment, nd_error *err) {
@@ -112,5 +121,5 @@ int nd_config_set_assignment(nd_config *cfg, const char *assignment, nd_error *e
     return nd__config_error(err, SET_FILE, 1, 1, "expected section.key=value, got '%s'", shown);
   }
   size_t klen = (size_t)(eq - assignment);
-  return set_at(cfg, assignment, klen, eq + 1, (int)klen + 2, err);
+  return noted(cfg, set_at(cfg, assignment, klen, eq + 1, (int)klen + 2, err));
 }

@@ -63,6 +63,8 @@ expect 2 "^ndgraph: --batches '99999999999999999999': expected a whole number" \
 expect 2 "^ndgraph: --batches '99999999999999': expected a whole number from 1 to 65536$" \
   "eval --batches beyond train.eval_batches' bound is refused, not run for days" -- \
   "$ndgraph" eval --checkpoint "$tmp/ck/step-3" --batches 99999999999999
+expect 2 "^error: the configuration file's name is empty$" "an empty configuration path is named as such" -- \
+  "$ndgraph" plan ""
 mkfifo "$tmp/fifo.yaml" # never written: reading it must not wait
 expect_timeout=60 expect 2 "fifo.yaml: error: cannot read: not a regular file" \
   "a FIFO as the configuration: one line, exit 2, no wait for a writer" -- "$ndgraph" plan "$tmp/fifo.yaml"

@@ -133,6 +133,10 @@ ok $? "and the traced step is saved before it stops ($(ls "$tmp/ck-trace" 2>&1 |
 expect 2 "^ndgraph: --set: kernels.override: unknown task kind 'gelu'$" \
   "a --set key refused when the kernels are chosen names --set" -- "$ndgraph" run "${tiny[@]}" --set "kernels.override={gelu: x}"
 
+expect 2 "^ndgraph: the built-in defaults and --set: the step needs [0-9.]+ GB of host memory" \
+  "a configuration refused as a whole names the defaults and --set it came from" -- \
+  "$ndgraph" run "${tiny[@]}" --set model.n_embd=65536 --set model.n_head=64
+
 # 13. more workers than cores: the run goes on, and says the workers share cores
 over=$(( $(getconf _NPROCESSORS_ONLN) + 1 ))
 "$ndgraph" run "${tiny[@]}" --set runtime.workers=$over >"$tmp/out" 2>"$tmp/err"
