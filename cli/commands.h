@@ -36,12 +36,14 @@ int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_conf
  * the one-line error and returns the exit status to use (2). */
 int nd_cli_count(const char *option, const char *text, long long max, long long *out);
 
-/* Signals during `ndgraph run` (cli/signals.c). Block them in every thread
- * (before the runtime starts its workers, which inherit the mask), install
- * the handlers, then unblock them in the calling thread only: the workers
- * never see a signal. signal_take returns the signal to act on (0: none). */
-void nd_cli_signals_block(int block);
-void nd_cli_signals_install(void);
+/* Signals during `ndgraph run` (cli/signals.c). signals_hold, before the
+ * runtime starts: notes the signals inherited as ignored (nohup) and blocks
+ * the others in every thread to come (the workers inherit the mask).
+ * signals_catch, after it started (it installs handlers of its own): our
+ * handlers, unblocked in the calling thread only, so the workers never see a
+ * signal. signal_take returns the signal to act on (0: none). */
+void nd_cli_signals_hold(void);
+void nd_cli_signals_catch(void);
 int nd_cli_signal_take(void);
 
 #endif

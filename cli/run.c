@@ -132,10 +132,11 @@ static int prepare_save_dir(const nd_trainer *tr, const char *save_dir, long lon
 
 /* A signal between steps: a checkpoint of the steps done (unless save_dir is
  * empty or it is already written) and one line saying where. Returns the
- * exit status to stop with (130, 143), 0 to go on, or an error code. */
+ * exit status to stop with (130, 143, 129, 141), 0 to go on, or an error code. */
 static int on_signal(nd_trainer *tr, int sig, const char *save_dir, long long *saved, nd_error *err) {
   const char *name = sig == SIGINT    ? "SIGINT"
                      : sig == SIGTERM ? "SIGTERM"
+                     : sig == SIGHUP  ? "SIGHUP (the terminal closed)"
                      : sig == SIGPIPE ? "SIGPIPE (standard output closed)"
                                       : "SIGUSR1";
   long long step = nd_trainer_steps_done(tr);
@@ -170,12 +171,10 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   long long every = num(cfg, "log.every"), eval_every = num(cfg, "train.eval_every");
   long long eval_batches = num(cfg, "train.eval_batches"), save_every = num(cfg, "train.save_every");
   long long saved = -1; /* the step of the newest checkpoint */
-  nd_cli_signals_block(1);
+  nd_cli_signals_hold();
   int rc = nd_trainer_open(&tr, cfg, err);
-  /* after the runtime's start, which installs handlers of its own; a signal
-   * that came during the start was held and arrives now */
-  nd_cli_signals_install();
-  nd_cli_signals_block(0);
+  /* a signal that came during the runtime's start was held and arrives now */
+  nd_cli_signals_catch();
   if (rc) return rc;
   nd_process_info procs;
   nd_trainer_processes(tr, &procs);

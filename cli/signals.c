@@ -1,10 +1,12 @@
-/* SIGINT, SIGTERM, SIGPIPE and SIGUSR1 during `ndgraph run`: the handler
- * only notes the signal; the loop finishes the step in flight, writes a
- * checkpoint and exits 130 / 143 / 141 (SIGUSR1: carries on). SIGPIPE is a
- * closed standard output (`ndgraph run | head`), which would otherwise kill
- * the run and its unsaved steps. A second SIGINT stops at once: the
- * checkpoint being written stays a hidden temporary, removed at the next
- * start, and the last complete one is untouched. */
+/* SIGINT, SIGTERM, SIGHUP, SIGPIPE and SIGUSR1 during `ndgraph run`: the
+ * handler only notes the signal; the loop finishes the step in flight, writes
+ * a checkpoint and exits 130 / 143 / 129 / 141 (SIGUSR1: carries on). SIGHUP
+ * is a closed terminal (an ssh session that drops) and SIGPIPE a closed
+ * standard output (`ndgraph run | head`): either would otherwise kill the run
+ * and its unsaved steps. A SIGHUP ignored when the run starts (`nohup`) stays
+ * ignored. A second SIGINT stops at once: the checkpoint being written stays
+ * a hidden temporary, removed at the next start, and the last complete one
+ * is untouched. */
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,25 +18,33 @@ static void on_signal(int sig) {
   if (sig == SIGINT && pending == SIGINT) _exit(130);
   /* a stop the user asked for is not downgraded to a checkpoint-and-continue,
    * nor renamed by the broken pipe its own messages may cause */
-  int asked = pending == SIGINT || pending == SIGTERM;
+  int asked = pending == SIGINT || pending == SIGTERM || pending == SIGHUP;
   if (!((sig == SIGUSR1 && (asked || pending == SIGPIPE)) || (sig == SIGPIPE && asked))) pending = sig;
 }
 
-static const int caught[] = {SIGINT, SIGTERM, SIGUSR1, SIGPIPE};
+static const int caught[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE};
+#define N_CAUGHT (sizeof caught / sizeof caught[0])
+static sigset_t ours; /* the caught signals but an ignored SIGHUP */
 
-void nd_cli_signals_block(int block) {
-  sigset_t set;
-  sigemptyset(&set);
-  for (size_t i = 0; i < sizeof caught / sizeof caught[0]; i++) sigaddset(&set, caught[i]);
-  pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+void nd_cli_signals_hold(void) {
+  sigemptyset(&ours);
+  for (size_t i = 0; i < N_CAUGHT; i++) {
+    struct sigaction was;
+    /* looked at now: the runtime's own handlers replace SIG_IGN */
+    if (caught[i] == SIGHUP && sigaction(SIGHUP, NULL, &was) == 0 && was.sa_handler == SIG_IGN) continue;
+    sigaddset(&ours, caught[i]);
+  }
+  pthread_sigmask(SIG_BLOCK, &ours, NULL);
 }
 
-void nd_cli_signals_install(void) {
+void nd_cli_signals_catch(void) {
   struct sigaction sa = {0};
   sa.sa_handler = on_signal;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < sizeof caught / sizeof caught[0]; i++) sigaction(caught[i], &sa, NULL);
+  for (size_t i = 0; i < N_CAUGHT; i++)
+    if (sigismember(&ours, caught[i]) == 1) sigaction(caught[i], &sa, NULL);
+  pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
 }
 
 int nd_cli_signal_take(void) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A long run on a shared machine: SIGINT, SIGTERM, SIGPIPE and SIGUSR1 finish
-# the step in flight, write a checkpoint and say where (exit 130, 143, 141;
-# SIGUSR1 goes on); a second SIGINT stops at once; train.keep_checkpoints keeps the newest
+# A long run on a shared machine: SIGINT, SIGTERM, SIGHUP, SIGPIPE and SIGUSR1
+# finish the step in flight, write a checkpoint and say where (exit 130, 143,
+# 129, 141; SIGUSR1 goes on; SIGHUP ignored under nohup); a second SIGINT stops at once; train.keep_checkpoints keeps the newest
 # complete checkpoints; the temporaries of dead writers go at the next start.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 # no long run outlives the test, whatever fails
@@ -11,10 +11,11 @@ tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set mod
       --set train.micro_batch_size=2 --set parallelism.micro_batches=2 --set train.eval_every=0
       --set runtime.workers=2 --set log.every=1 --set train.steps=1000000)
 
-# start NAME SAVE_DIR [--set ...]: a long run in the background, its pid in $pid once step 2 is done
+# start NAME SAVE_DIR [--set ...]: a long run in the background (under $launch, a command
+# such as nohup, when set), its pid in $pid once step 2 is done
 start() {
   local name=$1 dir=$2; shift 2
-  "$ndgraph" run "${tiny[@]}" --set train.save_dir="$dir" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  $launch "$ndgraph" run "${tiny[@]}" --set train.save_dir="$dir" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pid=$!
   for _ in $(seq 600); do
     grep -q "^step  *2 " "$tmp/$name.out" && return 0
@@ -42,12 +43,13 @@ all_complete() {
   done
 }
 
-for sig in TERM INT; do
-  want=$([ $sig = TERM ] && echo 143 || echo 130)
+for sig in TERM INT HUP; do
+  want=$(case $sig in TERM) echo 143 ;; INT) echo 130 ;; HUP) echo 129 ;; esac)
   start "$sig" "$tmp/ck-$sig"; ok $? "SIG$sig: the run is under way"
   kill -"$sig" "$pid"; finish; got=$?
   line=$(grep "SIG$sig" "$tmp/$sig.out")
-  step=$(sed -n "s|^ndgraph: SIG$sig after step \([0-9]*\): checkpoint $tmp/ck-$sig/step-\1; stopping\$|\1|p" \
+  what=SIG$sig; [ $sig = HUP ] && what="SIGHUP (the terminal closed)"
+  step=$(sed -n "s|^ndgraph: $what after step \([0-9]*\): checkpoint $tmp/ck-$sig/step-\1; stopping\$|\1|p" \
          "$tmp/$sig.out")
   [ "$got" -eq "$want" ]; ok $? "SIG$sig: exit $want (got $got)"
   [ -n "$step" ] && [ "$(grep -c SIG "$tmp/$sig.out")" -eq 1 ]
@@ -73,6 +75,15 @@ n=$(grep -c '^step ' "$tmp/USR1.out")
 for _ in $(seq 600); do [ "$(grep -c '^step ' "$tmp/USR1.out")" -gt $((n + 2)) ] && break; sleep 0.1; done
 [ "$(grep -c '^step ' "$tmp/USR1.out")" -gt $((n + 2)) ]; ok $? "SIGUSR1: steps after the checkpoint"
 kill -TERM "$pid"; finish; ok $(($? != 143)) "SIGUSR1 then SIGTERM: exit 143"
+
+# started under nohup (SIGHUP ignored): a hangup changes nothing
+launch=nohup start NOHUP "$tmp/ck-NOHUP"; ok $? "nohup: the run is under way"
+kill -HUP "$pid"
+n=$(grep -c '^step ' "$tmp/NOHUP.out")
+for _ in $(seq 600); do [ "$(grep -c '^step ' "$tmp/NOHUP.out")" -gt $((n + 2)) ] && break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null && [ "$(grep -c '^step ' "$tmp/NOHUP.out")" -gt $((n + 2)) ] && ! grep -q SIGHUP "$tmp/NOHUP.out"
+ok $? "nohup: SIGHUP stays ignored, steps go on"
+kill -TERM "$pid"; finish; ok $(($? != 143)) "nohup: SIGTERM still stops it, exit 143"
 
 # a second SIGINT: no waiting for the checkpoint; whatever is left is complete
 start INT2 "$tmp/ck-INT2" --set train.save_every=1; ok $? "double SIGINT: the run is under way"

@@ -68,7 +68,7 @@ int nd_trainer_agree_signal(nd_trainer *tr, int sig) {
   (void)tr;
   if (nd_mpi_size() == 1) return sig;
   /* by precedence: a stop wins over a checkpoint-and-continue */
-  static const int order[] = {0, SIGUSR1, SIGPIPE, SIGTERM, SIGINT};
+  static const int order[] = {0, SIGUSR1, SIGPIPE, SIGHUP, SIGTERM, SIGINT};
   int mine = 0;
   for (int i = 0; i < (int)(sizeof order / sizeof order[0]); i++)
     if (order[i] == sig) mine = i;
