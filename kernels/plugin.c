@@ -53,6 +53,8 @@ static int is_function(void *sym) {
 static int load(nd_kernels *k, const char *path, nd_error *err) {
   struct stat st;
   char why[512];
+  /* dlopen("") would hand back the program itself */
+  if (!*path) return nd__fail(err, ND_EPLUGIN, "a plugin's file name is empty");
   if (strchr(path, '/')) {
     if (stat(path, &st) != 0) return nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode)) return nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: not a regular file", path);

@@ -56,6 +56,8 @@ expect 2 "libexample.so: the plugin registers no activation or kernel named 'nop
   "kernel-check: an unknown name is exit 2" -- $ND kernel-check "$EX" nope
 expect 2 "libbad_fail.so: kernel 'failing' for matmul_fwd returned -7 on a check" \
   "kernel-check: a kernel that returns an error is one line, exit 2" -- $ND kernel-check "$BAD/libbad_fail.so" failing
+expect 2 "^ndgraph: a plugin's file name is empty$" \
+  "kernel-check: an empty plugin path is refused, not loaded as the program itself" -- $ND kernel-check "" gelu
 
 # ---- bad plugins: one line naming the plugin and the problem, exit 2, no training
 printf 'not a library\n' >"$TMP/text.so"
