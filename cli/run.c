@@ -1,11 +1,13 @@
 /* `ndgraph run`: the training loop on top of the public trainer API, with
  * its step lines, evaluation, checkpoints, metrics (JSON Lines) and traces. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 
@@ -24,8 +26,23 @@ static long long num(const nd_config *cfg, const char *key) {
 
 /* A metrics file that could not be opened or written: ND_EIO, naming it. */
 static int metrics_failed(const char *path, const char *verb, nd_error *err) {
-  snprintf(err->msg, sizeof err->msg, "%s: cannot %s the metrics file: %s", path, verb, strerror(errno));
+  snprintf(err->msg, sizeof err->msg, "%s: cannot %s the metrics file: %s", path, verb,
+           errno == ENXIO ? "a FIFO that nobody reads" : strerror(errno));
   return err->code = ND_EIO;
+}
+
+/* The metrics file, opened without waiting: a FIFO that nobody reads is an
+ * error (ENXIO), not a run that hangs before its first step. */
+static FILE *open_metrics(const char *path, int append) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+  if (fd < 0) return NULL;
+  FILE *f = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0 ? fdopen(fd, append ? "a" : "w") : NULL;
+  if (!f) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+  }
+  return f;
 }
 
 /* One line of the metrics file, flushed so that a crash loses none; a line
@@ -206,7 +223,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     else
       printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
   }
-  if (metrics_path[0] && !(metrics = fopen(metrics_path, resume ? "a" : "w"))) {
+  if (metrics_path[0] && !(metrics = open_metrics(metrics_path, resume != NULL))) {
     rc = metrics_failed(metrics_path, "open", err);
     goto done;
   }

@@ -11,7 +11,7 @@ diag() { echo "# $*"; }
 # (seconds, 0: none) bounds it.
 expect() {
   local want=$1 pattern=$2 name=$3; shift 4
-  timeout "${expect_timeout:-0}" "$@" >"$tmp/out" 2>"$tmp/err"
+  timeout -k 10 "${expect_timeout:-0}" "$@" >"$tmp/out" 2>"$tmp/err"
   local got=$? lines
   lines=$(wc -l <"$tmp/err")
   if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE -- "$pattern" "$tmp/err"; then ok 0 "$name"

@@ -121,6 +121,9 @@ expect 1 "/dev/full: cannot write the metrics file: No space left on device" \
   --set train.steps=3 --set train.save_dir="$tmp/ck-metrics"
 [ -f "$tmp/ck-metrics/step-1/optimizer.safetensors" ] && ! [ -e "$tmp/ck-metrics/step-2" ]
 ok $? "and the step it reached is saved before it stops ($(ls "$tmp/ck-metrics" 2>&1 | tr '\n' ' '))"
+mkfifo "$tmp/metrics.fifo" # nobody reads it: the run must not wait for a reader
+expect_timeout=60 expect 1 "$tmp/metrics.fifo: cannot open the metrics file: a FIFO that nobody reads" \
+  "a metrics FIFO that nobody reads is an error, not a hang" -- "$ndgraph" run "${tiny[@]}" --metrics "$tmp/metrics.fifo"
 expect 1 "$tmp/no/such/t.json: cannot create: No such file or directory" \
   "a trace that cannot be created is named as the user wrote it" -- "$ndgraph" run "${tiny[@]}" --trace "$tmp/no/such/t.json"
 grep -q "^step" "$tmp/out"; ok $((! $?)) "and it is found before the first step"
