@@ -210,7 +210,8 @@ typedef struct nd_task {
 } nd_task;
 
 /* Activation buffers come in pools by lifetime; a micro-batch uses slot
- * mb % pool_slots[pool] of each. FWD_SCRATCH: read only within its forward;
+ * mb % pool_slots[pool] of each (nd_act_slot: the last one may have a FWD_W
+ * slot of its own, fwd_w_tail). FWD_SCRATCH: read only within its forward;
  * FWD_B: read by the input gradient (B); FWD_W: read by the weight gradient
  * (W: a layer's input); GRAD_B: gradients read only within one B; GRAD_W:
  * gradients that W reads (a layer's output gradient). Separate pools let W
@@ -221,6 +222,9 @@ typedef struct nd_graph {
   /* the layout; slots bounds activation memory to that many micro-batches' worth */
   int dp, tp, pp, micro_batches, slots;
   int pool_slots[ND_MAX_STAGES][ND_POOL_COUNT]; /* per stage */
+  /* per stage, 1: the last micro-batch's FWD_W buffers are one more slot, so
+   * that its forward waits for no W (graph/state.c) */
+  int fwd_w_tail[ND_MAX_STAGES];
   int B, T, C, NH, L, V;
   int NKV, FF, tied; /* llama: key/value heads, MLP width, LM head tied to the embedding */
   int stage_first[ND_MAX_STAGES], stage_layers[ND_MAX_STAGES];
@@ -239,6 +243,9 @@ typedef struct nd_graph {
    * global gradient norm */
   int32_t *loss; /* [dp] */
 } nd_graph;
+
+/* The slot of `pool` that micro-batch mb uses on stage s. */
+int nd_act_slot(const nd_graph *g, int s, enum nd_act_pool pool, int mb);
 
 /* Builds the graph of one training step (or of one evaluation pass when
  * forward_only) from a validated configuration. */

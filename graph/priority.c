@@ -195,9 +195,10 @@ static int zb_times(const nd_graph *g, const double *seconds, int limit, int fil
       int fwd = depth_of(g, s, ND_POOL_FWD_B), fwd_w = depth_of(g, s, ND_POOL_FWD_W);
       int grad_w = depth_of(g, s, ND_POOL_GRAD_W);
       double ready[3] = {1e300, 1e300, 1e300};
+      /* the W whose FWD_W slot F(n[0]) reuses; none for the last forward when it has a slot of its own */
+      int w_slot = g->fwd_w_tail[s] && n[0] == m - 1 ? -1 : n[0] - fwd_w;
       if (n[0] < m && n[0] - n[2] < limit)
-        ready[0] =
-            fmax(s == 0 ? 0 : ZB_END(s - 1, n[0], 0), fmax(ZB_END(s, n[0] - fwd, 1), ZB_END(s, n[0] - fwd_w, 2)));
+        ready[0] = fmax(s == 0 ? 0 : ZB_END(s - 1, n[0], 0), fmax(ZB_END(s, n[0] - fwd, 1), ZB_END(s, w_slot, 2)));
       if (n[1] < n[0])
         ready[1] = fmax(fmax(ZB_END(s, n[1], 0), s + 1 < p ? ZB_END(s + 1, n[1], 1) : 0), ZB_END(s, n[1] - grad_w, 2));
       if (n[2] < n[1]) ready[2] = ZB_END(s, n[2], 1);

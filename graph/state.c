@@ -165,7 +165,7 @@ int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which) {
   const nd__act_set *as = b->acts;
   const nd__act_row *a = row_of(as, which);
   int at_stage = which >= as->count, n = as->count + ND__STAGE_ACTS;
-  int li = at_stage ? g->L : layer, slot = mb % g->pool_slots[r.pp][a->pool];
+  int li = at_stage ? g->L : layer, slot = nd_act_slot(g, r.pp, a->pool, mb);
   int64_t idx = (((int64_t)nd_rank_index(g, r) * b->max_slots + slot) * (g->L + 1) + li) * n + which;
   if (b->act[idx] >= 0) return b->act[idx];
 
@@ -204,10 +204,12 @@ static void stage_depths(const nd_graph *g, int st, const int *fwd, const int *w
   depth[ND_POOL_GRAD_W] = wgrad[st] + ahead;
 }
 
-/* Do stage st's pools fit within the bound (every tensor-parallel rank)? */
-static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, const int *fwd, const int *wgrad) {
+/* Do stage st's pools fit within the bound (every tensor-parallel rank),
+ * with tail more FWD_W slots? */
+static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, const int *fwd, const int *wgrad, int tail) {
   int depth[ND_POOL_COUNT];
   stage_depths(g, st, fwd, wgrad, depth);
+  depth[ND_POOL_FWD_W] += tail;
   if (fwd[st] > g->micro_batches || wgrad[st] > g->micro_batches) return 0;
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = {0, st, t};
@@ -226,7 +228,7 @@ static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, const int
 
 static int all_fit(const nd_graph *g, const nd__act_set *as, const int *fwd, const int *wgrad) {
   int fits = 1;
-  for (int s = 0; s < g->pp && fits; s++) fits = pools_fit(g, as, s, fwd, wgrad);
+  for (int s = 0; s < g->pp && fits; s++) fits = pools_fit(g, as, s, fwd, wgrad, 0);
   return fits;
 }
 
@@ -274,12 +276,23 @@ static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
     for (int s = 0; s < n_grow; s++) fwd[s] -= !grew;
     for (int s = 0; s < g->pp; s++) {
       wgrad[s]++;
-      int more = pools_fit(g, as, s, fwd, wgrad);
+      int more = pools_fit(g, as, s, fwd, wgrad, 0);
       wgrad[s] -= !more;
       grew |= more;
     }
   }
-  for (int s = 0; s < g->pp; s++) stage_depths(g, s, fwd, wgrad, g->pool_slots[s]);
+  for (int s = 0; s < g->pp; s++) {
+    stage_depths(g, s, fwd, wgrad, g->pool_slots[s]);
+    /* What memory is left after that buys the last forward a FWD_W slot of
+     * its own, under the dynamic policies (the fixed orders keep the
+     * textbook's memory): it then need not wait for the W of the micro-batch
+     * whose slot it would reuse, and that W fills the wait for the last
+     * input gradient instead (docs/scheduler.md, round 16). Only the last
+     * forward: with one more slot for every forward each W ran later,
+     * colder and slower, for no gain (*Where the last percent goes*). */
+    g->fwd_w_tail[s] =
+        fixed < 0 && g->pp > 1 && m > g->pool_slots[s][ND_POOL_FWD_W] && pools_fit(g, as, s, fwd, wgrad, 1);
+  }
 }
 
 /* ------------------------------------------------------------ the builder */
@@ -297,8 +310,10 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->nparams = nparams;
   size_pools(g, acts, b->cfg ? b->cfg->runtime.scheduler : NULL);
   for (int s = 0; s < g->pp; s++)
-    for (int p = 0; p < ND_POOL_COUNT; p++)
-      if (g->pool_slots[s][p] > b->max_slots) b->max_slots = g->pool_slots[s][p];
+    for (int p = 0; p < ND_POOL_COUNT; p++) {
+      int slots = g->pool_slots[s][p] + (p == ND_POOL_FWD_W ? g->fwd_w_tail[s] : 0);
+      if (slots > b->max_slots) b->max_slots = slots;
+    }
   size_t ptab = (size_t)b->nranks * b->nparams;
   b->param = table(ptab);
   b->grad = table(ptab);
