@@ -42,18 +42,27 @@ void nd_calibration_default(nd_calibration *c) {
   snprintf(c->machine, sizeof c->machine, "built-in estimates (no calibration file)");
 }
 
-/* A finite non-negative number member, or *ok = 0 with the message (JSON's
- * 1e999 parses as infinity, which no duration model can use). */
-static double number(const cJSON *obj, const char *name, const char *where, char *why, size_t size, int *ok) {
+/* A number member from 0 to max, or *ok = 0 with the message (JSON's 1e999
+ * parses as infinity, which no duration model can use; an hour of overhead
+ * per task is no machine's either). */
+static double number(const cJSON *obj, const char *name, double max, const char *where, char *why, size_t size,
+                     int *ok) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
   if (!v) return 0;
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) {
-    if (*ok) snprintf(why, size, "%s.%s must be a non-negative number", where, name);
+  int number = cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0;
+  if (!number || v->valuedouble > max) {
+    if (*ok && !number) snprintf(why, size, "%s.%s must be a non-negative number", where, name);
+    if (*ok && number) snprintf(why, size, "%s.%s must be at most %g", where, name, max);
     *ok = 0;
     return 0;
   }
   return v->valuedouble;
 }
+
+/* the bounds of number(): durations in microseconds, rates, sizes in bytes */
+#define MAX_US    3.6e9 /* an hour */
+#define MAX_RATE  1e9   /* GB/s or GFLOP/s: an exa-scale device */
+#define MAX_BYTES 1e18
 
 /* a calibration file is a few hundred kinds of a few numbers: far below this */
 #define ND__CALIBRATION_MAX_BYTES ((size_t)64 << 20)
@@ -102,16 +111,18 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
     }
     char where[64];
     snprintf(where, sizeof where, "devices.%s", it->string);
-    c->memory[k] = (int64_t)number(it, "memory_bytes", where, why, sizeof why, &ok);
-    c->model.gap_s[k] = number(it, "gap_us", where, why, sizeof why, &ok) * 1e-6;
-    if (k == ND_SIM_CPU) c->model.cpu_beside_opencl = number(it, "slowdown_beside_opencl", where, why, sizeof why, &ok);
+    c->memory[k] = (int64_t)number(it, "memory_bytes", MAX_BYTES, where, why, sizeof why, &ok);
+    c->model.gap_s[k] = number(it, "gap_us", MAX_US, where, why, sizeof why, &ok) * 1e-6;
+    if (k == ND_SIM_CPU)
+      c->model.cpu_beside_opencl = number(it, "slowdown_beside_opencl", MAX_RATE, where, why, sizeof why, &ok);
   }
   if (ok && bus) {
-    c->host_device_bps = number(bus, "host_device_gbs", "bus", why, sizeof why, &ok) * 1e9;
-    c->device_device_bps = number(bus, "device_device_gbs", "bus", why, sizeof why, &ok) * 1e9;
-    c->latency_s = number(bus, "latency_us", "bus", why, sizeof why, &ok) * 1e-6;
+    c->host_device_bps = number(bus, "host_device_gbs", MAX_RATE, "bus", why, sizeof why, &ok) * 1e9;
+    c->device_device_bps = number(bus, "device_device_gbs", MAX_RATE, "bus", why, sizeof why, &ok) * 1e9;
+    c->latency_s = number(bus, "latency_us", MAX_US, "bus", why, sizeof why, &ok) * 1e-6;
   }
-  if (ok) c->model.step_overhead_s = number(root, "step_overhead_us", "(top level)", why, sizeof why, &ok) * 1e-6;
+  if (ok)
+    c->model.step_overhead_s = number(root, "step_overhead_us", MAX_US, "(top level)", why, sizeof why, &ok) * 1e-6;
   cJSON_ArrayForEach(it, (ok ? kinds : NULL)) {
     int kind = nd_task_kind_from_name(it->string);
     if (kind < 0 || !cJSON_IsObject(it)) {
@@ -130,9 +141,9 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
             ok = 0;
         break;
       }
-      double over = number(dev, "overhead_us", where, why, sizeof why, &ok);
-      double gflops = number(dev, "gflops", where, why, sizeof why, &ok);
-      double gbs = number(dev, "gbs", where, why, sizeof why, &ok);
+      double over = number(dev, "overhead_us", MAX_US, where, why, sizeof why, &ok);
+      double gflops = number(dev, "gflops", MAX_RATE, where, why, sizeof why, &ok);
+      double gbs = number(dev, "gbs", MAX_RATE, where, why, sizeof why, &ok);
       c->model.fit[kind][k] =
           (nd_sim_fit){1, over * 1e-6, gflops > 0 ? 1 / (gflops * 1e9) : 0, gbs > 0 ? 1 / (gbs * 1e9) : 0};
     }

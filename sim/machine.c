@@ -8,21 +8,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "scheduler/topology.h"
+
 /* StarPU's build here starts at most this many CPU workers (STARPU_MAXCPUS). */
 #define ND_SIM_HOST_MAX_CPUS 4
-
-static int is_gpu(hwloc_obj_t o) {
-  if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU) return 1;
-  if (o->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC) return 0;
-  const char *sub = o->subtype ? o->subtype : hwloc_obj_get_info_by_name(o, "CoProcType");
-  return sub && (strcmp(sub, "CUDA") == 0 || strcmp(sub, "OpenCL") == 0 || strcmp(sub, "ROCm") == 0);
-}
 
 /* GPUs of the topology, each once: CUDA devices when listed, else any GPU OS device. */
 static int count_gpus(hwloc_topology_t t) {
   int cuda = 0, any = 0;
   for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(t, o));) {
-    if (!is_gpu(o)) continue;
+    if (!nd_topo_is_gpu(o)) continue;
     any++;
     cuda += o->subtype && strcmp(o->subtype, "CUDA") == 0;
   }
@@ -33,13 +28,8 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
   memset(m, 0, sizeof *m);
   const char *xml = cfg->runtime.topology;
   hwloc_topology_t t;
-  if (hwloc_topology_init(&t)) return nd__fail(err, ND_ENOMEM, "topology: hwloc could not start");
-  hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-  if ((xml[0] && hwloc_topology_set_xml(t, xml)) || hwloc_topology_load(t)) {
-    hwloc_topology_destroy(t);
-    return nd__fail(err, ND_ECONFIG, "%s: runtime.topology: cannot read this hwloc XML topology",
-                    xml[0] ? xml : "this machine");
-  }
+  int rc = nd_topo_load(&t, xml, err);
+  if (rc) return rc;
   int cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE), gpus = count_gpus(t);
   int64_t ram = (int64_t)hwloc_get_root_obj(t)->total_memory;
   hwloc_topology_destroy(t);

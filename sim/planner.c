@@ -51,6 +51,7 @@ typedef struct ctx {
   nd_planning *p;
   const nd_config *base;
   nd_error *err;
+  const char *calibration; /* its file, NULL: the built-in estimates */
 } ctx;
 
 /* Builds the candidate's graph; 1: skipped (the configuration rejects the layout). */
@@ -133,9 +134,32 @@ static int simulate(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_edge
                                             : append(&p->plans, &p->n_plans, cand);
 }
 
+/* A task kind of g that the calibration times on none of m's workers, or -1. */
+static int untimed_kind(const nd_graph *g, const nd_sim_machine *m, const nd_sim_model *model) {
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    int timed = 0;
+    for (int w = 0; w < m->n_workers && !timed; w++) timed = model->fit[g->tasks[i].kind][m->kind[w]].valid;
+    if (!timed) return (int)g->tasks[i].kind;
+  }
+  return -1;
+}
+
 /* Every placement and scheduler of one graph. */
 static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_config *cfg) {
   nd_planning *p = c->p;
+  int untimed = untimed_kind(g, &p->machine, &p->cal.model);
+  if (untimed >= 0) {
+    char kinds[64] = "";
+    for (int k = 0, seen = 0; k < ND_SIM_KINDS; k++)
+      for (int w = 0; w < p->machine.n_workers; w++)
+        if (p->machine.kind[w] == k) {
+          snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s", seen++ ? ", " : "",
+                   nd_sim_kind_name(k));
+          break;
+        }
+    return nd__fail(c->err, ND_ECONFIG, "%s: kinds.%s: no timing for this machine's workers (%s): no layout can run it",
+                    c->calibration ? c->calibration : "the built-in estimates", nd_task_kind_name(untimed), kinds);
+  }
   nd_edges e;
   int rc = nd_graph_edges(g, &e);
   if (rc) return rc;
@@ -233,7 +257,7 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
   int rc = calibration ? nd_calibration_load(&p->cal, calibration, err) : (nd_calibration_default(&p->cal), 0);
   if (!rc) rc = nd_sim_machine_from(cfg, &p->cal, &p->machine, err);
   if (rc) return rc;
-  ctx c = {p, cfg, err};
+  ctx c = {p, cfg, err, calibration};
   int64_t dp0 = cfg->parallelism.data_parallel_size, heads = cfg->model.n_head, L = cfg->model.n_layer;
   p->global_batch = cfg->train.micro_batch_size * cfg->parallelism.micro_batches * dp0;
   p->seq_len = cfg->model.seq_len;
@@ -264,6 +288,8 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
   p->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
   if (rc) {
     nd_planning_free(p);
+    /* a calibration that cannot time the model has said so */
+    if (rc == ND_ECONFIG) return rc;
     return nd__fail(err, rc, "%s: planning failed: %s", nd__config_origin(cfg, NULL), nd_strerror(rc));
   }
   if (!p->n_plans)

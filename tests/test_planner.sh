@@ -62,8 +62,10 @@ printf '{"format": "ndgraph-calibration/1", "kinds": {"matmul_fwd": {"cpu": {"gf
 printf '{"format": "ndgraph-calibration/1", "kinds": {"matmul_fwd": {"cpu": {"gflops": 1e999}}}}' >"$tmp/inf.json"
 printf '{"format": "ndgraph-calibration/1", "kinds": {"matmul_fast": {"cpu": {}}}}' >"$tmp/kind.json"
 printf '{"format": "ndgraph-calibration/1", "kinds": ' >"$tmp/cut.json"
+printf '{"format": "ndgraph-calibration/1", "step_overhead_us": 1e300, "kinds": {"matmul_fwd": {"cpu": {}}}}' \
+  >"$tmp/huge.json"
 mkfifo "$tmp/fifo.json" # never written: reading it must not wait
-for f in neg inf kind cut missing fifo; do
+for f in neg inf kind cut missing fifo huge; do
   timeout 60 "$ndgraph" plan --auto --calibration "$tmp/$f.json" >/dev/null 2>"$tmp/err"
   st=$?
   [ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "$tmp/$f.json: " "$tmp/err"
@@ -71,6 +73,25 @@ for f in neg inf kind cut missing fifo; do
 done
 grep -q 'kinds.matmul_fwd.cpu.gflops must be a non-negative number' <("$ndgraph" plan --auto --calibration "$tmp/neg.json" 2>&1)
 ok $? "the line names the member and the problem"
+grep -q '(top level).step_overhead_us must be at most 3.6e+09' <("$ndgraph" plan --auto --calibration "$tmp/huge.json" 2>&1)
+ok $? "a duration beyond an hour is refused, not printed as a step of 1e300 us"
+# a file that times a kind on no worker of the machine: no layout can run the model
+python3 - "$srcdir/configs/calibration-8gpu.json" >"$tmp/untimed.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["kinds"]["adamw"] = {}
+print(json.dumps(d))
+PY
+"$ndgraph" plan --auto --calibration "$tmp/untimed.json" --set runtime.topology="$srcdir/tests/topologies/gpu8-nvlink2x4.xml" \
+  >/dev/null 2>"$tmp/err"
+st=$?
+[ "$st" -eq 2 ] && [ "$(cat "$tmp/err")" = "ndgraph: $tmp/untimed.json: kinds.adamw: no timing for this machine's workers (cuda): no layout can run it" ]
+ok $? "a kind the calibration times on no worker is named, exit 2 ($st): $(cat "$tmp/err")"
+mkfifo "$tmp/topo.fifo"
+timeout -k 10 60 "$ndgraph" plan --auto --set runtime.topology="$tmp/topo.fifo" >/dev/null 2>"$tmp/err"
+st=$?
+[ "$st" -eq 1 ] && grep -q "^ndgraph: $tmp/topo.fifo: cannot read the topology: not a regular file$" "$tmp/err"
+ok $? "plan --auto: a FIFO as the topology is refused, not waited on (exit $st): $(cat "$tmp/err")"
 
 # the placement trial: where ranks would land on the CPU worker and a device,
 # the runtime keeps the faster of the two placements, so the simulator must
