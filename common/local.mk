@@ -1,3 +1,5 @@
 # common: what every layer shares: error codes and messages, atomic files,
-# reading a whole file. Includes nothing from the other folders.
-libndgraph_internal_la_SOURCES += common/error.c common/error.h common/atomic.c common/atomic.h common/file.c common/file.h
+# reading a whole file, loading the machine's topology (hwloc). Includes
+# nothing from the other folders.
+libndgraph_internal_la_SOURCES += common/error.c common/error.h common/atomic.c common/atomic.h common/file.c common/file.h \
+	common/topology.c common/topology.h

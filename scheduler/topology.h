@@ -6,7 +6,7 @@
 
 #include <hwloc.h>
 
-#include "common/error.h"
+#include "common/topology.h"
 
 /* Hops from a to b through their lowest common ancestor (I/O objects
  * included, so two GPUs behind one PCIe switch are closer than two behind
@@ -14,12 +14,5 @@
 int nd_topo_hops(hwloc_obj_t a, hwloc_obj_t b);
 /* Depth-first order of the tree (children before I/O children), as strcmp. */
 int nd_topo_dfs_cmp(hwloc_obj_t a, hwloc_obj_t b);
-
-/* Loads this machine (path NULL or "") or an hwloc XML file, with I/O
- * devices (GPUs are OS devices under PCI). */
-int nd_topo_load(hwloc_topology_t *out, const char *path, nd_error *err);
-
-/* Is this OS device a GPU (CUDA, NVML, OpenCL GPU, ROCm, Level Zero)? */
-int nd_topo_is_gpu(hwloc_obj_t obj);
 
 #endif

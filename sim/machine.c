@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scheduler/topology.h"
+#include "common/topology.h"
 
 /* StarPU's build here starts at most this many CPU workers (STARPU_MAXCPUS). */
 #define ND_SIM_HOST_MAX_CPUS 4

@@ -1,0 +1,55 @@
+#include "common/topology.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/file.h"
+
+#define MAX_XML_BYTES (64 << 20) /* a machine of thousands of cores writes a few MiB */
+
+/* The XML's text, read by us rather than by hwloc: a FIFO or a device is
+ * refused instead of waited on, and a missing file says so. */
+static int read_xml(const char *path, char **xml, size_t *len, nd_error *err) {
+  int rc = nd__read_file(path, MAX_XML_BYTES, xml, len);
+  if (rc == ND_EIO) return nd__fail(err, rc, "%s: cannot read the topology: %s", path, strerror(errno));
+  if (rc == ND_EDATA) return nd__fail(err, ND_EIO, "%s: cannot read the topology: not a regular file", path);
+  if (rc == ND_EINVAL) return nd__fail(err, rc, "%s: the topology is larger than %d MiB", path, MAX_XML_BYTES >> 20);
+  return rc ? nd__fail(err, rc, "%s: out of memory reading the topology", path) : 0;
+}
+
+int nd_topo_load(hwloc_topology_t *out, const char *path, nd_error *err) {
+  hwloc_topology_t t;
+  char *xml = NULL;
+  size_t len = 0;
+  int rc = path && path[0] ? read_xml(path, &xml, &len, err) : 0;
+  if (rc) return rc;
+  if (hwloc_topology_init(&t)) {
+    free(xml);
+    return nd__fail(err, ND_ENOMEM, "topology: hwloc could not start");
+  }
+  hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  /* hwloc counts the buffer's terminating NUL */
+  rc = xml && hwloc_topology_set_xmlbuffer(t, xml, (int)len + 1);
+  free(xml);
+  if (rc) {
+    hwloc_topology_destroy(t);
+    return nd__fail(err, ND_EIO, "%s: not an hwloc XML topology (`lstopo --of xml` writes one)", path);
+  }
+  if (hwloc_topology_load(t)) {
+    hwloc_topology_destroy(t);
+    return nd__fail(err, ND_EIO, "%s: hwloc could not load the topology", path && path[0] ? path : "this machine");
+  }
+  *out = t;
+  return 0;
+}
+
+int nd_topo_is_gpu(hwloc_obj_t obj) {
+  if (obj->type != HWLOC_OBJ_OS_DEVICE) return 0;
+  if (obj->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU) return 1;
+  if (obj->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC) return 0;
+  /* hwloc 2 names the kind in subtype, older XML in the CoProcType info */
+  const char *sub = obj->subtype ? obj->subtype : hwloc_obj_get_info_by_name(obj, "CoProcType");
+  return sub && (strcmp(sub, "CUDA") == 0 || strcmp(sub, "OpenCL") == 0 || strcmp(sub, "ROCm") == 0 ||
+                 strcmp(sub, "LevelZero") == 0);
+}
