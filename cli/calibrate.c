@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 
 int nd_cli_calibrate(int argc, char **argv) {
-  nd_cli_option opts[] = {{"-o", 1, NULL}};
+  nd_cli_option opts[] = {{"-o", ND_CLI_VALUE, NULL}};
   nd_config *cfg;
   int status = nd_cli_parse(argc, argv, opts, 1, &cfg);
   if (status) return status;

@@ -22,10 +22,14 @@ int nd_cli_status(int rc);
 int nd_cli_fail(int rc, const nd_error *err);
 
 /* Options a command takes besides CONFIG and --set: names, and where their values go. */
+/* What an option takes: nothing (a flag), a value, or a value that may be
+ * empty ("" turns off a file the configuration names: --trace "", --metrics ""). */
+enum nd_cli_takes { ND_CLI_FLAG, ND_CLI_VALUE, ND_CLI_VALUE_OR_EMPTY };
+
 typedef struct nd_cli_option {
-  const char *name;  /* "--metrics" */
-  int takes_value;   /* else a flag */
-  const char *value; /* filled in (a flag: "1") */
+  const char *name;        /* "--metrics" */
+  enum nd_cli_takes takes; /* a flag, or a value */
+  const char *value;       /* filled in (a flag: "1") */
 } nd_cli_option;
 
 /* Loads CONFIG (or the embedded default), applies every --set in order,

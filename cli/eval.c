@@ -5,7 +5,8 @@
 #include "cli/commands.h"
 
 int nd_cli_eval(int argc, char **argv) {
-  nd_cli_option opts[] = {{"--checkpoint", 1, NULL}, {"--data", 1, NULL}, {"--batches", 1, NULL}};
+  nd_cli_option opts[] = {
+      {"--checkpoint", ND_CLI_VALUE, NULL}, {"--data", ND_CLI_VALUE, NULL}, {"--batches", ND_CLI_VALUE, NULL}};
   nd_config *cfg;
   int status = nd_cli_parse(argc, argv, opts, 3, &cfg);
   if (status) return status;

@@ -21,7 +21,8 @@ int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_conf
       continue;
     }
     int known = strcmp(argv[i], "--set") == 0;
-    for (int k = 0; k < n_opts && !known; k++) known = strcmp(argv[i], opts[k].name) == 0 && opts[k].takes_value;
+    for (int k = 0; k < n_opts && !known; k++)
+      known = strcmp(argv[i], opts[k].name) == 0 && opts[k].takes != ND_CLI_FLAG;
     if (known) i++; /* skip its value */
   }
   if (nd_config_new(&cfg)) {
@@ -45,12 +46,13 @@ int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_conf
       fprintf(stderr, "ndgraph: unknown option '%s'\n", argv[i]);
       goto usage;
     }
-    if (!opts[k].takes_value) {
+    if (opts[k].takes == ND_CLI_FLAG) {
       opts[k].value = "1";
-    } else if (i + 1 < argc) {
+    } else if (i + 1 < argc && (argv[i + 1][0] || opts[k].takes == ND_CLI_VALUE_OR_EMPTY)) {
       opts[k].value = argv[++i];
     } else {
-      fprintf(stderr, "ndgraph: %s needs a value\n", argv[i]);
+      /* an empty path would name the current directory's files or none */
+      fprintf(stderr, "ndgraph: %s needs a value%s\n", argv[i], i + 1 < argc ? ", not an empty one" : "");
       goto usage;
     }
   }

@@ -6,8 +6,11 @@
 #include "cli/commands.h"
 
 int nd_cli_plan(int argc, char **argv) {
-  nd_cli_option opts[] = {
-      {"--dot", 1, NULL}, {"--json", 0, NULL}, {"--auto", 0, NULL}, {"--calibration", 1, NULL}, {"--nodes", 1, NULL}};
+  nd_cli_option opts[] = {{"--dot", ND_CLI_VALUE, NULL},
+                          {"--json", ND_CLI_FLAG, NULL},
+                          {"--auto", ND_CLI_FLAG, NULL},
+                          {"--calibration", ND_CLI_VALUE, NULL},
+                          {"--nodes", ND_CLI_VALUE, NULL}};
   nd_config *cfg;
   int status = nd_cli_parse(argc, argv, opts, 5, &cfg);
   if (status) return status;

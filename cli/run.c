@@ -304,8 +304,10 @@ done:
 }
 
 int nd_cli_run(int argc, char **argv) {
-  nd_cli_option opts[] = {
-      {"--metrics", 1, NULL}, {"--resume", 1, NULL}, {"--trace", 1, NULL}, {"--calibration", 1, NULL}};
+  nd_cli_option opts[] = {{"--metrics", ND_CLI_VALUE_OR_EMPTY, NULL},
+                          {"--resume", ND_CLI_VALUE, NULL},
+                          {"--trace", ND_CLI_VALUE_OR_EMPTY, NULL},
+                          {"--calibration", ND_CLI_VALUE, NULL}};
   nd_config *cfg;
   int status = nd_cli_parse(argc, argv, opts, 4, &cfg);
   if (status) return status;

@@ -41,8 +41,9 @@ int nd__fsync_parent(const char *path, nd_error *err) {
  * a symbolic link to nothing is refused. */
 static int resolve(const char *path, char **real, int *in_place, nd_error *err) {
   struct stat st, link;
-  int exists = stat(path, &st) == 0;
   *real = NULL;
+  if (!*path) return nd__fail(err, ND_EIO, "the output file's name is empty");
+  int exists = stat(path, &st) == 0;
   *in_place = exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
   if (!exists && lstat(path, &link) == 0 && S_ISLNK(link.st_mode))
     return nd__fail(err, ND_EIO, "%s: a symbolic link to nothing, not a file to write", path);

@@ -65,6 +65,12 @@ expect 2 "^ndgraph: --batches '99999999999999': expected a whole number from 1 t
   "$ndgraph" eval --checkpoint "$tmp/ck/step-3" --batches 99999999999999
 expect 2 "^error: the configuration file's name is empty$" "an empty configuration path is named as such" -- \
   "$ndgraph" plan ""
+for opt in "eval --checkpoint" "run --resume" "calibrate -o" "plan --dot"; do
+  expect 2 "^ndgraph: ${opt#* } needs a value, not an empty one$" "$opt '': an empty path is refused before any work" -- \
+    "$ndgraph" $opt ""
+done
+expect 1 "^ndgraph: the output file's name is empty$" "trace svg -o '': nothing written, one line" -- \
+  "$ndgraph" trace svg "$srcdir/tests/traces/handmade.json" -o ""
 mkfifo "$tmp/fifo.yaml" # never written: reading it must not wait
 expect_timeout=60 expect 2 "fifo.yaml: error: cannot read: not a regular file" \
   "a FIFO as the configuration: one line, exit 2, no wait for a writer" -- "$ndgraph" plan "$tmp/fifo.yaml"
