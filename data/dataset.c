@@ -40,6 +40,37 @@ static inline int64_t token_at(const nd_dataset *ds, int64_t i) {
   return v;
 }
 
+/* The largest id among tokens [from, to). On a little-endian host the ids
+ * are read in their own width, a loop that vectorizes (12 GB/s here, where
+ * token_at's byte loop ran at 1-2 GB/s: a 20 GB token file is checked in
+ * seconds); elsewhere through token_at. */
+#define CHECK_CHUNK ((int64_t)1 << 20)
+#define MAX_IN(type, p, from, to, out)                                                                                 \
+  do {                                                                                                                 \
+    const type *q_ = (const type *)(const void *)(p);                                                                  \
+    type m_ = 0;                                                                                                       \
+    _Pragma("omp simd reduction(max : m_)") for (int64_t i_ = (from); i_ < (to); i_++) m_ = q_[i_] > m_ ? q_[i_] : m_; \
+    (out) = m_;                                                                                                        \
+  } while (0)
+static uint32_t largest_id(const nd_dataset *ds, int64_t from, int64_t to) {
+  uint32_t m = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  switch (token_bytes(ds->format)) {
+  case 1:
+    MAX_IN(uint8_t, ds->bytes, from, to, m);
+    break;
+  case 2:
+    MAX_IN(uint16_t, ds->bytes, from, to, m);
+    break;
+  default:
+    MAX_IN(uint32_t, ds->bytes, from, to, m);
+  }
+#else
+  for (int64_t i = from; i < to; i++) m = (uint32_t)token_at(ds, i) > m ? (uint32_t)token_at(ds, i) : m;
+#endif
+  return m;
+}
+
 static const char *format_name(enum nd_data_format f) {
   return f == ND_FORMAT_TEXT ? "text" : f == ND_FORMAT_TOKENS_U16 ? "tokens-u16" : "tokens-u32";
 }
@@ -129,15 +160,17 @@ int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format form
     goto fail;
   }
   /* Validate every id once here so that the training loop can index
-   * embeddings with them unchecked. */
-  for (int64_t i = 0; i < ds->n_tokens; i++) {
-    int64_t t = token_at(ds, i);
-    if (t >= vocab_size) {
-      int64_t offset = width * i;
-      rc = nd__fail(err, ND_EDATA, "%s: token %" PRId64 " at offset %" PRId64 " is >= vocab_size %" PRId64, spec, t,
-                    offset, vocab_size);
-      goto fail;
-    }
+   * embeddings with them unchecked: chunk by chunk at memory speed (a 20 GB
+   * token file is a few seconds, not a minute), the first bad id then found
+   * in its chunk. Nothing to check when the width cannot exceed the vocabulary. */
+  for (int64_t from = 0; vocab_size < ((int64_t)1 << (8 * width)) && from < ds->n_tokens; from += CHECK_CHUNK) {
+    int64_t to = ds->n_tokens - from < CHECK_CHUNK ? ds->n_tokens : from + CHECK_CHUNK;
+    if ((int64_t)largest_id(ds, from, to) < vocab_size) continue;
+    int64_t i = from;
+    while (token_at(ds, i) < vocab_size) i++;
+    rc = nd__fail(err, ND_EDATA, "%s: token %" PRId64 " at offset %" PRId64 " is >= vocab_size %" PRId64, spec,
+                  token_at(ds, i), width * i, vocab_size);
+    goto fail;
   }
   *out = ds;
   return 0;

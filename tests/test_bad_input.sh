@@ -18,6 +18,17 @@ open('$tmp/big.bin','wb').write(struct.pack('<200H', *([1]*150 + [300] + [1]*49)
 expect 1 "$tmp/big.bin.*300.*vocab_size" "a token id >= vocab_size is named with its offset" -- \
   "$ndgraph" run "${tiny[@]}" --set data.format=tokens-u16 --set model.vocab_size=256 --set data.train="$tmp/big.bin" \
   --set data.val="$tmp/big.bin"
+# the ids are checked chunk by chunk (data/dataset.c): a bad one past the first chunk of 2^20 ids is still
+# found, with its own offset
+python3 -c "
+import struct
+d = bytearray(2 * 1600000)
+struct.pack_into('<H', d, 2 * 1500001, 257)
+open('$tmp/far.bin', 'wb').write(d)"
+expect 1 "$tmp/far.bin: token 257 at offset 3000002 is >= vocab_size 256" \
+  "a bad token id past the first checked chunk is named with its offset" -- \
+  "$ndgraph" run "${tiny[@]}" --set data.format=tokens-u16 --set model.vocab_size=256 --set data.train="$tmp/far.bin" \
+  --set data.val="$tmp/far.bin"
 expect 1 "$tmp/nope/model.safetensors" "an unreadable checkpoint is named" -- \
   "$ndgraph" eval "${tiny[@]}" --checkpoint "$tmp/nope"
 
