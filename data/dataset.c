@@ -66,7 +66,10 @@ static uint32_t largest_id(const nd_dataset *ds, int64_t from, int64_t to) {
     MAX_IN(uint32_t, ds->bytes, from, to, m);
   }
 #else
-  for (int64_t i = from; i < to; i++) m = (uint32_t)token_at(ds, i) > m ? (uint32_t)token_at(ds, i) : m;
+  for (int64_t i = from; i < to; i++) {
+    uint32_t v = (uint32_t)token_at(ds, i);
+    m = v > m ? v : m;
+  }
 #endif
   return m;
 }

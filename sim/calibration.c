@@ -49,10 +49,10 @@ static double number(const cJSON *obj, const char *name, double max, const char 
                      int *ok) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
   if (!v) return 0;
-  int number = cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0;
-  if (!number || v->valuedouble > max) {
-    if (*ok && !number) snprintf(why, size, "%s.%s must be a non-negative number", where, name);
-    if (*ok && number) snprintf(why, size, "%s.%s must be at most %g", where, name, max);
+  int non_negative = cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0;
+  if (!non_negative || v->valuedouble > max) {
+    if (*ok && !non_negative) snprintf(why, size, "%s.%s must be a non-negative number", where, name);
+    if (*ok && non_negative) snprintf(why, size, "%s.%s must be at most %g", where, name, max);
     *ok = 0;
     return 0;
   }
