@@ -47,6 +47,7 @@ typedef void nd_crossentropy_backward_fn(float *, const float *, const float *, 
 typedef void nd_adamw_fn(float *, float *, float *, const float *, int64_t, float, float, float, float, float, float,
                          int);
 typedef void nd_residual_forward_fn(float *, const float *, const float *, int64_t);
+typedef void nd_add_column_sums_fn(float *, const float *, int, int);
 typedef void nd_sum_ordered_fn(float *, const float *const *, int, int64_t);
 typedef double nd_sumsq_fn(const float *, int64_t);
 
@@ -66,6 +67,7 @@ CLONES(nd_crossentropy_stats)
 CLONES(nd_crossentropy_backward)
 CLONES(nd_adamw)
 CLONES(nd_residual_forward)
+CLONES(nd_add_column_sums)
 CLONES(nd_sum_ordered)
 CLONES(nd_sumsq)
 
@@ -164,6 +166,9 @@ int main(void) {
 
   nd_residual_forward_avx2(a1, x, dy, NX), nd_residual_forward_base(a2, x, dy, NX);
   same("residual", a1, a2, NX * 4);
+  memcpy(a1, bias, C * 4), memcpy(a2, bias, C * 4);
+  nd_add_column_sums_avx2(a1, dy, N, C), nd_add_column_sums_base(a2, dy, N, C);
+  same("column sums", a1, a2, C * 4);
   const float *parts[3] = {x, dy, w};
   nd_sum_ordered_avx2(a1, parts, 3, C), nd_sum_ordered_base(a2, parts, 3, C);
   same("sum of parts", a1, a2, C * 4);

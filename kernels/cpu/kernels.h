@@ -120,6 +120,8 @@ void nd_adamw(float *param, float *m, float *v, const float *grad, int64_t n, fl
               float eps, float weight_decay, float grad_scale, int t);
 /* Sum of squares of x (n), accumulated in double. */
 double nd_sumsq(const float *x, int64_t n);
+/* out (cols) += the column sums of x (rows, cols), each added in row order (a linear layer's bias gradient). */
+void nd_add_column_sums(float *out, const float *x, int rows, int cols);
 /* The factor that clips a gradient of norm `norm` to max_norm (1 if max_norm <= 0 or not needed). */
 float nd_clip_scale(double norm, double max_norm);
 

@@ -63,9 +63,6 @@ void nd_matmul_backward_weight(float *dweight, float *dbias, const float *dout, 
   if (dbias && N > 0) {
     // column sums, row by row so the inner loop is contiguous
     scale_or_zero(dbias, N, beta);
-    for (int i = 0; i < M; i++) {
-      const float *row = dout + (size_t)i * N;
-      for (int j = 0; j < N; j++) dbias[j] += row[j];
-    }
+    nd_add_column_sums(dbias, dout, M, N);
   }
 }

@@ -1,4 +1,4 @@
-/* Reductions: squared norm, clipping factor, fixed-order sum of parts. */
+/* Reductions: squared norm, clipping factor, column sums, fixed-order sum of parts. */
 #include "kernels/cpu/clones.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/lanes.h"
@@ -18,6 +18,16 @@ double nd_sumsq(const float *x, int64_t n) {
 float nd_clip_scale(double norm, double max_norm) {
   if (max_norm > 0.0 && norm > max_norm) return (float)(max_norm / norm);
   return 1.0f;
+}
+
+ND_VECTOR_CLONES
+void nd_add_column_sums(float *out, const float *x, int rows, int cols) {
+  // out (cols), x (rows, cols); row by row, so that the inner loop is contiguous and each out[j] adds in row order
+  for (int i = 0; i < rows; i++) {
+    const float *row = x + (size_t)i * cols;
+#pragma omp simd
+    for (int j = 0; j < cols; j++) out[j] += row[j];
+  }
 }
 
 ND_VECTOR_CLONES
