@@ -16,16 +16,62 @@
  * another runtime.placement (ndws@affinity: the default placement, where a
  * worker may take the other stage's tasks); such a row's bound is
  * max(critical path, work / 2), since its tasks may run on either worker.
+ * A second table pairs the runs by round: ndws's step over each row's in the
+ * same round (the machine's drift between rounds cancels in the pair), the
+ * median over the rounds, the lowest and highest, and in how many rounds
+ * ndws was the faster, so that the spread between runs is on the page next
+ * to the differences it could explain.
  *
  *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT],...] [SLOTS,...] [M,...] [ROUNDS]
  *   (defaults 3; ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity; 2,3; 4,8,16; 3) */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench/run.h"
 
 #define MAX_LIST   16
 #define MAX_ROUNDS 25
+
+/* ndws's step over one row's, paired by round. */
+typedef struct paired {
+  int slots, m;
+  const char *policy;
+  double median, lowest, highest;
+  int faster, rounds;
+} paired;
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static paired pair_by_round(const nd_bench_row *ndws, const nd_bench_row *row, int rounds) {
+  double q[MAX_ROUNDS];
+  int faster = 0;
+  for (int r = 0; r < rounds; r++) {
+    q[r] = ndws[r].step_ms / row[r].step_ms;
+    faster += q[r] < 1.0;
+  }
+  qsort(q, (size_t)rounds, sizeof *q, by_value);
+  double median = rounds % 2 ? q[rounds / 2] : (q[rounds / 2 - 1] + q[rounds / 2]) / 2;
+  return (paired){0, 0, NULL, median, q[0], q[rounds - 1], faster, rounds};
+}
+
+static void print_paired(const paired *pr, int n) {
+  if (n == 0) return;
+  printf("\nndws's step over each row's, paired by round (each round runs every policy once, so that the machine's\n"
+         "drift between rounds cancels): the median over the rounds, the lowest and the highest, and in how many\n"
+         "rounds ndws was the faster\n\n");
+  printf("| slots | m  | policy             | ndws / (paired) | lowest | highest | ndws faster |\n");
+  printf("|------:|---:|--------------------|----------------:|-------:|--------:|------------:|\n");
+  for (int i = 0; i < n; i++) {
+    char faster[24];
+    snprintf(faster, sizeof faster, "%d/%d", pr[i].faster, pr[i].rounds);
+    printf("| %5d | %2d | %-18s | %15.3f | %6.3f | %7.3f | %11s |\n", pr[i].slots, pr[i].m, pr[i].policy, pr[i].median,
+           pr[i].lowest, pr[i].highest, faster);
+  }
+}
 
 static int split(char *s, char **out) {
   int n = 0;
@@ -108,13 +154,30 @@ int main(int argc, char **argv) {
   printf("|------:|---:|--------------------|--------:|-------:|-------:|-------:|---------:|-------------:|-----------"
          ":|---"
          "-------:|----------:|-----------:|------------:|\n");
+  paired *pr = malloc((size_t)(n_slots * n_m * n_pol) * sizeof *pr);
+  int n_pr = 0, ndws_at = -1;
+  if (!pr) {
+    fprintf(stderr, "%s: out of memory\n", me);
+    return 1;
+  }
+  for (int p = 0; p < n_pol; p++)
+    if (strcmp(pols[p], "ndws") == 0) ndws_at = p;
   for (int si = 0; si < n_slots; si++)
     for (int mi = 0; mi < n_m; mi++) {
       int slots = slot_n[si], m = m_n[mi];
       nd_bench_row runs[MAX_LIST][MAX_ROUNDS], med[MAX_LIST];
       for (int r = 0; r < rounds; r++)
         for (int p = 0; p < n_pol; p++)
-          if (run(pols[p], m, slots, steps, &runs[p][r])) return 1;
+          if (run(pols[p], m, slots, steps, &runs[p][r])) {
+            free(pr);
+            return 1;
+          }
+      /* before the medians, which reorder each row's runs */
+      for (int p = 0; ndws_at >= 0 && rounds > 1 && p < n_pol; p++)
+        if (p != ndws_at) {
+          pr[n_pr] = pair_by_round(runs[ndws_at], runs[p], rounds);
+          pr[n_pr].slots = slots, pr[n_pr].m = m, pr[n_pr++].policy = pols[p];
+        }
       double ref_1f1b = 0, ref_zbh1 = 0, ref_ndws = 0;
       for (int p = 0; p < n_pol; p++) {
         med[p] = nd_bench_median(runs[p], rounds);
@@ -135,5 +198,7 @@ int main(int argc, char **argv) {
       }
       fflush(stdout);
     }
+  print_paired(pr, n_pr);
+  free(pr);
   return 0;
 }
