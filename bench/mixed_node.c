@@ -91,6 +91,8 @@ int main(int argc, char **argv) {
   for (int k = 0; k < rounds; k++)
     for (int i = 0; i < N_ROWS; i++)
       if (run(i, small, slots, steps, &runs[i][k])) return 1;
+  nd_bench_paired pr[N_ROWS];
+  for (int i = 0; i < N_ROWS; i++) pr[i] = nd_bench_pair(runs[0], runs[i], rounds); /* before the medians */
   for (int i = 0; i < N_ROWS; i++) r[i] = nd_bench_median(runs[i], rounds);
   /* the device's time per layer over the CPU's, from the strict equal-stages run */
   const nd_bench_row *s = &r[ROW_STRICT_NDWS];
@@ -116,6 +118,18 @@ int main(int argc, char **argv) {
     printf("| %-24s | %-9s | %-12s | %7.1f | %9.3f | %8.3f | %8.1f | %10.3f |\n", rows[i].label,
            rows[i].placement[0] ? rows[i].placement : "default", split, r[i].step_ms, r[i].step_ms / r[0].step_ms,
            ideal / r[i].step_ms, r[i].bound_ms, r[i].bound_ms / r[i].step_ms);
+  }
+  if (rounds < 2) return 0;
+  printf("\nThe default's step over each row's, paired by round (each round runs every row once, so that the\n"
+         "machine's drift between rounds cancels): the median over the rounds, the lowest and the highest, and in\n"
+         "how many rounds the default was the faster\n\n");
+  printf("| configuration            | placement | default / (paired) | lowest | highest | default faster |\n");
+  printf("|--------------------------|-----------|-------------------:|-------:|--------:|---------------:|\n");
+  for (int i = 1; i < N_ROWS; i++) {
+    char faster[24];
+    snprintf(faster, sizeof faster, "%d/%d", pr[i].faster, pr[i].rounds);
+    printf("| %-24s | %-9s | %18.3f | %6.3f | %7.3f | %14s |\n", rows[i].label,
+           rows[i].placement[0] ? rows[i].placement : "default", pr[i].median, pr[i].lowest, pr[i].highest, faster);
   }
   return 0;
 }

@@ -37,26 +37,8 @@
 typedef struct paired {
   int slots, m;
   const char *policy;
-  double median, lowest, highest;
-  int faster, rounds;
+  nd_bench_paired q;
 } paired;
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static paired pair_by_round(const nd_bench_row *ndws, const nd_bench_row *row, int rounds) {
-  double q[MAX_ROUNDS];
-  int faster = 0;
-  for (int r = 0; r < rounds; r++) {
-    q[r] = ndws[r].step_ms / row[r].step_ms;
-    faster += q[r] < 1.0;
-  }
-  qsort(q, (size_t)rounds, sizeof *q, by_value);
-  double median = rounds % 2 ? q[rounds / 2] : (q[rounds / 2 - 1] + q[rounds / 2]) / 2;
-  return (paired){0, 0, NULL, median, q[0], q[rounds - 1], faster, rounds};
-}
 
 static void print_paired(const paired *pr, int n) {
   if (n == 0) return;
@@ -67,9 +49,9 @@ static void print_paired(const paired *pr, int n) {
   printf("|------:|---:|--------------------|----------------:|-------:|--------:|------------:|\n");
   for (int i = 0; i < n; i++) {
     char faster[24];
-    snprintf(faster, sizeof faster, "%d/%d", pr[i].faster, pr[i].rounds);
-    printf("| %5d | %2d | %-18s | %15.3f | %6.3f | %7.3f | %11s |\n", pr[i].slots, pr[i].m, pr[i].policy, pr[i].median,
-           pr[i].lowest, pr[i].highest, faster);
+    snprintf(faster, sizeof faster, "%d/%d", pr[i].q.faster, pr[i].q.rounds);
+    printf("| %5d | %2d | %-18s | %15.3f | %6.3f | %7.3f | %11s |\n", pr[i].slots, pr[i].m, pr[i].policy,
+           pr[i].q.median, pr[i].q.lowest, pr[i].q.highest, faster);
   }
 }
 
@@ -175,8 +157,7 @@ int main(int argc, char **argv) {
       /* before the medians, which reorder each row's runs */
       for (int p = 0; ndws_at >= 0 && rounds > 1 && p < n_pol; p++)
         if (p != ndws_at) {
-          pr[n_pr] = pair_by_round(runs[ndws_at], runs[p], rounds);
-          pr[n_pr].slots = slots, pr[n_pr].m = m, pr[n_pr++].policy = pols[p];
+          pr[n_pr++] = (paired){slots, m, pols[p], nd_bench_pair(runs[ndws_at], runs[p], rounds)};
         }
       double ref_1f1b = 0, ref_zbh1 = 0, ref_ndws = 0;
       for (int p = 0; p < n_pol; p++) {
