@@ -61,7 +61,7 @@ void nd_matmul_backward_weight(float *dweight, float *dbias, const float *dout, 
     }
   }
   if (dbias && N > 0) {
-    // column sums, row by row so the inner loop is contiguous
+    // dbias (N): the column sums of dout
     scale_or_zero(dbias, N, beta);
     nd_add_column_sums(dbias, dout, M, N);
   }
