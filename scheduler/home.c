@@ -14,9 +14,9 @@ int nd_choose_home(nd_workers *ws, struct starpu_task *task) {
   int cur = starpu_worker_get_id();
   if (cur >= 0 && cur < STARPU_NMAXWORKERS && ws->in_ctx[cur] && nd_worker_allowed(cur, task)) return cur;
   unsigned start = atomic_fetch_add(&ws->rr, 1);
-  for (int k = 0; k < STARPU_NMAXWORKERS; k++) {
-    int w = (int)((start + (unsigned)k) % STARPU_NMAXWORKERS);
-    if (ws->in_ctx[w] && nd_worker_allowed(w, task)) return w;
+  for (int k = 0; k < ws->n; k++) {
+    int w = ws->ids[(start + (unsigned)k) % (unsigned)ws->n];
+    if (nd_worker_allowed(w, task)) return w;
   }
   return -1;
 }
@@ -24,4 +24,7 @@ int nd_choose_home(nd_workers *ws, struct starpu_task *task) {
 void nd_workers_set(nd_workers *ws, const int *ids, unsigned n, int in) {
   for (unsigned i = 0; i < n; i++)
     if (ids[i] >= 0 && ids[i] < STARPU_NMAXWORKERS) ws->in_ctx[ids[i]] = in;
+  ws->n = 0;
+  for (int w = 0; w < STARPU_NMAXWORKERS; w++)
+    if (ws->in_ctx[w]) ws->ids[ws->n++] = w;
 }

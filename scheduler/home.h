@@ -8,6 +8,9 @@
 
 typedef struct nd_workers {
   int in_ctx[STARPU_NMAXWORKERS];
+  /* the same workers, ascending: what the per-task loops visit, rather than
+   * every id StarPU could have (272 with our build) */
+  int ids[STARPU_NMAXWORKERS], n;
   atomic_uint rr;
 } nd_workers;
 

@@ -54,8 +54,9 @@ static ws_state *state_of(unsigned ctx) { return starpu_sched_ctx_get_policy_dat
 /* Could a worker other than `home` run it? Read from the restriction bitmap
  * only, so that it is cheap and gives the same answer at push and at pop. */
 static int stealable(const ws_state *st, struct starpu_task *task, int home) {
-  for (int w = 0; w < STARPU_NMAXWORKERS; w++) {
-    if (w == home || !st->ws.in_ctx[w]) continue;
+  for (int k = 0; k < st->ws.n; k++) {
+    int w = st->ws.ids[k];
+    if (w == home) continue;
     if (!task->workerids_len) return 1;
     if ((unsigned)w / 32 < task->workerids_len && (task->workerids[w / 32] >> (w % 32) & 1)) return 1;
   }
@@ -80,8 +81,8 @@ static double expected_us(struct starpu_task *task, int w) {
 static double expected_times(ws_state *st, struct starpu_task *task, int home, double *by_type) {
   int seen[ND_QUEUE_TYPES] = {0};
   for (int k = 0; k < ND_QUEUE_TYPES; k++) by_type[k] = NAN;
-  for (int k = -1; k < STARPU_NMAXWORKERS; k++) {
-    int v = k < 0 ? home : k;
+  for (int k = -1; k < st->ws.n; k++) {
+    int v = k < 0 ? home : st->ws.ids[k];
     if ((k >= 0 && v == home) || !st->ws.in_ctx[v] || !nd_worker_allowed(v, task)) continue;
     int type = (int)starpu_worker_get_type(v);
     if (type >= 0 && type < ND_QUEUE_TYPES && !seen[type]) seen[type] = 1, by_type[type] = expected_us(task, v);
@@ -106,8 +107,10 @@ static int ws_push(struct starpu_task *task) {
   ws_worker *w = &st->w[home];
   /* the others to wake, found now: once pushed, the task may run and be freed */
   int wake[STARPU_NMAXWORKERS], n_wake = 0;
-  for (int v = 0; steal && v < STARPU_NMAXWORKERS; v++)
-    if (v != home && st->ws.in_ctx[v] && nd_worker_allowed(v, task)) wake[n_wake++] = v;
+  for (int k = 0; steal && k < st->ws.n; k++) {
+    int v = st->ws.ids[k];
+    if (v != home && nd_worker_allowed(v, task)) wake[n_wake++] = v;
+  }
   /* a device starts copying the inputs now, while it runs the tasks ahead */
   if (starpu_worker_get_memory_node((unsigned)home) != STARPU_MAIN_RAM)
     starpu_prefetch_task_input_for(task, (unsigned)home);
@@ -123,8 +126,8 @@ static int ws_push(struct starpu_task *task) {
 #ifndef STARPU_NON_BLOCKING_DRIVERS
   starpu_wake_worker_relax_light(home);
   if (steal)
-    for (int v = 0; v < STARPU_NMAXWORKERS; v++)
-      if (v != home && st->ws.in_ctx[v]) starpu_wake_worker_relax_light(v);
+    for (int k = 0; k < st->ws.n; k++)
+      if (st->ws.ids[k] != home) starpu_wake_worker_relax_light(st->ws.ids[k]);
 #endif
   return 0;
 }
