@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < N_ROWS; i++)
       if (run(i, small, slots, steps, &runs[i][k])) return 1;
   nd_bench_paired pr[N_ROWS];
-  for (int i = 0; i < N_ROWS; i++) pr[i] = nd_bench_pair(runs[0], runs[i], rounds); /* before the medians */
+  for (int i = 1; i < N_ROWS; i++) pr[i] = nd_bench_pair(runs[0], runs[i], rounds); /* before the medians */
   for (int i = 0; i < N_ROWS; i++) r[i] = nd_bench_median(runs[i], rounds);
   /* the device's time per layer over the CPU's, from the strict equal-stages run */
   const nd_bench_row *s = &r[ROW_STRICT_NDWS];

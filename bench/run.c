@@ -50,7 +50,7 @@ nd_bench_paired nd_bench_pair(const nd_bench_row *mine, const nd_bench_row *thei
     p.faster += q[r] < 1.0;
   }
   qsort(q, (size_t)rounds, sizeof *q, by_value);
-  p.median = rounds % 2 ? q[rounds / 2] : (q[rounds / 2 - 1] + q[rounds / 2]) / 2;
+  p.median = q[rounds / 2]; /* as nd_bench_median picks a row's */
   p.lowest = q[0], p.highest = q[rounds - 1];
   return p;
 }
