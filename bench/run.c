@@ -2,6 +2,7 @@
 #include "bench/run.h"
 
 #include <errno.h>
+#include <math.h>
 #include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,9 +78,27 @@ static void worker_bound(const nd_graph *g, const nd_edges *e, const obs *o, con
   }
 }
 
+static int by_start(const void *a, const void *b) {
+  const nd_run_task *x = a, *y = b;
+  return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Worker w's idle time with its next task ready, in seconds; run: scratch. */
+static double ready_idle(const nd_graph *g, const nd_edges *e, const obs *o, int w, nd_run_task *run) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    if (o->worker[i] != w) continue;
+    double ready = e->pred_off[i] < e->pred_off[i + 1] ? 0.0 : INFINITY;
+    for (int32_t k = e->pred_off[i]; k < e->pred_off[i + 1]; k++) ready = fmax(ready, o->end[e->pred[k]]);
+    run[n++] = (nd_run_task){o->start[i], o->end[i], ready};
+  }
+  qsort(run, (size_t)n, sizeof *run, by_start);
+  return nd_ready_idle(run, n) * 1e-6;
+}
+
 /* The row of one observed step. */
 static void measure(const nd_graph *g, const nd_edges *e, const obs *o, int workers, double *dur, double *rank,
-                    double *top, nd_bound_job *jobs, nd_bench_row *r) {
+                    double *top, nd_bound_job *jobs, nd_run_task *run, nd_bench_row *r) {
   double first = 1e300, last = 0, busy[ND_BENCH_MAX_WORKERS] = {0};
   r->work_ms = 0;
   for (int32_t i = 0; i < g->n_tasks; i++) {
@@ -94,14 +113,17 @@ static void measure(const nd_graph *g, const nd_edges *e, const obs *o, int work
   for (int32_t i = 0; i < g->n_tasks; i++) r->cp_ms = rank[i] * 1e3 > r->cp_ms ? rank[i] * 1e3 : r->cp_ms;
   r->bound_ms = r->cp_ms > r->work_ms / workers ? r->cp_ms : r->work_ms / workers;
   worker_bound(g, e, o, dur, rank, top, jobs, r);
-  double span = (last - first) * 1e-6, all = 0;
+  double span = (last - first) * 1e-6, all = 0, all_ready = 0;
   r->workers = workers;
   for (int w = 0; w < workers && w < ND_BENCH_MAX_WORKERS; w++) {
+    double ready = ready_idle(g, e, o, w, run);
     r->bubble[w] = span > 0 ? 1 - busy[w] / span : 0;
+    r->ready[w] = span > 0 ? ready / span : 0;
     r->is_cpu[w] = starpu_worker_get_type(w) == STARPU_CPU_WORKER;
-    all += busy[w];
+    all += busy[w], all_ready += ready;
   }
   r->bubble_all = span > 0 ? 1 - all / (span * workers) : 0;
+  r->ready_all = span > 0 ? all_ready / (span * workers) : 0;
   r->stage_layers[0] = g->stage_layers[0];
   r->stage_layers[1] = g->pp > 1 ? g->stage_layers[1] : 0;
 }
@@ -114,6 +136,7 @@ int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
   obs o = {0};
   double *dur = NULL, *rank = NULL, *top = NULL;
   nd_bound_job *jobs = NULL;
+  nd_run_task *run = NULL;
   nd_edges e = {0};
   if (steps < 1 || steps > MAX_STEPS) steps = 3;
   if (nd_config_new(&cfg)) return -1;
@@ -124,8 +147,8 @@ int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
   size_t n = (size_t)g->n_tasks;
   o.start = calloc(n, sizeof(double)), o.end = calloc(n, sizeof(double)), o.worker = calloc(n, sizeof(int));
   dur = calloc(n, sizeof(double)), rank = calloc(n, sizeof(double)), top = calloc(n, sizeof(double));
-  jobs = calloc(n, sizeof *jobs);
-  if (!o.start || !o.end || !o.worker || !dur || !rank || !top || !jobs || nd_graph_edges(g, &e)) {
+  jobs = calloc(n, sizeof *jobs), run = calloc(n, sizeof *run);
+  if (!o.start || !o.end || !o.worker || !dur || !rank || !top || !jobs || !run || nd_graph_edges(g, &e)) {
     rc = -1;
     goto done;
   }
@@ -139,14 +162,14 @@ int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
   for (int s = 0; s < steps && !rc; s++) {
     if ((rc = nd_trainer_step(tr, &res, &err))) break;
     rows[s].step_ms = res.step_ms;
-    measure(g, &e, &o, workers, dur, rank, top, jobs, &rows[s]);
+    measure(g, &e, &o, workers, dur, rank, top, jobs, run, &rows[s]);
   }
   nd_exec_observe(nd__trainer_exec(tr), NULL);
   if (!rc) *out = nd_bench_median(rows, steps);
 done:
   if (rc) fprintf(stderr, "bench: %s\n", err.msg[0] ? err.msg : "out of memory");
   nd_edges_free(&e);
-  free(o.start), free(o.end), free(o.worker), free(dur), free(rank), free(top), free(jobs);
+  free(o.start), free(o.end), free(o.worker), free(dur), free(rank), free(top), free(jobs), free(run);
   nd_trainer_close(tr);
   nd_config_free(cfg);
   return rc;

@@ -16,6 +16,10 @@ typedef struct nd_bench_row {
   double worker_bound_ms;
   int workers, is_cpu[ND_BENCH_MAX_WORKERS];       /* StarPU worker w is a CPU worker */
   double bubble[ND_BENCH_MAX_WORKERS], bubble_all; /* idle fraction of the step's span, per worker and overall */
+  /* of that idle fraction, the part during which the worker's next task
+   * was ready (graph/bound.h nd_ready_idle): the runtime's or the
+   * machine's, not the schedule's */
+  double ready[ND_BENCH_MAX_WORKERS], ready_all;
   int stage_layers[2];
 } nd_bench_row;
 

@@ -12,9 +12,11 @@
  * placement every policy runs the same tasks on the same worker, so no order
  * beats it); that bound over 1f1b's step (the best ratio any order could
  * reach), efficiency = bound / step, the idle fraction of each stage and of
- * both, and 1F1B's theoretical bubble. POLICY@PLACEMENT runs a policy under
- * another runtime.placement (ndws@affinity: the default placement, where a
- * worker may take the other stage's tasks); such a row's bound is
+ * both, the part of that idle time during which the next task was ready
+ * (the runtime's or the machine's: graph/bound.h), and 1F1B's theoretical
+ * bubble. POLICY@PLACEMENT runs a policy under another runtime.placement
+ * (ndws@affinity: the default placement, where a worker may take the other
+ * stage's tasks); such a row's bound is
  * max(critical path, work / 2), since its tasks may run on either worker.
  * A second table pairs the runs by round: ndws's step over each row's in the
  * same round (the machine's drift between rounds cancels in the pair), the
@@ -128,14 +130,14 @@ int main(int argc, char **argv) {
          "each row: median of %d runs interleaved with the other policies, each run the median of %d steps after\n"
          "one calibration step; bound: the start of the last stage + its work + the path after it, from that\n"
          "step's measured tasks (no order of these tasks on these workers is faster); a row @PLACEMENT other than\n"
-         "strict: max(critical path, work / 2)\n\n",
+         "strict: max(critical path, work / 2); ready all: the part of bubble all during which the task a worker\n"
+         "ran next was ready (the runtime's or the machine's idle time, not the schedule's)\n\n",
          rounds, steps);
   printf(
       "| slots | m  | policy             | step ms | / 1f1b | / zbh1 | ndws / | bound ms | bound / 1f1b | efficiency | "
-      "bubble s0 | bubble s1 | bubble all | 1F1B theory |\n");
+      "bubble s0 | bubble s1 | bubble all | ready all | 1F1B theory |\n");
   printf("|------:|---:|--------------------|--------:|-------:|-------:|-------:|---------:|-------------:|-----------"
-         ":|---"
-         "-------:|----------:|-----------:|------------:|\n");
+         ":|----------:|----------:|-----------:|----------:|------------:|\n");
   paired *pr = malloc((size_t)(n_slots * n_m * n_pol) * sizeof *pr);
   int n_pr = 0, ndws_at = -1;
   if (!pr) {
@@ -172,10 +174,10 @@ int main(int argc, char **argv) {
         double bound = strcmp(placement_of(pols[p]), "strict") ? r->bound_ms : r->worker_bound_ms;
         printf(
             "| %5d | %2d | %-18s | %7.1f | %6.3f | %6.3f | %6.3f | %8.1f | %12.3f | %10.3f | %9.3f | %9.3f | %10.3f | "
-            "%11.3f |\n",
+            "%9.3f | %11.3f |\n",
             slots, m, pols[p], r->step_ms, ref_1f1b > 0 ? r->step_ms / ref_1f1b : 0,
             ref_zbh1 > 0 ? r->step_ms / ref_zbh1 : 0, ref_ndws / r->step_ms, bound, ref_1f1b > 0 ? bound / ref_1f1b : 0,
-            bound / r->step_ms, r->bubble[0], r->bubble[1], r->bubble_all, 1.0 / (m + 1.0));
+            bound / r->step_ms, r->bubble[0], r->bubble[1], r->bubble_all, r->ready_all, 1.0 / (m + 1.0));
       }
       fflush(stdout);
     }

@@ -1,6 +1,8 @@
-/* Lower bounds on a step from its tasks' durations (graph/bound.h). */
+/* Lower bounds on a step from its tasks' durations, and idle time with work
+ * ready (graph/bound.h). */
 #include "graph/bound.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static int later_release(const void *a, const void *b) {
@@ -26,4 +28,14 @@ double nd_one_worker_bound(nd_bound_job *jobs, int32_t n) {
     }
   }
   return best;
+}
+
+double nd_ready_idle(const nd_run_task *run, int32_t n) {
+  double idle = 0, done = n > 0 ? run[0].end : 0; /* the latest end so far: overlapping tasks leave no gap */
+  for (int32_t i = 1; i < n; i++) {
+    double from = fmax(done, run[i].ready);
+    if (run[i].start > from) idle += run[i].start - from;
+    done = fmax(done, run[i].end);
+  }
+  return idle;
 }

@@ -50,6 +50,8 @@ checks = [
     == [0, 100, 0, 0, 0],
     [w["CPU 1"][k] for k in ("idle_start_us", "idle_waits_us", "idle_short_gaps_us", "short_gaps", "idle_end_us")]
     == [100, 100, 0, 0, 100],
+    # CPU 1's W (task 4) waited for CPU 0's B (task 3, ends at 1200), then 50 us more with W ready
+    w["CPU 0"]["idle_ready_us"] == 0, w["CPU 1"]["idle_ready_us"] == 50,
 ]
 bad = [i for i, c in enumerate(checks) if not c]
 if bad:
@@ -57,7 +59,8 @@ if bad:
 sys.exit(1 if bad else 0)
 PY
 ok $? "json: busy, idle (start, waits, short gaps, end), bubble, phases, critical path Z A C D E, lower bound, efficiency"
-has '^  CPU 1 +0\.100 +0\.100 +0\.000 \( +0\) +0\.100$'; ok $? "text: CPU 1 idle 0.100 at the start, 0.100 waiting, 0.100 at the end"
+has '^  CPU 1 +0\.100 +0\.100 +0\.000 \( +0\) +0\.050 +0\.100$'
+ok $? "text: CPU 1 idle 0.100 at the start, 0.100 waiting (0.050 of it with its next task ready), 0.100 at the end"
 
 # with each task kept on its worker: CPU 1 runs b (after a) and c (no input), 30 us of work from 0 at the
 # earliest, where the dependency path (a b, 20) and the work per worker (40 / 2) give 20
@@ -93,6 +96,33 @@ w = json.load(open(sys.argv[1]))["per_worker"][0]
 sys.exit(0 if [w[k] for k in ("idle_short_gaps_us", "short_gaps", "idle_waits_us", "idle_us")] == [60, 2, 230, 290] else 1)
 PY
 ok $? "json: short gaps (10 + 50 us, 2) apart from a wait (230 us)"
+
+# ready: the part of each gap during which the task the worker ran next had every arrow into it ended.
+# CPU 0: a, b (after a: its 10 us gap ready), d (after c on CPU 1, ends at 150: 50 of the 150 us gap),
+# e (no arrows: never ready; f, run after it, was, but a policy may have chosen to wait for e), f (after c: 90 us)
+cat >"$TMP/ready.json" <<'JSON'
+{"traceEvents": [
+ {"ph": "X", "name": "a", "pid": 0, "tid": 0, "ts": 0, "dur": 10},
+ {"ph": "X", "name": "b", "pid": 0, "tid": 0, "ts": 20, "dur": 30},
+ {"ph": "X", "name": "c", "pid": 0, "tid": 1, "ts": 100, "dur": 50},
+ {"ph": "X", "name": "d", "pid": 0, "tid": 0, "ts": 200, "dur": 10},
+ {"ph": "X", "name": "e", "pid": 0, "tid": 0, "ts": 300, "dur": 10},
+ {"ph": "X", "name": "f", "pid": 0, "tid": 0, "ts": 400, "dur": 10},
+ {"ph": "s", "name": "dep", "id": 1, "pid": 0, "tid": 0, "ts": 5},
+ {"ph": "f", "name": "dep", "id": 1, "bp": "e", "pid": 0, "tid": 0, "ts": 25},
+ {"ph": "s", "name": "dep", "id": 2, "pid": 0, "tid": 1, "ts": 120},
+ {"ph": "f", "name": "dep", "id": 2, "bp": "e", "pid": 0, "tid": 0, "ts": 205},
+ {"ph": "s", "name": "dep", "id": 3, "pid": 0, "tid": 1, "ts": 130},
+ {"ph": "f", "name": "dep", "id": 3, "bp": "e", "pid": 0, "tid": 0, "ts": 405}]}
+JSON
+"$ND" trace summarize "$TMP/ready.json" --json >"$TMP/ready.out" 2>&1
+python3 - "$TMP/ready.out" <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))["per_worker"]
+got = [[x[k] for k in ("idle_waits_us", "idle_short_gaps_us", "idle_ready_us")] for x in w]
+sys.exit(0 if got == [[150, 190, 150], [0, 0, 0]] else 1)
+PY
+ok $? "json: idle with the next task ready (10 + 50 + 0 + 90 us of CPU 0's 340 us of gaps)"
 
 # several traced steps (trace.steps: [2, 50]) are laid end to end: the 9850 us between them, other steps',
 # are no worker's idle time; each step keeps its span; steps that overlap in time are left as they are

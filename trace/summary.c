@@ -251,6 +251,27 @@ static void split_idle(const nd_trace_model *m, nd_trace_summary *s) {
   }
 }
 
+/* s->idle[].ready_us, run by run: the slices of one thread in one step
+ * (sorted by (thread, ts), each run is contiguous). A slice is ready when
+ * every arrow into it has ended; one without arrows in never is. */
+static int split_ready(const nd_trace_model *m, const arrows *a, nd_trace_summary *s) {
+  int32_t n = m->n_slices;
+  nd_run_task *run = malloc((size_t)(n ? n : 1) * sizeof *run);
+  if (!run) return ND_ENOMEM;
+  for (int32_t i = 0; i < n;) {
+    const nd_trace_slice *x = &m->slices[i];
+    int32_t len = 0;
+    for (; i < n && m->slices[i].thread == x->thread && m->slices[i].in_step == x->in_step; i++, len++) {
+      double ready = a->in_off[i] < a->in_off[i + 1] ? 0.0 : INFINITY;
+      for (int32_t k = a->in_off[i]; k < a->in_off[i + 1]; k++) ready = fmax(ready, end_of(&m->slices[a->in[k]]));
+      run[len] = (nd_run_task){m->slices[i].ts, end_of(&m->slices[i]), ready};
+    }
+    s->idle[x->thread].ready_us += nd_ready_idle(run, len);
+  }
+  free(run);
+  return 0;
+}
+
 int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s) {
   memset(s, 0, sizeof *s);
   s->busy_us = calloc((size_t)(m->n_threads ? m->n_threads : 1), sizeof *s->busy_us);
@@ -277,6 +298,7 @@ int nd_trace_summarize(const nd_trace_model *m, nd_trace_summary *s) {
   int rc = arrows_build(m, &a);
   if (!rc) rc = critical_path(m, &a, s);
   if (!rc) rc = placed_bound(m, &a, s);
+  if (!rc) rc = split_ready(m, &a, s);
   arrows_free(&a);
   if (rc) goto oom;
   s->lower_bound_us = fmax(s->dep_path_us, s->workers ? s->work_us / s->workers : 0.0);
@@ -336,14 +358,17 @@ static void print_text(FILE *f, const char *what, const nd_trace_model *m, const
   }
   fprintf(f, "  %-24s %6d  %10.3f  %10.3f  %6.1f%%\n", "all", s->tasks, s->work_us / 1e3, idle / 1e3,
           100 * fraction(idle, s->span_us * s->workers));
-  fprintf(f, "idle time by where it falls (gaps under %.0f us between tasks: the runtime's own work):\n",
+  fprintf(f,
+          "idle time by where it falls (short gaps: under %.0f us, the runtime's own work; ready: of the waits and "
+          "short gaps, the time the task the worker ran next was already ready):\n",
           ND_TRACE_SHORT_GAP_US);
-  fprintf(f, "  %-24s %10s  %10s  %18s  %10s\n", "worker", "start ms", "waits ms", "short gaps ms (n)", "end ms");
+  fprintf(f, "  %-24s %10s  %10s  %18s  %10s  %10s\n", "worker", "start ms", "waits ms", "short gaps ms (n)",
+          "ready ms", "end ms");
   for (int t = 0; t < m->n_threads; t++) {
     const nd_trace_idle *w = &s->idle[t];
     if (!nd_trace_is_worker(&m->threads[t])) continue;
-    fprintf(f, "  %-24s %10.3f  %10.3f  %10.3f (%5d)  %10.3f\n", m->threads[t].name, w->lead_us / 1e3, w->wait_us / 1e3,
-            w->short_us / 1e3, w->n_short, w->tail_us / 1e3);
+    fprintf(f, "  %-24s %10.3f  %10.3f  %10.3f (%5d)  %10.3f  %10.3f\n", m->threads[t].name, w->lead_us / 1e3,
+            w->wait_us / 1e3, w->short_us / 1e3, w->n_short, w->ready_us / 1e3, w->tail_us / 1e3);
   }
   print_groups(f, "kind", s->kinds, s->n_kinds, s->work_us);
   print_groups(f, "phase", s->phases, s->n_phases, s->work_us);
@@ -417,6 +442,7 @@ static cJSON *summary_json(const char *what, const nd_trace_model *m, const nd_t
     cJSON_AddNumberToObject(w, "idle_waits_us", i->wait_us);
     cJSON_AddNumberToObject(w, "idle_short_gaps_us", i->short_us);
     cJSON_AddNumberToObject(w, "short_gaps", i->n_short);
+    cJSON_AddNumberToObject(w, "idle_ready_us", i->ready_us);
     cJSON_AddNumberToObject(w, "idle_end_us", i->tail_us);
   }
   cJSON_AddNumberToObject(o, "idle_us", idle);

@@ -16,7 +16,8 @@ typedef struct nd_trace_group {
 
 /* Gaps between a worker's tasks shorter than this are the runtime's own work
  * from one task to the next (releasing data and successors, the next pop);
- * longer ones are waits for a dependency or a transfer. */
+ * longer ones are mostly waits for a dependency, a transfer or a slot. The
+ * arrows tell exactly: see nd_trace_idle.ready_us. */
 #define ND_TRACE_SHORT_GAP_US 100.0
 
 /* Where a worker's idle time falls. In a trace of several steps (laid end to
@@ -27,6 +28,11 @@ typedef struct nd_trace_idle {
   double wait_us;  /* gaps between its tasks of ND_TRACE_SHORT_GAP_US or more */
   double short_us; /* shorter gaps between its tasks */
   int32_t n_short;
+  /* Of wait_us + short_us: the time during which the task this worker ran
+   * next was already ready (every arrow into it had ended), so the worker
+   * idled for the runtime or the machine, not for a dependency or the
+   * schedule's order. A task without arrows in never counts as ready. */
+  double ready_us;
   double tail_us; /* from its last task to the (step's) end */
 } nd_trace_idle;
 
