@@ -22,6 +22,10 @@ int nd__fail(nd_error *err, int code, const char *fmt, ...) {
     err->code = code;
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    /* an error is one line, whatever the input it quotes holds (a key or an
+     * event name with a newline): control characters become '?' */
+    for (char *c = err->msg; *c; c++)
+      if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
   }
   return code;
 }

@@ -33,7 +33,7 @@ find "$top/tests/configs" "$top/configs" -name '*.yaml' -exec cp {} "$build/seed
 "$cc" -g -O1 -std=c11 -D_GNU_SOURCE \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$top/include" -I"$top" \
-  "$top"/configs/*.c "$top/common/error.c" "$top/tests/fuzz_config.c" \
+  "$top"/configs/*.c "$top/common/error.c" "$top/common/file.c" "$top/tests/fuzz_config.c" \
   $(pkg-config --cflags --libs yaml-0.1) -lm \
   -o "$build/fuzz_config"
 

@@ -26,7 +26,7 @@ case $target in
     dict='"\"dtype\"" "\"shape\"" "\"data_offsets\"" "\"F32\"" "\"F16\"" "\"__metadata__\"" "\"transformer.\"" "[" "]" "{" "}" ":" "," "1e999" "9007199254740993" "-1"'
     ;;
   trace)
-    sources="$top/trace/reader.c $top/trace/summary.c"
+    sources="$top/trace/reader.c $top/trace/steps.c $top/trace/summary.c $top/graph/bound.c"
     max_len=65536
     dict='"\"traceEvents\"" "\"ph\"" "\"X\"" "\"s\"" "\"f\"" "\"M\"" "\"bp\"" "\"e\"" "\"ts\"" "\"dur\"" "\"pid\"" "\"tid\"" "\"id\"" "\"args\"" "\"phase\"" "\"micro_batch\"" "\"task\"" "\"thread_name\"" "\"thread_sort_index\"" "\"sort_index\"" "1e308" "-1e308" "NaN"'
     ;;
@@ -41,7 +41,7 @@ for tok in $dict; do echo "$tok"; done > "$build/$target.dict"
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$top/include" -I"$top" \
   $sources "$top"/common/*.c "$top/tests/fuzz_$target.c" \
-  $(pkg-config --cflags --libs libcjson) -lm \
+  $(pkg-config --cflags --libs libcjson hwloc) -lm \
   -o "$build/fuzz_$target"
 
 cd "$build"

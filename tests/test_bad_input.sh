@@ -82,6 +82,11 @@ for opt in "eval --checkpoint" "run --resume" "calibrate -o" "plan --dot"; do
 done
 expect 1 "^ndgraph: the output file's name is empty$" "trace svg -o '': nothing written, one line" -- \
   "$ndgraph" trace svg "$srcdir/tests/traces/handmade.json" -o ""
+# a key with a newline and a name too long (found by scripts/fuzz-config.sh): the error quotes the key on the
+# same line, its control characters as '?'
+expect 2 "^--set:1:[0-9]+: error: kernels.override.a\\?b: a name of 1 to 63 bytes is expected$" \
+  "--set with a newline in the key: one line" -- "$ndgraph" plan --set "kernels.override.a
+b=$(printf 'v%.0s' $(seq 1 70))"
 mkfifo "$tmp/fifo.yaml" # never written: reading it must not wait
 expect_timeout=60 expect 2 "fifo.yaml: error: cannot read: not a regular file" \
   "a FIFO as the configuration: one line, exit 2, no wait for a writer" -- "$ndgraph" plan "$tmp/fifo.yaml"

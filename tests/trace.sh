@@ -194,6 +194,12 @@ for bad in '"ts": "5", "dur": 1|ts is missing or not a number' '"dur": 1|ts is m
   [ $? -eq 2 ] && [ "$msg" = "ndgraph: $TMP/bad-time.json: event 1 (\"a\"): ${bad#*|}" ]
   ok $? "a slice with ${bad%%|*}: one line naming the file and event 1, exit 2 ($msg)"
 done
+# the event's name is shown on the same line: its control characters become '?' (found by scripts/fuzz-trace.sh)
+printf '{"traceEvents": [{"ph": "X", "name": "a\\nb\\u0001c", "pid": 0, "tid": 0, "ts": 0, "dur": 1e999}]}' \
+  >"$TMP/bad-name.json"
+msg=$("$ND" trace summarize "$TMP/bad-name.json" 2>&1 >/dev/null)
+[ $? -eq 2 ] && [ "$msg" = "ndgraph: $TMP/bad-name.json: event 0 (\"a?b?c\"): dur inf is not a time within +-1e18 us" ]
+ok $? "a name with a newline in an error: still one line ($msg)"
 "$ND" trace frobnicate "$HAND" >/dev/null 2>&1
 [ $? -eq 2 ]; ok $? "an unknown trace action is a usage error"
 
