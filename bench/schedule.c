@@ -18,14 +18,18 @@
  * (ndws@affinity: the default placement, where a worker may take the other
  * stage's tasks); such a row's bound is
  * max(critical path, work / 2), since its tasks may run on either worker.
+ * POLICY#STAGES cuts the 4 layers into STAGES pipeline stages on the same 2
+ * workers (ndws#4: two one-layer stages a worker, which share it in V order,
+ * scheduler/placement.c); bubble s0 and s1 are then the workers'.
  * A second table pairs the runs by round: ndws's step over each row's in the
  * same round (the machine's drift between rounds cancels in the pair), the
  * median over the rounds, the lowest and highest, and in how many rounds
  * ndws was the faster, so that the spread between runs is on the page next
  * to the differences it could explain.
  *
- *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT],...] [SLOTS,...] [M,...] [ROUNDS]
- *   (defaults 3; ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity; 2,3; 4,8,16; 3) */
+ *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT][#STAGES],...] [SLOTS,...] [M,...] [ROUNDS]
+ *   (defaults 3; ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity,ndws#4,zbh1#4; 2,3; 4,8,16;
+ *   3) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,34 +71,52 @@ static int split(char *s, char **out) {
   return n;
 }
 
-/* The placement a POLICY[:PRIORITIES][@PLACEMENT] row runs under. */
-static const char *placement_of(const char *policy) {
-  const char *at = strchr(policy, '@');
-  return at ? at + 1 : "strict";
+/* A row's name, POLICY[:PRIORITIES][@PLACEMENT][#STAGES], in its parts. */
+typedef struct row_spec {
+  char policy[32], priorities[32], placement[32], stages[32];
+} row_spec;
+
+/* [from, to), or otherwise where the name leaves the part out (from NULL) */
+static void part(char *out, size_t size, const char *from, const char *to, const char *otherwise) {
+  if (from)
+    snprintf(out, size, "%.*s", (int)(to - from), from);
+  else
+    snprintf(out, size, "%s", otherwise);
+}
+
+static row_spec spec_of(const char *name) {
+  row_spec r;
+  const char *end = name + strlen(name), *hash = strchr(name, '#'), *stop = hash ? hash : end;
+  const char *at = memchr(name, '@', (size_t)(stop - name)), *colon_end = at ? at : stop;
+  const char *colon = memchr(name, ':', (size_t)(colon_end - name));
+  part(r.policy, sizeof r.policy, name, colon ? colon : colon_end, NULL);
+  part(r.priorities, sizeof r.priorities, colon ? colon + 1 : NULL, colon_end, "pipeline");
+  part(r.placement, sizeof r.placement, at ? at + 1 : NULL, stop, "strict");
+  part(r.stages, sizeof r.stages, hash ? hash + 1 : NULL, end, "2");
+  return r;
 }
 
 static int run(const char *policy, int m, int slots, int steps, nd_bench_row *out) {
-  char a[5][64];
-  /* "ndws:critical-path@affinity" selects the priority order and the placement too */
-  const char *at = strchr(policy, '@'), *end = at ? at : policy + strlen(policy);
-  const char *colon = memchr(policy, ':', (size_t)(end - policy));
-  const char *prio = colon ? colon + 1 : "pipeline", *prio_end = colon ? end : prio + strlen(prio);
-  snprintf(a[0], 64, "runtime.scheduler=%.*s", (int)((colon ? colon : end) - policy), policy);
-  snprintf(a[1], 64, "runtime.priorities=%.*s", (int)(prio_end - prio), prio);
-  snprintf(a[2], 64, "parallelism.micro_batches=%d", m);
-  snprintf(a[3], 64, "parallelism.activation_slots=%d", slots < m ? slots : m);
-  snprintf(a[4], 64, "runtime.placement=%s", placement_of(policy));
+  char a[6][80];
+  /* "ndws:critical-path@affinity#4" selects the priority order, the placement and the stages too */
+  row_spec r = spec_of(policy);
+  snprintf(a[0], sizeof a[0], "runtime.scheduler=%s", r.policy);
+  snprintf(a[1], sizeof a[1], "runtime.priorities=%s", r.priorities);
+  snprintf(a[2], sizeof a[2], "parallelism.micro_batches=%d", m);
+  snprintf(a[3], sizeof a[3], "parallelism.activation_slots=%d", slots < m ? slots : m);
+  snprintf(a[4], sizeof a[4], "runtime.placement=%s", r.placement);
+  snprintf(a[5], sizeof a[5], "parallelism.pipeline_parallel_size=%s", r.stages);
   const char *kv[] = {a[0],
                       a[1],
                       a[2],
                       a[3],
                       a[4],
+                      a[5],
                       "model.n_layer=4",
                       "model.n_embd=256",
                       "model.n_head=4",
                       "model.seq_len=128",
                       "train.micro_batch_size=4",
-                      "parallelism.pipeline_parallel_size=2",
                       "runtime.workers=2",
                       "train.eval_every=0",
                       "train.save_dir=",
@@ -112,7 +134,7 @@ int main(int argc, char **argv) {
   int steps = argc > 1 ? nd_bench_count(me, "STEPS", argv[1], 1, 1000) : 3;
   int rounds = argc > 5 ? nd_bench_count(me, "ROUNDS", argv[5], 1, MAX_ROUNDS) : 3;
   if (steps < 0 || rounds < 0) return 2;
-  char pol_s[] = "ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity", slots_s[] = "2,3",
+  char pol_s[] = "ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity,ndws#4,zbh1#4", slots_s[] = "2,3",
        m_s[] = "4,8,16";
   char *pols[MAX_LIST], *slot_l[MAX_LIST], *m_l[MAX_LIST];
   int n_pol = split(argc > 2 ? argv[2] : pol_s, pols), n_slots = split(argc > 3 ? argv[3] : slots_s, slot_l);
@@ -125,8 +147,8 @@ int main(int argc, char **argv) {
     if ((slot_n[i] = nd_bench_count(me, "SLOTS", slot_l[i], 1, 64)) < 0) return 2;
   for (int i = 0; i < n_m; i++)
     if ((m_n[i] = nd_bench_count(me, "M", m_l[i], 1, 1024)) < 0) return 2;
-  printf("pp=2, strict placement (unless a row says @PLACEMENT), 2 workers, n_embd 256, 4 layers, seq_len 128, 4 "
-         "sequences per micro-batch;\n"
+  printf("pp=2, strict placement (unless a row says @PLACEMENT; #4: 4 stages, two a worker in V order), 2 workers, "
+         "n_embd 256, 4 layers, seq_len 128, 4 sequences per micro-batch;\n"
          "each row: median of %d runs interleaved with the other policies, each run the median of %d steps after\n"
          "one calibration step; bound: the start of the last stage + its work + the path after it, from that\n"
          "step's measured tasks (no order of these tasks on these workers is faster); a row @PLACEMENT other than\n"
@@ -171,7 +193,7 @@ int main(int argc, char **argv) {
       for (int p = 0; p < n_pol; p++) {
         const nd_bench_row *r = &med[p];
         /* the worker bound holds only where every order runs each task on the same worker */
-        double bound = strcmp(placement_of(pols[p]), "strict") ? r->bound_ms : r->worker_bound_ms;
+        double bound = strcmp(spec_of(pols[p]).placement, "strict") ? r->bound_ms : r->worker_bound_ms;
         printf(
             "| %5d | %2d | %-18s | %7.1f | %6.3f | %6.3f | %6.3f | %8.1f | %12.3f | %10.3f | %9.3f | %9.3f | %10.3f | "
             "%9.3f | %11.3f |\n",

@@ -52,8 +52,15 @@ int nd_place(const nd_unit *units, int n_units, int dp, int pp, int tp, nd_rank_
   if (out->units[0].kind == ND_UNIT_GPU)
     while (out->units[n_units - 1].kind != ND_UNIT_GPU) n_units--; /* the ranks' units: the GPUs */
   if (n_units < n_ranks) {
+    /* a replica's stages share its units in V order (zigzag): unit u takes
+     * stages u and 2U - 1 - u, so the first stage's unit also runs the last
+     * (the loss and the first backward), as ZB-V places them (Qi et al.,
+     * 2024); docs/scheduler.md, *Stages that share a worker* */
+    int per_replica = n_units % dp == 0 ? n_units / dp : 0, zigzag = tp == 1 && per_replica > 0;
     for (int r = 0; r < n_ranks; r++) {
-      out->first[r] = (int)((long long)r * n_units / n_ranks);
+      int u = r / pp * per_replica, q = r % pp % (2 * (per_replica ? per_replica : 1));
+      out->first[r] =
+          zigzag ? u + (q < per_replica ? q : 2 * per_replica - 1 - q) : (int)((long long)r * n_units / n_ranks);
       out->count[r] = 1;
     }
     return 0;

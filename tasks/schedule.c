@@ -60,10 +60,12 @@ static int place(const nd_graph *g, int cpu_only, nd_rank_map *pl, nd_error *err
   if (procs > 1) own_ranks(g, procs, nd_mpi_rank(), &a, &b);
   /* one process's workers take its own ranks only: placed as a chain of
    * stages, in rank order, so its tensor-parallel groups (when whole) and
-   * neighbouring stages get neighbouring units as on one process */
+   * neighbouring stages get neighbouring units as on one process; one
+   * process places its replicas as such, so that stages sharing units share
+   * them within their replica (scheduler/placement.c) */
   int whole = a % g->tp == 0 && b % g->tp == 0, tp = whole ? g->tp : 1;
   nd_rank_map local;
-  int rc = nd_place(units, n, 1, (b - a) / tp, tp, &local);
+  int rc = procs == 1 ? nd_place(units, n, g->dp, g->pp, tp, &local) : nd_place(units, n, 1, (b - a) / tp, tp, &local);
   if (rc) return nd__fail(err, rc, "placement: cannot place %d ranks on %d workers", b - a, n);
   if (procs == 1) {
     *pl = local;

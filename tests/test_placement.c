@@ -113,6 +113,20 @@ int main(void) {
      "vm dp=2 pp=2: 4 ranks share 2 cores, one replica per core");
   unplace(&p);
 
+  ok(place(&p, "vm-2core.xml", 1, 4, 1, 0) == 0 && p.map.first[0] == p.map.first[3] &&
+         p.map.first[1] == p.map.first[2] && p.map.first[0] != p.map.first[1],
+     "vm pp=4: stages share the 2 cores in V order, the first stage's core runs the last");
+  unplace(&p);
+  ok(place(&p, "vm-2core.xml", 1, 6, 1, 0) == 0 && p.map.first[0] == p.map.first[3] &&
+         p.map.first[0] == p.map.first[4] && p.map.first[1] == p.map.first[2] && p.map.first[1] == p.map.first[5] &&
+         p.map.first[0] != p.map.first[1],
+     "vm pp=6: zigzag, three stages a core");
+  unplace(&p);
+  ok(place(&p, "two-socket.xml", 2, 16, 1, 0) == 0 && p.map.first[0] == p.map.first[15] &&
+         p.map.first[7] == p.map.first[8] && p.map.first[16] == p.map.first[31] && p.map.first[0] != p.map.first[16],
+     "two-socket dp=2 pp=16 on 16 cores: each replica's stages in V order on its own 8 cores");
+  unplace(&p);
+
   /* the 2-socket server */
   ok(place(&p, "two-socket.xml", 2, 1, 8, 0) == 0 && p.n == 16, "two-socket: 16 cores");
   ok(disjoint(&p) && groups_within(&p, HWLOC_OBJ_PACKAGE), "two-socket tp=8 dp=2: each TP group on one socket");
@@ -153,8 +167,11 @@ int main(void) {
   nd_rank_map m;
   int placed_ok = nd_place(mixed, 4, 1, 4, 1, &m) == 0, on_gpus = placed_ok && m.n_units == 4;
   for (int r = 0; on_gpus && r < 4; r++)
-    on_gpus = m.count[r] == 1 && m.units[m.first[r]].kind == ND_UNIT_GPU && m.units[m.first[r]].id == 2 + r / 2;
-  ok(on_gpus, "2 CPU workers + 2 GPUs, pp=4: two stages per GPU, none on a CPU worker, CPU workers kept in the map");
+    on_gpus =
+        m.count[r] == 1 && m.units[m.first[r]].kind == ND_UNIT_GPU && m.units[m.first[r]].id == 2 + (r == 1 || r == 2);
+  ok(on_gpus, "2 CPU workers + 2 GPUs, pp=4: two stages per GPU in V order (0 and 3, 1 and 2), none on a CPU worker, "
+              "CPU workers "
+              "kept in the map");
   if (placed_ok) nd_rank_map_free(&m);
   placed_ok = nd_place(mixed, 4, 1, 1, 1, &m) == 0;
   ok(placed_ok && m.count[0] == 2 && m.units[m.first[0]].kind == ND_UNIT_GPU &&

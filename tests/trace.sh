@@ -180,6 +180,23 @@ ok $? "svg written by run: well-formed XML, one box per traced task ($tasks)"
 ok $? "trace svg of the run's file: one box per task"
 [ -n "$planned" ] && [ "$planned" = "$tasks" ]; ok $? "the trace holds every task the plan lists ($planned)"
 
+# four stages on two workers, strict: they share the workers in V order
+"$ND" run --set model.n_layer=4 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16 \
+  --set parallelism.pipeline_parallel_size=4 --set parallelism.micro_batches=4 --set runtime.workers=2 \
+  --set runtime.placement=strict --set train.steps=2 --set train.eval_every=0 --set train.save_dir= \
+  --trace "$TMP/v.json" >"$TMP/v.txt" 2>&1 &&
+  python3 - "$TMP/v.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+on = {}
+for e in ev:
+    if e.get("ph") == "X" and e["args"]["phase"] != "collective":
+        on.setdefault(e["args"]["pp"], set()).add(e["tid"])
+assert all(len(w) == 1 for w in on.values()), on
+assert on[0] == on[3] and on[1] == on[2] and on[0] != on[1], on
+PY
+ok $? "pp=4 on 2 workers, strict: stages 0 and 3 on one worker, 1 and 2 on the other"
+
 "$ND" trace summarize "$TMP/missing.json" >/dev/null 2>&1
 [ $? -eq 2 ]; ok $? "a missing file is bad input (exit 2)"
 echo '{"a": 1}' >"$TMP/not.json"
