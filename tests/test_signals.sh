@@ -12,10 +12,12 @@ tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set mod
       --set runtime.workers=2 --set log.every=1 --set train.steps=1000000)
 
 # start NAME SAVE_DIR [--set ...]: a long run in the background (under $launch, a command
-# such as nohup, when set), its pid in $pid once step 2 is done
+# such as nohup, when set), its pid in $pid once step 2 is done. Otherwise it starts with
+# SIGHUP at its default, whatever the suite's: under `nohup make check` every child
+# inherits SIGHUP ignored, and a run started so keeps ignoring it, as it should
 start() {
   local name=$1 dir=$2; shift 2
-  $launch "$ndgraph" run "${tiny[@]}" --set train.save_dir="$dir" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  ${launch:-env --default-signal=HUP} "$ndgraph" run "${tiny[@]}" --set train.save_dir="$dir" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pid=$!
   for _ in $(seq 600); do
     grep -q "^step  *2 " "$tmp/$name.out" && return 0
