@@ -33,6 +33,7 @@ mutants=(
   "st-offsets-unchecked~checkpoint/safetensors.c~s/e->begin > e->end || e->end > data_len/e->begin > e->end/~safetensors data_offsets past the file accepted"
   "latest-incomplete~checkpoint/checkpoint.c~s/if (is_complete(dir)) best = step;/if (is_complete(dir) || 1) best = step;/~the newest checkpoint chosen without checking it is complete"
   "config-heads-tp~configs/validate.c~s/if (head % tp)/if (0)/~n_head not divisible by tensor_parallel_size accepted"
+  "placement-blocks~scheduler/placement.c~s/zigzag = tp == 1 \&\& per_replica > 0;/zigzag = 0;/~stages that share units share them in blocks, not in V order"
 )
 
 if [ "${1:-}" = --list ]; then
