@@ -35,6 +35,13 @@ static int diameter(const nd_unit *u, int s, int k) {
   return d;
 }
 
+/* The unit, of n, that stage p takes in zigzag (V) order: 0 .. n - 1, then
+ * n - 1 .. 0, and again. */
+static int zigzag_unit(int p, int n) {
+  int q = p % (2 * n);
+  return q < n ? q : 2 * n - 1 - q;
+}
+
 int nd_place(const nd_unit *units, int n_units, int dp, int pp, int tp, nd_rank_map *out) {
   memset(out, 0, sizeof *out);
   int n_ranks = dp * pp * tp;
@@ -58,9 +65,8 @@ int nd_place(const nd_unit *units, int n_units, int dp, int pp, int tp, nd_rank_
      * 2024); docs/scheduler.md, *Stages that share a worker* */
     int per_replica = n_units % dp == 0 ? n_units / dp : 0, zigzag = tp == 1 && per_replica > 0;
     for (int r = 0; r < n_ranks; r++) {
-      int u = r / pp * per_replica, q = r % pp % (2 * (per_replica ? per_replica : 1));
       out->first[r] =
-          zigzag ? u + (q < per_replica ? q : 2 * per_replica - 1 - q) : (int)((long long)r * n_units / n_ranks);
+          zigzag ? r / pp * per_replica + zigzag_unit(r % pp, per_replica) : (int)((long long)r * n_units / n_ranks);
       out->count[r] = 1;
     }
     return 0;
