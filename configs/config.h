@@ -83,6 +83,7 @@ struct nd_config {
     int64_t workers; /* 0: all cores, capped by StarPU */
     char scheduler[ND_NAME_MAX];
     int deterministic;
+    int chain_tasks; /* a layer's forward or input gradient on a CPU worker: one StarPU task (tasks/chain.h) */
     enum nd_placement placement;
     enum nd_priority_order priorities;
     char topology[ND_PATH_MAX]; /* hwloc XML, empty: this machine */

@@ -113,6 +113,7 @@ const struct nd__key nd__keys[] = {
     INT(runtime, workers, 0, 4096, "0"),
     STR(runtime, scheduler, 1, schedulers, "ndws"),
     BOOL(runtime, deterministic, "true"),
+    BOOL(runtime, chain_tasks, "true"),
     ENUM(runtime, placement, placements, "affinity"),
     ENUM(runtime, priorities, priority_orders, "pipeline"),
     STR(runtime, topology, 0, NULL, ""),

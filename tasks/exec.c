@@ -12,6 +12,7 @@
 #include "tasks/codelets.h"
 #include "tasks/collective.h"
 #include "tasks/forward.h"
+#include "tasks/chain.h"
 #include "tasks/mpi.h"
 
 #define ND_ALIGN      64
@@ -29,6 +30,8 @@ typedef struct bound_graph {
   int *run_on;          /* [g->n_tasks] several processes: the process that runs the task */
   nd__coll_task **coll; /* [g->n_tasks] all-reduces run per participant (NCCL), else NULL; or NULL */
   nd__forward forward;  /* outputs sent ahead to the devices that read them (tasks/forward.h) */
+  int32_t *chain_len;   /* [g->n_tasks] tasks run as chains (tasks/chain.h), or NULL */
+  nd__chain *chain;     /* [g->n_tasks] the chain each leading task submits */
 } bound_graph;
 
 struct nd_exec {
@@ -241,6 +244,8 @@ int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err) {
   bg->coll = NULL;
   bg->run_on = NULL;
   bg->forward = (nd__forward){0};
+  bg->chain_len = NULL;
+  bg->chain = NULL;
   int which = ex->n_graphs++;
   if (ex->procs > 1 && mark_visits(ex)) return nd__fail(err, ND_ENOMEM, "executor: out of memory");
   return which;
@@ -304,6 +309,36 @@ int nd_exec_set_homes(nd_exec *ex, int which, const int *home) {
   for (unsigned w = 0; w < starpu_worker_get_count() && w < STARPU_NMAXWORKERS; w++)
     node_of[w] = starpu_worker_get_memory_node(w);
   return nd__forward_build(&bg->forward, bg->g, home, node_of, bg->tensor, ex->handles);
+}
+
+static void free_chains(bound_graph *bg) {
+  if (bg->chain)
+    for (int32_t i = 0; i < bg->g->n_tasks; i++)
+      if (bg->chain_len[i] > 1) nd__chain_free(&bg->chain[i]);
+  free(bg->chain);
+  free(bg->chain_len);
+  bg->chain = NULL;
+  bg->chain_len = NULL;
+}
+
+int nd_exec_set_chains(nd_exec *ex, int which, const int32_t *len) {
+  bound_graph *bg = &ex->graphs[which];
+  free_chains(bg);
+  if (!len || ex->procs > 1) return 0;
+  size_t n = (size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1);
+  bg->chain_len = malloc(n * sizeof *bg->chain_len);
+  bg->chain = calloc(n, sizeof *bg->chain);
+  int rc = bg->chain_len && bg->chain ? 0 : ND_ENOMEM;
+  if (!rc) memcpy(bg->chain_len, len, (size_t)bg->g->n_tasks * sizeof *len);
+  int32_t i = 0;
+  for (; i < bg->g->n_tasks && !rc; i++)
+    if (len[i] > 1) rc = nd__chain_build(&bg->chain[i], bg->g, i, len[i], bg->tensor, ex->handles, bg->ctx);
+  if (rc) {
+    /* only the chains built so far hold memory */
+    for (int32_t k = i; k < bg->g->n_tasks && bg->chain_len; k++) bg->chain_len[k] = 1;
+    free_chains(bg);
+  }
+  return rc;
 }
 
 int32_t nd_exec_forwarded(const nd_exec *ex, int which, int32_t task) {
@@ -379,27 +414,55 @@ static enum starpu_data_access_mode starpu_mode(uint8_t mode) {
   return mode == ND_ACCESS_R ? STARPU_R : mode == ND_ACCESS_W ? STARPU_W : STARPU_RW;
 }
 
+static enum starpu_data_access_mode *modes_of(struct starpu_task *task) {
+  return task->dyn_modes ? task->dyn_modes : task->modes;
+}
+
+/* A task of codelet cl with n buffers, to be filled in. */
+static struct starpu_task *new_task(struct starpu_codelet *cl, int n) {
+  struct starpu_task *task = starpu_task_create();
+  if (!task) return NULL;
+  task->cl = cl;
+  task->nbuffers = n;
+  if (n > STARPU_NMAXBUFS) {
+    /* StarPU frees the dynamic arrays with the task */
+    task->dyn_handles = malloc((size_t)n * sizeof *task->dyn_handles);
+    task->dyn_modes = malloc((size_t)n * sizeof *task->dyn_modes);
+    if (!task->dyn_handles || !task->dyn_modes) {
+      starpu_task_destroy(task);
+      return NULL;
+    }
+  }
+  return task;
+}
+
 static int submit_local(nd_exec *ex, const bound_graph *bg, int32_t i) {
   if (bg->coll && bg->coll[i]) return submit_collective(ex, bg, i);
   const nd_task *t = &bg->g->tasks[i];
   const nd_access *acc = nd_task_access(bg->g, t);
-  struct starpu_task *task = starpu_task_create();
-  task->cl = nd__codelet(t->kind);
-  task->nbuffers = t->n_access;
+  struct starpu_task *task = new_task(nd__codelet(t->kind), t->n_access);
+  if (!task) return ND_ENOMEM;
   fill(task, &(fill_arg){ex, bg, i});
-  starpu_data_handle_t *handles = task->handles;
-  enum starpu_data_access_mode *modes = task->modes;
-  if (t->n_access > STARPU_NMAXBUFS) {
-    /* StarPU frees the dynamic arrays with the task */
-    task->dyn_handles = malloc((size_t)t->n_access * sizeof *task->dyn_handles);
-    task->dyn_modes = malloc((size_t)t->n_access * sizeof *task->dyn_modes);
-    handles = task->dyn_handles;
-    modes = task->dyn_modes;
-  }
+  starpu_data_handle_t *handles = STARPU_TASK_GET_HANDLES(task);
+  enum starpu_data_access_mode *modes = modes_of(task);
   for (int a = 0; a < t->n_access; a++) {
     handles[a] = ex->handles[bg->tensor[acc[a].tensor]];
     modes[a] = starpu_mode(acc[a].mode);
   }
+  return starpu_task_submit(task);
+}
+
+/* A chain (tasks/chain.h): its first task's hints, the members' buffers once each. */
+static int submit_chain(nd_exec *ex, const bound_graph *bg, int32_t i) {
+  nd__chain *chain = &bg->chain[i];
+  struct starpu_task *task = new_task(nd__chain_codelet(), chain->n_buf);
+  if (!task) return ND_ENOMEM;
+  fill(task, &(fill_arg){ex, bg, i});
+  task->cl_arg = chain;
+  task->callback_func = nd__chain_done;
+  task->callback_arg = chain;
+  memcpy(STARPU_TASK_GET_HANDLES(task), chain->handle, (size_t)chain->n_buf * sizeof *chain->handle);
+  memcpy(modes_of(task), chain->mode, (size_t)chain->n_buf * sizeof *chain->mode);
   return starpu_task_submit(task);
 }
 
@@ -423,7 +486,9 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
   ex->step = *step;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     if (ex->procs > 1 && !bg->visit[i]) continue;
-    int rc = ex->procs > 1 ? submit_mpi(ex, bg, i) : submit_local(ex, bg, i);
+    int32_t len = bg->chain_len ? bg->chain_len[i] : 1;
+    if (len == 0) continue; /* run by its chain */
+    int rc = ex->procs > 1 ? submit_mpi(ex, bg, i) : len > 1 ? submit_chain(ex, bg, i) : submit_local(ex, bg, i);
     if (rc) {
       nd_mpi_wait();
       return nd__fail(err, ND_ERUNTIME, "StarPU refused task %d (%s): error %d", i, nd_task_kind_name(g->tasks[i].kind),
@@ -491,6 +556,7 @@ void nd_exec_free(nd_exec *ex) {
     free(ex->graphs[i].coll);
     free(ex->graphs[i].run_on);
     nd__forward_free(&ex->graphs[i].forward);
+    free_chains(&ex->graphs[i]);
   }
   if (ex->blocks)
     for (int b = 0; b < ex->n_blocks; b++) free(ex->blocks[b]);

@@ -76,6 +76,9 @@ int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_
  * preference), for ndgraph's own policies, which read it from
  * task->sched_data as (void *)(home + 1). StarPU's policies must not get it. */
 int nd_exec_set_homes(nd_exec *ex, int which, const int *home);
+/* Tasks of graph `which` run in chains (tasks/chain.h): len as
+ * nd__chain_plan makes it; NULL: every task alone. One process only. */
+int nd_exec_set_chains(nd_exec *ex, int which, const int32_t *len);
 /* How many outputs task `task` of graph `which` sends ahead when it ends, to
  * the memory node of their next reader's home (tasks/forward.h; set with the
  * homes, on one process). */

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "kernels/backend.h"
 #include "scheduler/policies.h"
+#include "tasks/chain.h"
 #include "tasks/mpi.h"
 
 int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind) {
@@ -103,6 +104,22 @@ int nd_sched_mixed_ranks(const nd_graph *g) {
   return mixed;
 }
 
+/* Chains of tasks as one StarPU task each (tasks/chain.h), where every task
+ * runs on CPU workers (a chain has no device implementation): on a node
+ * without devices, or in the steps that try the CPU workers alone. A fixed
+ * order's positions then count each chain once. */
+static int set_chains(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, int cpu_only, nd_hints *h) {
+  int devices = nd_runtime_opencl_devices() > 0 || nd_runtime_cuda_devices() > 0;
+  if (!cfg->runtime.chain_tasks || nd_exec_procs(ex, NULL) > 1 || (devices && !cpu_only))
+    return nd_exec_set_chains(ex, which, NULL);
+  int32_t *len = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *len);
+  int rc =
+      len ? nd__chain_plan(g, h->home, nd_sched_is_fixed(cfg->runtime.scheduler) ? h->priority : NULL, len) : ND_ENOMEM;
+  if (!rc) rc = nd_exec_set_chains(ex, which, len);
+  free(len);
+  return rc;
+}
+
 int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
                    nd_error *err) {
   return nd_sched_apply_on(ex, which, g, cfg, measured, 0, err);
@@ -135,7 +152,8 @@ int nd_sched_apply_on(nd_exec *ex, int which, const nd_graph *g, const nd_config
     nd_hints_free(&h);
     return rc;
   }
-  rc = nd_exec_set_hints(ex, which, h.priority, h.workers, h.mask_words);
+  rc = set_chains(ex, which, g, cfg, cpu_only, &h);
+  if (!rc) rc = nd_exec_set_hints(ex, which, h.priority, h.workers, h.mask_words);
   /* StarPU's policies may use sched_data themselves: homes only for ours */
   if (!rc && nd_sched_policy(cfg->runtime.scheduler)) rc = nd_exec_set_homes(ex, which, h.home);
   nd_hints_free(&h);

@@ -16,6 +16,11 @@ check_PROGRAMS += tests/test_sched_parity
 TESTS += tests/test_sched_parity
 tests_test_sched_parity_SOURCES = tests/test_sched_parity.c tests/runtime/harness.h tests/tap.h
 tests_test_sched_parity_LDADD = $(ND_TEST_LIBS)
+# chains of tasks submitted as one StarPU task (tasks/chain.h)
+check_PROGRAMS += tests/test_chain
+TESTS += tests/test_chain
+tests_test_chain_SOURCES = tests/test_chain.c tests/runtime/harness.h tests/tap.h
+tests_test_chain_LDADD = $(ND_TEST_LIBS)
 check_PROGRAMS += tests/test_fixed_order
 TESTS += tests/test_fixed_order
 tests_test_fixed_order_SOURCES = tests/test_fixed_order.c tests/runtime/harness.h tests/tap.h

@@ -2,7 +2,9 @@
  * layouts x every runtime.scheduler x strict/affinity/free give
  * bit-identical losses to each other (reductions run in the graph's order,
  * whatever the scheduler does) and match the single-rank reference within
- * 1e-4. Two steps of the tiny model keep it short. */
+ * 1e-4; so do a dynamic and a fixed policy with every task submitted alone
+ * (runtime.chain_tasks: false, tasks/chain.h). Two steps of the tiny model
+ * keep it short. */
 #include <math.h>
 
 #include "tests/runtime/harness.h"
@@ -14,13 +16,24 @@ static const char *const policies[] = {"ndws", "gpipe", "1f1b", "1f1b-split", "z
                                        "prio", "ws",    "lws",  "dmda",       "dmdas", NULL};
 static const char *const placements[] = {"strict", "affinity", "free", NULL};
 
-static int train(const char *layout[4], const char *policy, const char *placement, double *loss) {
+static int train_chained(const char *layout[4], const char *policy, const char *placement, int chains, double *loss) {
   char sched[64], place[64];
   snprintf(sched, sizeof sched, "runtime.scheduler=%s", policy);
   snprintf(place, sizeof place, "runtime.placement=%s", placement);
-  const char *over[] = {layout[0], layout[1], layout[2], layout[3], sched, place, "parallelism.activation_slots=2",
+  const char *over[] = {layout[0],
+                        layout[1],
+                        layout[2],
+                        layout[3],
+                        sched,
+                        place,
+                        "parallelism.activation_slots=2",
+                        chains ? "runtime.chain_tasks=true" : "runtime.chain_tasks=false",
                         NULL};
   return run_losses(over, STEPS, loss);
+}
+
+static int train(const char *layout[4], const char *policy, const char *placement, double *loss) {
+  return train_chained(layout, policy, placement, 1, loss);
 }
 
 int main(void) {
@@ -55,6 +68,13 @@ int main(void) {
            "%s %s %s, %s %s: losses bit-identical across policies (%.9f %.9f), within 1e-4 of the reference",
            layouts[l][1] + 12, layouts[l][2] + 12, layouts[l][0] + 12, policies[p], placements[m], loss[0], loss[1]);
       }
+    static const char *const alone[] = {"ndws", "1f1b"};
+    for (int p = 0; p < 2 && have_first; p++) {
+      double loss[STEPS];
+      ok(train_chained(layouts[l], alone[p], "strict", 0, loss) == 0 && memcmp(first, loss, sizeof first) == 0,
+         "%s %s %s, %s strict, every task alone: the same losses bit for bit", layouts[l][1] + 12, layouts[l][2] + 12,
+         layouts[l][0] + 12, alone[p]);
+    }
   }
   return done_testing();
 }

@@ -179,6 +179,16 @@ ok $? "svg written by run: well-formed XML, one box per traced task ($tasks)"
 "$ND" trace svg "$TMP/run.json" -o "$TMP/again.svg" && [ "$(svg_boxes "$TMP/again.svg")" = "$tasks" ]
 ok $? "trace svg of the run's file: one box per task"
 [ -n "$planned" ] && [ "$planned" = "$tasks" ]; ok $? "the trace holds every task the plan lists ($planned)"
+# chains (tasks/chain.h) report their tasks one by one: in the order they ran, none overlapping another on its worker
+python3 - "$TMP/run.json" <<'PY'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"]
+for w in {e["tid"] for e in ev}:
+    mine = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev if e["tid"] == w)
+    assert all(a[1] <= b[0] + 0.01 for a, b in zip(mine, mine[1:])), w
+assert all(e["dur"] >= 0 for e in ev)
+PY
+ok $? "a worker's traced tasks never overlap"
 
 # four stages on two workers, strict: they share the workers in V order
 "$ND" run --set model.n_layer=4 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16 \

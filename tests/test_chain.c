@@ -1,0 +1,135 @@
+/* Chains (tasks/chain.h): which tasks run as one StarPU task. Every task is
+ * in exactly one chain; a chain's tasks follow each other in the graph's
+ * order and are of one rank, micro-batch, layer and phase (F or B), none a
+ * collective; two neighbours that could join are in one chain; on the
+ * benchmark's layout the chains cut the StarPU tasks by more than half. With
+ * a fixed order, a chain's tasks are consecutive in their worker's sequence,
+ * and the renumbered sequences count each chain once, in the same order; the
+ * textbook orders keep each chain whole, so they get the chains `ndws` gets. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/priority.h"
+#include "tasks/chain.h"
+#include "tests/runtime/harness.h"
+#include "tests/tap.h"
+
+static int joinable(const nd_task *a, const nd_task *b) {
+  return a->group == ND_GROUP_NONE && b->group == ND_GROUP_NONE && (a->phase == ND_PHASE_F || a->phase == ND_PHASE_B) &&
+         a->phase == b->phase && a->micro_batch == b->micro_batch && a->layer == b->layer && a->rank.dp == b->rank.dp &&
+         a->rank.pp == b->rank.pp && a->rank.tp == b->rank.tp;
+}
+
+/* The chains of len are well formed and maximal; returns how many StarPU tasks they make. */
+static int32_t check_chains(const nd_graph *g, const int32_t *len, const char *what) {
+  int covered = 1, same = 1, maximal = 1;
+  int32_t submitted = 0, longest = 0;
+  for (int32_t i = 0; i < g->n_tasks;) {
+    if (len[i] < 1 || i + len[i] > g->n_tasks) {
+      covered = 0;
+      break;
+    }
+    for (int32_t k = i + 1; k < i + len[i]; k++) {
+      covered &= len[k] == 0;
+      same &= joinable(&g->tasks[i], &g->tasks[k]);
+    }
+    int32_t next = i + len[i];
+    /* position-free chains end only where the next task cannot join */
+    if (next < g->n_tasks) maximal &= !joinable(&g->tasks[i], &g->tasks[next]);
+    if (len[i] > longest) longest = len[i];
+    submitted++;
+    i = next;
+  }
+  ok(covered, "%s: every task in exactly one chain", what);
+  ok(same, "%s: a chain's tasks are of one rank, micro-batch, layer and phase (F or B), no collective", what);
+  ok(maximal, "%s: neighbours that can join are in one chain", what);
+  diag("%s: %d tasks as %d StarPU tasks, the longest chain %d", what, g->n_tasks, submitted, longest);
+  return submitted;
+}
+
+static nd_graph *build(const char *const *ov) {
+  nd_config *cfg = tiny_config(ov);
+  nd_graph *g = NULL;
+  nd_error err = {0};
+  if (cfg && nd_graph_build(&g, cfg, 0, &err)) diag("graph: %s", err.msg), g = NULL;
+  nd_config_free(cfg);
+  return g;
+}
+
+/* Under a fixed order (home = stage), chains follow it and the renumbered positions count each once. */
+static void check_fixed(const nd_graph *g, enum nd_fixed_schedule kind, const char *name) {
+  nd_edges e = {0};
+  size_t n = (size_t)g->n_tasks;
+  int32_t *order = malloc(n * sizeof *order), *len = malloc(n * sizeof *len);
+  int *home = malloc(n * sizeof *home), *pos = malloc(n * sizeof *pos), *before = malloc(n * sizeof *before);
+  int next[ND_MAX_STAGES] = {0};
+  if (!ok(order && len && home && pos && before && nd_graph_edges(g, &e) == 0 &&
+              nd_fixed_order(g, &e, kind, order) == 0,
+          "%s: order computed", name))
+    goto done;
+  for (int32_t k = 0; k < g->n_tasks; k++) {
+    int32_t i = order[k];
+    home[i] = g->tasks[i].rank.pp;
+    pos[i] = -next[home[i]]++;
+  }
+  memcpy(before, pos, n * sizeof *pos);
+  if (!ok(nd__chain_plan(g, home, pos, len) == 0, "%s: chains planned", name)) goto done;
+  int consecutive = 1, dense = 1, kept_order = 1;
+  for (int32_t i = 0; i < g->n_tasks; i++)
+    for (int32_t k = i + 1; len[i] > 1 && k < i + len[i]; k++)
+      consecutive &= home[k] == home[i] && before[k] == before[i] - (k - i);
+  ok(consecutive, "%s: a chain's tasks follow each other in their worker's sequence", name);
+  /* per worker, the positions of chains and lone tasks are 0, 1, 2, ... in the old order */
+  for (int w = 0; w < g->pp; w++) {
+    int32_t count = 0;
+    for (int32_t i = 0; i < g->n_tasks; i++) count += home[i] == w && len[i] > 0;
+    char *seen = calloc((size_t)count + 1, 1);
+    for (int32_t i = 0; seen && i < g->n_tasks; i++) {
+      if (home[i] != w || len[i] == 0) continue;
+      int p = -pos[i];
+      if (p < 0 || p >= count || seen[p])
+        dense = 0;
+      else
+        seen[p] = 1;
+      for (int32_t j = 0; j < g->n_tasks; j++)
+        if (home[j] == w && len[j] > 0 && (before[j] > before[i]) != (pos[j] > pos[i]) && j != i) kept_order = 0;
+    }
+    free(seen);
+  }
+  ok(dense && kept_order, "%s: each worker's sequence counts a chain once, in the same order", name);
+  check_chains(g, len, name);
+done:
+  nd_edges_free(&e);
+  free(order), free(len), free(home), free(pos), free(before);
+}
+
+int main(void) {
+  /* the benchmark's layout (bench/schedule), on the tiny model's width */
+  const char *bench[] = {"parallelism.pipeline_parallel_size=2",
+                         "parallelism.micro_batches=8",
+                         "parallelism.activation_slots=2",
+                         "model.n_layer=4",
+                         "train.micro_batch_size=4",
+                         NULL};
+  nd_graph *g = build(bench);
+  if (ok(g != NULL, "benchmark layout builds")) {
+    int32_t *len = malloc((size_t)g->n_tasks * sizeof *len);
+    ok(len && nd__chain_plan(g, NULL, NULL, len) == 0, "chains planned");
+    int32_t submitted = len ? check_chains(g, len, "pp=2, m=8") : g->n_tasks;
+    ok(submitted * 2 < g->n_tasks, "pp=2, m=8: fewer than half as many StarPU tasks (%d of %d)", submitted, g->n_tasks);
+    free(len);
+    check_fixed(g, ND_FIXED_1F1B, "1f1b");
+    check_fixed(g, ND_FIXED_ZBH1, "zbh1");
+  }
+  nd_graph_free(g);
+  /* tensor parallelism: the chains stop at every all-reduce */
+  const char *tp[] = {"parallelism.tensor_parallel_size=2", "parallelism.micro_batches=2", NULL};
+  g = build(tp);
+  if (ok(g != NULL, "tp=2 layout builds")) {
+    int32_t *len = malloc((size_t)g->n_tasks * sizeof *len);
+    if (ok(len && nd__chain_plan(g, NULL, NULL, len) == 0, "tp=2: chains planned")) check_chains(g, len, "tp=2");
+    free(len);
+  }
+  nd_graph_free(g);
+  return done_testing();
+}
