@@ -44,9 +44,8 @@ static int renumber(const nd_graph *g, const int *home, int *position, const int
 int nd__chain_plan(const nd_graph *g, const int *home, int *position, int32_t *len) {
   int32_t lead = 0;
   for (int32_t i = 0; i < g->n_tasks; i++) {
-    const nd_task *t = &g->tasks[i];
-    int next_in_seq = !position || (home[i] == home[i - (i > 0)] && position[i] == position[i - (i > 0)] - 1);
-    if (i > 0 && joins(&g->tasks[lead], t) && next_in_seq) {
+    int next_in_seq = i > 0 && (!position || (home[i] == home[i - 1] && position[i] == position[i - 1] - 1));
+    if (next_in_seq && joins(&g->tasks[lead], &g->tasks[i])) {
       len[lead]++;
       len[i] = 0;
     } else {
@@ -59,7 +58,7 @@ int nd__chain_plan(const nd_graph *g, const int *home, int *position, int32_t *l
 
 int nd__chain_build(nd__chain *chain, const nd_graph *g, int32_t first, int32_t n, const int32_t *tensor,
                     const starpu_data_handle_t *handles, const nd__task_ctx *ctx) {
-  int accesses = 0;
+  int accesses = 1; /* never a 0-byte allocation */
   for (int32_t k = 0; k < n; k++) accesses += g->tasks[first + k].n_access;
   *chain = (nd__chain){first, n, 0, NULL, NULL, NULL, NULL, NULL, ctx + first};
   chain->handle = malloc((size_t)accesses * sizeof *chain->handle);
