@@ -312,7 +312,7 @@ int nd_exec_set_homes(nd_exec *ex, int which, const int *home) {
 }
 
 static void free_chains(bound_graph *bg) {
-  if (bg->chain)
+  if (bg->chain && bg->chain_len)
     for (int32_t i = 0; i < bg->g->n_tasks; i++)
       if (bg->chain_len[i] > 1) nd__chain_free(&bg->chain[i]);
   free(bg->chain);
