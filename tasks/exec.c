@@ -330,14 +330,10 @@ int nd_exec_set_chains(nd_exec *ex, int which, const int32_t *len) {
   bg->chain = calloc(n, sizeof *bg->chain);
   int rc = bg->chain_len && bg->chain ? 0 : ND_ENOMEM;
   if (!rc) memcpy(bg->chain_len, len, (size_t)bg->g->n_tasks * sizeof *len);
-  int32_t i = 0;
-  for (; i < bg->g->n_tasks && !rc; i++)
+  for (int32_t i = 0; i < bg->g->n_tasks && !rc; i++)
     if (len[i] > 1) rc = nd__chain_build(&bg->chain[i], bg->g, i, len[i], bg->tensor, ex->handles, bg->ctx);
-  if (rc) {
-    /* only the chains built so far hold memory */
-    for (int32_t k = i; k < bg->g->n_tasks && bg->chain_len; k++) bg->chain_len[k] = 1;
-    free_chains(bg);
-  }
+  /* the chains not built are zeroed (calloc): freeing them frees nothing */
+  if (rc) free_chains(bg);
   return rc;
 }
 
@@ -459,8 +455,11 @@ static int submit_chain(nd_exec *ex, const bound_graph *bg, int32_t i) {
   if (!task) return ND_ENOMEM;
   fill(task, &(fill_arg){ex, bg, i});
   task->cl_arg = chain;
-  task->callback_func = nd__chain_done;
-  task->callback_arg = chain;
+  /* a callback only where someone is told: the observer, or a member's forwarding */
+  int report = ex->observer.task_done != NULL;
+  for (int32_t k = 0; k < chain->n; k++) report |= nd__forward_count(&bg->forward, i + k) > 0;
+  task->callback_func = report ? nd__chain_done : NULL;
+  task->callback_arg = report ? chain : NULL;
   memcpy(STARPU_TASK_GET_HANDLES(task), chain->handle, (size_t)chain->n_buf * sizeof *chain->handle);
   memcpy(modes_of(task), chain->mode, (size_t)chain->n_buf * sizeof *chain->mode);
   return starpu_task_submit(task);
