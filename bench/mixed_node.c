@@ -3,7 +3,9 @@
  * configuration (what a user gets without tuning: ndws, the default
  * placement, equal stages), fixed and dynamic schedules with each stage held
  * to its device (strict), stage_layers auto, StarPU's dmdas with free
- * placement, and the CPU worker alone (the fastest device here). The rows run
+ * placement, the CPU worker alone (the fastest device here), and the
+ * default again, last in each round: how far two runs of one configuration
+ * fall apart on this machine, the noise every other row is read against. The rows run
  * in turn, ROUNDS times (interleaved, so that a noisy machine slows them
  * alike); a row is the median of its runs, each run the median of its steps
  * after the trainer settles (the calibration step, and where ranks land on
@@ -35,7 +37,8 @@ static const struct {
             {"equal stages, ndws", "ndws", "[]", "strict", 1, "steal"},
             {"auto stages, ndws", "ndws", "auto", "strict", 1, "steal"},
             {"equal stages, dmdas", "dmdas", "[]", "free", 1, "steal"},
-            {"CPU worker alone", "ndws", "[]", "", 0, "steal"}};
+            {"CPU worker alone", "ndws", "[]", "", 0, "steal"},
+            {"default, again", "ndws", "[]", "", 1, "steal"}};
 enum { N_ROWS = sizeof rows / sizeof rows[0], ROW_STRICT_NDWS = 5, ROW_CPU = 8 };
 
 static int run(int i, int small, int slots, int steps, nd_bench_row *out) {

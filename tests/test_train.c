@@ -1,11 +1,15 @@
 /* Determinism and resumption: the same configuration and seed give the same
- * bits run after run and under every scheduling policy, and a run stopped and
- * resumed from its checkpoint continues with exactly the losses of a straight run. */
+ * bits run after run and under every scheduling policy, a run stopped and
+ * resumed from its checkpoint continues with exactly the losses of a straight
+ * run, a trainer restarted after some steps (what stage_layers: auto does
+ * when it keeps the even split) trains as a fresh one, and stage_layers: auto
+ * on a node of one kind keeps equal stages' bits. */
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "tests/runtime/harness.h"
 #include "tests/tap.h"
+#include "train/trainer_internal.h"
 
 #define STEPS 5
 
@@ -64,7 +68,26 @@ int main(void) {
   if (!rc) rc = train_losses(tr, 5, resumed + 5);
   ok(!rc && same_bits(straight, resumed, 10), "10 straight steps and 5 + resume + 5 give bit-identical losses");
   nd_trainer_close(tr);
+  tr = NULL;
+
+  /* restart: 3 steps, back to step 0, then 5 steps as a fresh trainer's */
+  double restarted[STEPS + 3];
+  rc = nd_trainer_open(&tr, cfg, &err);
+  if (!rc) rc = train_losses(tr, 3, restarted);
+  if (!rc) rc = nd__trainer_restart(tr, &err);
+  ok(!rc && nd_trainer_steps_done(tr) == 0 && nd__trainer_settling(tr), "restarted at step 0, calibrating again %s",
+     err.msg);
+  if (!rc) rc = train_losses(tr, STEPS, restarted + 3);
+  ok(!rc && same_bits(straight, restarted + 3, STEPS),
+     "after 3 steps and a restart, %d steps give a fresh run's bits (%.9f ... %.9f)", STEPS, restarted[3],
+     restarted[STEPS + 2]);
+  nd_trainer_close(tr);
   nd_config_free(cfg);
+
+  /* stage_layers auto where every stage lands on CPU workers: nothing to measure, equal stages' bits */
+  ok(losses_of("parallelism.stage_layers=auto", STEPS, c) == 0 && losses_of("runtime.scheduler=ndws", STEPS, b) == 0 &&
+         same_bits(b, c, STEPS),
+     "stage_layers auto on CPU workers alone gives equal stages' bits");
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd)) diag("could not remove %s", dir);

@@ -144,6 +144,7 @@ static void scatter(nd_trainer *tr, const char *hf_name, enum nd_gather what, co
   }
 }
 
+/* Step 0's state: the parameters initialized, Adam's moments zero. */
 static int initialize(nd_trainer *tr) {
   for (int k = 0; k < tr->n_hf; k++) {
     const nd_ckpt_tensor *t = &tr->ckpt[k];
@@ -151,23 +152,38 @@ static int initialize(nd_trainer *tr) {
     if (!full) return ND_ENOMEM;
     nd_init_tensor(full, t->name, t->numel, (int)tr->cfg.model.n_layer, tr->cfg.train.seed);
     scatter(tr, t->name, ND_GATHER_PARAM, full);
+    memset(full, 0, (size_t)t->numel * sizeof *full);
+    scatter(tr, t->name, ND_GATHER_ADAM_M, full);
+    scatter(tr, t->name, ND_GATHER_ADAM_V, full);
     free(full);
   }
   return 0;
 }
 
+/* Hints for both graphs: all workers, or the CPU workers alone. */
+static int apply_hints(nd_trainer *tr, const double *measured, int cpu_only, nd_error *err) {
+  int rc = nd_sched_apply_on(tr->exec, 0, tr->step_graph, &tr->cfg, measured, cpu_only, err);
+  return rc ? rc : nd_sched_apply_on(tr->exec, tr->eval_index, tr->eval_graph, &tr->cfg, NULL, cpu_only, err);
+}
+
 /* The graphs on StarPU: tensors registered, hints applied, parameters initialized. */
 static int bind(nd_trainer *tr, nd_error *err) {
-  const nd_config *c = &tr->cfg;
   int rc;
   if ((rc = nd_exec_create(&tr->exec, tr->step_graph, err))) return rc;
   nd_exec_set_kernels(tr->exec, tr->kernels);
   if ((rc = nd_exec_add_graph(tr->exec, tr->eval_graph, err)) < 0) return rc;
   tr->eval_index = rc;
-  if ((rc = nd_sched_apply(tr->exec, 0, tr->step_graph, c, NULL, err)) ||
-      (rc = nd_sched_apply(tr->exec, tr->eval_index, tr->eval_graph, c, NULL, err)))
-    return rc;
+  if ((rc = apply_hints(tr, NULL, 0, err))) return rc;
   if (collect_names(tr) || initialize(tr)) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
+  return 0;
+}
+
+int nd__trainer_restart(nd_trainer *tr, nd_error *err) {
+  int rc = apply_hints(tr, NULL, 0, err);
+  if (rc) return rc;
+  if (initialize(tr)) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
+  tr->steps_done = 0;
+  tr->calibrated = tr->trial = 0; /* the calibration and the placement trial run again, as after bind */
   return 0;
 }
 
@@ -212,24 +228,33 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   tr->runtime_started = 1;
   if ((rc = nd_sched_check_memory(tr->step_graph, c, err))) goto fail;
   if ((rc = bind(tr, err))) goto fail;
-  /* stage_layers: auto measures the devices on the even split, then rebuilds */
+  /* stage_layers: auto measures the devices on the even split; a new split
+   * rebuilds, the even one kept starts again on the same executor, so that
+   * it runs exactly what equal stages run */
   if (c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1) {
     tr->balancing = 1;
     rc = nd__balance_stages(tr, &tr->balance, err);
     tr->balancing = 0;
     if (rc) goto fail;
+    int kept = 1;
+    for (int s = 0; s < tr->balance.stages; s++) kept &= tr->balance.split[s] == tr->step_graph->stage_layers[s];
     memcpy(tr->cfg.parallelism.stage_layers, tr->balance.split, sizeof tr->balance.split);
     tr->cfg.parallelism.n_stage_layers = c->parallelism.pipeline_parallel_size;
-    nd_exec_free(tr->exec);
-    tr->exec = NULL;
-    nd_graph_free(tr->step_graph);
-    nd_graph_free(tr->eval_graph);
-    tr->step_graph = tr->eval_graph = NULL;
-    free(tr->ckpt);
-    tr->ckpt = NULL, tr->n_hf = 0;
-    tr->steps_done = 0;
-    tr->calibrated = tr->trial = 0; /* the new graph calibrates its own priorities */
-    if ((rc = build_graphs(tr, err)) || (rc = bind(tr, err))) goto fail;
+    if (kept) {
+      rc = tr->steps_done ? nd__trainer_restart(tr, err) : 0;
+    } else {
+      nd_exec_free(tr->exec);
+      tr->exec = NULL;
+      nd_graph_free(tr->step_graph);
+      nd_graph_free(tr->eval_graph);
+      tr->step_graph = tr->eval_graph = NULL;
+      free(tr->ckpt);
+      tr->ckpt = NULL, tr->n_hf = 0;
+      tr->steps_done = 0;
+      tr->calibrated = tr->trial = 0; /* the new graph calibrates its own priorities */
+      if (!(rc = build_graphs(tr, err))) rc = bind(tr, err);
+    }
+    if (rc) goto fail;
   }
   *out = tr;
   return 0;
@@ -283,12 +308,6 @@ static double total_loss(nd_trainer *tr, const nd_graph *g) {
 static void record_duration(void *user, int graph, int32_t task, double start_us, double end_us, int worker) {
   (void)worker;
   if (graph == 0) ((double *)user)[task] = (end_us - start_us) * 1e-6;
-}
-
-/* Hints for both graphs: all workers, or the CPU workers alone. */
-static int apply_hints(nd_trainer *tr, const double *measured, int cpu_only, nd_error *err) {
-  int rc = nd_sched_apply_on(tr->exec, 0, tr->step_graph, &tr->cfg, measured, cpu_only, err);
-  return rc ? rc : nd_sched_apply_on(tr->exec, tr->eval_index, tr->eval_graph, &tr->cfg, NULL, cpu_only, err);
 }
 
 /* When ranks land on CPU workers and devices, a slower device can make the

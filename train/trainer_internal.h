@@ -28,6 +28,11 @@ nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr);
  * workers alone)? Benchmarks measure the steps after. */
 int nd__trainer_settling(const nd_trainer *tr);
 
+/* Back to step 0 on the same graphs, as just opened: the parameters
+ * initialized, Adam's moments zero, the default hints, and the calibration
+ * and placement trial to run again. */
+int nd__trainer_restart(nd_trainer *tr, nd_error *err);
+
 /* How parallelism.stage_layers: auto split the layers (stages 0: not chosen). */
 typedef struct nd_balance {
   int stages;
@@ -53,7 +58,8 @@ int nd__trainer_tries_cpu_alone(const nd_config *cfg, const nd_graph *g);
  * alone, which the trainer will try next, are faster than that stage (then
  * the split stays even). Returns the split and
  * what it was chosen from; the caller reports it. The steps change the
- * parameters: the caller rebuilds the trainer. */
+ * parameters: the caller rebuilds the trainer, or restarts it on the even
+ * split kept. */
 int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err);
 
 #endif
