@@ -4,12 +4,13 @@
  * placement, equal stages), fixed and dynamic schedules with each stage held
  * to its device (strict), stage_layers auto, StarPU's dmdas with free
  * placement, the CPU worker alone (the fastest device here), and the
- * default again, last in each round: how far two runs of one configuration
- * fall apart on this machine, the noise every other row is read against. The rows run
- * in turn, ROUNDS times (interleaved, so that a noisy machine slows them
- * alike); a row is the median of its runs, each run the median of its steps
- * after the trainer settles (the calibration step, and where ranks land on
- * both the CPU worker and the device, the four steps of its placement trial).
+ * default again: how far two runs of one configuration fall apart on this
+ * machine, the noise every other row is read against. The rows run in turn,
+ * ROUNDS times (interleaved, so that a noisy machine slows them alike; round
+ * k starts at row k, so that no row always runs first); a row is the median
+ * of its runs, each run the median of its steps after the trainer settles
+ * (the calibration step, and where ranks land on both the CPU worker and the
+ * device, the four steps of its placement trial).
  * The ideal adds both devices' throughputs: 1 / (1 / T_cpu + 1 / T_device),
  * T_device estimated as T_cpu times the device's time per layer over the
  * CPU's, both measured in the strict equal-stages ndws run.
@@ -91,9 +92,12 @@ int main(int argc, char **argv) {
   }
   int small = argc > 3 && strcmp(argv[3], "small") == 0;
   nd_bench_row runs[N_ROWS][MAX_ROUNDS], r[N_ROWS];
+  /* round k starts at row k: no row is always the first or the last of a round */
   for (int k = 0; k < rounds; k++)
-    for (int i = 0; i < N_ROWS; i++)
+    for (int j = 0; j < N_ROWS; j++) {
+      int i = (j + k) % N_ROWS;
       if (run(i, small, slots, steps, &runs[i][k])) return 1;
+    }
   nd_bench_paired pr[N_ROWS];
   for (int i = 1; i < N_ROWS; i++) pr[i] = nd_bench_pair(runs[0], runs[i], rounds); /* before the medians */
   for (int i = 0; i < N_ROWS; i++) r[i] = nd_bench_median(runs[i], rounds);
@@ -104,7 +108,8 @@ int main(int argc, char **argv) {
          dev_layer = (1 - s->bubble[1 - cpu]) / s->stage_layers[1];
   double t_cpu = r[ROW_CPU].step_ms, t_dev = t_cpu * dev_layer / cpu_layer, ideal = 1 / (1 / t_cpu + 1 / t_dev);
   printf("\n1 CPU worker + 1 OpenCL device, pp=2, %s, %d slots; each row: median of %d runs interleaved with the\n"
-         "other rows, each run the median of %d steps after the calibration step and, without strict placement, the\n"
+         "other rows (round k starting at row k), each run the median of %d steps after the calibration step and, "
+         "without strict placement, the\n"
          "four steps that choose between the device and the CPU alone; ideal = 1 / (1 / T_cpu + 1 / T_device)\n"
          "= %.1f ms (T_cpu %.1f ms measured, T_device %.1f ms = T_cpu x %.2f, the device's time per layer over the "
          "CPU's)\n\n",
