@@ -2,7 +2,8 @@
  * kernels. pipeline_parallel_size 2, strict placement, one worker per stage,
  * the model of issue 13 (n_embd 256, 4 layers, seq_len 128, 4 sequences per
  * micro-batch). For each (slots, m) the policies run in turn, ROUNDS times
- * (interleaved, so that a noisy machine slows them alike); each run gives its
+ * (interleaved, so that a noisy machine slows them alike; round r starts at
+ * policy r, so that none always runs first); each run gives its
  * median step, and a row is the median of its runs. Beside the step time:
  * the ratios to 1f1b and zbh1, and ndws's step over the row's (below 0.97:
  * the row is more than 3% faster than ndws); the lower bound from the task durations of
@@ -149,7 +150,8 @@ int main(int argc, char **argv) {
     if ((m_n[i] = nd_bench_count(me, "M", m_l[i], 1, 1024)) < 0) return 2;
   printf("pp=2, strict placement (unless a row says @PLACEMENT; #4: 4 stages, two a worker in V order), 2 workers, "
          "n_embd 256, 4 layers, seq_len 128, 4 sequences per micro-batch;\n"
-         "each row: median of %d runs interleaved with the other policies, each run the median of %d steps after\n"
+         "each row: median of %d runs interleaved with the other policies (round r starting at policy r), each run\n"
+         "the median of %d steps after "
          "one calibration step; bound: the start of the last stage + its work + the path after it, from that\n"
          "step's measured tasks (no order of these tasks on these workers is faster); a row @PLACEMENT other than\n"
          "strict: max(critical path, work / 2); ready all: the part of bubble all during which the task a worker\n"
@@ -172,12 +174,15 @@ int main(int argc, char **argv) {
     for (int mi = 0; mi < n_m; mi++) {
       int slots = slot_n[si], m = m_n[mi];
       nd_bench_row runs[MAX_LIST][MAX_ROUNDS], med[MAX_LIST];
+      /* round r starts at policy r: no policy always runs first */
       for (int r = 0; r < rounds; r++)
-        for (int p = 0; p < n_pol; p++)
+        for (int j = 0; j < n_pol; j++) {
+          int p = (j + r) % n_pol;
           if (run(pols[p], m, slots, steps, &runs[p][r])) {
             free(pr);
             return 1;
           }
+        }
       /* before the medians, which reorder each row's runs */
       for (int p = 0; ndws_at >= 0 && rounds > 1 && p < n_pol; p++)
         if (p != ndws_at) {
