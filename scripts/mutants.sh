@@ -35,6 +35,7 @@ mutants=(
   "config-heads-tp~configs/validate.c~s/if (head % tp)/if (0)/~n_head not divisible by tensor_parallel_size accepted"
   "placement-blocks~scheduler/placement.c~s/zigzag = tp == 1 \&\& per_replica > 0;/zigzag = 0;/~stages that share units share them in blocks, not in V order"
   "chain-across-layers~tasks/chain.c~s/a->micro_batch == b->micro_batch \&\& a->layer == b->layer \&\&/a->micro_batch == b->micro_batch \&\&/~a chain runs on into the next layer's tasks"
+  "auto-no-restart~train/trainer.c~s/rc = tr->steps_done ? nd__trainer_restart(tr, err) : 0;/rc = 0;/~stage_layers auto keeps the even split without restarting from step 0"
 )
 
 if [ "${1:-}" = --list ]; then
