@@ -144,17 +144,21 @@ static void scatter(nd_trainer *tr, const char *hf_name, enum nd_gather what, co
   }
 }
 
-/* Step 0's state: the parameters initialized, Adam's moments zero. */
-static int initialize(nd_trainer *tr) {
+/* Step 0's state: the parameters initialized, Adam's moments zero. The
+ * executor allocates every tensor zeroed, so the moments need zeroing only
+ * after steps have run (zero_moments). */
+static int initialize(nd_trainer *tr, int zero_moments) {
   for (int k = 0; k < tr->n_hf; k++) {
     const nd_ckpt_tensor *t = &tr->ckpt[k];
     float *full = malloc((size_t)t->numel * sizeof *full);
     if (!full) return ND_ENOMEM;
     nd_init_tensor(full, t->name, t->numel, (int)tr->cfg.model.n_layer, tr->cfg.train.seed);
     scatter(tr, t->name, ND_GATHER_PARAM, full);
-    memset(full, 0, (size_t)t->numel * sizeof *full);
-    scatter(tr, t->name, ND_GATHER_ADAM_M, full);
-    scatter(tr, t->name, ND_GATHER_ADAM_V, full);
+    if (zero_moments) {
+      memset(full, 0, (size_t)t->numel * sizeof *full);
+      scatter(tr, t->name, ND_GATHER_ADAM_M, full);
+      scatter(tr, t->name, ND_GATHER_ADAM_V, full);
+    }
     free(full);
   }
   return 0;
@@ -174,14 +178,14 @@ static int bind(nd_trainer *tr, nd_error *err) {
   if ((rc = nd_exec_add_graph(tr->exec, tr->eval_graph, err)) < 0) return rc;
   tr->eval_index = rc;
   if ((rc = apply_hints(tr, NULL, 0, err))) return rc;
-  if (collect_names(tr) || initialize(tr)) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
+  if (collect_names(tr) || initialize(tr, 0)) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   return 0;
 }
 
 int nd__trainer_restart(nd_trainer *tr, nd_error *err) {
   int rc = apply_hints(tr, NULL, 0, err);
   if (rc) return rc;
-  if (initialize(tr)) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
+  if (initialize(tr, 1)) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   tr->steps_done = 0;
   tr->calibrated = tr->trial = 0; /* the calibration and the placement trial run again, as after bind */
   return 0;
