@@ -62,6 +62,15 @@ static void print_paired(const paired *pr, int n) {
   }
 }
 
+/* a / b to three decimals, or "-" where the run has no row b to compare with */
+static const char *ratio(char out[16], double a, double b) {
+  if (a > 0 && b > 0)
+    snprintf(out, 16, "%.3f", a / b);
+  else
+    snprintf(out, 16, "-");
+  return out;
+}
+
 static int split(char *s, char **out) {
   int n = 0;
   for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ","))
@@ -199,12 +208,13 @@ int main(int argc, char **argv) {
         const nd_bench_row *r = &med[p];
         /* the worker bound holds only where every order runs each task on the same worker */
         double bound = strcmp(spec_of(pols[p]).placement, "strict") ? r->bound_ms : r->worker_bound_ms;
-        printf(
-            "| %5d | %2d | %-18s | %7.1f | %6.3f | %6.3f | %6.3f | %8.1f | %12.3f | %10.3f | %9.3f | %9.3f | %10.3f | "
-            "%9.3f | %11.3f |\n",
-            slots, m, pols[p], r->step_ms, ref_1f1b > 0 ? r->step_ms / ref_1f1b : 0,
-            ref_zbh1 > 0 ? r->step_ms / ref_zbh1 : 0, ref_ndws / r->step_ms, bound, ref_1f1b > 0 ? bound / ref_1f1b : 0,
-            bound / r->step_ms, r->bubble[0], r->bubble[1], r->bubble_all, r->ready_all, 1.0 / (m + 1.0));
+        char by_1f1b[16], by_zbh1[16], ndws_by[16], bound_by_1f1b[16];
+        printf("| %5d | %2d | %-18s | %7.1f | %6s | %6s | %6s | %8.1f | %12s | %10.3f | %9.3f | %9.3f | %10.3f | "
+               "%9.3f | %11.3f |\n",
+               slots, m, pols[p], r->step_ms, ratio(by_1f1b, r->step_ms, ref_1f1b),
+               ratio(by_zbh1, r->step_ms, ref_zbh1), ratio(ndws_by, ref_ndws, r->step_ms), bound,
+               ratio(bound_by_1f1b, bound, ref_1f1b), bound / r->step_ms, r->bubble[0], r->bubble[1], r->bubble_all,
+               r->ready_all, 1.0 / (m + 1.0));
       }
       fflush(stdout);
     }
