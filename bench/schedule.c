@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "bench/run.h"
+#include "ndgraph/ndgraph.h"
 
 #define MAX_LIST   16
 #define MAX_ROUNDS 25
@@ -106,33 +107,50 @@ static row_spec spec_of(const char *name) {
   return r;
 }
 
-static int run(const char *policy, int m, int slots, int steps, nd_bench_row *out) {
-  char a[6][80];
+/* A row's configuration: its --set assignments, then the benchmark's model; kv ends with NULL. */
+typedef struct row_config {
+  char set[6][80];
+  const char *kv[16];
+} row_config;
+
+static void configure(row_config *c, const char *policy, int m, int slots) {
   /* "ndws:critical-path@affinity#4" selects the priority order, the placement and the stages too */
   row_spec r = spec_of(policy);
-  snprintf(a[0], sizeof a[0], "runtime.scheduler=%s", r.policy);
-  snprintf(a[1], sizeof a[1], "runtime.priorities=%s", r.priorities);
-  snprintf(a[2], sizeof a[2], "parallelism.micro_batches=%d", m);
-  snprintf(a[3], sizeof a[3], "parallelism.activation_slots=%d", slots < m ? slots : m);
-  snprintf(a[4], sizeof a[4], "runtime.placement=%s", r.placement);
-  snprintf(a[5], sizeof a[5], "parallelism.pipeline_parallel_size=%s", r.stages);
-  const char *kv[] = {a[0],
-                      a[1],
-                      a[2],
-                      a[3],
-                      a[4],
-                      a[5],
-                      "model.n_layer=4",
-                      "model.n_embd=256",
-                      "model.n_head=4",
-                      "model.seq_len=128",
-                      "train.micro_batch_size=4",
-                      "runtime.workers=2",
-                      "train.eval_every=0",
-                      "train.save_dir=",
-                      "train.steps=100",
-                      NULL};
-  if (nd_bench_run(kv, steps, out)) {
+  snprintf(c->set[0], sizeof c->set[0], "runtime.scheduler=%s", r.policy);
+  snprintf(c->set[1], sizeof c->set[1], "runtime.priorities=%s", r.priorities);
+  snprintf(c->set[2], sizeof c->set[2], "parallelism.micro_batches=%d", m);
+  snprintf(c->set[3], sizeof c->set[3], "parallelism.activation_slots=%d", slots < m ? slots : m);
+  snprintf(c->set[4], sizeof c->set[4], "runtime.placement=%s", r.placement);
+  snprintf(c->set[5], sizeof c->set[5], "parallelism.pipeline_parallel_size=%s", r.stages);
+  static const char *const model[] = {"model.n_layer=4",    "model.n_embd=256",         "model.n_head=4",
+                                      "model.seq_len=128",  "train.micro_batch_size=4", "runtime.workers=2",
+                                      "train.eval_every=0", "train.save_dir=",          "train.steps=100"};
+  int n = 0;
+  for (int i = 0; i < 6; i++) c->kv[n++] = c->set[i];
+  for (size_t i = 0; i < sizeof model / sizeof *model; i++) c->kv[n++] = model[i];
+  c->kv[n] = NULL;
+}
+
+/* Every row's name must be a valid configuration before the first run, so
+ * that a typo stops the benchmark at once, not after an hour of rows. */
+static int check_row(const char *me, const char *policy, int m, int slots) {
+  row_config c;
+  nd_config *cfg;
+  nd_error err = {0};
+  configure(&c, policy, m, slots);
+  if (nd_config_new(&cfg)) return -1;
+  int rc = 0;
+  for (const char *const *p = c.kv; *p && !rc; p++) rc = nd_config_set_assignment(cfg, *p, &err);
+  if (!rc) rc = nd_config_validate(cfg, &err);
+  if (rc) fprintf(stderr, "%s: row '%s': %s\n", me, policy, err.msg);
+  nd_config_free(cfg);
+  return rc;
+}
+
+static int run(const char *policy, int m, int slots, int steps, nd_bench_row *out) {
+  row_config c;
+  configure(&c, policy, m, slots);
+  if (nd_bench_run(c.kv, steps, out)) {
     fprintf(stderr, "bench/schedule: %s, m %d, slots %d failed\n", policy, m, slots);
     return -1;
   }
@@ -157,6 +175,10 @@ int main(int argc, char **argv) {
     if ((slot_n[i] = nd_bench_count(me, "SLOTS", slot_l[i], 1, 64)) < 0) return 2;
   for (int i = 0; i < n_m; i++)
     if ((m_n[i] = nd_bench_count(me, "M", m_l[i], 1, 1024)) < 0) return 2;
+  for (int p = 0; p < n_pol; p++)
+    for (int i = 0; i < n_slots; i++)
+      for (int j = 0; j < n_m; j++)
+        if (check_row(me, pols[p], m_n[j], slot_n[i])) return 2;
   printf("pp=2, strict placement (unless a row says @PLACEMENT; #4: 4 stages, two a worker in V order), 2 workers, "
          "n_embd 256, 4 layers, seq_len 128, 4 sequences per micro-batch;\n"
          "each row: median of %d runs interleaved with the other policies (round r starting at policy r), each run\n"
