@@ -75,14 +75,14 @@ int nd__key_wrong(const struct nd__key *k, const char *got, char *why, size_t n)
 int nd__key_set_scalar(nd_config *cfg, const struct nd__key *k, const char *s, size_t n, char *why, size_t wn);
 void nd__key_clear(nd_config *cfg, const struct nd__key *k);
 /* Lists: the keyword ("auto") given instead of a list. */
-int nd__key_set_keyword(nd_config *cfg, const struct nd__key *k, const char *s, size_t len);
+int nd__key_set_keyword(nd_config *cfg, const struct nd__key *k, const char *s, size_t n);
 int nd__key_add_item(nd_config *cfg, const struct nd__key *k, const char *s, size_t n, char *why, size_t wn);
 /* Mappings: checks the KIND before its value is read, then stores the pair. */
 int nd__key_check_kind(const nd_config *cfg, const struct nd__key *k, const char *s, size_t n, char *why, size_t wn);
 int nd__key_add_pair(nd_config *cfg, const struct nd__key *k, const char *kind, size_t klen, const char *name,
-                     size_t nlen, char *why, size_t n);
+                     size_t nlen, char *why, size_t wn);
 /* The key's own range, on a config that may have been written directly. */
-int nd__key_check(const nd_config *cfg, const struct nd__key *k, char *why, size_t n);
+int nd__key_check(const nd_config *cfg, const struct nd__key *k, char *why, size_t wn);
 
 /* Appends the value as text: as_yaml quotes strings (dump); otherwise plain
  * strings come out raw, as --set takes them (get). */
