@@ -128,6 +128,12 @@ static void measure(const nd_graph *g, const nd_edges *e, const obs *o, int work
   r->stage_layers[1] = g->pp > 1 ? g->stage_layers[1] : 0;
 }
 
+int nd_bench_config(nd_config *cfg, const char *const *kv, nd_error *err) {
+  int rc = 0;
+  for (const char *const *p = kv; *p && !rc; p++) rc = nd_config_set_assignment(cfg, *p, err);
+  return rc;
+}
+
 int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
   nd_config *cfg;
   nd_error err = {0};
@@ -140,8 +146,7 @@ int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
   nd_edges e = {0};
   if (steps < 1 || steps > MAX_STEPS) steps = 3;
   if (nd_config_new(&cfg)) return -1;
-  int rc = 0;
-  for (const char *const *p = kv; *p && !rc; p++) rc = nd_config_set_assignment(cfg, *p, &err);
+  int rc = nd_bench_config(cfg, kv, &err);
   if (rc || (rc = nd_trainer_open(&tr, cfg, &err))) goto done;
   const nd_graph *g = nd__trainer_graph(tr);
   size_t n = (size_t)g->n_tasks;

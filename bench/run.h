@@ -5,6 +5,8 @@
 #ifndef ND_BENCH_RUN_H
 #define ND_BENCH_RUN_H
 
+#include "ndgraph/ndgraph.h"
+
 #define ND_BENCH_MAX_WORKERS 4
 
 typedef struct nd_bench_row {
@@ -22,6 +24,10 @@ typedef struct nd_bench_row {
   double ready[ND_BENCH_MAX_WORKERS], ready_all;
   int stage_layers[2];
 } nd_bench_row;
+
+/* Sets the assignments kv (NULL-terminated, "section.key=value") on cfg in
+ * order; 0, or the first one's error in err. */
+int nd_bench_config(nd_config *cfg, const char *const *kv, nd_error *err);
 
 /* Opens a trainer on the assignments kv (NULL-terminated), runs one warm-up
  * step and `steps` measured ones; *out gets the median step's row. 0 or an

@@ -36,7 +36,6 @@
 #include <string.h>
 
 #include "bench/run.h"
-#include "ndgraph/ndgraph.h"
 
 #define MAX_LIST   16
 #define MAX_ROUNDS 25
@@ -139,8 +138,7 @@ static int check_row(const char *me, const char *policy, int m, int slots) {
   nd_error err = {0};
   configure(&c, policy, m, slots);
   if (nd_config_new(&cfg)) return -1;
-  int rc = 0;
-  for (const char *const *p = c.kv; *p && !rc; p++) rc = nd_config_set_assignment(cfg, *p, &err);
+  int rc = nd_bench_config(cfg, c.kv, &err);
   if (!rc) rc = nd_config_validate(cfg, &err);
   if (rc) fprintf(stderr, "%s: row '%s': %s\n", me, policy, err.msg);
   nd_config_free(cfg);
