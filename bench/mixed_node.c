@@ -81,6 +81,7 @@ static int run(int i, int small, int slots, int steps, nd_bench_row *out) {
 }
 
 int main(int argc, char **argv) {
+  nd_blas_select_kernels(argv);
   const char *me = "bench/mixed-node";
   int steps = argc > 1 ? nd_bench_count(me, "STEPS", argv[1], 1, 1000) : 3;
   int slots = argc > 2 ? nd_bench_count(me, "SLOTS", argv[2], 1, 64) : 2;

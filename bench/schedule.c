@@ -156,6 +156,7 @@ static int run(const char *policy, int m, int slots, int steps, nd_bench_row *ou
 }
 
 int main(int argc, char **argv) {
+  nd_blas_select_kernels(argv);
   const char *me = "bench/schedule";
   int steps = argc > 1 ? nd_bench_count(me, "STEPS", argv[1], 1, 1000) : 3;
   int rounds = argc > 5 ? nd_bench_count(me, "ROUNDS", argv[5], 1, MAX_ROUNDS) : 3;

@@ -40,6 +40,7 @@ static int asks_help(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  nd_blas_select_kernels(argv);
   /* `ndgraph run --help` as well as `ndgraph --help`: no file or value is named -h */
   if (argc < 2 || asks_help(argc, argv)) {
     usage(argc < 2 ? stderr : stdout);
@@ -60,8 +61,9 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     nd_build_info b;
     nd_build_describe(&b);
-    printf("ndgraph %s\nStarPU %s\nCUDA %s, OpenCL %s, MPI %s, max CPU workers %d\n", NDGRAPH_VERSION, b.starpu_version,
-           b.cuda ? "yes" : "no", b.opencl ? "yes" : "no", b.mpi ? "yes" : "no", b.max_cpus);
+    printf("ndgraph %s\nStarPU %s\nCUDA %s, OpenCL %s, MPI %s, max CPU workers %d\nOpenBLAS kernels %s\n",
+           NDGRAPH_VERSION, b.starpu_version, b.cuda ? "yes" : "no", b.opencl ? "yes" : "no", b.mpi ? "yes" : "no",
+           b.max_cpus, nd_blas_core());
     return 0;
   }
   fprintf(stderr, "ndgraph: unknown command '%s'\n", cmd);

@@ -103,11 +103,11 @@ static void print_header(const nd_config *cfg, const nd_trainer *tr) {
   nd_trainer_devices(tr, &workers, &devices);
   int llama = strcmp(text(cfg, "model.arch", arch, sizeof arch), "llama") == 0;
   printf("ndgraph: %s %lld layers, %lld heads, n_embd %lld, seq_len %lld, vocab %lld | data %lld x tensor %lld x "
-         "pipeline %lld, %lld micro-batches of %lld | %d CPU workers, %d OpenCL devices, scheduler %s\n",
+         "pipeline %lld, %lld micro-batches of %lld | %d CPU workers (OpenBLAS %s), %d OpenCL devices, scheduler %s\n",
          llama ? "Llama" : "GPT-2", num(cfg, "model.n_layer"), num(cfg, "model.n_head"), num(cfg, "model.n_embd"),
          num(cfg, "model.seq_len"), num(cfg, "model.vocab_size"), num(cfg, "parallelism.data_parallel_size"),
          num(cfg, "parallelism.tensor_parallel_size"), num(cfg, "parallelism.pipeline_parallel_size"),
-         num(cfg, "parallelism.micro_batches"), num(cfg, "train.micro_batch_size"), workers, devices,
+         num(cfg, "parallelism.micro_batches"), num(cfg, "train.micro_batch_size"), workers, nd_blas_core(), devices,
          text(cfg, "runtime.scheduler", sched, sizeof sched));
   char gpu[256];
   for (int g = 0; nd_trainer_gpu(tr, g, gpu, sizeof gpu) == 0; g++) printf("GPU %s\n", gpu);

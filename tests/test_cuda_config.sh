@@ -34,7 +34,7 @@ if [ "${max:-0}" -lt 8 ]; then
   ok 0 "# SKIP runtime.workers=8 (this StarPU starts at most ${max:-?} CPU workers: build ours, scripts/build-starpu.sh)"
 else
   STARPU_WORKERS_NOBIND=1 "$ndgraph" run "${tiny[@]}" --set runtime.workers=8 >"$tmp/out" 2>"$tmp/err"
-  grep -q "| 8 CPU workers," "$tmp/out"
+  grep -qE "\| 8 CPU workers[ ,]" "$tmp/out"
   ok $? "runtime.workers=8 starts 8 CPU workers: $(head -1 "$tmp/out" | sed 's/.*| //') $(head -c 200 "$tmp/err")"
 fi
 

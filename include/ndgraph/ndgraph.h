@@ -50,6 +50,19 @@ typedef struct nd_build_info {
 } nd_build_info;
 ND_EXPORT void nd_build_describe(nd_build_info *out);
 
+/* The kernel set OpenBLAS runs the CPU GEMMs on ("SkylakeX", "Haswell",
+ * "Prescott": its generic SSE3 one), as OpenBLAS names it. */
+ND_EXPORT const char *nd_blas_core(void);
+
+/* Call first in main(), before any thread starts: OpenBLAS picks its kernels
+ * by CPU model when it is loaded, and a model it does not know gets its
+ * generic ones, several times slower. When that happened on a CPU with AVX2
+ * and FMA, re-executes the program (/proc/self/exe, the same argv and pid)
+ * with OPENBLAS_CORETYPE naming the best set the CPU runs. Returns when there
+ * is nothing to do (OPENBLAS_CORETYPE already set, a known CPU) or the
+ * re-execution failed. */
+ND_EXPORT void nd_blas_select_kernels(char **argv);
+
 /* Where a failure's one-line explanation is left. */
 #define ND_ERROR_MAX 1024
 typedef struct nd_error {
