@@ -10,7 +10,7 @@
  * k starts at row k, so that no row always runs first); a row is the median
  * of its runs, each run the median of its steps after the trainer settles
  * (the calibration step, and where ranks land on both the CPU worker and the
- * device, the four steps of its placement trial).
+ * device, the five steps of its placement trial).
  * The ideal adds both devices' throughputs: 1 / (1 / T_cpu + 1 / T_device),
  * T_device estimated as T_cpu times the device's time per layer over the
  * CPU's, both measured in the strict equal-stages ndws run.
@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
   printf("\n1 CPU worker + 1 OpenCL device, pp=2, %s, %d slots; each row: median of %d runs interleaved with the\n"
          "other rows (round k starting at row k), each run the median of %d steps after the calibration step and, "
          "without strict placement, the\n"
-         "four steps that choose between the device and the CPU alone; ideal = 1 / (1 / T_cpu + 1 / T_device)\n"
+         "five steps that choose between the device and the CPU alone; ideal = 1 / (1 / T_cpu + 1 / T_device)\n"
          "= %.1f ms (T_cpu %.1f ms measured, T_device %.1f ms = T_cpu x %.2f, the device's time per layer over the "
          "CPU's)\n\n",
          small ? "4 layers, n_embd 128, 4 micro-batches of 4 x 64 tokens"

@@ -38,7 +38,8 @@ struct nd_trainer {
    * 0 decided */
   int trial;
   int balancing;         /* stage_layers: auto is measuring, under its own hints */
-  double trial_ms;       /* the second step with all workers */
+  double trial_ms;       /* the faster step with all workers */
+  double trial_cpu_ms;   /* the faster compared step on the CPU workers alone */
   double *trial_seconds; /* the calibration's durations, kept for the chosen placement */
   int64_t steps_done;
   int64_t model_flops;   /* of one step */
@@ -315,30 +316,33 @@ static void record_duration(void *user, int graph, int32_t task, double start_us
 }
 
 /* When ranks land on CPU workers and devices, a slower device can make the
- * step slower than the CPU workers alone (docs/opencl.md): the four steps
- * after the calibration run twice with all workers, then twice with the CPU
- * workers alone, and the devices stay only if the second step with all
- * workers beat the second with the CPU workers (ties to the CPU workers).
- * Only second steps are compared: the first after a switch starts with the
- * data where the other placement left it (a step with all workers right
- * after one on the CPU finds the device's data on the host, and ndws's
- * transfer-aware steals keep it there: it measured 140-150 ms where the
- * steady state took 320-340). Not under strict placement, which holds each
- * rank to its devices. Only placement changes, so the losses do not. */
-#define ND_TRIAL_STEPS 4
+ * step slower than the CPU workers alone (docs/opencl.md): the five steps
+ * after the calibration run twice with all workers, then three times with
+ * the CPU workers alone, and the devices stay only if the faster of their
+ * two steps beat the faster of the last two on the CPU workers (ties to the
+ * CPU workers). The first step on the CPU workers is not compared: it
+ * starts with the data where the devices left it. The faster of two, not
+ * one step each: this machine's noise only ever adds time, and one step
+ * slowed by it (a CPU step of 316 ms where they took 200-205, 2026-12-02)
+ * kept a device that made every later step 30% slower. Not under strict
+ * placement, which holds each rank to its devices. Only placement changes,
+ * so the losses do not. */
+enum { ND_TRIAL_ALL = 2, ND_TRIAL_STEPS = ND_TRIAL_ALL + 3 };
 static int trial_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
   double t0 = now_ms();
   int rc = nd_exec_run(tr->exec, 0, s, err);
   double ms = now_ms() - t0;
   if (rc) return rc;
   int step = tr->trial++;
-  if (step == ND_TRIAL_STEPS / 2) {
-    tr->trial_ms = ms;
-    return apply_hints(tr, tr->trial_seconds, 1, err);
+  if (step <= ND_TRIAL_ALL) {
+    tr->trial_ms = step == 1 ? ms : fmin(ms, tr->trial_ms);
+    return step == ND_TRIAL_ALL ? apply_hints(tr, tr->trial_seconds, 1, err) : 0;
   }
+  if (step == ND_TRIAL_ALL + 1) return 0; /* the switch */
+  tr->trial_cpu_ms = step == ND_TRIAL_ALL + 2 ? ms : fmin(ms, tr->trial_cpu_ms);
   if (step < ND_TRIAL_STEPS) return 0;
   tr->trial = 0;
-  return tr->trial_ms < ms ? apply_hints(tr, tr->trial_seconds, 0, err) : 0;
+  return tr->trial_ms < tr->trial_cpu_ms ? apply_hints(tr, tr->trial_seconds, 0, err) : 0;
 }
 
 /* The first step that nobody else observes measures every task; priorities

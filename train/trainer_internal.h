@@ -24,7 +24,7 @@ struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr);
 nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr);
 
 /* Is the trainer still choosing its placement (the calibration step, then
- * on a mixed node the four steps that time the devices against the CPU
+ * on a mixed node the five steps that time the devices against the CPU
  * workers alone)? Benchmarks measure the steps after. */
 int nd__trainer_settling(const nd_trainer *tr);
 
