@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/openblas_core.h"
 #include "scheduler/policies.h"
 #include "tasks/collective.h"
 #include "tasks/exec.h"
@@ -114,6 +115,13 @@ static int start(const nd_config *cfg, nd_error *err) {
   conf.sched_policy = own;
   /* one BLAS thread per StarPU worker: the workers are the parallelism */
   openblas_set_num_threads(1);
+  static int blas_noted; /* once a process: a program that did not call nd_blas_select_kernels */
+  const char *better = nd__blas_better_core();
+  if (better && !blas_noted++)
+    fprintf(stderr,
+            "ndgraph: note: OpenBLAS runs its generic %s kernels on this CPU, which runs its %s ones, several times "
+            "faster: set OPENBLAS_CORETYPE=%s, or call nd_blas_select_kernels(argv) first in main()\n",
+            nd_blas_core(), better, better);
   int rc = nd_mpi_starpu_init(&conf);
   if (rc != 0) return nd__fail(err, ND_ERUNTIME, "StarPU failed to start (starpu_init returned %d)", rc);
   int found = nd_runtime_opencl_devices();

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/cpu/openblas_core.h"
 #include "ndgraph/ndgraph.h"
 
 /* the kernel sets of OpenBLAS 0.3.21 that use AVX2 and FMA or better */
@@ -36,13 +37,17 @@ static const char *best_core(void) {
 
 const char *nd_blas_core(void) { return openblas_get_corename(); }
 
-void nd_blas_select_kernels(char **argv) {
+const char *nd__blas_better_core(void) {
   /* the user's choice, or this process already is the re-executed one */
-  if (getenv("OPENBLAS_CORETYPE")) return;
+  if (getenv("OPENBLAS_CORETYPE")) return NULL;
   const char *core = nd_blas_core();
   const char *best = best_core();
-  if (!core || !best || uses_avx2(core)) return;
-  if (setenv("OPENBLAS_CORETYPE", best, 1) != 0) return;
+  return core && best && !uses_avx2(core) ? best : NULL;
+}
+
+void nd_blas_select_kernels(char **argv) {
+  const char *best = nd__blas_better_core();
+  if (!best || setenv("OPENBLAS_CORETYPE", best, 1) != 0) return;
   execv("/proc/self/exe", argv);
   unsetenv("OPENBLAS_CORETYPE"); /* no /proc: go on with the generic kernels */
 }
