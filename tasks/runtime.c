@@ -119,7 +119,7 @@ static int start(const nd_config *cfg, nd_error *err) {
   const char *better = nd__blas_better_core();
   if (better && !blas_noted++)
     fprintf(stderr,
-            "ndgraph: note: OpenBLAS runs its generic %s kernels on this CPU, which runs its %s ones, several times "
+            "ndgraph: note: OpenBLAS runs its generic %s kernels on this CPU, which can run its %s ones, several times "
             "faster: set OPENBLAS_CORETYPE=%s, or call nd_blas_select_kernels(argv) first in main()\n",
             nd_blas_core(), better, better);
   int rc = nd_mpi_starpu_init(&conf);
