@@ -24,4 +24,16 @@ env -u OPENBLAS_CORETYPE "$ndgraph" run --set model.n_layer=1 --set model.n_embd
   >"$tmp/out" 2>"$tmp/err"
 grep -q "CPU workers (OpenBLAS $(env -u OPENBLAS_CORETYPE "$ndgraph" --version | sed -n 's/^OpenBLAS kernels //p'))" "$tmp/out"
 ok $? "the run's header names the kernel set: $(head -1 "$tmp/out" | sed 's/.*| \([0-9]* CPU workers[^,]*\).*/\1/') $(head -c 200 "$tmp/err")"
+# started through the dynamic loader (`ld.so ndgraph ...`), /proc/self/exe
+# is the loader, which would take the next argument for the program
+ld=/lib64/ld-linux-x86-64.so.2
+bin="${ND_BUILDDIR:-.}/.libs/ndgraph"
+if [ -x "$ld" ] && [ -x "$bin" ]; then
+  env -u OPENBLAS_CORETYPE LD_LIBRARY_PATH="${ND_BUILDDIR:-.}/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$ld" "$bin" --version >"$tmp/ld" 2>&1
+  grep -q "^OpenBLAS kernels " "$tmp/ld"
+  ok $? "ld.so ndgraph --version runs without re-executing the loader: $(tail -1 "$tmp/ld")"
+else
+  ok 0 "# SKIP no $ld or no $bin"
+fi
 done_testing

@@ -59,8 +59,9 @@ ND_EXPORT const char *nd_blas_core(void);
  * generic ones, several times slower. When that happened on a CPU with AVX2
  * and FMA, re-executes the program (/proc/self/exe, the same argv and pid)
  * with OPENBLAS_CORETYPE naming the best set the CPU runs. Returns when there
- * is nothing to do (OPENBLAS_CORETYPE already set, a known CPU) or the
- * re-execution failed. */
+ * is nothing to do (OPENBLAS_CORETYPE already set, a known CPU), when the
+ * program was started through the dynamic loader (`ld.so PROGRAM`), or when
+ * the re-execution failed. */
 ND_EXPORT void nd_blas_select_kernels(char **argv);
 
 /* Where a failure's one-line explanation is left. */

@@ -11,6 +11,7 @@
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "kernels/cpu/openblas_core.h"
@@ -46,6 +47,9 @@ const char *nd__blas_better_core(void) {
 }
 
 void nd_blas_select_kernels(char **argv) {
+  /* started as `ld.so PROGRAM ...`, /proc/self/exe is the loader, which would
+   * take argv[1] for the program: no interpreter was loaded then (AT_BASE 0) */
+  if (getauxval(AT_BASE) == 0) return;
   const char *best = nd__blas_better_core();
   if (!best || setenv("OPENBLAS_CORETYPE", best, 1) != 0) return;
   execv("/proc/self/exe", argv);
