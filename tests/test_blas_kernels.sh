@@ -5,12 +5,12 @@
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 
 fast="Haswell|Zen|SkylakeX|Cooperlake|SapphireRapids"
-core=$(env -u OPENBLAS_CORETYPE "$ndgraph" --version | sed -n 's/^OpenBLAS kernels //p')
+chosen=$(env -u OPENBLAS_CORETYPE "$ndgraph" --version | sed -n 's/^OpenBLAS kernels //p')
 if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
-  [[ "$core" =~ ^($fast)$ ]]
-  ok $? "a CPU with AVX2 and FMA runs an AVX2 kernel set: $core"
+  [[ "$chosen" =~ ^($fast)$ ]]
+  ok $? "a CPU with AVX2 and FMA runs an AVX2 kernel set: $chosen"
 else
-  ok 0 "# SKIP this CPU has no AVX2 and FMA (OpenBLAS kernels $core)"
+  ok 0 "# SKIP this CPU has no AVX2 and FMA (OpenBLAS kernels $chosen)"
 fi
 
 core=$(OPENBLAS_CORETYPE=Prescott "$ndgraph" --version | sed -n 's/^OpenBLAS kernels //p')
@@ -22,8 +22,9 @@ env -u OPENBLAS_CORETYPE "$ndgraph" run --set model.n_layer=1 --set model.n_embd
   --set model.seq_len=16 --set train.micro_batch_size=2 --set parallelism.micro_batches=2 \
   --set parallelism.pipeline_parallel_size=1 --set train.steps=1 --set train.eval_every=0 --set train.save_dir= \
   >"$tmp/out" 2>"$tmp/err"
-grep -q "CPU workers (OpenBLAS $(env -u OPENBLAS_CORETYPE "$ndgraph" --version | sed -n 's/^OpenBLAS kernels //p'))" "$tmp/out"
+grep -q "CPU workers (OpenBLAS $chosen)" "$tmp/out"
 ok $? "the run's header names the kernel set: $(head -1 "$tmp/out" | sed 's/.*| \([0-9]* CPU workers[^,]*\).*/\1/') $(head -c 200 "$tmp/err")"
+
 # started through the dynamic loader (`ld.so ndgraph ...`), /proc/self/exe
 # is the loader, which would take the next argument for the program
 ld=/lib64/ld-linux-x86-64.so.2

@@ -6,8 +6,8 @@
  * of family 6 model 207 measured 20 GFLOP/s for a 512^3 sgemm on one core,
  * 105 with OPENBLAS_CORETYPE=SkylakeX, and a training step of the
  * mixed-node benchmark's model on one CPU worker 5.6 s against 1.48 s
- * (2026-12-02, README *Dependencies*). The choice is made once, before main(), so
- * a better one needs a new process image: nd_blas_select_kernels. */
+ * (2026-12-02, README *Dependencies*). The choice is made once, before
+ * main(), so a better one needs a new process image: nd_blas_select_kernels. */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
