@@ -4,8 +4,12 @@
 #include <errno.h>
 #include <math.h>
 #include <starpu.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "graph/bound.h"
 #include "graph/ir.h"
@@ -134,7 +138,7 @@ int nd_bench_config(nd_config *cfg, const char *const *kv, nd_error *err) {
   return rc;
 }
 
-int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
+static int run_here(const char *const *kv, int steps, nd_bench_row *out) {
   nd_config *cfg;
   nd_error err = {0};
   nd_trainer *tr = NULL;
@@ -178,6 +182,50 @@ done:
   nd_trainer_close(tr);
   nd_config_free(cfg);
   return rc;
+}
+
+/* Each run in a process of its own: runs that shared one process kept what
+ * the process keeps between StarPU starts (the allocator's state, the
+ * OpenCL platform and PoCL's, StarPU's device list), and a row's neighbours
+ * were part of its measurement (docs/opencl.md, *The current tables*). */
+int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
+  int fd[2];
+  if (pipe(fd)) {
+    fprintf(stderr, "bench: pipe: %s\n", strerror(errno));
+    return -1;
+  }
+  fflush(NULL); /* nothing buffered twice */
+  pid_t pid = fork();
+  if (pid < 0) {
+    fprintf(stderr, "bench: fork: %s\n", strerror(errno));
+    close(fd[0]), close(fd[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    nd_bench_row row;
+    int rc = run_here(kv, steps, &row);
+    if (!rc && write(fd[1], &row, sizeof row) != (ssize_t)sizeof row) rc = -1;
+    fflush(NULL);
+    _exit(rc ? 1 : 0);
+  }
+  close(fd[1]);
+  nd_bench_row row;
+  size_t got = 0;
+  while (got < sizeof row) {
+    ssize_t n = read(fd[0], (char *)&row + got, sizeof row - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += (size_t)n;
+  }
+  close(fd[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (WIFSIGNALED(status))
+    fprintf(stderr, "bench: the run stopped on signal %d (%s)\n", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  if (got != sizeof row || !WIFEXITED(status) || WEXITSTATUS(status)) return -1;
+  *out = row;
+  return 0;
 }
 
 int nd_bench_count(const char *prog, const char *name, const char *s, int lo, int hi) {

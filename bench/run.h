@@ -29,9 +29,9 @@ typedef struct nd_bench_row {
  * order; 0, or the first one's error in err. */
 int nd_bench_config(nd_config *cfg, const char *const *kv, nd_error *err);
 
-/* Opens a trainer on the assignments kv (NULL-terminated), runs one warm-up
- * step and `steps` measured ones; *out gets the median step's row. 0 or an
- * error (printed on stderr). */
+/* In a child process of its own, opens a trainer on the assignments kv
+ * (NULL-terminated), runs its warm-up steps and `steps` measured ones; *out
+ * gets the median step's row. 0 or an error (printed on stderr). */
 int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out);
 
 /* The median (by step time) of n rows, reordering them. */

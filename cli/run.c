@@ -96,6 +96,18 @@ static void print_balance(const nd_trainer *tr) {
   fflush(stdout);
 }
 
+/* A mixed node's choice between its devices and the CPU workers alone, in
+ * the step that made it: a user who sees a device idle learns why. */
+static void print_device_trial(const nd_trainer *tr, long long *shown) {
+  nd_device_trial t;
+  if (nd_trainer_device_trial(tr, &t) || !t.decided || t.step == *shown) return;
+  *shown = t.step;
+  printf("ndgraph: devices or CPU workers alone: best step %.1f ms with all workers, %.1f ms with the CPU workers "
+         "alone -> %s\n",
+         t.all_ms, t.cpu_ms, t.kept_devices ? "all workers" : "the CPU workers alone (the devices stay idle)");
+  fflush(stdout);
+}
+
 /* The header: the model, the layout, the devices (a line per GPU), the kernels plugins supply. */
 static void print_header(const nd_config *cfg, const nd_trainer *tr) {
   char sched[64], arch[16];
@@ -232,7 +244,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     printf("mpirun: %d processes; process 0 submits %lld of the step's %lld tasks\n", procs.processes,
            procs.tasks_submitted, procs.tasks);
   print_nodes(cfg, tr, procs.processes);
-  long long last = num(cfg, "train.steps"), first = nd_trainer_steps_done(tr) + 1;
+  long long last = num(cfg, "train.steps"), first = nd_trainer_steps_done(tr) + 1, trial_shown = 0;
   while (nd_trainer_steps_done(tr) < last) {
     nd_step_result r;
     long long step = nd_trainer_steps_done(tr) + 1;
@@ -266,6 +278,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
                     r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops);
       if (rc) goto save_and_stop;
     }
+    print_device_trial(tr, &trial_shown);
     if (val[0] && eval_every && (r.step % eval_every == 0 || r.step == last)) {
       double loss;
       long long tokens;

@@ -101,9 +101,15 @@ static void check_auto_split(const nd_trainer *tr, const char *name) {
   }
 }
 
-/* Trains STEPS steps; with c, counts tasks per device and bytes moved between memory nodes. *settling: whether
- * the trainer still chooses its placement after them. With auto_split, checks the split stage_layers auto chose. */
-static int train(const char *const *overrides, double *loss, counts *c, uint64_t *bus_bytes, int *settling,
+/* Where the trainer stands after its steps: still choosing its placement, and the choice it made. */
+typedef struct after {
+  int settling;
+  nd_device_trial trial;
+} after;
+
+/* Trains STEPS steps; with c, counts tasks per device and bytes moved between memory nodes. With auto_split,
+ * checks the split stage_layers auto chose. */
+static int train(const char *const *overrides, double *loss, counts *c, uint64_t *bus_bytes, after *a,
                  const char *auto_split, nd_error *err) {
   const char *kv[24];
   int n = 0;
@@ -122,7 +128,8 @@ static int train(const char *const *overrides, double *loss, counts *c, uint64_t
     nd_exec_observe(nd__trainer_exec(tr), &obs); /* profiling on: the bus statistics count from here */
   }
   rc = train_losses(tr, STEPS, loss);
-  *settling = nd__trainer_settling(tr);
+  a->settling = nd__trainer_settling(tr);
+  nd_trainer_device_trial(tr, &a->trial);
   if (c) count_forwarded(nd__trainer_exec(tr), c);
   if (c) {
     *bus_bytes = 0;
@@ -141,8 +148,8 @@ done:
 int main(void) {
   double ref[STEPS];
   nd_error err = {0};
-  int settling = 0;
-  if (!ok(train(single_rank, ref, NULL, NULL, &settling, NULL, &err) == 0, "CPU-only single-rank reference trains"))
+  after a = {0};
+  if (!ok(train(single_rank, ref, NULL, NULL, &a, NULL, &err) == 0, "CPU-only single-rank reference trains"))
     return done_testing();
 
   static const struct layout {
@@ -188,7 +195,7 @@ int main(void) {
     /* strict: the device keeps its stage whatever the placement trial would choose on a loaded machine */
     int watch = strstr(layouts[i].name, "strict") != NULL;
     const char *auto_split = strstr(layouts[i].name, "auto") ? layouts[i].name : NULL;
-    int rc = train(ov, loss, watch ? &c : NULL, &bus, &settling, auto_split, &err);
+    int rc = train(ov, loss, watch ? &c : NULL, &bus, &a, auto_split, &err);
     if (rc == ND_ENODEV) {
       skip("mixed node, %s: no " DEVICE " device (%s)", layouts[i].name, err.msg);
       if (watch) skip("mixed node: data crosses memory nodes (no " DEVICE " device)");
@@ -199,8 +206,15 @@ int main(void) {
     for (int s = 0; s < STEPS; s++) worst = fmax(worst, fabs(loss[s] - ref[s]) / ref[s]);
     ok(worst < 1e-4, "mixed node, %s: losses of %d steps within %.2e relative of the CPU reference (need 1e-4)",
        layouts[i].name, STEPS, worst);
-    if (strstr(layouts[i].name, "trials"))
-      ok(!settling, "mixed node, %s: the placement is chosen within %d steps", layouts[i].name, STEPS);
+    if (strstr(layouts[i].name, "trials")) {
+      ok(!a.settling, "mixed node, %s: the placement is chosen within %d steps", layouts[i].name, STEPS);
+      ok(a.trial.decided && a.trial.step == STEPS && a.trial.all_ms > 0 && a.trial.cpu_ms > 0 &&
+             a.trial.kept_devices == (a.trial.all_ms < a.trial.cpu_ms),
+         "mixed node, %s: the choice is reported: step %lld, %.1f ms with all workers, %.1f on the CPU alone -> %s",
+         layouts[i].name, a.trial.step, a.trial.all_ms, a.trial.cpu_ms, a.trial.kept_devices ? "all" : "CPU alone");
+    }
+    if (strstr(layouts[i].name, "strict") || strstr(layouts[i].name, "1f1b"))
+      ok(!a.trial.decided, "mixed node, %s: no placement trial to report", layouts[i].name);
     if (watch)
       ok(c.device_tasks > 0 && c.cpu_tasks > 0 && c.device_attention > 0 && bus > 0,
          "mixed node, %s: %d tasks on the " DEVICE " device (%d of them attention), %d on the CPU, %llu bytes moved "

@@ -37,10 +37,11 @@ struct nd_trainer {
    * (trial_step): the number of the next trial step, 1 to ND_TRIAL_STEPS;
    * 0 decided */
   int trial;
-  int balancing;         /* stage_layers: auto is measuring, under its own hints */
-  double trial_ms;       /* the faster step with all workers */
-  double trial_cpu_ms;   /* the faster compared step on the CPU workers alone */
-  double *trial_seconds; /* the calibration's durations, kept for the chosen placement */
+  int balancing;           /* stage_layers: auto is measuring, under its own hints */
+  double trial_ms;         /* the faster step with all workers */
+  double trial_cpu_ms;     /* the faster compared step on the CPU workers alone */
+  double *trial_seconds;   /* the calibration's durations, kept for the chosen placement */
+  nd_device_trial decided; /* the last choice, for nd_trainer_device_trial */
   int64_t steps_done;
   int64_t model_flops;   /* of one step */
   int64_t seqs_per_step; /* dp * micro_batches * micro_batch_size */
@@ -189,6 +190,7 @@ int nd__trainer_restart(nd_trainer *tr, nd_error *err) {
   if (initialize(tr, 1)) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   tr->steps_done = 0;
   tr->calibrated = tr->trial = 0; /* the calibration and the placement trial run again, as after bind */
+  tr->decided = (nd_device_trial){0};
   return 0;
 }
 
@@ -257,6 +259,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
       tr->ckpt = NULL, tr->n_hf = 0;
       tr->steps_done = 0;
       tr->calibrated = tr->trial = 0; /* the new graph calibrates its own priorities */
+      tr->decided = (nd_device_trial){0};
       if (!(rc = build_graphs(tr, err))) rc = bind(tr, err);
     }
     if (rc) goto fail;
@@ -342,7 +345,15 @@ static int trial_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
   tr->trial_cpu_ms = step == ND_TRIAL_ALL + 2 ? ms : fmin(ms, tr->trial_cpu_ms);
   if (step < ND_TRIAL_STEPS) return 0;
   tr->trial = 0;
-  return tr->trial_ms < tr->trial_cpu_ms ? apply_hints(tr, tr->trial_seconds, 0, err) : 0;
+  int keep = tr->trial_ms < tr->trial_cpu_ms;
+  tr->decided = (nd_device_trial){1, keep, tr->steps_done + 1, tr->trial_ms, tr->trial_cpu_ms};
+  return keep ? apply_hints(tr, tr->trial_seconds, 0, err) : 0;
+}
+
+int nd_trainer_device_trial(const nd_trainer *tr, nd_device_trial *out) {
+  if (!tr || !out) return ND_EINVAL;
+  *out = tr->decided;
+  return 0;
 }
 
 /* The first step that nobody else observes measures every task; priorities

@@ -256,6 +256,20 @@ ND_EXPORT int nd_trainer_agree_signal(nd_trainer *tr, int sig);
 ND_EXPORT int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name,
                                        const char **origin);
 
+/* On a node whose ranks land on CPU workers and devices, the trainer times
+ * two steps with all workers against two on the CPU workers alone, after
+ * the calibration step, and keeps the faster (docs/scheduler.md, *Mixed
+ * nodes*). The outcome: decided is 0 while there is none (one kind of
+ * worker, strict placement, a fixed order, or the trial not over). */
+typedef struct nd_device_trial {
+  int decided;
+  int kept_devices; /* 1: all workers; 0: the CPU workers alone, the devices idle */
+  long long step;   /* the step that ended the trial */
+  double all_ms;    /* the faster step with all workers */
+  double cpu_ms;    /* the faster step on the CPU workers alone */
+} nd_device_trial;
+ND_EXPORT int nd_trainer_device_trial(const nd_trainer *tr, nd_device_trial *out);
+
 /* How parallelism.stage_layers: auto split the layers, stage by stage. */
 typedef struct nd_stage_info {
   long long layers;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# A mixed node's choice between its devices and the CPU workers alone
+# (docs/scheduler.md, *Mixed nodes*) is printed once, in the step that ends
+# the trial, with the two times it compared; never under strict placement,
+# which holds each rank to its devices. Skipped without an OpenCL device.
+. "${ND_SRCDIR:-.}/tests/tap.sh"
+
+tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16
+      --set train.micro_batch_size=2 --set parallelism.micro_batches=4 --set parallelism.pipeline_parallel_size=2
+      --set train.steps=8 --set log.every=1 --set train.eval_every=0 --set train.save_dir= --set runtime.workers=1
+      --set runtime.opencl_devices=1)
+
+if ! grep -q "define ND_HAVE_OPENCL 1" "${ND_BUILDDIR:-.}/ndconfig.h"; then
+  echo "ok 1 # SKIP this build has no OpenCL"
+  echo "1..1"
+  exit 0
+fi
+"$ndgraph" run "${tiny[@]}" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "OpenCL device" "$tmp/err"; then
+  echo "ok 1 # SKIP no OpenCL device ($(head -c 200 "$tmp/err"))"
+  echo "1..1"
+  exit 0
+fi
+ok $rc "a pipeline on the CPU worker and the OpenCL device trains 8 steps"
+line='^ndgraph: devices or CPU workers alone: best step [0-9]+\.[0-9] ms with all workers, [0-9]+\.[0-9] ms with the CPU workers alone -> (all workers|the CPU workers alone \(the devices stay idle\))$'
+[ "$(grep -cE "$line" "$tmp/out")" -eq 1 ]
+ok $? "the choice is printed once: $(grep -E "^ndgraph: devices" "$tmp/out")"
+# after the trial's last step (the calibration step, then five), before the next
+awk '/^step +6 \| loss/ {six = NR} /^ndgraph: devices/ {at = NR} /^step +7 \| loss/ {seven = NR}
+     END {exit !(six && at > six && seven > at)}' "$tmp/out"
+ok $? "it follows step 6, the step that ends the trial, and precedes step 7"
+# the faster side is the one kept (ties to the CPU workers)
+awk '/^ndgraph: devices/ {all = $9; cpu = $14; kept = ($0 ~ /-> all workers$/); exit !(kept == (all + 0 < cpu + 0))}' \
+  "$tmp/out"
+ok $? "the side kept is the faster one"
+"$ndgraph" run "${tiny[@]}" --set runtime.placement=strict >"$tmp/strict" 2>&1
+ok $? "under strict placement it trains"
+! grep -q "^ndgraph: devices" "$tmp/strict"
+ok $? "under strict placement there is no trial to report"
+done_testing
