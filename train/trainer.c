@@ -38,10 +38,8 @@ struct nd_trainer {
    * 0 decided */
   int trial;
   int balancing;           /* stage_layers: auto is measuring, under its own hints */
-  double trial_ms;         /* the faster step with all workers */
-  double trial_cpu_ms;     /* the faster compared step on the CPU workers alone */
   double *trial_seconds;   /* the calibration's durations, kept for the chosen placement */
-  nd_device_trial decided; /* the last choice, for nd_trainer_device_trial */
+  nd_device_trial decided; /* the trial's times as they come, then its choice */
   int64_t steps_done;
   int64_t model_flops;   /* of one step */
   int64_t seqs_per_step; /* dp * micro_batches * micro_batch_size */
@@ -337,22 +335,24 @@ static int trial_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
   double ms = now_ms() - t0;
   if (rc) return rc;
   int step = tr->trial++;
+  nd_device_trial *d = &tr->decided;
   if (step <= ND_TRIAL_ALL) {
-    tr->trial_ms = step == 1 ? ms : fmin(ms, tr->trial_ms);
+    d->all_ms = step == 1 ? ms : fmin(ms, d->all_ms);
     return step == ND_TRIAL_ALL ? apply_hints(tr, tr->trial_seconds, 1, err) : 0;
   }
   if (step == ND_TRIAL_ALL + 1) return 0; /* the switch */
-  tr->trial_cpu_ms = step == ND_TRIAL_ALL + 2 ? ms : fmin(ms, tr->trial_cpu_ms);
+  d->cpu_ms = step == ND_TRIAL_ALL + 2 ? ms : fmin(ms, d->cpu_ms);
   if (step < ND_TRIAL_STEPS) return 0;
   tr->trial = 0;
-  int keep = tr->trial_ms < tr->trial_cpu_ms;
-  tr->decided = (nd_device_trial){1, keep, tr->steps_done + 1, tr->trial_ms, tr->trial_cpu_ms};
-  return keep ? apply_hints(tr, tr->trial_seconds, 0, err) : 0;
+  d->decided = 1;
+  d->kept_devices = d->all_ms < d->cpu_ms;
+  d->step = tr->steps_done + 1;
+  return d->kept_devices ? apply_hints(tr, tr->trial_seconds, 0, err) : 0;
 }
 
 int nd_trainer_device_trial(const nd_trainer *tr, nd_device_trial *out) {
   if (!tr || !out) return ND_EINVAL;
-  *out = tr->decided;
+  *out = tr->decided.decided ? tr->decided : (nd_device_trial){0}; /* no times of a trial under way */
   return 0;
 }
 
