@@ -26,7 +26,9 @@
  * same round (the machine's drift between rounds cancels in the pair), the
  * median over the rounds, the lowest and highest, and in how many rounds
  * ndws was the faster, so that the spread between runs is on the page next
- * to the differences it could explain.
+ * to the differences it could explain. A policy named twice runs twice,
+ * the second as "POLICY (again)": the references are the first, and ndws
+ * against itself is the machine's noise measured in the same run.
  *
  *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT][#STAGES],...] [SLOTS,...] [M,...] [ROUNDS]
  *   (defaults 3; ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity,ndws#4,zbh1#4; 2,3; 4,8,16;
@@ -198,8 +200,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: out of memory\n", me);
     return 1;
   }
-  for (int p = 0; p < n_pol; p++)
-    if (strcmp(pols[p], "ndws") == 0) ndws_at = p;
+  /* a policy named again is labelled so; the references are the first */
+  char label[MAX_LIST][40];
+  int again[MAX_LIST];
+  for (int p = 0; p < n_pol; p++) {
+    again[p] = 0;
+    for (int q = 0; q < p && !again[p]; q++) again[p] = strcmp(pols[q], pols[p]) == 0;
+    snprintf(label[p], sizeof label[p], again[p] ? "%s (again)" : "%s", pols[p]);
+    if (!again[p] && strcmp(pols[p], "ndws") == 0) ndws_at = p;
+  }
   for (int si = 0; si < n_slots; si++)
     for (int mi = 0; mi < n_m; mi++) {
       int slots = slot_n[si], m = m_n[mi];
@@ -216,11 +225,12 @@ int main(int argc, char **argv) {
       /* before the medians, which reorder each row's runs */
       for (int p = 0; ndws_at >= 0 && rounds > 1 && p < n_pol; p++)
         if (p != ndws_at) {
-          pr[n_pr++] = (paired){slots, m, pols[p], nd_bench_pair(runs[ndws_at], runs[p], rounds)};
+          pr[n_pr++] = (paired){slots, m, label[p], nd_bench_pair(runs[ndws_at], runs[p], rounds)};
         }
       double ref_1f1b = 0, ref_zbh1 = 0, ref_ndws = 0;
       for (int p = 0; p < n_pol; p++) {
         med[p] = nd_bench_median(runs[p], rounds);
+        if (again[p]) continue;
         if (strcmp(pols[p], "1f1b") == 0) ref_1f1b = med[p].step_ms;
         if (strcmp(pols[p], "zbh1") == 0) ref_zbh1 = med[p].step_ms;
         if (strcmp(pols[p], "ndws") == 0) ref_ndws = med[p].step_ms;
@@ -232,7 +242,7 @@ int main(int argc, char **argv) {
         char by_1f1b[16], by_zbh1[16], ndws_by[16], bound_by_1f1b[16];
         printf("| %5d | %2d | %-18s | %7.1f | %6s | %6s | %6s | %8.1f | %12s | %10.3f | %9.3f | %9.3f | %10.3f | "
                "%9.3f | %11.3f |\n",
-               slots, m, pols[p], r->step_ms, ratio(by_1f1b, r->step_ms, ref_1f1b),
+               slots, m, label[p], r->step_ms, ratio(by_1f1b, r->step_ms, ref_1f1b),
                ratio(by_zbh1, r->step_ms, ref_zbh1), ratio(ndws_by, ref_ndws, r->step_ms), bound,
                ratio(bound_by_1f1b, bound, ref_1f1b), bound / r->step_ms, r->bubble[0], r->bubble[1], r->bubble_all,
                r->ready_all, 1.0 / (m + 1.0));
