@@ -30,3 +30,6 @@ check_PROGRAMS += tests/test_coll_order
 TESTS += tests/test_coll_order
 tests_test_coll_order_SOURCES = tests/test_coll_order.c tests/tap.h
 tests_test_coll_order_LDADD = $(ND_TEST_LIBS)
+# bench/schedule on its smallest grid: its rows, references and refusals
+TESTS += tests/test_bench_schedule.sh
+EXTRA_DIST += tests/test_bench_schedule.sh
