@@ -187,7 +187,7 @@ done:
 /* Each run in a process of its own: runs that shared one process kept what
  * the process keeps between StarPU starts (the allocator's state, the
  * OpenCL platform and PoCL's, StarPU's device list), and a row's neighbours
- * were part of its measurement (docs/opencl.md, *The current tables*). */
+ * were part of its measurement (docs/opencl.md, *Why the rows rotate*). */
 int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out) {
   int fd[2];
   if (pipe(fd)) {
