@@ -22,6 +22,8 @@
  * POLICY#STAGES cuts the 4 layers into STAGES pipeline stages on the same 2
  * workers (ndws#4: two one-layer stages a worker, which share it in V order,
  * scheduler/placement.c); bubble s0 and s1 are then the workers'.
+ * POLICY~WAIT sets runtime.wait_policy (ndws~passive: idle workers sleep
+ * after a millisecond even while the step runs).
  * A second table pairs the runs by round: ndws's step over each row's in the
  * same round (the machine's drift between rounds cancels in the pair), the
  * median over the rounds, the lowest and highest, and in how many rounds
@@ -30,7 +32,7 @@
  * the second as "POLICY (again)": the references are the first, and ndws
  * against itself is the machine's noise measured in the same run.
  *
- *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT][#STAGES],...] [SLOTS,...] [M,...] [ROUNDS]
+ *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT][#STAGES][~WAIT],...] [SLOTS,...] [M,...] [ROUNDS]
  *   (defaults 3; ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity,ndws#4,zbh1#4; 2,3; 4,8,16;
  *   3) */
 #include <stdio.h>
@@ -83,39 +85,41 @@ static int split(char *s, char **out) {
   return n;
 }
 
-/* A row's name, POLICY[:PRIORITIES][@PLACEMENT][#STAGES], in its parts. */
+/* A row's name, POLICY[:PRIORITIES][@PLACEMENT][#STAGES][~WAIT], in its parts. */
 typedef struct row_spec {
-  char policy[32], priorities[32], placement[32], stages[32];
+  char policy[32], priorities[32], placement[32], stages[32], wait[32];
 } row_spec;
 
-/* [from, to), or otherwise where the name leaves the part out (from NULL) */
-static void part(char *out, size_t size, const char *from, const char *to, const char *otherwise) {
+#define MARKS ":@#~"
+
+/* The part of a row's name after `mark`, up to the next mark, or otherwise. */
+static void part(char *out, size_t size, const char *name, char mark, const char *otherwise) {
+  const char *from = strchr(name, mark);
   if (from)
-    snprintf(out, size, "%.*s", (int)(to - from), from);
+    snprintf(out, size, "%.*s", (int)strcspn(from + 1, MARKS), from + 1);
   else
     snprintf(out, size, "%s", otherwise);
 }
 
 static row_spec spec_of(const char *name) {
   row_spec r;
-  const char *end = name + strlen(name), *hash = strchr(name, '#'), *stop = hash ? hash : end;
-  const char *at = memchr(name, '@', (size_t)(stop - name)), *colon_end = at ? at : stop;
-  const char *colon = memchr(name, ':', (size_t)(colon_end - name));
-  part(r.policy, sizeof r.policy, name, colon ? colon : colon_end, NULL);
-  part(r.priorities, sizeof r.priorities, colon ? colon + 1 : NULL, colon_end, "pipeline");
-  part(r.placement, sizeof r.placement, at ? at + 1 : NULL, stop, "strict");
-  part(r.stages, sizeof r.stages, hash ? hash + 1 : NULL, end, "2");
+  snprintf(r.policy, sizeof r.policy, "%.*s", (int)strcspn(name, MARKS), name);
+  part(r.priorities, sizeof r.priorities, name, ':', "pipeline");
+  part(r.placement, sizeof r.placement, name, '@', "strict");
+  part(r.stages, sizeof r.stages, name, '#', "2");
+  part(r.wait, sizeof r.wait, name, '~', "auto");
   return r;
 }
 
 /* A row's configuration: its --set assignments, then the benchmark's model; kv ends with NULL. */
 typedef struct row_config {
-  char set[6][80];
-  const char *kv[16];
+  char set[7][80];
+  const char *kv[17];
 } row_config;
 
 static void configure(row_config *c, const char *policy, int m, int slots) {
-  /* "ndws:critical-path@affinity#4" selects the priority order, the placement and the stages too */
+  /* "ndws:critical-path@affinity#4~passive" selects the priority order, the placement, the stages and the
+   * idle workers' wait too */
   row_spec r = spec_of(policy);
   snprintf(c->set[0], sizeof c->set[0], "runtime.scheduler=%s", r.policy);
   snprintf(c->set[1], sizeof c->set[1], "runtime.priorities=%s", r.priorities);
@@ -123,11 +127,12 @@ static void configure(row_config *c, const char *policy, int m, int slots) {
   snprintf(c->set[3], sizeof c->set[3], "parallelism.activation_slots=%d", slots < m ? slots : m);
   snprintf(c->set[4], sizeof c->set[4], "runtime.placement=%s", r.placement);
   snprintf(c->set[5], sizeof c->set[5], "parallelism.pipeline_parallel_size=%s", r.stages);
+  snprintf(c->set[6], sizeof c->set[6], "runtime.wait_policy=%s", r.wait);
   static const char *const model[] = {"model.n_layer=4",    "model.n_embd=256",         "model.n_head=4",
                                       "model.seq_len=128",  "train.micro_batch_size=4", "runtime.workers=2",
                                       "train.eval_every=0", "train.save_dir=",          "train.steps=100"};
   int n = 0;
-  for (int i = 0; i < 6; i++) c->kv[n++] = c->set[i];
+  for (int i = 0; i < 7; i++) c->kv[n++] = c->set[i];
   for (size_t i = 0; i < sizeof model / sizeof *model; i++) c->kv[n++] = model[i];
   c->kv[n] = NULL;
 }

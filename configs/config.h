@@ -20,6 +20,10 @@ enum nd_arch { ND_ARCH_GPT2, ND_ARCH_LLAMA };
 enum nd_placement { ND_PLACEMENT_AFFINITY, ND_PLACEMENT_STRICT, ND_PLACEMENT_FREE };
 /* How task priorities order ready tasks (graph/priority.c). */
 enum nd_priority_order { ND_PRIORITY_PIPELINE, ND_PRIORITY_CRITICAL_PATH };
+/* What an idle worker of ndgraph's policies does while a step runs: poll
+ * (active), sleep after about a millisecond (passive), or the runtime's
+ * choice (scheduler/idle.h, tasks/runtime.c). */
+enum nd_wait_policy { ND_WAIT_AUTO, ND_WAIT_ACTIVE, ND_WAIT_PASSIVE };
 
 /* Where a key was given (1-based), so that cross-key errors can point at it.
  * line == 0: the key kept its default. from_set: the key came from --set, so
@@ -86,6 +90,7 @@ struct nd_config {
     int chain_tasks; /* a layer's forward or input gradient on a CPU worker: one StarPU task (tasks/chain.h) */
     enum nd_placement placement;
     enum nd_priority_order priorities;
+    enum nd_wait_policy wait_policy;
     char topology[ND_PATH_MAX]; /* hwloc XML, empty: this machine */
     int64_t opencl_devices;
     int64_t cuda_devices;    /* -1: all */

@@ -4,6 +4,24 @@
 #include <starpu.h>
 #include <time.h>
 
+#include "scheduler/policies.h"
+
+static atomic_int stay_awake;
+
+void nd_idle_stay_awake(int on) { atomic_store(&stay_awake, on); }
+
+int nd_idle_should_sleep(int *polls) {
+  if (++*polls < ND_IDLE_POLLS) return 0;
+  /* asked once per ND_IDLE_POLLS: StarPU counts the tasks in flight under a
+   * mutex that every submission and completion takes */
+  if (atomic_load_explicit(&stay_awake, memory_order_relaxed) && starpu_task_nsubmitted() > 0) {
+    *polls = 0;
+    return 0;
+  }
+  *polls = ND_IDLE_POLLS;
+  return 1;
+}
+
 void nd_idle_init(nd_idle *s) {
   pthread_mutex_init(&s->mu, NULL);
   pthread_condattr_t attr;

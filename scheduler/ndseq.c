@@ -70,7 +70,7 @@ static struct starpu_task *seq_pop(unsigned ctx) {
   seq_worker *self = &st->w[me];
   unsigned long seen = nd_idle_generation(&st->idle);
   struct starpu_task *task = take_due(self, me);
-  if (!task && ++self->idle_polls >= ND_IDLE_POLLS) {
+  if (!task && nd_idle_should_sleep(&self->idle_polls)) {
     nd_idle_sleep(&st->idle, seen, ND_IDLE_SLEEP_US);
     task = take_due(self, me);
   }

@@ -2,6 +2,7 @@
  * backends' device contexts; counted, since StarPU is one per process. */
 #include <cblas.h>
 #include <pthread.h>
+#include <sched.h>
 #include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "common/error.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/openblas_core.h"
+#include "scheduler/idle.h"
 #include "scheduler/policies.h"
 #include "tasks/collective.h"
 #include "tasks/exec.h"
@@ -78,7 +80,10 @@ static int start(const nd_config *cfg, nd_error *err) {
     return nd__fail(err, ND_ENODEV, "%s: runtime.cuda_devices %d: only %d CUDA device%s found",
                     nd__config_origin(cfg, "runtime.cuda_devices"), cuda, cuda_found, cuda_found == 1 ? "" : "s");
 
+  /* the cores this process may run on (taskset, cpusets), not the machine's */
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t allowed;
+  if (!sched_getaffinity(0, sizeof allowed, &allowed) && CPU_COUNT(&allowed) < cores) cores = CPU_COUNT(&allowed);
   if (cores < 1) cores = 1;
   /* the OpenCL devices' driver threads take cores too, and each CUDA device
    * has a CPU thread of StarPU's driving it: the CPU workers get the cores
@@ -86,7 +91,8 @@ static int start(const nd_config *cfg, nd_error *err) {
   /* processes sharing this machine (mpirun) share its cores, and each
    * StarPU-MPI keeps one for its own thread */
   const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (nd_mpi_size() > 1 && local && atol(local) > 1) cores = cores / atol(local) > 1 ? cores / atol(local) - 1 : 1;
+  int shared = nd_mpi_size() > 1 && local && atol(local) > 1;
+  if (shared) cores = cores / atol(local) > 1 ? cores / atol(local) - 1 : 1;
   int workers = (cfg->runtime.workers > 0 ? (int)cfg->runtime.workers : (int)cores - opencl) - cuda;
   if (workers < 1) workers = 1;
   if (workers > STARPU_MAXCPUS) {
@@ -96,6 +102,11 @@ static int start(const nd_config *cfg, nd_error *err) {
     workers = STARPU_MAXCPUS;
   }
   nd_runtime_starpu_env();
+  /* idle workers stay awake through a step only where each has a core no
+   * one else computes on: no CPU-type OpenCL device, no more threads than
+   * cores, no other process of this job on the machine */
+  enum nd_wait_policy wait = cfg->runtime.wait_policy;
+  nd_idle_stay_awake(wait == ND_WAIT_ACTIVE || (wait == ND_WAIT_AUTO && !opencl && !shared && workers + cuda <= cores));
 
   struct starpu_conf conf;
   starpu_conf_init(&conf);

@@ -33,3 +33,8 @@ tests_test_coll_order_LDADD = $(ND_TEST_LIBS)
 # bench/schedule on its smallest grid: its rows, references and refusals
 TESTS += tests/test_bench_schedule.sh
 EXTRA_DIST += tests/test_bench_schedule.sh
+# runtime.wait_policy: when idle workers of ndgraph's policies sleep (scheduler/idle.h)
+check_PROGRAMS += tests/test_idle_wait
+TESTS += tests/test_idle_wait
+tests_test_idle_wait_SOURCES = tests/test_idle_wait.c tests/tap.h
+tests_test_idle_wait_LDADD = $(ND_TEST_LIBS)
