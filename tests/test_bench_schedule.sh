@@ -31,6 +31,8 @@ ok $? "one row per policy, the second ndws as 'ndws (again)', the ratios against
 
 expect 2 '^bench/schedule: .*ROUNDS' "ROUNDS 0 is refused in one line" -- "$bench" 1 ndws 2 2 0
 expect 2 '^bench/schedule: .*nosuch' "an unknown policy is refused in one line, naming it" -- "$bench" 1 nosuch 2 2 1
+expect 2 "^bench/schedule: row 'ndws~nosuch'.*wait_policy.*nosuch" "an unknown wait policy is refused in one line, naming it" -- \
+  "$bench" 1 ndws~nosuch 2 2 1
 expect 2 '^bench/schedule: .*empty or longer' "a list of 17 policies is refused in one line" -- \
   "$bench" 1 ndws,ndws,ndws,ndws,ndws,ndws,ndws,ndws,ndws,ndws,ndws,ndws,ndws,ndws,ndws,ndws,ndws 2 2 1
 done_testing
