@@ -1,7 +1,7 @@
 # tests of scheduler, included by tests/local.mk.
 check_PROGRAMS += tests/test_ndws_stress
 TESTS += tests/test_ndws_stress
-tests_test_ndws_stress_SOURCES = tests/test_ndws_stress.c tests/tap.h
+tests_test_ndws_stress_SOURCES = tests/test_ndws_stress.c tests/ndws_start.h tests/tap.h
 tests_test_ndws_stress_LDADD = $(ND_TEST_LIBS)
 check_PROGRAMS += tests/test_hints
 TESTS += tests/test_hints
@@ -36,5 +36,5 @@ EXTRA_DIST += tests/test_bench_schedule.sh
 # runtime.wait_policy: when idle workers of ndgraph's policies sleep (scheduler/idle.h)
 check_PROGRAMS += tests/test_idle_wait
 TESTS += tests/test_idle_wait
-tests_test_idle_wait_SOURCES = tests/test_idle_wait.c tests/tap.h
+tests_test_idle_wait_SOURCES = tests/test_idle_wait.c tests/ndws_start.h tests/tap.h
 tests_test_idle_wait_LDADD = $(ND_TEST_LIBS)

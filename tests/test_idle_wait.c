@@ -10,7 +10,7 @@
 
 #include "scheduler/idle.h"
 #include "scheduler/policies.h"
-#include "tasks/exec.h"
+#include "tests/ndws_start.h"
 #include "tests/tap.h"
 
 #define WORKERS 2
@@ -69,14 +69,7 @@ static int held(double *during, double *after) {
 }
 
 int main(void) {
-  nd_runtime_starpu_env();
-  struct starpu_conf conf;
-  starpu_conf_init(&conf);
-  conf.ncpus = WORKERS;
-  conf.ncuda = 0;
-  conf.nopencl = 0;
-  conf.sched_policy = &nd_ndws_policy;
-  if (starpu_init(&conf)) {
+  if (nd_test_start_ndws(WORKERS)) {
     skip("StarPU did not start");
     return done_testing();
   }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "scheduler/policies.h"
-#include "tasks/exec.h"
+#include "tests/ndws_start.h"
 #include "tests/tap.h"
 
 #define N_TASKS 64
@@ -40,15 +40,7 @@ static int submit(struct starpu_codelet *cl, int priority, void *arg) {
 }
 
 int main(void) {
-  nd_runtime_starpu_env();
-  setenv("STARPU_WORKERS_NOBIND", "1", 1);
-  struct starpu_conf conf;
-  starpu_conf_init(&conf);
-  conf.ncpus = 1;
-  conf.ncuda = 0;
-  conf.nopencl = 0;
-  conf.sched_policy = &nd_ndws_policy;
-  if (starpu_init(&conf)) {
+  if (nd_test_start_ndws(1)) {
     skip("StarPU did not start");
     return done_testing();
   }

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "scheduler/policies.h"
-#include "tasks/exec.h"
+#include "tests/ndws_start.h"
 #include "tests/tap.h"
 
 #define N_TASKS   2000
@@ -106,15 +106,7 @@ static int run_dag(struct starpu_task **tasks) {
 }
 
 int main(void) {
-  nd_runtime_starpu_env();
-  setenv("STARPU_WORKERS_NOBIND", "1", 1);
-  struct starpu_conf conf;
-  starpu_conf_init(&conf);
-  conf.ncpus = WORKERS;
-  conf.ncuda = 0;
-  conf.nopencl = 0;
-  conf.sched_policy = &nd_ndws_policy;
-  if (starpu_init(&conf)) {
+  if (nd_test_start_ndws(WORKERS)) {
     skip("StarPU did not start");
     return done_testing();
   }
