@@ -1,4 +1,5 @@
-/* Condition-variable sleep for idle workers of non-blocking drivers. */
+/* Idle workers of non-blocking drivers: when they sleep, and the
+ * condition-variable sleep itself. */
 #include "scheduler/idle.h"
 
 #include <starpu.h>

@@ -29,13 +29,15 @@ void nd_idle_notify(nd_idle *s);
 void nd_idle_sleep(nd_idle *s, unsigned long seen, int max_us);
 
 /* Whether an idle worker should sleep now; *polls counts the times it found
- * no work since it last ran a task. After ND_IDLE_POLLS (about a millisecond) it sleeps,
- * unless idle workers are to stay awake (nd_idle_stay_awake) and the step
- * still has tasks in flight: then the gap is a pipeline bubble that ends
- * when a neighbour's task does, and a sleeping vCPU hands its core back to
- * the host, so that the next task starts late and on cold caches (measured:
- * docs/scheduler.md, *Idle workers*). Between steps nothing is in flight and
- * they sleep, leaving the cores to the main thread. */
+ * no work since it last ran a task. After ND_IDLE_POLLS (about a
+ * millisecond) it sleeps, unless idle workers are to stay awake
+ * (nd_idle_stay_awake) and the step still has tasks in flight: then the gap
+ * is a pipeline bubble that ends when a neighbour's task does, and a worker
+ * that slept may start the next task late (on a virtual machine its halted
+ * vCPU has handed the core back to the host), as StarPU's always-polling
+ * policies do not (docs/scheduler.md, *Idle workers*, has the measurements).
+ * Between steps nothing is in flight and it sleeps, leaving the cores to the
+ * main thread. */
 int nd_idle_should_sleep(int *polls);
 /* Set before StarPU starts: whether idle workers stay awake while a step
  * runs (runtime.wait_policy: the runtime decides for `auto`). */
