@@ -132,7 +132,7 @@ static void configure(row_config *c, const char *policy, int m, int slots) {
                                       "model.seq_len=128",  "train.micro_batch_size=4", "runtime.workers=2",
                                       "train.eval_every=0", "train.save_dir=",          "train.steps=100"};
   int n = 0;
-  for (int i = 0; i < 7; i++) c->kv[n++] = c->set[i];
+  for (size_t i = 0; i < sizeof c->set / sizeof *c->set; i++) c->kv[n++] = c->set[i];
   for (size_t i = 0; i < sizeof model / sizeof *model; i++) c->kv[n++] = model[i];
   c->kv[n] = NULL;
 }

@@ -28,6 +28,15 @@ static void hold(void *buffers[], void *arg) {
 
 static struct starpu_codelet hold_cl = {.cpu_funcs = {hold}, .nbuffers = 0, .name = "hold"};
 
+/* A held task submitted (starpu_task_wait it after setting release), or NULL. */
+static struct starpu_task *hold_in_flight(void) {
+  atomic_store(&release, 0);
+  struct starpu_task *t = starpu_task_create();
+  t->cl = &hold_cl;
+  t->detach = 0;
+  return starpu_task_submit(t) ? NULL : t;
+}
+
 /* The call at which the rule first says sleep, within `calls`; 0: never. */
 static int first_sleep(int calls) {
   int polls = 0;
@@ -50,11 +59,8 @@ static void pause_ms(int ms) {
 /* The CPU time the process uses in HOLD_MS while one task is in flight, and
  * in HOLD_MS after it ended; the task itself sleeps. */
 static int held(double *during, double *after) {
-  atomic_store(&release, 0);
-  struct starpu_task *t = starpu_task_create();
-  t->cl = &hold_cl;
-  t->detach = 0;
-  if (starpu_task_submit(t)) return -1;
+  struct starpu_task *t = hold_in_flight();
+  if (!t) return -1;
   pause_ms(20); /* a worker has taken it; the other found nothing since */
   double c0 = cpu_seconds();
   pause_ms(HOLD_MS);
@@ -79,17 +85,14 @@ int main(void) {
   nd_idle_stay_awake(1);
   ok(first_sleep(3 * ND_IDLE_POLLS) == ND_IDLE_POLLS, "active, no task in flight: sleeps after %d polls",
      ND_IDLE_POLLS);
-  atomic_store(&release, 0);
-  struct starpu_task *t = starpu_task_create();
-  t->cl = &hold_cl;
-  t->detach = 0;
-  ok(starpu_task_submit(t) == 0, "a task held in flight");
+  struct starpu_task *t = hold_in_flight();
+  ok(t != NULL, "a task held in flight");
   ok(first_sleep(3 * ND_IDLE_POLLS) == 0, "active, a task in flight: never sleeps in %d polls", 3 * ND_IDLE_POLLS);
   nd_idle_stay_awake(0);
   ok(first_sleep(3 * ND_IDLE_POLLS) == ND_IDLE_POLLS, "passive, a task in flight: sleeps after %d polls",
      ND_IDLE_POLLS);
   atomic_store(&release, 1);
-  ok(starpu_task_wait(t) == 0, "the held task ended");
+  ok(t && starpu_task_wait(t) == 0, "the held task ended");
 
   /* the idle worker of a 2-worker ndws: polling for HOLD_MS takes most of a
    * core even on a loaded machine, sleeping next to none */
