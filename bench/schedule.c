@@ -42,7 +42,7 @@
 #include "bench/run.h"
 
 #define MAX_LIST   16
-#define MAX_ROUNDS 25
+#define MAX_ROUNDS 64
 
 /* ndws's step over one row's, paired by round. */
 typedef struct paired {

@@ -30,6 +30,7 @@ PY
 ok $? "one row per policy, the second ndws as 'ndws (again)', the ratios against the first ndws and 1f1b ($(head -c 300 "$tmp/check"))"
 
 expect 2 '^bench/schedule: .*ROUNDS' "ROUNDS 0 is refused in one line" -- "$bench" 1 ndws 2 2 0
+expect 2 '^bench/schedule: .*ROUNDS' "ROUNDS 65, over the 64 a table holds, is refused in one line" -- "$bench" 1 ndws 2 2 65
 expect 2 '^bench/schedule: .*nosuch' "an unknown policy is refused in one line, naming it" -- "$bench" 1 nosuch 2 2 1
 expect 2 "^bench/schedule: row 'ndws~nosuch'.*wait_policy.*nosuch" "an unknown wait policy is refused in one line, naming it" -- \
   "$bench" 1 ndws~nosuch 2 2 1
