@@ -1,11 +1,11 @@
 # bench: files of this folder, included by the top-level Makefile.am.
 # bench/schedule: every policy on the same pipeline graph (docs/scheduler.md).
 noinst_PROGRAMS += bench/schedule
-bench_schedule_SOURCES = bench/schedule.c bench/run.c bench/run.h
+bench_schedule_SOURCES = bench/schedule.c bench/run.c bench/run.h bench/paired.c bench/paired.h
 bench_schedule_LDADD = $(ND_TEST_LIBS)
 # bench/mixed-node: a CPU worker beside an OpenCL device (docs/opencl.md).
 noinst_PROGRAMS += bench/mixed-node
-bench_mixed_node_SOURCES = bench/mixed_node.c bench/run.c bench/run.h
+bench_mixed_node_SOURCES = bench/mixed_node.c bench/run.c bench/run.h bench/paired.c bench/paired.h
 bench_mixed_node_LDADD = $(ND_TEST_LIBS)
 # bench/nodes: one process against two under mpirun, and tasks per process from the plan (docs/nodes.md).
 EXTRA_DIST += bench/nodes

@@ -130,15 +130,19 @@ int main(int argc, char **argv) {
   }
   if (rounds < 2) return 0;
   printf("\nThe default's step over each row's, paired by round (each round runs every row once, so that the\n"
-         "machine's drift between rounds cancels): the median over the rounds, the lowest and the highest, and in\n"
-         "how many rounds the default was the faster\n\n");
-  printf("| configuration            | placement | default / (paired) | lowest | highest | default faster |\n");
-  printf("|--------------------------|-----------|-------------------:|-------:|--------:|---------------:|\n");
+         "machine's drift between rounds cancels): the median over the rounds, its 95%% confidence interval\n"
+         "(bench/paired.h: a ratio whose interval holds 1 is not resolved by this run), the lowest and the\n"
+         "highest, and in how many rounds the default was the faster\n\n");
+  printf("| configuration            | placement | default / (paired) | 95%% interval | lowest | highest | default "
+         "faster |\n");
+  printf("|--------------------------|-----------|-------------------:|-------------:|-------:|--------:|--------------"
+         "-:|\n");
   for (int i = 1; i < N_ROWS; i++) {
-    char faster[24];
+    char faster[24], interval[32];
     snprintf(faster, sizeof faster, "%d/%d", pr[i].faster, pr[i].rounds);
-    printf("| %-24s | %-9s | %18.3f | %6.3f | %7.3f | %14s |\n", rows[i].label,
-           rows[i].placement[0] ? rows[i].placement : "default", pr[i].median, pr[i].lowest, pr[i].highest, faster);
+    printf("| %-24s | %-9s | %18.3f | %12s | %6.3f | %7.3f | %14s |\n", rows[i].label,
+           rows[i].placement[0] ? rows[i].placement : "default", pr[i].median, nd_bench_interval(interval, &pr[i]),
+           pr[i].lowest, pr[i].highest, faster);
   }
   return 0;
 }

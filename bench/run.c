@@ -41,23 +41,10 @@ nd_bench_row nd_bench_median(nd_bench_row *rows, int n) {
   return rows[n / 2];
 }
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 nd_bench_paired nd_bench_pair(const nd_bench_row *mine, const nd_bench_row *theirs, int rounds) {
   double q[rounds > 0 ? rounds : 1];
-  nd_bench_paired p = {0, 0, 0, 0, rounds};
-  if (rounds <= 0) return p;
-  for (int r = 0; r < rounds; r++) {
-    q[r] = mine[r].step_ms / theirs[r].step_ms;
-    p.faster += q[r] < 1.0;
-  }
-  qsort(q, (size_t)rounds, sizeof *q, by_value);
-  p.median = q[rounds / 2]; /* as nd_bench_median picks a row's */
-  p.lowest = q[0], p.highest = q[rounds - 1];
-  return p;
+  for (int r = 0; r < rounds; r++) q[r] = mine[r].step_ms / theirs[r].step_ms;
+  return nd_bench_ratios(q, rounds);
 }
 
 /* r->worker_bound_ms from the durations and upward ranks of one step (rank:

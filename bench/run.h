@@ -5,6 +5,7 @@
 #ifndef ND_BENCH_RUN_H
 #define ND_BENCH_RUN_H
 
+#include "bench/paired.h"
 #include "ndgraph/ndgraph.h"
 
 #define ND_BENCH_MAX_WORKERS 4
@@ -37,14 +38,9 @@ int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out);
 /* The median (by step time) of n rows, reordering them. */
 nd_bench_row nd_bench_median(nd_bench_row *rows, int n);
 
-/* Two rows' runs paired by round (run r of each in the same round, minutes
- * apart, so that the machine's drift between rounds cancels): mine[r]'s step
- * over theirs[r]'s, their median, lowest and highest, and in how many rounds
- * mine was the faster. Before nd_bench_median, which reorders the runs. */
-typedef struct nd_bench_paired {
-  double median, lowest, highest;
-  int faster, rounds;
-} nd_bench_paired;
+/* Two rows' runs paired by round (run r of each in the same round):
+ * mine[r]'s step over theirs[r]'s, summarized by bench/paired.h. Before
+ * nd_bench_median, which reorders the runs. */
 nd_bench_paired nd_bench_pair(const nd_bench_row *mine, const nd_bench_row *theirs, int rounds);
 
 /* A command-line count: s as an integer in lo..hi, or -1 after a one-line

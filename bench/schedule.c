@@ -26,9 +26,9 @@
  * after a millisecond even while the step runs).
  * A second table pairs the runs by round: ndws's step over each row's in the
  * same round (the machine's drift between rounds cancels in the pair), the
- * median over the rounds, the lowest and highest, and in how many rounds
- * ndws was the faster, so that the spread between runs is on the page next
- * to the differences it could explain. A policy named twice runs twice,
+ * median over the rounds, its 95% confidence interval, the lowest and
+ * highest, and in how many rounds ndws was the faster, so that the spread
+ * between runs is on the page next to the differences it could explain. A policy named twice runs twice,
  * the second as "POLICY (again)": the references are the first, and ndws
  * against itself is the machine's noise measured in the same run.
  *
@@ -54,15 +54,16 @@ typedef struct paired {
 static void print_paired(const paired *pr, int n) {
   if (n == 0) return;
   printf("\nndws's step over each row's, paired by round (each round runs every policy once, so that the machine's\n"
-         "drift between rounds cancels): the median over the rounds, the lowest and the highest, and in how many\n"
+         "drift between rounds cancels): the median over the rounds, its 95%% confidence interval (bench/paired.h: a\n"
+         "ratio whose interval holds 1 is not resolved by this run), the lowest and the highest, and in how many\n"
          "rounds ndws was the faster\n\n");
-  printf("| slots | m  | policy             | ndws / (paired) | lowest | highest | ndws faster |\n");
-  printf("|------:|---:|--------------------|----------------:|-------:|--------:|------------:|\n");
+  printf("| slots | m  | policy             | ndws / (paired) | 95%% interval | lowest | highest | ndws faster |\n");
+  printf("|------:|---:|--------------------|----------------:|-------------:|-------:|--------:|------------:|\n");
   for (int i = 0; i < n; i++) {
-    char faster[24];
+    char faster[24], interval[32];
     snprintf(faster, sizeof faster, "%d/%d", pr[i].q.faster, pr[i].q.rounds);
-    printf("| %5d | %2d | %-18s | %15.3f | %6.3f | %7.3f | %11s |\n", pr[i].slots, pr[i].m, pr[i].policy,
-           pr[i].q.median, pr[i].q.lowest, pr[i].q.highest, faster);
+    printf("| %5d | %2d | %-18s | %15.3f | %12s | %6.3f | %7.3f | %11s |\n", pr[i].slots, pr[i].m, pr[i].policy,
+           pr[i].q.median, nd_bench_interval(interval, &pr[i].q), pr[i].q.lowest, pr[i].q.highest, faster);
   }
 }
 

@@ -38,3 +38,8 @@ check_PROGRAMS += tests/test_idle_wait
 TESTS += tests/test_idle_wait
 tests_test_idle_wait_SOURCES = tests/test_idle_wait.c tests/ndws_start.h tests/tap.h
 tests_test_idle_wait_LDADD = $(ND_TEST_LIBS)
+# the benchmarks' paired ratios and their confidence interval (bench/paired.h)
+check_PROGRAMS += tests/test_bench_paired
+TESTS += tests/test_bench_paired
+tests_test_bench_paired_SOURCES = tests/test_bench_paired.c bench/paired.c bench/paired.h tests/tap.h
+tests_test_bench_paired_LDADD = -lm
