@@ -18,6 +18,7 @@
  *   bench/mixed-node [STEPS] [SLOTS] [MODEL] [ROUNDS]
  *   (defaults 3, 2, big: 8 layers, n_embd 256, 8 x 64 tokens, 8 micro-batches;
  *    small: 4 layers, n_embd 128, 4 x 64 tokens, 4 micro-batches; 3 rounds) */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,8 @@ int main(int argc, char **argv) {
       if (run(i, small, slots, steps, &runs[i][k])) return 1;
     }
   nd_bench_paired pr[N_ROWS];
-  for (int i = 1; i < N_ROWS; i++) pr[i] = nd_bench_pair(runs[0], runs[i], rounds); /* before the medians */
+  for (int i = 1; i < N_ROWS; i++)
+    pr[i] = nd_bench_pair(runs[0], runs[i], rounds, offsetof(nd_bench_row, step_ms)); /* before the medians */
   for (int i = 0; i < N_ROWS; i++) r[i] = nd_bench_median(runs[i], rounds);
   /* the device's time per layer over the CPU's, from the strict equal-stages run */
   const nd_bench_row *s = &r[ROW_STRICT_NDWS];

@@ -41,9 +41,11 @@ nd_bench_row nd_bench_median(nd_bench_row *rows, int n) {
   return rows[n / 2];
 }
 
-nd_bench_paired nd_bench_pair(const nd_bench_row *mine, const nd_bench_row *theirs, int rounds) {
+static double field_of(const nd_bench_row *r, size_t field) { return *(const double *)((const char *)r + field); }
+
+nd_bench_paired nd_bench_pair(const nd_bench_row *mine, const nd_bench_row *theirs, int rounds, size_t field) {
   double q[rounds > 0 ? rounds : 1];
-  for (int r = 0; r < rounds; r++) q[r] = mine[r].step_ms / theirs[r].step_ms;
+  for (int r = 0; r < rounds; r++) q[r] = field_of(&mine[r], field) / field_of(&theirs[r], field);
   return nd_bench_ratios(q, rounds);
 }
 

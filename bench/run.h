@@ -5,6 +5,8 @@
 #ifndef ND_BENCH_RUN_H
 #define ND_BENCH_RUN_H
 
+#include <stddef.h>
+
 #include "bench/paired.h"
 #include "ndgraph/ndgraph.h"
 
@@ -38,10 +40,11 @@ int nd_bench_run(const char *const *kv, int steps, nd_bench_row *out);
 /* The median (by step time) of n rows, reordering them. */
 nd_bench_row nd_bench_median(nd_bench_row *rows, int n);
 
-/* Two rows' runs paired by round (run r of each in the same round):
- * mine[r]'s step over theirs[r]'s, summarized by bench/paired.h. Before
- * nd_bench_median, which reorders the runs. */
-nd_bench_paired nd_bench_pair(const nd_bench_row *mine, const nd_bench_row *theirs, int rounds);
+/* Two rows' runs paired by round (run r of each in the same round): the
+ * field at offset `field` of mine[r] (offsetof(nd_bench_row, step_ms), ...)
+ * over theirs[r]'s, summarized by bench/paired.h. Before nd_bench_median,
+ * which reorders the runs. */
+nd_bench_paired nd_bench_pair(const nd_bench_row *mine, const nd_bench_row *theirs, int rounds, size_t field);
 
 /* A command-line count: s as an integer in lo..hi, or -1 after a one-line
  * error on stderr naming the program and the argument. */

@@ -28,13 +28,17 @@
  * same round (the machine's drift between rounds cancels in the pair), the
  * median over the rounds, its 95% confidence interval, the lowest and
  * highest, and in how many rounds ndws was the faster, so that the spread
- * between runs is on the page next to the differences it could explain. A policy named twice runs twice,
+ * between runs is on the page next to the differences it could explain;
+ * and the median of ndws's work (its tasks' summed durations) over the
+ * row's, which tells an order that made the same tasks slower from one that
+ * left workers idle. A policy named twice runs twice,
  * the second as "POLICY (again)": the references are the first, and ndws
  * against itself is the machine's noise measured in the same run.
  *
  *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT][#STAGES][~WAIT],...] [SLOTS,...] [M,...] [ROUNDS]
  *   (defaults 3; ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity,ndws#4,zbh1#4; 2,3; 4,8,16;
  *   3) */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,26 +48,30 @@
 #define MAX_LIST   16
 #define MAX_ROUNDS 64
 
-/* ndws's step over one row's, paired by round. */
+/* ndws's step and work over one row's, paired by round. */
 typedef struct paired {
   int slots, m;
   const char *policy;
-  nd_bench_paired q;
+  nd_bench_paired q, work;
 } paired;
 
 static void print_paired(const paired *pr, int n) {
   if (n == 0) return;
   printf("\nndws's step over each row's, paired by round (each round runs every policy once, so that the machine's\n"
          "drift between rounds cancels): the median over the rounds, its 95%% confidence interval (bench/paired.h: a\n"
-         "ratio whose interval holds 1 is not resolved by this run), the lowest and the highest, and in how many\n"
-         "rounds ndws was the faster\n\n");
-  printf("| slots | m  | policy             | ndws / (paired) | 95%% interval | lowest | highest | ndws faster |\n");
-  printf("|------:|---:|--------------------|----------------:|-------------:|-------:|--------:|------------:|\n");
+         "ratio whose interval holds 1 is not resolved by this run), the lowest and the highest, in how many\n"
+         "rounds ndws was the faster, and the median of ndws's work (the sum of its median step's task durations)\n"
+         "over the row's: above 1, ndws's order made the same tasks slower\n\n");
+  printf("| slots | m  | policy             | ndws / (paired) | 95%% interval | lowest | highest | ndws faster | "
+         "work ndws / |\n");
+  printf("|------:|---:|--------------------|----------------:|-------------:|-------:|--------:|------------:|-"
+         "-----------:|\n");
   for (int i = 0; i < n; i++) {
     char faster[24], interval[32];
     snprintf(faster, sizeof faster, "%d/%d", pr[i].q.faster, pr[i].q.rounds);
-    printf("| %5d | %2d | %-18s | %15.3f | %12s | %6.3f | %7.3f | %11s |\n", pr[i].slots, pr[i].m, pr[i].policy,
-           pr[i].q.median, nd_bench_interval(interval, &pr[i].q), pr[i].q.lowest, pr[i].q.highest, faster);
+    printf("| %5d | %2d | %-18s | %15.3f | %12s | %6.3f | %7.3f | %11s | %11.3f |\n", pr[i].slots, pr[i].m,
+           pr[i].policy, pr[i].q.median, nd_bench_interval(interval, &pr[i].q), pr[i].q.lowest, pr[i].q.highest, faster,
+           pr[i].work.median);
   }
 }
 
@@ -231,7 +239,9 @@ int main(int argc, char **argv) {
       /* before the medians, which reorder each row's runs */
       for (int p = 0; ndws_at >= 0 && rounds > 1 && p < n_pol; p++)
         if (p != ndws_at) {
-          pr[n_pr++] = (paired){slots, m, label[p], nd_bench_pair(runs[ndws_at], runs[p], rounds)};
+          pr[n_pr++] = (paired){slots, m, label[p],
+                                nd_bench_pair(runs[ndws_at], runs[p], rounds, offsetof(nd_bench_row, step_ms)),
+                                nd_bench_pair(runs[ndws_at], runs[p], rounds, offsetof(nd_bench_row, work_ms))};
         }
       double ref_1f1b = 0, ref_zbh1 = 0, ref_ndws = 0;
       for (int p = 0; p < n_pol; p++) {

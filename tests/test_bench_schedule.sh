@@ -14,7 +14,7 @@ for line in open(sys.argv[1]):
     c = [x.strip() for x in line.strip().strip("|").split("|")]
     if len(c) == 15 and c[0] == "2":
         rows[c[2]] = c
-    elif len(c) == 8 and c[0] == "2":
+    elif len(c) == 9 and c[0] == "2":
         pairs[c[2]] = c
 assert sorted(rows) == ["1f1b", "ndws", "ndws (again)"], "rows: %s" % sorted(rows)
 step = {k: float(v[3]) for k, v in rows.items()}
@@ -28,6 +28,7 @@ assert sorted(pairs) == ["1f1b", "ndws (again)"], "paired rows: %s" % sorted(pai
 assert pairs["ndws (again)"][7].endswith("/2"), pairs["ndws (again)"]
 # two rounds are too few for a 95% interval of the median (bench/paired.h)
 assert all(v[4] == "-" for v in pairs.values()), pairs
+assert all(float(v[8]) > 0 for v in pairs.values()), pairs  # ndws's work over the row's
 PY
 ok $? "one row per policy, the second ndws as 'ndws (again)', the ratios against the first ndws and 1f1b ($(head -c 300 "$tmp/check"))"
 
