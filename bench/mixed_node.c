@@ -25,7 +25,7 @@
 
 #include "bench/run.h"
 
-#define MAX_ROUNDS 25
+#define MAX_ROUNDS 64 /* as bench/schedule */
 
 static const struct {
   const char *label, *policy, *stages, *placement;
