@@ -33,6 +33,9 @@ tests_test_coll_order_LDADD = $(ND_TEST_LIBS)
 # bench/schedule on its smallest grid: its rows, references and refusals
 TESTS += tests/test_bench_schedule.sh
 EXTRA_DIST += tests/test_bench_schedule.sh
+# bench/mixed-node's refusals of bad arguments
+TESTS += tests/test_bench_mixed_node.sh
+EXTRA_DIST += tests/test_bench_mixed_node.sh
 # runtime.wait_policy: when idle workers of ndgraph's policies sleep (scheduler/idle.h)
 check_PROGRAMS += tests/test_idle_wait
 TESTS += tests/test_idle_wait
