@@ -25,8 +25,6 @@
 
 #include "bench/run.h"
 
-#define MAX_ROUNDS 64 /* as bench/schedule */
-
 static const struct {
   const char *label, *policy, *stages, *placement;
   int opencl;
@@ -86,14 +84,14 @@ int main(int argc, char **argv) {
   const char *me = "bench/mixed-node";
   int steps = argc > 1 ? nd_bench_count(me, "STEPS", argv[1], 1, 1000) : 3;
   int slots = argc > 2 ? nd_bench_count(me, "SLOTS", argv[2], 1, 64) : 2;
-  int rounds = argc > 4 ? nd_bench_count(me, "ROUNDS", argv[4], 1, MAX_ROUNDS) : 3;
+  int rounds = argc > 4 ? nd_bench_count(me, "ROUNDS", argv[4], 1, ND_BENCH_MAX_ROUNDS) : 3;
   if (steps < 0 || slots < 0 || rounds < 0) return 2;
   if (argc > 3 && strcmp(argv[3], "small") && strcmp(argv[3], "big")) {
     fprintf(stderr, "%s: MODEL '%s': not big or small\n", me, argv[3]);
     return 2;
   }
   int small = argc > 3 && strcmp(argv[3], "small") == 0;
-  nd_bench_row runs[N_ROWS][MAX_ROUNDS], r[N_ROWS];
+  nd_bench_row runs[N_ROWS][ND_BENCH_MAX_ROUNDS], r[N_ROWS];
   /* round k starts at row k: no row is always the first or the last of a round */
   for (int k = 0; k < rounds; k++)
     for (int j = 0; j < N_ROWS; j++) {

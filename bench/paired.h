@@ -12,14 +12,16 @@ typedef struct nd_bench_paired {
    * interval holds 1 is not one this run resolves. NAN under 6 rounds, where
    * no two order statistics cover 95% */
   double low95, high95;
-  int faster, rounds; /* rounds whose ratio is under 1 */
+  int faster; /* rounds whose ratio is under 1 */
+  int rounds;
 } nd_bench_paired;
 
 /* Summarizes the n ratios q (mine over theirs, one a round), sorting them. */
 nd_bench_paired nd_bench_ratios(double *q, int n);
 
 /* The 0-based index i of the interval's lower end: [q[i], q[n - 1 - i]] of n
- * sorted values covers their median with probability >= 95%; -1 when n < 6. */
+ * sorted values drawn from one law covers that law's median with probability
+ * >= 95%; -1 when n < 6. */
 int nd_bench_interval_index(int n);
 
 /* The interval as "LOW-HIGH" to three decimals, or "-" without one; out. */

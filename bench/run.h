@@ -11,6 +11,7 @@
 #include "ndgraph/ndgraph.h"
 
 #define ND_BENCH_MAX_WORKERS 4
+#define ND_BENCH_MAX_ROUNDS  64 /* runs of one row: the ROUNDS argument's bound */
 
 typedef struct nd_bench_row {
   double step_ms, bound_ms, cp_ms, work_ms; /* work: the sum of task durations */

@@ -45,8 +45,7 @@
 
 #include "bench/run.h"
 
-#define MAX_LIST   16
-#define MAX_ROUNDS 64
+#define MAX_LIST 16
 
 /* ndws's step and work over one row's, paired by round. */
 typedef struct paired {
@@ -175,7 +174,7 @@ int main(int argc, char **argv) {
   nd_blas_select_kernels(argv);
   const char *me = "bench/schedule";
   int steps = argc > 1 ? nd_bench_count(me, "STEPS", argv[1], 1, 1000) : 3;
-  int rounds = argc > 5 ? nd_bench_count(me, "ROUNDS", argv[5], 1, MAX_ROUNDS) : 3;
+  int rounds = argc > 5 ? nd_bench_count(me, "ROUNDS", argv[5], 1, ND_BENCH_MAX_ROUNDS) : 3;
   if (steps < 0 || rounds < 0) return 2;
   char pol_s[] = "ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity,ndws#4,zbh1#4", slots_s[] = "2,3",
        m_s[] = "4,8,16";
@@ -226,7 +225,7 @@ int main(int argc, char **argv) {
   for (int si = 0; si < n_slots; si++)
     for (int mi = 0; mi < n_m; mi++) {
       int slots = slot_n[si], m = m_n[mi];
-      nd_bench_row runs[MAX_LIST][MAX_ROUNDS], med[MAX_LIST];
+      nd_bench_row runs[MAX_LIST][ND_BENCH_MAX_ROUNDS], med[MAX_LIST];
       /* round r starts at policy r: no policy always runs first */
       for (int r = 0; r < rounds; r++)
         for (int j = 0; j < n_pol; j++) {
