@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <link.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -50,19 +51,63 @@ static int is_function(void *sym) {
   return type == STT_FUNC || type == STT_GNU_IFUNC;
 }
 
+/* Whether the file holds every byte its ELF headers promise. dlopen maps a
+ * truncated object without complaint, and the first touch of a page past the
+ * file's end is SIGBUS, so this is checked before: the header, the program
+ * headers and each loaded segment must lie within the file. Other defects
+ * are dlopen's to report. */
+static int check_extent(const char *path, const char *file, off_t size, nd_error *err) {
+  FILE *f = fopen(file, "rb");
+  if (!f) return nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: %s", path, strerror(errno));
+  ElfW(Ehdr) eh;
+  int rc = 0;
+  if (fread(&eh, sizeof eh, 1, f) != 1 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+    goto done; /* not ELF, or shorter than its header: dlopen says which */
+  if (eh.e_ident[EI_CLASS] != (__ELF_NATIVE_CLASS == 64 ? ELFCLASS64 : ELFCLASS32) ||
+      eh.e_phentsize != sizeof(ElfW(Phdr)))
+    goto done;
+  if (eh.e_phoff > (uint64_t)size || (uint64_t)eh.e_phnum * sizeof(ElfW(Phdr)) > (uint64_t)size - eh.e_phoff) {
+    rc = nd__fail(err, ND_EPLUGIN, "%s: not a loadable shared object: truncated (%lld bytes, program headers beyond)",
+                  path, (long long)size);
+    goto done;
+  }
+  for (int i = 0; i < eh.e_phnum && !rc; i++) {
+    ElfW(Phdr) ph;
+    if (fseeko(f, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph), SEEK_SET) || fread(&ph, sizeof ph, 1, f) != 1) {
+      rc = nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: cannot read its program headers", path);
+      break;
+    }
+    if (ph.p_type == PT_LOAD && (ph.p_offset > (uint64_t)size || ph.p_filesz > (uint64_t)size - ph.p_offset))
+      rc = nd__fail(err, ND_EPLUGIN,
+                    "%s: not a loadable shared object: truncated (%lld bytes, a segment ends at byte %llu)", path,
+                    (long long)size, (unsigned long long)(ph.p_offset + ph.p_filesz));
+  }
+done:
+  fclose(f);
+  return rc;
+}
+
 static int load(nd_kernels *k, const char *path, nd_error *err) {
   struct stat st;
-  char why[512];
+  char why[512], local[4096];
   /* dlopen("") would hand back the program itself */
   if (!*path) return nd__fail(err, ND_EPLUGIN, "a plugin's file name is empty");
-  if (strchr(path, '/')) {
-    if (stat(path, &st) != 0) return nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode)) return nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: not a regular file", path);
+  /* a plugin is a file: a name without a slash is in the current directory,
+   * not on the library search path where dlopen would look for it */
+  const char *file = path;
+  if (!strchr(path, '/')) {
+    if ((size_t)snprintf(local, sizeof local, "./%s", path) >= sizeof local)
+      return nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: file name too long", path);
+    file = local;
   }
+  if (stat(file, &st) != 0) return nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: %s", path, strerror(errno));
+  if (!S_ISREG(st.st_mode)) return nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: not a regular file", path);
+  int rc = check_extent(path, file, st.st_size, err);
+  if (rc) return rc;
   dlerror();
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
   if (!h)
-    return nd__fail(err, ND_EPLUGIN, "%s: not a loadable shared object: %s", path, dl_reason(path, why, sizeof why));
+    return nd__fail(err, ND_EPLUGIN, "%s: not a loadable shared object: %s", path, dl_reason(file, why, sizeof why));
   if (nd__kernels_keep(k, h)) {
     dlclose(h);
     return nd__fail(err, ND_EPLUGIN, "%s: too many plugins", path);

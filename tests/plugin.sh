@@ -69,6 +69,19 @@ run_bad() { # STATUS PATTERN NAME PLUGIN [--set ...]
 }
 run_bad 2 "^ndgraph: $TMP/missing.so: cannot load the plugin: No such file or directory$" "missing file" "$TMP/missing.so"
 run_bad 2 "^ndgraph: $TMP/text.so: not a loadable shared object: .+" "not a shared object" "$TMP/text.so"
+# dlopen maps a truncated object and faults (SIGBUS) on the first page past
+# its end; every cut into the loaded segments is refused (here the first
+# 12 KB; past them come the section tables, which loading does not read)
+size=$(wc -c <"$EX")
+for cut in 1000 3000 8000; do
+  head -c "$cut" "$EX" >"$TMP/cut.so"
+  run_bad 2 "^ndgraph: $TMP/cut.so: not a loadable shared object: truncated \($cut bytes, .+\)$" \
+    "truncated to $cut of $size bytes" "$TMP/cut.so"
+done
+expect 2 "^ndgraph: $TMP/cut.so: not a loadable shared object: truncated" "kernel-check: a truncated plugin" -- \
+  $ND kernel-check "$TMP/cut.so" silu
+expect 2 "^ndgraph: $TMP/cut.so: not a loadable shared object: truncated" "plan: a truncated plugin" -- \
+  $ND plan $TINY --set "kernels.plugins=[$TMP/cut.so]"
 run_bad 2 "libno_entry.so: no entry point ndgraph_plugin_init" "missing entry point" "$BAD/libno_entry.so"
 run_bad 2 "libdata_entry.so: ndgraph_plugin_init is not a function" "an entry point that is data" "$BAD/libdata_entry.so"
 expect 2 "libdata_entry.so: ndgraph_plugin_init is not a function" "kernel-check: an entry point that is data" -- \
@@ -97,6 +110,30 @@ $ND run $TINY --set train.steps=2 --set "kernels.plugins=[$EX]" --set model.acti
 st=$?
 grep -q "^step     2 | loss" "$TMP/out" && grep -q "kernels: matmul_fwd=blocked" "$TMP/out"
 ok $(( st != 0 || $? != 0 )) "run trains with the plugin and names its kernels (exit $st)"
+$ND run $TINY --set train.steps=1 --set "kernels.plugins=[$EX]" --set model.activation=silu \
+  --set "kernels.override={matmul_fwd: blocked}" --trace "$TMP/trace.json" >"$TMP/out" 2>&1
+st=$?
+# each task kind's events name its implementation, and the plugin's where it has one
+impl() { # KIND: the distinct "impl plugin" pairs of KIND's events
+  tr '{' '\n' <"$TMP/trace.json" | grep "\"kind\":\"$1\"" |
+    sed -n 's/.*"impl":"\([^"]*\)"\(,"plugin":"\([^"]*\)"\)\{0,1\}.*/\1 \3/p' | sort -u
+}
+[ "$(impl matmul_fwd)" = "blocked $EX" ] && [ "$(impl matmul_bwd_input)" = "builtin " ] &&
+  [ "$(impl activation_fwd)" = "silu $EX" ] && [ "$(impl adamw)" = "builtin " ]
+ok $(( st != 0 || $? != 0 )) "the trace names each kind's implementation: matmul_fwd blocked and silu from the plugin, the rest builtin"
+
+# a plugin is a file: a name without a slash is in the current directory,
+# not on the library search path
+cp "$EX" "$TMP/libhere.so"
+ND_ABS=$(cd "$(dirname "$ND")" && pwd)/$(basename "$ND")
+(cd "$TMP" && "$ND_ABS" kernel-check libhere.so silu) >"$TMP/out" 2>&1
+st=$?
+grep -q "kernel-check silu (libhere.so): PASS" "$TMP/out"
+ok $(( st != 0 || $? != 0 )) "a plugin named without a directory is loaded from the current one (exit $st)"
+(cd "$TMP" && "$ND_ABS" kernel-check libnowhere.so silu) >"$TMP/out" 2>"$TMP/err"
+st=$?
+grep -q "^ndgraph: libnowhere.so: cannot load the plugin: No such file or directory$" "$TMP/err"
+ok $(( st != 2 || $? != 0 )) "a missing plugin without a directory: the file's own error (exit $st)"
 
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static double ns_round(double us) { return round(us * 1e3) / 1e3; }
 
@@ -63,6 +64,11 @@ static void task_event(cJSON *events, const nd_trace_run *run, int32_t i, const 
   cJSON_AddNumberToObject(a, "bytes", (double)k->bytes);
   cJSON_AddNumberToObject(a, "task", i);
   cJSON_AddNumberToObject(a, "step", (double)step);
+  if (run->impl && run->impl[k->kind]) {
+    cJSON_AddStringToObject(a, "impl", run->impl[k->kind]);
+    if (strcmp(run->impl_origin[k->kind], "builtin") != 0)
+      cJSON_AddStringToObject(a, "plugin", run->impl_origin[k->kind]);
+  }
 }
 
 static void flow_event(cJSON *events, const nd_trace_run *run, const char *ph, const nd_trace_time *t, int at_end,

@@ -6,6 +6,7 @@
 #define ND_TRACE_CHROME_H
 
 #include "graph/ir.h"
+#include "trace/model.h" /* ND_TRACE_NAME_MAX */
 
 typedef struct cJSON cJSON;
 
@@ -37,9 +38,13 @@ typedef struct nd_trace_run {
   const nd_trace_step *steps;
   int n_steps;
   int n_workers;
-  char (*worker_names)[64]; /* [n_workers] */
-  const int *worker_node;   /* [n_workers]: the node (process) of each; NULL: all on node 0 */
+  char (*worker_names)[ND_TRACE_NAME_MAX]; /* [n_workers] */
+  const int *worker_node;                  /* [n_workers]: the node (process) of each; NULL: all on node 0 */
   int n_nodes;
+  /* [ND_TASK_KIND_COUNT]: the implementation each kind runs ("builtin", an
+   * activation's name, a plugin kernel's name) and where it comes from
+   * ("builtin" or the plugin's file); NULL: not known */
+  const char *const *impl, *const *impl_origin;
 } nd_trace_run;
 
 /* The document, or NULL when out of memory. */

@@ -11,7 +11,9 @@
 
 typedef struct cJSON cJSON;
 
-#define ND_TRACE_NAME_MAX 64
+/* A name as written or read: StarPU's worker names run past 64 bytes ("OpenCL
+ * 0 (pthread-skylake-avx512-Intel(R) Xeon(R) Processor ...)"). */
+#define ND_TRACE_NAME_MAX 128
 
 typedef struct nd_trace_slice {
   char name[ND_TRACE_NAME_MAX];

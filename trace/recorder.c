@@ -28,11 +28,12 @@ struct nd_trace_recorder {
   int n_steps;
   nd_trace_step *cur; /* the step being observed, or NULL */
   int n_workers;      /* all nodes' at process 0 */
-  char (*names)[64];
+  char (*names)[ND_TRACE_NAME_MAX];
   /* several processes, at process 0: first_worker[p] (procs + 1 entries)
    * and each worker's node */
   int procs;
   int *first_worker, *worker_node;
+  const char *impl[ND_TASK_KIND_COUNT], *impl_origin[ND_TASK_KIND_COUNT];
   double sync_us; /* this process's clock when all left the step's barrier */
 };
 
@@ -41,10 +42,10 @@ struct nd_trace_recorder {
 static int gather_workers(nd_trace_recorder *r) {
   char *all;
   int64_t *off;
-  if (nd_mpi_gather(r->names, (int64_t)r->n_workers * 64, &all, &off)) return ND_ENOMEM;
+  if (nd_mpi_gather(r->names, (int64_t)r->n_workers * ND_TRACE_NAME_MAX, &all, &off)) return ND_ENOMEM;
   if (!all) return 0;
-  int total = (int)(off[r->procs] / 64);
-  char(*names)[64] = (char(*)[64])all;
+  int total = (int)(off[r->procs] / ND_TRACE_NAME_MAX);
+  char(*names)[ND_TRACE_NAME_MAX] = (char(*)[ND_TRACE_NAME_MAX])all;
   r->first_worker = calloc((size_t)r->procs + 1, sizeof *r->first_worker);
   r->worker_node = calloc((size_t)(total ? total : 1), sizeof *r->worker_node);
   if (!r->first_worker || !r->worker_node) {
@@ -52,13 +53,13 @@ static int gather_workers(nd_trace_recorder *r) {
     return ND_ENOMEM;
   }
   for (int p = 0; p < r->procs; p++) {
-    r->first_worker[p + 1] = (int)(off[p + 1] / 64);
+    r->first_worker[p + 1] = (int)(off[p + 1] / ND_TRACE_NAME_MAX);
     for (int w = r->first_worker[p]; w < r->first_worker[p + 1]; w++) {
       /* the nodes' workers share names ("CPU 0"): the summary tells them apart */
-      char local[64];
+      char local[ND_TRACE_NAME_MAX];
       memcpy(local, names[w], sizeof local);
       local[sizeof local - 1] = '\0';
-      snprintf(names[w], sizeof names[w], "p%d %.50s", p, local);
+      snprintf(names[w], sizeof names[w], "p%d %.*s", p, (int)sizeof local - 16, local);
       r->worker_node[w] = p;
     }
   }
@@ -69,11 +70,15 @@ static int gather_workers(nd_trace_recorder *r) {
   return 0;
 }
 
-int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, int flows, nd_error *err) {
+int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, const nd_kernels *k, int flows, nd_error *err) {
   nd_trace_recorder *r = calloc(1, sizeof *r);
   if (!r) return nd__fail(err, ND_ENOMEM, "trace: out of memory");
   r->g = g;
   r->flows = flows;
+  for (int kind = 0; kind < ND_TASK_KIND_COUNT; kind++) {
+    const nd__kernel_slot *slot = nd__kernels_slot(k, ND_BACKEND_CPU, (enum nd_task_kind)kind);
+    r->impl[kind] = slot->name, r->impl_origin[kind] = slot->origin;
+  }
   r->n_workers = (int)starpu_worker_get_count();
   r->names = calloc((size_t)(r->n_workers ? r->n_workers : 1), sizeof *r->names);
   /* the edges also serve to make the times consistent, flows or not */
@@ -258,8 +263,11 @@ int32_t nd_trace_recorded(const nd_trace_recorder *r) {
 int nd_trace_save(const nd_trace_recorder *r, const char *json_path, const char *svg_path, nd_error *err) {
   int want_json = json_path && json_path[0], want_svg = svg_path && svg_path[0];
   if (!want_json && !want_svg) return 0;
-  nd_trace_run run = {
-      r->g, r->flows ? &r->edges : NULL, r->steps, r->n_steps, r->n_workers, r->names, r->worker_node, r->procs};
+  nd_trace_run run = {r->g,           r->flows ? &r->edges : NULL,
+                      r->steps,       r->n_steps,
+                      r->n_workers,   r->names,
+                      r->worker_node, r->procs,
+                      r->impl,        r->impl_origin};
   cJSON *doc = nd_trace_chrome_build(&run);
   char *text = NULL;
   int rc = 0;

@@ -11,8 +11,10 @@
 
 typedef struct nd_trace_recorder nd_trace_recorder;
 
-/* flows: also write the IR's dependencies as arrows. */
-int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, int flows, nd_error *err);
+/* flows: also write the IR's dependencies as arrows. k: the kernel table the
+ * tasks run with (its implementations go into the trace; NULL: built-ins);
+ * g and k outlive the recorder. */
+int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, const nd_kernels *k, int flows, nd_error *err);
 void nd_trace_recorder_free(nd_trace_recorder *r);
 
 /* Observes the tasks of graph 0 of `ex` until nd_trace_end. */

@@ -8,7 +8,8 @@ int nd_trainer_step_traced(nd_trainer *tr, const char *json_path, const char *sv
   nd_trace_recorder **rec = nd__trainer_recorder(tr);
   nd_exec *ex = nd__trainer_exec(tr);
   int rc;
-  if (!*rec && (rc = nd_trace_recorder_new(rec, nd__trainer_graph(tr), nd__trainer_config(tr)->trace.flows, err)))
+  if (!*rec && (rc = nd_trace_recorder_new(rec, nd__trainer_graph(tr), nd__trainer_kernels(tr),
+                                           nd__trainer_config(tr)->trace.flows, err)))
     return rc;
   rc = nd_trace_begin(*rec, ex, nd_trainer_steps_done(tr) + 1, err);
   if (!rc) rc = nd_trainer_step(tr, res, err);
