@@ -1,3 +1,5 @@
+/* Saving and loading a checkpoint directory: built under a temporary name
+ * and renamed whole, read back with every file checked against the run. */
 #include "checkpoint/checkpoint.h"
 
 #include <cjson/cJSON.h>

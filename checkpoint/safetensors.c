@@ -1,3 +1,5 @@
+/* Reading and writing safetensors files: the JSON header checked field by
+ * field against the file's size before any tensor is read. */
 #include "checkpoint/safetensors.h"
 
 #include <cjson/cJSON.h>

@@ -1,3 +1,5 @@
+/* Writing a file so that it is there whole or not at all: a temporary
+ * beside it, fsync, rename, fsync of the directory. */
 #include "common/atomic.h"
 
 #include <errno.h>

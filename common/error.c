@@ -1,3 +1,5 @@
+/* Filling an nd_error: a code and a one-line message, and the table that
+ * turns codes into words. */
 #include "common/error.h"
 
 #include <stdarg.h>

@@ -1,3 +1,5 @@
+/* The machine's hwloc topology, from this machine or an XML file, with a
+ * one-line error naming the file when it cannot be read. */
 #include "common/topology.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* YAML events from libyaml with their positions, for the configuration
+ * loader and for --set values. */
 #include "configs/reader.h"
 
 #include <stdarg.h>

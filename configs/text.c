@@ -1,3 +1,5 @@
+/* Strings of the configuration layer: a growing buffer, YAML quoting and
+ * error prefixes that name the file and position. */
 #include "configs/text.h"
 
 #include <ctype.h>

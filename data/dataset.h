@@ -11,10 +11,12 @@
 typedef struct nd_dataset nd_dataset;
 
 /* spec: a file path, or "builtin:NAME" (tales, tales-val). format:
- * ND_FORMAT_TEXT (each byte is a token) or ND_FORMAT_TOKENS_U16 (raw
- * little-endian uint16 ids, as written by llm.c / nanoGPT). Files are mmap'd
- * and scanned once: ND_EDATA when the file is missing or unreadable, holds
- * fewer than seq_len + 1 tokens, has an odd byte count (tokens-u16), or holds
+ * ND_FORMAT_TEXT (each byte is a token), ND_FORMAT_TOKENS_U16 (raw
+ * little-endian uint16 ids, as written by llm.c / nanoGPT) or
+ * ND_FORMAT_TOKENS_U32 (uint32 ids, for vocabularies past 65536). Files are
+ * mmap'd and scanned once: ND_EDATA when the file is missing or unreadable,
+ * holds fewer than seq_len + 1 tokens, has a byte count that is not a whole
+ * number of tokens, or holds
  * a token id >= vocab_size (the message gives the first such byte offset).
  * ND_EINVAL for vocab_size < 1 or seq_len < 1. */
 int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format format, int64_t vocab_size, int seq_len,

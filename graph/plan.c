@@ -1,3 +1,5 @@
+/* A step's plan from its IR alone: task counts, FLOPs, bytes moved,
+ * critical path and memory per rank, as text or JSON. */
 #include "graph/plan.h"
 
 #include <cjson/cJSON.h>

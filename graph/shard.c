@@ -1,3 +1,5 @@
+/* The offsets of a parameter shard inside the whole Hugging Face tensor,
+ * for checkpoints that any layout can read. */
 #include "graph/shard.h"
 
 #include <string.h>

@@ -1,3 +1,5 @@
+/* A layer's forward or input gradient on a rank as one StarPU task that
+ * runs the IR's tasks in order. */
 #include "tasks/chain.h"
 
 #include <pthread.h>

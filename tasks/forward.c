@@ -1,3 +1,5 @@
+/* Sending a task's outputs ahead to the memory node of their next reader
+ * when that reader lives on a device. */
 #include "tasks/forward.h"
 
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+/* GPT-2's initial parameters, drawn from the seed so that every layout
+ * starts from the same values. */
 #include "train/init.h"
 
 #include <math.h>

@@ -13,7 +13,7 @@
 
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
-#define ND_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#define ND_VECTOR_CLONES      __attribute__((target_clones("avx2", "default")))
 #define ND_HAVE_VECTOR_CLONES 1
 #endif
 #endif

@@ -13,7 +13,7 @@
 #include "tests/tap.h"
 
 #define FUZZ_MAX_SEEDS 64
-#define FUZZ_CAP (1 << 16)
+#define FUZZ_CAP       (1 << 16)
 
 typedef struct fuzz_corpus {
   char *data[FUZZ_MAX_SEEDS];
@@ -65,42 +65,44 @@ static inline void fuzz_free(fuzz_corpus *c) {
  * duplicated span. Returns the new length. */
 static inline size_t fuzz_mutate(fuzz_corpus *c, char *buf, size_t len, size_t cap, const char *const *tokens,
                                  size_t n_tokens) {
-  static const unsigned char interesting[] = {0, 1, 0x7f, 0x80, 0xff, '"', '\\', '[', ']', '{', '}', ',', ':', '-',
-                                              '0', '9', 'e', '\n'};
+  static const unsigned char interesting[] = {0,   1,   0x7f, 0x80, 0xff, '"', '\\', '[', ']',
+                                              '{', '}', ',',  ':',  '-',  '0', '9',  'e', '\n'};
   size_t rounds = 1 + fuzz_below(c, 4);
   for (size_t r = 0; r < rounds; r++) {
     switch (fuzz_below(c, 6)) {
-      case 0:
-        if (len) buf[fuzz_below(c, len)] ^= (char)(1u << fuzz_below(c, 8));
-        break;
-      case 1:
-        if (len) buf[fuzz_below(c, len)] = (char)interesting[fuzz_below(c, sizeof interesting)];
-        break;
-      case 2: len = fuzz_below(c, len + 1); break;
-      case 3: {
-        const char *p = tokens[fuzz_below(c, n_tokens)];
-        size_t pl = strlen(p), at = fuzz_below(c, len + 1);
-        if (len + pl > cap) break;
-        memmove(buf + at + pl, buf + at, len - at);
-        memcpy(buf + at, p, pl);
-        len += pl;
-        break;
-      }
-      case 4: {
-        if (!len) break;
-        size_t at = fuzz_below(c, len), n = 1 + fuzz_below(c, len - at);
-        memmove(buf + at, buf + at + n, len - at - n);
-        len -= n;
-        break;
-      }
-      default: {
-        if (!len) break;
-        size_t at = fuzz_below(c, len), n = 1 + fuzz_below(c, len - at < 64 ? len - at : 64);
-        if (len + n > cap) break;
-        memmove(buf + at + n, buf + at, len - at);
-        len += n;
-        break;
-      }
+    case 0:
+      if (len) buf[fuzz_below(c, len)] ^= (char)(1u << fuzz_below(c, 8));
+      break;
+    case 1:
+      if (len) buf[fuzz_below(c, len)] = (char)interesting[fuzz_below(c, sizeof interesting)];
+      break;
+    case 2:
+      len = fuzz_below(c, len + 1);
+      break;
+    case 3: {
+      const char *p = tokens[fuzz_below(c, n_tokens)];
+      size_t pl = strlen(p), at = fuzz_below(c, len + 1);
+      if (len + pl > cap) break;
+      memmove(buf + at + pl, buf + at, len - at);
+      memcpy(buf + at, p, pl);
+      len += pl;
+      break;
+    }
+    case 4: {
+      if (!len) break;
+      size_t at = fuzz_below(c, len), n = 1 + fuzz_below(c, len - at);
+      memmove(buf + at, buf + at + n, len - at - n);
+      len -= n;
+      break;
+    }
+    default: {
+      if (!len) break;
+      size_t at = fuzz_below(c, len), n = 1 + fuzz_below(c, len - at < 64 ? len - at : 64);
+      if (len + n > cap) break;
+      memmove(buf + at + n, buf + at, len - at);
+      len += n;
+      break;
+    }
     }
   }
   return len;
