@@ -1,3 +1,5 @@
+/* Opening a token dataset (text, 16- or 32-bit token files, the built-in
+ * corpus) and cutting it into the sequences of each step. */
 #include "data/dataset.h"
 
 #include <errno.h>
