@@ -146,9 +146,10 @@ ok $? "json: steps 2 and 50 laid end to end: span 350 us, per-step spans and bub
 "$ND" trace summarize "$TMP/steps.json" >"$TMP/steps.txt" 2>&1
 grep -q "^2 steps laid end to end" "$TMP/steps.txt" && grep -Eq "^  50 +0\.200 +0\.250 +37\.5%$" "$TMP/steps.txt"
 ok $? "text: the steps' table ($(grep -c . "$TMP/steps.txt") lines)"
-sed 's/"ts": 10000/"ts": 60/; s/"ts": 10100/"ts": 160/' "$TMP/steps.json" >"$TMP/overlap.json"
+# (step 50 starts at 110 us on CPU 0 while step 2 runs on CPU 1 until 150 us)
+sed 's/"ts": 10000/"ts": 110/; s/"ts": 10100/"ts": 160/' "$TMP/steps.json" >"$TMP/overlap.json"
 "$ND" trace summarize "$TMP/overlap.json" --json >"$TMP/overlap.out" 2>&1
-python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if "steps" not in d and d["span_us"] == 260 else 1)' \
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if "steps" not in d and d["span_us"] == 310 else 1)' \
   "$TMP/overlap.out"
 ok $? "json: steps that overlap in time are left as they are"
 
@@ -221,6 +222,25 @@ for bad in '"ts": "5", "dur": 1|ts is missing or not a number' '"dur": 1|ts is m
   [ $? -eq 2 ] && [ "$msg" = "ndgraph: $TMP/bad-time.json: event 1 (\"a\"): ${bad#*|}" ]
   ok $? "a slice with ${bad%%|*}: one line naming the file and event 1, exit 2 ($msg)"
 done
+# a thread id that is not an integer is refused, not folded into thread 0:0
+for bad in '"pid": "p", "tid": 0|pid is not an integer' '"pid": 0, "tid": {}|tid is not an integer' \
+  '"pid": 0, "tid": 1.5|tid is not an integer' '"pid": 1e12, "tid": 0|pid is not an integer'; do
+  echo "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"ok\", \"ts\": 0, \"dur\": 1, \"pid\": 0, \"tid\": 0},
+    {\"ph\": \"X\", \"name\": \"a\", \"ts\": 5, \"dur\": 1, ${bad%%|*}}]}" >"$TMP/bad-id.json"
+  msg=$("$ND" trace summarize "$TMP/bad-id.json" 2>&1 >/dev/null)
+  [ $? -eq 2 ] && [ "$msg" = "ndgraph: $TMP/bad-id.json: event 1 (\"a\"): ${bad#*|}" ]
+  ok $? "a slice with ${bad%%|*}: one line naming the file and event 1, exit 2 ($msg)"
+done
+# nested slices on one thread (a profiler's call stack) would count its time twice: refused by both tools
+echo '{"traceEvents": [{"ph": "X", "name": "outer", "pid": 0, "tid": 0, "ts": 0, "dur": 100},
+  {"ph": "X", "name": "inner", "pid": 0, "tid": 0, "ts": 10, "dur": 40}]}' >"$TMP/nested.json"
+want="ndgraph: $TMP/nested.json: event 1 (\"inner\") starts at 10.000 us, inside event 0 (\"outer\", 0.000-100.000 us) on thread 0:0; the summary and the chart need one task at a time on a thread"
+msg=$("$ND" trace summarize "$TMP/nested.json" 2>&1 >/dev/null)
+[ $? -eq 2 ] && [ "$msg" = "$want" ]
+ok $? "trace summarize: nested slices refused in one line, exit 2 ($msg)"
+msg=$("$ND" trace svg "$TMP/nested.json" -o "$TMP/nested.svg" 2>&1 >/dev/null)
+[ $? -eq 2 ] && [ "$msg" = "$want" ] && [ ! -e "$TMP/nested.svg" ]
+ok $? "trace svg: nested slices refused, no file written"
 # the event's name is shown on the same line: its control characters become '?' (found by scripts/fuzz-trace.sh)
 printf '{"traceEvents": [{"ph": "X", "name": "a\\nb\\u0001c", "pid": 0, "tid": 0, "ts": 0, "dur": 1e999}]}' \
   >"$TMP/bad-name.json"

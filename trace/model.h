@@ -23,6 +23,7 @@ typedef struct nd_trace_slice {
   int64_t step;    /* args.step, -1 when absent */
   int32_t in_step; /* index into nd_trace_model.steps, -1 when it has none */
   int thread;      /* index into nd_trace_model.threads */
+  int32_t event;   /* its index in the file's event array, for messages */
   double ts, dur;  /* microseconds */
 } nd_trace_slice;
 

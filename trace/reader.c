@@ -66,6 +66,25 @@ static int times(const cJSON *e, int32_t i, const char *what, double *ts, double
                   bad);
 }
 
+/* pid and tid of event i: integers when present (absent: 0, as the viewers
+ * read them). A string or an object there is refused, not folded into
+ * thread 0:0 with every other such event. */
+static int ids(const cJSON *e, int32_t i, const char *what, int *pid, int *tid, nd_error *err) {
+  const char *keys[2] = {"pid", "tid"};
+  int *out[2] = {pid, tid};
+  for (int k = 0; k < 2; k++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, keys[k]);
+    double d = cJSON_IsNumber(v) ? v->valuedouble : 0;
+    if (v && !(cJSON_IsNumber(v) && d == floor(d) && d >= INT_MIN && d <= INT_MAX)) {
+      const char *name = str(e, "name");
+      return nd__fail(err, ND_EINVAL, "%s: event %d (\"%.64s\"): %s is not an integer", what, (int)i, name ? name : "",
+                      keys[k]);
+    }
+    *out[k] = (int)d;
+  }
+  return 0;
+}
+
 /* Threads by (pid, tid): open addressing over indices into m->threads, so
  * that a trace with a new thread on every event stays O(n). */
 typedef struct thread_index {
@@ -110,7 +129,8 @@ static int thread_of(nd_trace_model *m, thread_index *ix, int pid, int tid) {
 
 static void copy(char *dst, size_t size, const char *src) { snprintf(dst, size, "%s", src ? src : ""); }
 
-static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap, double ts, double dur) {
+static int add_slice(nd_trace_model *m, const cJSON *e, int32_t event, int thread, int32_t *cap, double ts,
+                     double dur) {
   if (m->n_slices == *cap) {
     int32_t n = *cap ? 2 * *cap : 256;
     nd_trace_slice *s = realloc(m->slices, (size_t)n * sizeof *s);
@@ -121,7 +141,7 @@ static int add_slice(nd_trace_model *m, const cJSON *e, int thread, int32_t *cap
   nd_trace_slice *s = &m->slices[m->n_slices++];
   const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
   double d;
-  *s = (nd_trace_slice){.thread = thread, .micro_batch = -1, .task = -1, .step = -1, .in_step = -1};
+  *s = (nd_trace_slice){.thread = thread, .event = event, .micro_batch = -1, .task = -1, .step = -1, .in_step = -1};
   copy(s->name, sizeof s->name, str(e, "name"));
   s->ts = ts;
   s->dur = dur;
@@ -197,6 +217,24 @@ static int cmp_slice(const void *a, const void *b) {
   const nd_trace_slice *x = a, *y = b;
   if (x->thread != y->thread) return x->thread - y->thread;
   return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* A thread's slices one after another: the summary's busy and idle times,
+ * its critical path and the chart's rows all take a thread for a worker that
+ * runs one task at a time. Nested slices (a profiler's call stacks) would
+ * count the same time twice (an idle time below zero), so they are refused.
+ * Slices are sorted by (thread, ts); a nanosecond of overlap is rounding. */
+static int one_at_a_time(const nd_trace_model *m, const char *what, nd_error *err) {
+  for (int32_t i = 1; i < m->n_slices; i++) {
+    const nd_trace_slice *a = &m->slices[i - 1], *b = &m->slices[i];
+    if (a->thread != b->thread || b->ts >= a->ts + a->dur - 1e-3) continue;
+    const nd_trace_thread *t = &m->threads[b->thread];
+    return nd__fail(err, ND_EINVAL,
+                    "%s: event %d (\"%.64s\") starts at %.3f us, inside event %d (\"%.64s\", %.3f-%.3f us) on "
+                    "thread %d:%d; the summary and the chart need one task at a time on a thread",
+                    what, (int)b->event, b->name, b->ts, (int)a->event, a->name, a->ts, a->ts + a->dur, t->pid, t->tid);
+  }
+  return 0;
 }
 
 static int cmp_end(const void *a, const void *b) {
@@ -278,17 +316,19 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
     index++;
     if (!ph) continue;
     int slice = strcmp(ph, "X") == 0, flow = strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0;
-    if ((slice || flow) && (rc = times(e, index, what, &ts, slice ? &dur : NULL, err))) {
+    int pid, tid;
+    if (((slice || flow) && (rc = times(e, index, what, &ts, slice ? &dur : NULL, err))) ||
+        (rc = ids(e, index, what, &pid, &tid, err))) {
       free(ix.slot);
       free(ends);
       nd_trace_model_free(m);
       return rc;
     }
-    int thread = thread_of(m, &ix, int_or(e, "pid", 0), int_or(e, "tid", 0));
+    int thread = thread_of(m, &ix, pid, tid);
     if (thread < 0)
       rc = ND_ENOMEM;
     else if (slice)
-      rc = add_slice(m, e, thread, &cap_slices, ts, dur);
+      rc = add_slice(m, e, index, thread, &cap_slices, ts, dur);
     else if (flow)
       rc = add_flow_end(&ends, &n_ends, &cap_ends, e, thread, ph[0] == 's', ts);
     else if (strcmp(ph, "M") == 0)
@@ -297,6 +337,12 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
   }
   if ((rc = sort_threads(m, ends, n_ends))) goto cleanup;
   if (m->n_slices > 1) qsort(m->slices, (size_t)m->n_slices, sizeof *m->slices, cmp_slice);
+  if ((rc = one_at_a_time(m, what, err))) {
+    free(ix.slot);
+    free(ends);
+    nd_trace_model_free(m);
+    return rc;
+  }
   if (!(rc = bind_flows(m, ends, n_ends))) rc = nd_trace_model_lay_steps(m);
 cleanup:
   free(ix.slot);

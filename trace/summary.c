@@ -347,28 +347,32 @@ static void print_text(FILE *f, const char *what, const nd_trace_model *m, const
     if (m->n_steps > ND_TRACE_STEP_LINES)
       fprintf(f, "  ... %d more steps (--json lists them all)\n", m->n_steps - ND_TRACE_STEP_LINES);
   }
-  fprintf(f, "  %-24s %6s  %10s  %10s  %7s\n", "worker", "tasks", "busy ms", "idle ms", "bubble");
+  /* the workers' column as wide as their longest name (an OpenCL device's runs to 70 bytes) */
+  int w = 24;
+  for (int t = 0; t < m->n_threads; t++)
+    if (nd_trace_is_worker(&m->threads[t]) && (int)strlen(m->threads[t].name) > w) w = (int)strlen(m->threads[t].name);
+  fprintf(f, "  %-*s %6s  %10s  %10s  %7s\n", w, "worker", "tasks", "busy ms", "idle ms", "bubble");
   double idle = 0;
   for (int t = 0; t < m->n_threads; t++) {
     if (!nd_trace_is_worker(&m->threads[t])) continue;
     double w_idle = s->span_us - s->busy_us[t];
     idle += w_idle;
-    fprintf(f, "  %-24s %6d  %10.3f  %10.3f  %6.1f%%\n", m->threads[t].name, m->threads[t].n_slices,
+    fprintf(f, "  %-*s %6d  %10.3f  %10.3f  %6.1f%%\n", w, m->threads[t].name, m->threads[t].n_slices,
             s->busy_us[t] / 1e3, w_idle / 1e3, 100 * fraction(w_idle, s->span_us));
   }
-  fprintf(f, "  %-24s %6d  %10.3f  %10.3f  %6.1f%%\n", "all", s->tasks, s->work_us / 1e3, idle / 1e3,
+  fprintf(f, "  %-*s %6d  %10.3f  %10.3f  %6.1f%%\n", w, "all", s->tasks, s->work_us / 1e3, idle / 1e3,
           100 * fraction(idle, s->span_us * s->workers));
   fprintf(f,
           "idle time by where it falls (short gaps: under %.0f us, the runtime's own work; ready: of the waits and "
           "short gaps, the time the task the worker ran next was already ready):\n",
           ND_TRACE_SHORT_GAP_US);
-  fprintf(f, "  %-24s %10s  %10s  %18s  %10s  %10s\n", "worker", "start ms", "waits ms", "short gaps ms (n)",
+  fprintf(f, "  %-*s %10s  %10s  %18s  %10s  %10s\n", w, "worker", "start ms", "waits ms", "short gaps ms (n)",
           "ready ms", "end ms");
   for (int t = 0; t < m->n_threads; t++) {
-    const nd_trace_idle *w = &s->idle[t];
+    const nd_trace_idle *x = &s->idle[t];
     if (!nd_trace_is_worker(&m->threads[t])) continue;
-    fprintf(f, "  %-24s %10.3f  %10.3f  %10.3f (%5d)  %10.3f  %10.3f\n", m->threads[t].name, w->lead_us / 1e3,
-            w->wait_us / 1e3, w->short_us / 1e3, w->n_short, w->ready_us / 1e3, w->tail_us / 1e3);
+    fprintf(f, "  %-*s %10.3f  %10.3f  %10.3f (%5d)  %10.3f  %10.3f\n", w, m->threads[t].name, x->lead_us / 1e3,
+            x->wait_us / 1e3, x->short_us / 1e3, x->n_short, x->ready_us / 1e3, x->tail_us / 1e3);
   }
   print_groups(f, "kind", s->kinds, s->n_kinds, s->work_us);
   print_groups(f, "phase", s->phases, s->n_phases, s->work_us);
