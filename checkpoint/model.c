@@ -133,12 +133,41 @@ static int load_tensor(const nd_ckpt_model *m, const nd_safetensors *st, const c
   return 0;
 }
 
+/* A tensor of a layer the model has not: a checkpoint of a deeper model (its
+ * config.json absent, which would say so) would otherwise load its first
+ * layers and drop the rest without a word. Names as GPT-2's ("h.N.", under
+ * "transformer." in Hugging Face's files) and Llama's ("model.layers.N."),
+ * after the optimizer's "m." / "v.". */
+static int no_extra_layer(const nd_ckpt_model *m, const nd_safetensors *st, const char *path, nd_error *err) {
+  static const char *const skip[] = {"m.", "v.", "grad.", "transformer.", "model."};
+  for (int i = 0; i < nd_safetensors_count(st); i++) {
+    const char *name = nd_safetensors_name(st, i), *at = name;
+    for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
+      if (strncmp(at, skip[k], strlen(skip[k])) == 0) at += strlen(skip[k]);
+    if (strncmp(at, "h.", 2) == 0)
+      at += 2;
+    else if (strncmp(at, "layers.", 7) == 0)
+      at += 7;
+    else
+      continue;
+    char *end;
+    errno = 0;
+    unsigned long long layer = strtoull(at, &end, 10);
+    if (end == at || *end != '.' || !(at[0] >= '0' && at[0] <= '9')) continue;
+    if (errno == ERANGE || layer >= (unsigned long long)m->cfg->model.n_layer)
+      return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s is of layer %.*s, the configuration has model.n_layer %lld",
+                      path, name, (int)(end - at), at, (long long)m->cfg->model.n_layer);
+  }
+  return 0;
+}
+
 static int load_file(const nd_ckpt_model *m, const char *dir, const char *file, enum nd_gather a, int with_b,
                      enum nd_gather b, nd_error *err) {
   char path[ND_PATH_MAX + 64];
   nd_safetensors *st = NULL;
   snprintf(path, sizeof path, "%s/%s", dir, file);
   int rc = nd_safetensors_open(&st, path, err);
+  if (!rc) rc = no_extra_layer(m, st, path, err);
   for (int k = 0; k < m->n && !rc; k++)
     if (!(rc = load_tensor(m, st, path, k, a, err)) && with_b) rc = load_tensor(m, st, path, k, b, err);
   nd_safetensors_close(st);

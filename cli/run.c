@@ -145,7 +145,7 @@ static void print_nodes(const nd_config *cfg, const nd_trainer *tr, int processe
 }
 
 /* train.save_dir tidied and checked before the first step, not at the first save. */
-static int prepare_save_dir(const nd_trainer *tr, const char *save_dir, long long *newest, nd_error *err) {
+static int prepare_save_dir(nd_trainer *tr, const char *save_dir, long long *newest, nd_error *err) {
   nd_save_dir_check c;
   int rc = nd_trainer_check_save_dir(tr, &c, err);
   if (rc || !save_dir[0]) return rc;

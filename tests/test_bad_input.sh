@@ -8,7 +8,13 @@ tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set mod
       --set runtime.workers=2)
 
 expect 1 "$tmp/missing.bin.*(No such file|cannot open)" "a missing data file is named" -- \
-  "$ndgraph" run "${tiny[@]}" --set data.train="$tmp/missing.bin"
+  "$ndgraph" run "${tiny[@]}" --set data.train="$tmp/missing.bin" --set train.save_dir="$tmp/never"
+[ ! -e "$tmp/never" ]
+ok $? "a run that cannot read its data creates no save directory"
+expect 1 "$tmp/missing-val.bin.*(No such file|cannot open)" "a missing validation file is named" -- \
+  "$ndgraph" run "${tiny[@]}" --set data.val="$tmp/missing-val.bin" --set train.save_dir="$tmp/never"
+[ ! -e "$tmp/never" ]
+ok $? "nor one that cannot read its validation data"
 printf 'short' >"$tmp/short.txt"
 expect 1 "$tmp/short.txt.*need at least" "a data file shorter than one sequence is named" -- \
   "$ndgraph" run "${tiny[@]}" --set data.train="$tmp/short.txt"

@@ -158,6 +158,31 @@ static void test_tensors(const char *good) {
   expect_refused("a NaN in the weights", d, 0,
                  (const char *const[]){path_in(d, "model.safetensors"),
                                        "tensor ln_f.bias holds a non-finite value (nan at element 1)", NULL});
+  /* a deeper model's layers (without config.json to say so) are refused, not
+   * dropped; a buffer of a layer the model has (Hugging Face's attn.bias
+   * masks) is not */
+  float one[2] = {1, 1};
+  static const char *const deeper[] = {"transformer.h.4.attn.c_attn.weight", "h.17.ln_1.bias",
+                                       "model.layers.4.mlp.up_proj.weight"};
+  for (size_t i = 0; i < sizeof deeper / sizeof deeper[0]; i++) {
+    nd_st_tensor more[] = {{"wte.weight", 2, {4, 2}, w}, {"ln_f.bias", 1, {2}, one}, {deeper[i], 1, {2}, one}};
+    d = variant(good, "deeper", "config.json", NULL); /* weights alone, as a download may come */
+    unlink(path_in(d, "state.json"));
+    unlink(path_in(d, "optimizer.safetensors"));
+    nd_safetensors_write(path_in(d, "model.safetensors"), more, 3, &err);
+    char why[160];
+    snprintf(why, sizeof why, "tensor %s is of layer %s, the configuration has model.n_layer 4", deeper[i],
+             strchr(deeper[i], '4') ? "4" : "17");
+    expect_refused(deeper[i], d, 0, (const char *const[]){path_in(d, "model.safetensors"), why, NULL});
+  }
+  nd_st_tensor mask[] = {{"wte.weight", 2, {4, 2}, w}, {"ln_f.bias", 1, {2}, one}, {"h.3.attn.bias", 1, {2}, one}};
+  d = variant(good, "mask", "config.json", NULL);
+  unlink(path_in(d, "state.json"));
+  unlink(path_in(d, "optimizer.safetensors"));
+  nd_safetensors_write(path_in(d, "model.safetensors"), mask, 3, &err);
+  nd_ckpt_model m = model();
+  nd_ckpt_state s;
+  ok(nd_ckpt_load(&m, d, 0, &s, &err) == 0, "a buffer of layer 3 of 4 (h.3.attn.bias) loads (%s)", err.msg);
 }
 
 /* Retention after step 3 with 2 kept: 1 goes; 2 and 3 stay, and so does a

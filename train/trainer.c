@@ -393,10 +393,14 @@ static int dataset(const nd_trainer *tr, nd_dataset **ds, const char *spec, nd_e
   return *ds ? 0 : nd_dataset_open(ds, spec, c->data.format, c->model.vocab_size, (int)c->model.seq_len, err);
 }
 
-int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
-  /* data.val too, so that a bad one stops the run before its first step, not at its first evaluation */
+/* data.val too, so that a bad one stops the run before its first step, not at its first evaluation */
+static int open_data(nd_trainer *tr, nd_error *err) {
   int rc = dataset(tr, &tr->train, tr->cfg.data.train, err);
-  if (!rc && tr->cfg.data.val[0]) rc = dataset(tr, &tr->val, tr->cfg.data.val, err);
+  return rc || !tr->cfg.data.val[0] ? rc : dataset(tr, &tr->val, tr->cfg.data.val, err);
+}
+
+int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
+  int rc = open_data(tr, err);
   if (rc) return rc;
   nd_step s = base_step(tr);
   s.data = tr->train;
@@ -488,12 +492,13 @@ int nd_trainer_save(nd_trainer *tr, nd_error *err) {
                                                    tr->cfg.train.keep_checkpoints, &removed, err);
 }
 
-int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_error *err) {
+int nd_trainer_check_save_dir(nd_trainer *tr, nd_save_dir_check *out, nd_error *err) {
   const char *dir = tr->cfg.train.save_dir;
   memset(out, 0, sizeof *out);
   if (!dir[0]) return 0;
   uint64_t avail;
-  int rc = nd_checkpoint_clean_stale(dir, &out->removed, &out->restored, err);
+  int rc = open_data(tr, err);
+  if (!rc) rc = nd_checkpoint_clean_stale(dir, &out->removed, &out->restored, err);
   if (!rc) rc = nd_checkpoint_check_dir(dir, &avail, err);
   if (rc) return rc;
   /* weights, Adam's two moments, and the headers */

@@ -183,6 +183,8 @@ ND_EXPORT int nd_trainer_eval(nd_trainer *tr, const char *data, long long batche
  * checkpoints. */
 ND_EXPORT int nd_trainer_save(nd_trainer *tr, nd_error *err);
 /* Before training into train.save_dir (nothing to do when it is empty):
+ * opens the training and validation data (so that a run that cannot read
+ * them stops before it creates the directory, ND_EDATA naming the file),
  * removes the temporaries of writers that are gone, puts back a checkpoint a
  * writer left moved aside, and checks that the directory can be created and
  * written (ND_EIO naming it otherwise). Reports the free bytes there and
@@ -192,7 +194,7 @@ typedef struct nd_save_dir_check {
   unsigned long long free_bytes, need_bytes;
   long long newest; /* the newest complete step-N there already, 0 when none */
 } nd_save_dir_check;
-ND_EXPORT int nd_trainer_check_save_dir(const nd_trainer *tr, nd_save_dir_check *out, nd_error *err);
+ND_EXPORT int nd_trainer_check_save_dir(nd_trainer *tr, nd_save_dir_check *out, nd_error *err);
 ND_EXPORT long long nd_trainer_steps_done(const nd_trainer *tr);
 
 /* What nd_trainer_gather copies. */
