@@ -40,9 +40,12 @@ int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_conf
  * the one-line error and returns the exit status to use (2). */
 int nd_cli_count(const char *option, const char *text, long long max, long long *out);
 
-/* Signals during `ndgraph run` (cli/signals.c). signals_hold, before the
- * runtime starts: notes the signals inherited as ignored (nohup) and blocks
- * the others in every thread to come (the workers inherit the mask).
+/* Signals during `ndgraph run` (cli/signals.c). signals_hold, first in
+ * main(): notes the signals inherited as ignored (nohup) and blocks the
+ * others in every thread to come (the workers inherit the mask) and across
+ * the re-execution for OpenBLAS (a blocked signal stays blocked and pending
+ * through execve), so that one sent while the program starts waits for the
+ * handler instead of killing it or being lost.
  * signals_catch, after it started (it installs handlers of its own): our
  * handlers, unblocked in the calling thread only, so the workers never see a
  * signal. signal_take returns the signal to act on (0: none). */

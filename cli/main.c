@@ -40,6 +40,9 @@ static int asks_help(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  /* before anything else, the re-execution included: a run's signals wait
+   * for its handler from here on (cli/signals.c) */
+  if (argc > 1 && strcmp(argv[1], "run") == 0) nd_cli_signals_hold();
   nd_blas_select_kernels(argv);
   /* `ndgraph run --help` as well as `ndgraph --help`: no file or value is named -h */
   if (argc < 2 || asks_help(argc, argv)) {

@@ -200,9 +200,9 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   long long every = num(cfg, "log.every"), eval_every = num(cfg, "train.eval_every");
   long long eval_batches = num(cfg, "train.eval_batches"), save_every = num(cfg, "train.save_every");
   long long saved = -1; /* the step of the newest checkpoint */
-  nd_cli_signals_hold();
+  /* held since main() began (cli/main.c) */
   int rc = nd_trainer_open(&tr, cfg, err);
-  /* a signal that came during the runtime's start was held and arrives now */
+  /* a signal that came while the program and the runtime started was held and arrives now */
   nd_cli_signals_catch();
   if (rc) return rc;
   nd_process_info procs;

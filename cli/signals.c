@@ -30,11 +30,20 @@ void nd_cli_signals_hold(void) {
   sigemptyset(&ours);
   for (size_t i = 0; i < N_CAUGHT; i++) {
     struct sigaction was;
+    if (sigaction(caught[i], NULL, &was) != 0) continue;
     /* looked at now: the runtime's own handlers replace SIG_IGN */
-    if (caught[i] == SIGHUP && sigaction(SIGHUP, NULL, &was) == 0 && was.sa_handler == SIG_IGN) continue;
+    if (caught[i] == SIGHUP && was.sa_handler == SIG_IGN) continue;
     sigaddset(&ours, caught[i]);
   }
   pthread_sigmask(SIG_BLOCK, &ours, NULL);
+  /* a signal inherited as ignored (a shell starts a background job with
+   * SIGINT ignored) is dropped when sent, blocked or not: default, and
+   * blocked, it waits for our handler instead */
+  for (size_t i = 0; i < N_CAUGHT; i++) {
+    struct sigaction was;
+    if (sigismember(&ours, caught[i]) == 1 && sigaction(caught[i], NULL, &was) == 0 && was.sa_handler == SIG_IGN)
+      signal(caught[i], SIG_DFL);
+  }
 }
 
 void nd_cli_signals_catch(void) {

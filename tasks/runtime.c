@@ -124,6 +124,10 @@ static int start(const nd_config *cfg, nd_error *err) {
   /* StarPU looks names up among its own policies only; ours go by struct */
   conf.sched_policy_name = own ? NULL : policy;
   conf.sched_policy = own;
+  /* StarPU's SIGINT handler waits for every submitted task and would take
+   * the signal from ours (cli/signals.c: finish the step, checkpoint, stop);
+   * under `ndgraph calibrate` it spun forever */
+  conf.catch_signals = 0;
   /* one BLAS thread per StarPU worker: the workers are the parallelism */
   openblas_set_num_threads(1);
   static int blas_noted; /* once a process: a program that did not call nd_blas_select_kernels */

@@ -56,12 +56,15 @@ ND_EXPORT const char *nd_blas_core(void);
 
 /* Call first in main(), before any thread starts: OpenBLAS picks its kernels
  * by CPU model when it is loaded, and a model it does not know gets its
- * generic ones, several times slower. When that happened on a CPU with AVX2
- * and FMA, re-executes the program (/proc/self/exe, the same argv and pid)
- * with OPENBLAS_CORETYPE naming the best set the CPU runs. Returns when there
- * is nothing to do (OPENBLAS_CORETYPE already set, a known CPU), when the
- * program was started through the dynamic loader (`ld.so PROGRAM`), or when
- * the re-execution failed. */
+ * generic ones, several times slower; and it starts its thread pool then,
+ * a thread that ndgraph (one BLAS thread per worker) never uses but that may
+ * receive the signals a run handles. Re-executes the program
+ * (/proc/self/exe, the same argv and pid) with OPENBLAS_NUM_THREADS=1 and,
+ * when OpenBLAS chose its generic kernels on a CPU with AVX2 and FMA,
+ * OPENBLAS_CORETYPE naming the best set the CPU runs. Returns when there is
+ * nothing to do (OPENBLAS_NUM_THREADS=1 and OPENBLAS_CORETYPE already set or a
+ * known CPU), when the program was started through the dynamic loader
+ * (`ld.so PROGRAM`), or when the re-execution failed. */
 ND_EXPORT void nd_blas_select_kernels(char **argv);
 
 /* Where a failure's one-line explanation is left. */

@@ -50,8 +50,18 @@ void nd_blas_select_kernels(char **argv) {
   /* started as `ld.so PROGRAM ...`, /proc/self/exe is the loader, which would
    * take argv[1] for the program: no interpreter was loaded then (AT_BASE 0) */
   if (getauxval(AT_BASE) == 0) return;
-  const char *best = nd__blas_better_core();
-  if (!best || setenv("OPENBLAS_CORETYPE", best, 1) != 0) return;
+  const char *best = nd__blas_better_core(), *threads = getenv("OPENBLAS_NUM_THREADS");
+  /* ndgraph runs OpenBLAS on one thread per worker (tasks/runtime.c). With
+   * more, OpenBLAS starts its pool when it is loaded, before main() can block
+   * any signal: a SIGTERM or SIGUSR1 that the kernel handed to that thread
+   * while the runtime starts met the default action or another library's
+   * handler, and killed the run (cli/signals.c) */
+  int one_thread = threads && strcmp(threads, "1") == 0;
+  if (!best && one_thread) return;
+  if ((best && setenv("OPENBLAS_CORETYPE", best, 1) != 0) ||
+      (!one_thread && setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0))
+    return;
   execv("/proc/self/exe", argv);
-  unsetenv("OPENBLAS_CORETYPE"); /* no /proc: go on with the generic kernels */
+  /* no /proc: go on as loaded */
+  if (best) unsetenv("OPENBLAS_CORETYPE");
 }
