@@ -15,7 +15,13 @@ int nd_cli_plan(int argc, char **argv) {
   int status = nd_cli_parse(argc, argv, opts, 5, &cfg);
   if (status) return status;
   long long nodes = 0;
-  if (opts[4].value && (status = nd_cli_count("--nodes", opts[4].value, INT_MAX, &nodes))) {
+  /* a calibration the plan would not read: said, not ignored */
+  if (opts[3].value && !opts[2].value) {
+    fprintf(stderr, "ndgraph: --calibration %s: only plan --auto reads it\n", opts[3].value);
+    status = ND_EXIT_BAD_INPUT;
+  } else if (opts[4].value)
+    status = nd_cli_count("--nodes", opts[4].value, INT_MAX, &nodes);
+  if (status) {
     nd_config_free(cfg);
     return status;
   }

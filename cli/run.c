@@ -327,7 +327,14 @@ int nd_cli_run(int argc, char **argv) {
   nd_error err = {0};
   char plan_auto[8] = "";
   nd_config_get(cfg, "parallelism.auto", plan_auto, sizeof plan_auto);
-  int rc = strcmp(plan_auto, "true") == 0 ? nd_plan_auto_apply(cfg, opts[3].value, stdout, &err) : 0;
+  int automatic = strcmp(plan_auto, "true") == 0;
+  /* a calibration the run would not read: said, not ignored */
+  if (opts[3].value && !automatic) {
+    fprintf(stderr, "ndgraph: --calibration %s: only parallelism.auto: true reads it\n", opts[3].value);
+    nd_config_free(cfg);
+    return ND_EXIT_BAD_INPUT;
+  }
+  int rc = automatic ? nd_plan_auto_apply(cfg, opts[3].value, stdout, &err) : 0;
   if (!rc) rc = train(cfg, opts[0].value, opts[1].value, opts[2].value, &err);
   nd_config_free(cfg);
   if (rc > 0) return rc; /* the exit status a signal asked for */

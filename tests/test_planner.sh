@@ -179,4 +179,20 @@ tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set mod
 st=$?
 [ "$st" -eq 0 ] && grep -q '^parallelism.auto: predicted .* using .*parallelism.micro_batches=' "$tmp/run.txt"
 ok $? "run with parallelism.auto=true prints the plan it uses and trains (exit $st)"
+
+# a calibration file nothing would read is refused, not ignored (a typo would go unseen)
+printf 'garbage' >"$tmp/garbage.json"
+"$ndgraph" plan "${tiny[@]}" --calibration "$tmp/garbage.json" >/dev/null 2>"$tmp/err"
+st=$?
+[ "$st" -eq 2 ] && [ "$(cat "$tmp/err")" = "ndgraph: --calibration $tmp/garbage.json: only plan --auto reads it" ]
+ok $? "plan --calibration without --auto: exit 2 ($st), one line: $(cat "$tmp/err")"
+"$ndgraph" run "${tiny[@]}" --calibration "$tmp/garbage.json" >"$tmp/out" 2>"$tmp/err"
+st=$?
+[ "$st" -eq 2 ] && [ "$(cat "$tmp/err")" = "ndgraph: --calibration $tmp/garbage.json: only parallelism.auto: true reads it" ] &&
+  ! grep -q '^step' "$tmp/out"
+ok $? "run --calibration without parallelism.auto: exit 2 ($st), no step: $(cat "$tmp/err")"
+"$ndgraph" run "${tiny[@]}" --set parallelism.auto=true --calibration "$tmp/garbage.json" >/dev/null 2>"$tmp/err"
+st=$?
+[ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "$tmp/garbage.json" "$tmp/err"
+ok $? "run with parallelism.auto and a malformed calibration: exit 2 ($st), one line: $(cat "$tmp/err")"
 done_testing
