@@ -1,7 +1,9 @@
 /* The one mapping from error codes to exit statuses, used by every command.
  * The README's rule: 0 on success, 2 on bad input (usage, configuration),
  * 1 on a failure while running (data, checkpoint, non-finite loss). */
+#include <ctype.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/commands.h"
 
@@ -24,7 +26,22 @@ int nd_cli_status(int rc) {
   return ND_EXIT_FAILURE;
 }
 
+/* "FILE:LINE:COL: error: ..." (a configuration value found wrong after
+ * loading, configs/config.h): printed as the loader prints its own */
+static int positioned(const char *msg) {
+  const char *e = strstr(msg, ": error: "), *p = e;
+  int fields = 0;
+  while (p && p > msg && fields < 2) {
+    const char *q = p;
+    while (q > msg && isdigit((unsigned char)q[-1])) q--;
+    if (q == p || q == msg || q[-1] != ':') return 0;
+    p = q - 1, fields++;
+  }
+  return fields == 2;
+}
+
 int nd_cli_fail(int rc, const nd_error *err) {
-  fprintf(stderr, "ndgraph: %s\n", err && err->msg[0] ? err->msg : nd_strerror(rc));
+  const char *msg = err && err->msg[0] ? err->msg : nd_strerror(rc);
+  fprintf(stderr, "%s%s\n", positioned(msg) ? "" : "ndgraph: ", msg);
   return nd_cli_status(rc);
 }

@@ -44,7 +44,14 @@ void nd__config_note_origin(nd_config *cfg) {
 
 const char *nd__config_origin(const nd_config *cfg, const char *key) {
   if (!key) return cfg->origin[0] ? cfg->origin : base_origin(cfg);
-  return nd__config_loc(cfg, key).from_set ? "--set" : base_origin(cfg);
+  nd_loc at = nd__config_loc(cfg, key);
+  if (at.line <= 0) return at.from_set ? "--set" : base_origin(cfg);
+  /* a few at once: one message may name two keys */
+  static _Thread_local char text[4][ND_PATH_MAX + 48];
+  static _Thread_local unsigned next;
+  char *t = text[next++ % 4];
+  snprintf(t, sizeof text[0], "%s:%d:%d: error", at.from_set ? "--set" : base_origin(cfg), at.line, at.col);
+  return t;
 }
 
 int nd_config_get(const nd_config *cfg, const char *key, char *buf, size_t size) {

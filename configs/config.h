@@ -131,10 +131,13 @@ int64_t nd_config_intermediate_size(const nd_config *cfg);
 
 /* The location of "section.key" in the source, or {0,0} when defaulted. */
 nd_loc nd__config_loc(const nd_config *cfg, const char *key);
-/* Where a key's value came from, for a message: "--set", the file, or "the
- * built-in defaults" (a run of the embedded quick start has no file). With key
- * NULL, the whole configuration's: the file or the defaults, "and --set" when
- * some value came from there. */
+/* Where a key's value came from, for a message checked after loading (a
+ * plugin's activation, a device count): "FILE:LINE:COL: error" (or
+ * "--set:1:COL: error") where the key was written, as the loader's own
+ * messages begin, else the file or "the built-in defaults" (a run of the
+ * embedded quick start has no file). With key NULL, the whole
+ * configuration's: the file or the defaults, "and --set" when some value
+ * came from there. */
 const char *nd__config_origin(const nd_config *cfg, const char *key);
 /* Keeps nd__config_origin(cfg, NULL) current after a load or a --set. */
 void nd__config_note_origin(nd_config *cfg);

@@ -132,8 +132,8 @@ expect 1 "/dev/full: cannot write: No space left on device" "a trace that fails 
 [ -f "$tmp/ck-trace/step-2/optimizer.safetensors" ] && ! [ -e "$tmp/ck-trace/step-3" ]
 ok $? "and the traced step is saved before it stops ($(ls "$tmp/ck-trace" 2>&1 | tr '\n' ' '))"
 
-# 12. a key refused after validation names where its value came from (no file: --set)
-expect 2 "^ndgraph: --set: kernels.override: unknown task kind 'gelu'$" \
+# 12. a key refused after validation names where its value came from (no file: --set), at its position
+expect 2 "^--set:1:18: error: kernels.override: unknown task kind 'gelu'$" \
   "a --set key refused when the kernels are chosen names --set" -- "$ndgraph" run "${tiny[@]}" --set "kernels.override={gelu: x}"
 
 expect 2 "^ndgraph: the built-in defaults and --set: the step needs [0-9.]+ GB of host memory" \

@@ -186,7 +186,7 @@ static int probe(const nd_config *cfg, samples *s, nd_calibration *cal, probe_re
       }
   pr->step_s = steps[ND_CAL_STEPS / 2];
   if (!rc && log)
-    fprintf(log, "calibrate: probe %s: %d tasks, step %.2f ms\n", cfg->source, g->n_tasks, pr->step_s * 1e3);
+    fprintf(log, "calibrate: %s: %d tasks, step %.2f ms\n", cfg->source, g->n_tasks, pr->step_s * 1e3);
   free(s->us), free(s->worker), free(s->start);
   nd_trainer_close(tr);
   return rc;
@@ -248,7 +248,9 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
     nd_config *c = &pc[n_probes];
     *c = *cfg;
     char v[32];
-    snprintf(c->source, sizeof c->source, "tp %d, %d x %lld%s", probes[i].tp, m, (long long)(G / m),
+    /* the user's file first: an error while probing names it */
+    snprintf(c->source, sizeof c->source, "%.900s, probe tp %d, %d x %lld%s",
+             cfg->source[0] ? cfg->source : "the quick start", probes[i].tp, m, (long long)(G / m),
              probes[i].opencl ? ", one CPU worker and one OpenCL device" : "");
     rc = set(c, "parallelism.data_parallel_size", "1", err) || set(c, "parallelism.stage_layers", "[]", err);
     snprintf(v, sizeof v, "%d", probes[i].tp), rc = rc || set(c, "parallelism.tensor_parallel_size", v, err);
