@@ -126,7 +126,8 @@ typedef struct probe_result {
 } probe_result;
 
 /* Runs one probe configuration; appends its samples; measures the bus when it has a device. */
-static int probe(const nd_config *cfg, samples *s, nd_calibration *cal, probe_result *pr, FILE *log, nd_error *err) {
+static int probe(const nd_config *cfg, const char *what, samples *s, nd_calibration *cal, probe_result *pr, FILE *log,
+                 nd_error *err) {
   nd_trainer *tr;
   int rc = nd_trainer_open(&tr, cfg, err);
   if (rc) return rc;
@@ -185,8 +186,7 @@ static int probe(const nd_config *cfg, samples *s, nd_calibration *cal, probe_re
         steps[a] = steps[b], steps[b] = t;
       }
   pr->step_s = steps[ND_CAL_STEPS / 2];
-  if (!rc && log)
-    fprintf(log, "calibrate: %s: %d tasks, step %.2f ms\n", cfg->source, g->n_tasks, pr->step_s * 1e3);
+  if (!rc && log) fprintf(log, "calibrate: probe %s: %d tasks, step %.2f ms\n", what, g->n_tasks, pr->step_s * 1e3);
   free(s->us), free(s->worker), free(s->start);
   nd_trainer_close(tr);
   return rc;
@@ -248,9 +248,9 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
     nd_config *c = &pc[n_probes];
     *c = *cfg;
     char v[32];
-    /* the user's file first: an error while probing names it */
-    snprintf(c->source, sizeof c->source, "%.900s, probe tp %d, %d x %lld%s",
-             cfg->source[0] ? cfg->source : "the quick start", probes[i].tp, m, (long long)(G / m),
+    /* c keeps the user's file as its source: an error while probing names it */
+    char what[96];
+    snprintf(what, sizeof what, "tp %d, %d x %lld%s", probes[i].tp, m, (long long)(G / m),
              probes[i].opencl ? ", one CPU worker and one OpenCL device" : "");
     rc = set(c, "parallelism.data_parallel_size", "1", err) || set(c, "parallelism.stage_layers", "[]", err);
     snprintf(v, sizeof v, "%d", probes[i].tp), rc = rc || set(c, "parallelism.tensor_parallel_size", v, err);
@@ -272,7 +272,7 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
     }
     if (rc || (rc = nd_config_validate(c, err))) break;
     nd_error probe_err = {0};
-    int prc = probe(c, &s, &cal, &pr[n_probes], log, &probe_err);
+    int prc = probe(c, what, &s, &cal, &pr[n_probes], log, &probe_err);
     if (prc && probes[i].opencl) { /* no OpenCL device here: calibrate the CPU alone */
       if (log) fprintf(log, "calibrate: no OpenCL probe (%s)\n", probe_err.msg);
       no_device = 1;
