@@ -6,14 +6,15 @@
 #include <stdint.h>
 #include "ndgraph/ndgraph.h"
 
-#define ND_MAX_STAGES      64
-#define ND_MAX_RANKS       4096 /* data x tensor x pipeline */
-#define ND_MAX_TRACE_STEPS 64
-#define ND_MAX_PLUGINS     16
-#define ND_PATH_MAX        1024
-#define ND_NAME_MAX        64
-#define ND_MAX_OVERRIDES   16
-#define ND_MAX_SECTIONS    16
+#define ND_MAX_STAGES       64
+#define ND_MAX_RANKS        4096      /* data x tensor x pipeline */
+#define ND_MAX_LAYER_PASSES (1 << 20) /* data x tensor x micro-batches x layers: the step graph's size */
+#define ND_MAX_TRACE_STEPS  64
+#define ND_MAX_PLUGINS      16
+#define ND_PATH_MAX         1024
+#define ND_NAME_MAX         64
+#define ND_MAX_OVERRIDES    16
+#define ND_MAX_SECTIONS     16
 
 enum nd_data_format { ND_FORMAT_TEXT, ND_FORMAT_TOKENS_U16, ND_FORMAT_TOKENS_U32 };
 enum nd_arch { ND_ARCH_GPT2, ND_ARCH_LLAMA };
