@@ -292,9 +292,21 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
     if (rc == ND_ECONFIG) return rc;
     return nd__fail(err, rc, "%s: planning failed: %s", nd__config_origin(cfg, NULL), nd_strerror(rc));
   }
-  if (!p->n_plans)
-    return nd__fail(err, ND_ECONFIG, "%s: plan --auto: no layout fits the devices (%d rejected for memory)",
-                    nd__config_origin(cfg, NULL), p->n_rejected);
+  if (!p->n_plans) {
+    /* the layout that came closest, and by how much it misses */
+    const nd_candidate *least = NULL;
+    int64_t least_peak = INT64_MAX;
+    for (int i = 0; i < p->n_rejected; i++) {
+      int64_t peak = 0;
+      for (int n = 0; n < ND_SIM_MAX_NODES; n++) peak = p->rejected[i].peak[n] > peak ? p->rejected[i].peak[n] : peak;
+      if (peak < least_peak) least_peak = peak, least = &p->rejected[i];
+    }
+    return nd__fail(err, ND_ECONFIG,
+                    "%s: plan --auto: no layout fits the devices (%d rejected for memory; the smallest, dp %d tp %d "
+                    "pp %d with %d micro-batches: %s)",
+                    nd__config_origin(cfg, NULL), p->n_rejected, least ? least->dp : 0, least ? least->tp : 0,
+                    least ? least->pp : 0, least ? least->micro_batches : 0, least ? least->reason : "none tried");
+  }
   return 0;
 }
 

@@ -180,6 +180,15 @@ st=$?
 [ "$st" -eq 0 ] && grep -q '^parallelism.auto: predicted .* using .*parallelism.micro_batches=' "$tmp/run.txt"
 ok $? "run with parallelism.auto=true prints the plan it uses and trains (exit $st)"
 
+# devices too small for any layout: one line that says so and what the closest layout misses by
+sed 's/"memory_bytes": *[0-9]*/"memory_bytes": 1000/' "$srcdir/configs/calibration-8gpu.json" >"$tmp/none.json"
+"$ndgraph" plan --auto --set runtime.topology="$srcdir/tests/topologies/gpu8-nvlink2x4.xml" \
+  --calibration "$tmp/none.json" >"$tmp/out" 2>"$tmp/err"
+st=$?
+[ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+  grep -Eq "no layout fits the devices \([0-9]+ rejected for memory; the smallest, dp [0-9]+ tp [0-9]+ pp [0-9]+ with [0-9]+ micro-batches: device cuda[0-9] needs .* has 0.000 GiB \(1000 bytes\)\)$" "$tmp/err"
+ok $? "no layout fits: exit 2 ($st), one line with the closest layout's shortfall: $(cat "$tmp/err")"
+
 # a calibration file nothing would read is refused, not ignored (a typo would go unseen)
 printf 'garbage' >"$tmp/garbage.json"
 "$ndgraph" plan "${tiny[@]}" --calibration "$tmp/garbage.json" >/dev/null 2>"$tmp/err"
