@@ -302,8 +302,12 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   /* a stop asked for during the last step */
   int sig = nd_trainer_agree_signal(tr, nd_cli_signal_take());
   if (sig && sig != SIGUSR1) rc = on_signal(tr, sig, save_dir, &saved, err);
-  if (!rc && procs.processes > 1 && !nd_trainer_processes(tr, &procs))
-    printf("mpirun: StarPU-MPI sent %lld bytes, the plan predicts %lld\n", procs.bytes_sent, procs.bytes_predicted);
+  if (!rc && procs.processes > 1 && !nd_trainer_processes(tr, &procs)) {
+    printf("mpirun: StarPU-MPI sent %lld bytes for the steps, the plan predicts %lld", procs.bytes_sent,
+           procs.bytes_predicted);
+    if (procs.bytes_checkpoints) printf("; and %lld gathering checkpoints", procs.bytes_checkpoints);
+    putchar('\n');
+  }
   goto done;
 save_and_stop:
   /* the metrics or the trace are lost, the training need not be */

@@ -55,7 +55,7 @@ for case in "2 2 1 1" "2 1 2 1" "3 1 3 1" "2 2 1 2" "2 2 2 2" "3 2 2 2"; do
   # StarPU-MPI's count of bytes against the plan's
   python3 - "$tmp/n.out" <<'PY'
 import re, sys
-m = re.search(r"StarPU-MPI sent (\d+) bytes, the plan predicts (\d+)", open(sys.argv[1]).read())
+m = re.search(r"StarPU-MPI sent (\d+) bytes for the steps, the plan predicts (\d+)\n", open(sys.argv[1]).read())
 print(f"# sent {m.group(1) if m else '?'}, predicted {m.group(2) if m else '?'}")
 sys.exit(0 if m and int(m.group(2)) > 0 and abs(int(m.group(1)) - int(m.group(2))) <= 0.05 * int(m.group(2)) else 1)
 PY
@@ -164,10 +164,19 @@ fi
 steps=(--set train.steps=4 --set train.save_every=2 --set train.eval_every=2 --set train.eval_batches=2)
 "$ndgraph" run "$cfg" "${tiny[@]}" "${steps[@]}" $(layout 2 1 1) --set train.save_dir="$tmp/a" --metrics "$tmp/full.jsonl" >/dev/null 2>&1
 "${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" "${steps[@]}" $(layout 2 1 1) --set train.save_dir="$tmp/b" \
-  --metrics "$tmp/b.jsonl" >/dev/null 2>&1
+  --metrics "$tmp/b.jsonl" >"$tmp/b.out" 2>&1
 [ -f "$tmp/b/step-2/model.safetensors" ] && [ -f "$tmp/b/step-4/model.safetensors" ] &&
   cmp -s "$tmp/a/step-4/model.safetensors" "$tmp/b/step-4/model.safetensors"
 ok $? "2 processes write one checkpoint directory per save (process 0, after gathering), the same bytes as 1 process"
+# the checkpoints' gathering is counted apart from the steps' bytes (it used to inflate them by a third)
+python3 - "$tmp/b.out" <<'PY'
+import re, sys
+m = re.search(r"sent (\d+) bytes for the steps, the plan predicts (\d+); and (\d+) gathering checkpoints\n",
+              open(sys.argv[1]).read())
+print(f"# {m.groups() if m else open(sys.argv[1]).read()[-300:]}")
+sys.exit(0 if m and int(m.group(3)) > 0 and int(m.group(1)) >= int(m.group(2)) > 0 else 1)
+PY
+ok $? "2 processes with checkpoints: the bytes gathering them reported apart from the steps'"
 python3 - "$tmp/full.jsonl" "$tmp/b.jsonl" <<'PY'
 import json, sys
 a, b = ([(l["step"], l["val_loss"]) for l in map(json.loads, open(p)) if "val_loss" in l] for p in sys.argv[1:3])

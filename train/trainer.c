@@ -49,6 +49,7 @@ struct nd_trainer {
   nd_balance balance;             /* stage_layers: auto */
   nd_trace_recorder *rec;         /* the steps traced so far */
   int64_t steps_run;              /* training steps this trainer ran (not resumed): the bytes predicted */
+  int64_t checkpoint_bytes;       /* sent by StarPU-MPI gathering checkpoints, which no prediction holds */
   char resume_note[ND_ERROR_MAX]; /* why resuming skipped a newer checkpoint */
 };
 
@@ -205,6 +206,7 @@ static int build_graphs(nd_trainer *tr, nd_error *err) {
 
 const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
 int64_t nd__trainer_steps_run(const nd_trainer *tr) { return tr->steps_run; }
+int64_t nd__trainer_checkpoint_bytes(const nd_trainer *tr) { return tr->checkpoint_bytes; }
 char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
 const char *nd_trainer_resume_note(const nd_trainer *tr) { return tr->resume_note; }
 struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) {
@@ -485,7 +487,9 @@ int nd_trainer_save(nd_trainer *tr, nd_error *err) {
    * are collective), process 0 writes */
   m.gather_only = nd_mpi_rank() != 0;
   nd_ckpt_state s = {tr->steps_done, tr->steps_done * tr->seqs_per_step, tr->steps_done};
+  int64_t before = nd_mpi_bytes_sent();
   int removed, rc = nd_ckpt_save(&m, &s, err);
+  tr->checkpoint_bytes += nd_mpi_bytes_sent() - before;
   /* retention only once the new one is complete */
   return rc || m.gather_only ? rc
                              : nd_checkpoint_prune(tr->cfg.train.save_dir, tr->steps_done,

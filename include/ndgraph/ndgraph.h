@@ -228,12 +228,13 @@ ND_EXPORT int nd_trainer_gpu(const nd_trainer *tr, int i, char *name, size_t siz
 
 /* Several processes (`mpirun -np N ndgraph run`, docs/nodes.md): this
  * process, how many there are (1 without mpirun), and across all of them the
- * bytes StarPU-MPI sent since the trainer opened next to what the plan
- * predicts for the steps run, and the tasks each step submits here. Every
- * process calls it at the same point (it sums over the processes). */
+ * bytes StarPU-MPI sent for the steps since the trainer opened next to what
+ * the plan predicts for the steps run, the bytes it sent gathering
+ * checkpoints apart, and the tasks each step submits here. Every process
+ * calls it at the same point (it sums over the processes). */
 typedef struct nd_process_info {
   int process, processes;
-  long long bytes_sent, bytes_predicted;
+  long long bytes_sent, bytes_predicted, bytes_checkpoints;
   long long tasks, tasks_submitted; /* per step: the graph's, this process's */
 } nd_process_info;
 ND_EXPORT int nd_trainer_processes(nd_trainer *tr, nd_process_info *out);
