@@ -91,7 +91,12 @@ int nd_check_writable(const char *path, nd_error *err) {
     /* a new file, or one replaced by rename: its directory takes the temporary */
     char *slash = strrchr(real, '/');
     const char *dir = slash == real ? "/" : slash ? (*slash = '\0', real) : ".";
-    if (access(dir, W_OK | X_OK) != 0)
+    struct stat st;
+    /* a file where the directory should be: what creating it would say, not
+     * access()'s "Permission denied" (a plain file has no search right) */
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+      rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", path, strerror(ENOTDIR));
+    else if (access(dir, W_OK | X_OK) != 0)
       rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", path,
                     errno == ENOENT ? "No such file or directory" : strerror(errno));
   }

@@ -505,9 +505,12 @@ int nd_trainer_check_save_dir(nd_trainer *tr, nd_save_dir_check *out, nd_error *
   if (!rc) rc = nd_checkpoint_clean_stale(dir, &out->removed, &out->restored, err);
   if (!rc) rc = nd_checkpoint_check_dir(dir, &avail, err);
   if (rc) return rc;
-  /* weights, Adam's two moments, and the headers */
-  for (int k = 0; k < tr->n_hf; k++) out->need_bytes += 3ULL * 4 * (unsigned long long)tr->ckpt[k].numel;
-  out->need_bytes += 1ULL << 20;
+  /* weights and Adam's two moments, each tensor's entry in its file's JSON
+   * header (its name, shape and offsets: under 256 bytes), config.json and
+   * state.json; a megabyte of slack made a small model's estimate 3.6 times
+   * what it wrote */
+  for (int k = 0; k < tr->n_hf; k++) out->need_bytes += 3ULL * (4 * (unsigned long long)tr->ckpt[k].numel + 256);
+  out->need_bytes += 16ULL << 10;
   out->free_bytes = avail;
   char latest[4200];
   int64_t step;
