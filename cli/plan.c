@@ -15,13 +15,17 @@ int nd_cli_plan(int argc, char **argv) {
   int status = nd_cli_parse(argc, argv, opts, 5, &cfg);
   if (status) return status;
   long long nodes = 0;
+  /* under mpirun, the plan of that launch, said once (process 0) */
+  int process, launched = nd_launched_processes(&process);
   /* a calibration the plan would not read: said, not ignored */
   if (opts[3].value && !opts[2].value) {
     fprintf(stderr, "ndgraph: --calibration %s: only plan --auto reads it\n", opts[3].value);
     status = ND_EXIT_BAD_INPUT;
   } else if (opts[4].value)
     status = nd_cli_count("--nodes", opts[4].value, INT_MAX, &nodes);
-  if (status) {
+  else if (launched > 1)
+    nodes = launched;
+  if (status || process != 0) {
     nd_config_free(cfg);
     return status;
   }
@@ -32,7 +36,7 @@ int nd_cli_plan(int argc, char **argv) {
   else
     rc = nd_plan_report(cfg, stdout, opts[1].value != NULL, opts[0].value, &err);
   if (!rc && !opts[1].value && !opts[2].value) rc = nd_placement_report(cfg, stdout, &err);
-  if (!rc && opts[4].value) rc = nd_nodes_report(cfg, (int)nodes, stdout, &err);
+  if (!rc && nodes) rc = nd_nodes_report(cfg, (int)nodes, stdout, &err);
   nd_config_free(cfg);
   return rc ? nd_cli_fail(rc, &err) : 0;
 }

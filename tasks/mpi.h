@@ -79,6 +79,11 @@ void nd_mpi_bcast(void *buf, int64_t n);
 
 /* ---- The plan (IR only, no MPI): which process owns what. */
 
+/* The processes a launcher started (mpirun: OpenMPI's or MPICH's variables)
+ * and this one's number, read from the environment without starting MPI;
+ * 1 and process 0 without one. */
+int nd_mpi_launched(int *process);
+
 /* The process of rank r among `procs`: the mesh is cut into units, a
  * (replica, stage) pair's whole tensor-parallel group each (or, with
  * runtime.split_tensor_groups, each rank: a group may then straddle

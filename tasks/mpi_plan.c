@@ -6,6 +6,19 @@
 
 #include "tasks/mpi.h"
 
+int nd_mpi_launched(int *process) {
+  static const char *const vars[][2] = {{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"}, {"PMI_SIZE", "PMI_RANK"}};
+  *process = 0;
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *n = getenv(vars[i][0]), *r = getenv(vars[i][1]);
+    long size = n ? strtol(n, NULL, 10) : 0, rank = r ? strtol(r, NULL, 10) : 0;
+    if (size < 1 || size > ND_MAX_RANKS || rank < 0 || rank >= size) continue;
+    *process = (int)rank;
+    return (int)size;
+  }
+  return 1;
+}
+
 int nd_mpi_units(const nd_graph *g) { return g->dp * g->pp * (g->split_tp ? g->tp : 1); }
 
 int nd_mpi_unit_of(const nd_graph *g, nd_rank r) {

@@ -76,6 +76,12 @@ print(f"# sends {sends} MB, ring {ring} MB, total {total} MB")
 sys.exit(0 if len(procs) == 4 and abs(sum(sends) - total) < 0.01 and all(abs(x - ring) <= 0.1 * ring for x in sends) else 1)
 PY
 ok $? "plan --nodes 4, dp=4: each process's ranks and bytes, each within 10% of a ring all-reduce's"
+# `mpirun -np 2 ndgraph plan`: the launch's cut, said once
+"${mpirun[@]}" -np 2 "$ndgraph" plan "$cfg" --set parallelism.data_parallel_size=2 >"$tmp/mplan.out" 2>&1
+st=$?
+[ $st -eq 0 ] && [ "$(grep -c '^training-step graph' "$tmp/mplan.out")" -eq 1 ] &&
+  grep -q '^nodes: 2 processes' "$tmp/mplan.out" && [ "$(grep -c '^  process [01]: ranks' "$tmp/mplan.out")" -eq 2 ]
+ok $? "mpirun -np 2 ndgraph plan: one plan, cut across the 2 processes as --nodes 2 (exit $st)"
 
 # a tensor-parallel group across processes only when asked, then with the bits of one process
 "${mpirun[@]}" -np 2 "$ndgraph" run "$cfg" "${tiny[@]}" $(layout 1 1 2) >"$tmp/tpx.out" 2>&1

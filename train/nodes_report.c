@@ -7,6 +7,8 @@
 #include "common/error.h"
 #include "tasks/mpi.h"
 
+int nd_launched_processes(int *process) { return nd_mpi_launched(process); }
+
 int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err) {
   nd_graph *g = NULL;
   int64_t *visited = NULL, *runs = NULL, *sent = NULL;

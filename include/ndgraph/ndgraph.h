@@ -118,6 +118,11 @@ ND_EXPORT int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err
  * ndgraph run` cuts it: each process's ranks, the tasks it runs and submits,
  * and the bytes sent between processes per step (docs/nodes.md). */
 ND_EXPORT int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err);
+/* How many processes a launcher started (`mpirun -np N`, read from its
+ * environment without starting MPI: OpenMPI's or MPICH's variables) and
+ * this one's number; 1 and 0 without one. `ndgraph plan` so launched
+ * reports as `--nodes N`, from process 0 alone. */
+ND_EXPORT int nd_launched_processes(int *process);
 /* `ndgraph plan --auto`: every layout of cfg's model and global batch that
  * fits the machine (runtime.topology, or this one) simulated with the
  * calibration file (NULL: built-in estimates), best ten printed (text, or
