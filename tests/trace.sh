@@ -213,22 +213,19 @@ ok $? "pp=4 on 2 workers, strict: stages 0 and 3 on one worker, 1 and 2 on the o
 echo '{"a": 1}' >"$TMP/not.json"
 "$ND" trace summarize "$TMP/not.json" >/dev/null 2>&1
 [ $? -eq 2 ]; ok $? "JSON that is not a trace is bad input (exit 2)"
-# a slice without a time, or with a negative duration, is refused with its index, not read as 0
-for bad in '"ts": "5", "dur": 1|ts is missing or not a number' '"dur": 1|ts is missing or not a number' \
-  '"ts": 5|dur is missing or not a number' '"ts": 5, "dur": -3|dur -3 is negative'; do
-  echo "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"ok\", \"ts\": 0, \"dur\": 1, \"pid\": 0, \"tid\": 0},
-    {\"ph\": \"X\", \"name\": \"a\", \"pid\": 0, \"tid\": 0, ${bad%%|*}}]}" >"$TMP/bad-time.json"
-  msg=$("$ND" trace summarize "$TMP/bad-time.json" 2>&1 >/dev/null)
-  [ $? -eq 2 ] && [ "$msg" = "ndgraph: $TMP/bad-time.json: event 1 (\"a\"): ${bad#*|}" ]
-  ok $? "a slice with ${bad%%|*}: one line naming the file and event 1, exit 2 ($msg)"
-done
-# a thread id that is not an integer is refused, not folded into thread 0:0
-for bad in '"pid": "p", "tid": 0|pid is not an integer' '"pid": 0, "tid": {}|tid is not an integer' \
-  '"pid": 0, "tid": 1.5|tid is not an integer' '"pid": 1e12, "tid": 0|pid is not an integer'; do
-  echo "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"ok\", \"ts\": 0, \"dur\": 1, \"pid\": 0, \"tid\": 0},
-    {\"ph\": \"X\", \"name\": \"a\", \"ts\": 5, \"dur\": 1, ${bad%%|*}}]}" >"$TMP/bad-id.json"
-  msg=$("$ND" trace summarize "$TMP/bad-id.json" 2>&1 >/dev/null)
-  [ $? -eq 2 ] && [ "$msg" = "ndgraph: $TMP/bad-id.json: event 1 (\"a\"): ${bad#*|}" ]
+# a slice without a time, or with a negative duration, is refused with its index, not read as 0;
+# and one whose thread id is not an integer, not folded into thread 0:0
+o='"pid": 0, "tid": 0'
+for bad in "$o, \"ts\": \"5\", \"dur\": 1|ts is missing or not a number" "$o, \"dur\": 1|ts is missing or not a number" \
+  "$o, \"ts\": 5|dur is missing or not a number" "$o, \"ts\": 5, \"dur\": -3|dur -3 is negative" \
+  '"pid": "p", "tid": 0, "ts": 5, "dur": 1|pid is not an integer' \
+  '"pid": 0, "tid": {}, "ts": 5, "dur": 1|tid is not an integer' \
+  '"pid": 0, "tid": 1.5, "ts": 5, "dur": 1|tid is not an integer' \
+  '"pid": 1e12, "tid": 0, "ts": 5, "dur": 1|pid is not an integer'; do
+  echo "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"ok\", \"ts\": 0, \"dur\": 1, $o},
+    {\"ph\": \"X\", \"name\": \"a\", ${bad%%|*}}]}" >"$TMP/bad-event.json"
+  msg=$("$ND" trace summarize "$TMP/bad-event.json" 2>&1 >/dev/null)
+  [ $? -eq 2 ] && [ "$msg" = "ndgraph: $TMP/bad-event.json: event 1 (\"a\"): ${bad#*|}" ]
   ok $? "a slice with ${bad%%|*}: one line naming the file and event 1, exit 2 ($msg)"
 done
 # nested slices on one thread (a profiler's call stack) would count its time twice: refused by both tools
