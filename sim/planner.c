@@ -284,7 +284,7 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
         }
     }
   }
-  if (!rc) qsort(p->plans, (size_t)p->n_plans, sizeof *p->plans, by_step);
+  if (!rc && p->n_plans > 1) qsort(p->plans, (size_t)p->n_plans, sizeof *p->plans, by_step);
   p->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
   if (rc) {
     nd_planning_free(p);
