@@ -301,11 +301,13 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
       for (int n = 0; n < ND_SIM_MAX_NODES; n++) peak = p->rejected[i].peak[n] > peak ? p->rejected[i].peak[n] : peak;
       if (peak < least_peak) least_peak = peak, least = &p->rejected[i];
     }
-    return nd__fail(err, ND_ECONFIG,
-                    "%s: plan --auto: no layout fits the devices (%d rejected for memory; the smallest, dp %d tp %d "
-                    "pp %d with %d micro-batches: %s)",
-                    nd__config_origin(cfg, NULL), p->n_rejected, least ? least->dp : 0, least ? least->tp : 0,
-                    least ? least->pp : 0, least ? least->micro_batches : 0, least ? least->reason : "none tried");
+    nd__fail(err, ND_ECONFIG,
+             "%s: plan --auto: no layout fits the devices (%d rejected for memory; the smallest, dp %d tp %d "
+             "pp %d with %d micro-batches: %s)",
+             nd__config_origin(cfg, NULL), p->n_rejected, least ? least->dp : 0, least ? least->tp : 0,
+             least ? least->pp : 0, least ? least->micro_batches : 0, least ? least->reason : "none tried");
+    nd_planning_free(p);
+    return ND_ECONFIG;
   }
   return 0;
 }
