@@ -58,8 +58,8 @@ ND_EXPORT const char *nd_blas_core(void);
  * by CPU model when it is loaded, and a model it does not know gets its
  * generic ones, several times slower; and it starts its thread pool then,
  * a thread that ndgraph (one BLAS thread per worker) never uses but that may
- * receive the signals a run handles. Re-executes the program
- * (/proc/self/exe, the same argv and pid) with OPENBLAS_NUM_THREADS=1 and,
+ * receive the signals a run handles. Re-executes the program (the file
+ * /proc/self/exe names, the same argv and pid) with OPENBLAS_NUM_THREADS=1 and,
  * when OpenBLAS chose its generic kernels on a CPU with AVX2 and FMA,
  * OPENBLAS_CORETYPE naming the best set the CPU runs. Returns when there is
  * nothing to do (OPENBLAS_NUM_THREADS=1 and OPENBLAS_CORETYPE already set or a

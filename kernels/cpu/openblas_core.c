@@ -58,10 +58,17 @@ void nd_blas_select_kernels(char **argv) {
    * handler, and killed the run (cli/signals.c) */
   int one_thread = threads && strcmp(threads, "1") == 0;
   if (!best && one_thread) return;
+  /* the program's file by the path /proc/self/exe names, not through that
+   * link: under valgrind the link is valgrind's own tool, which its loader
+   * cannot run, while readlink gives the program it runs */
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0 || n >= (ssize_t)sizeof self - 1) return; /* no /proc: go on as loaded */
+  self[n] = '\0';
   if ((best && setenv("OPENBLAS_CORETYPE", best, 1) != 0) ||
       (!one_thread && setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0))
     return;
-  execv("/proc/self/exe", argv);
-  /* no /proc: go on as loaded */
+  execv(self, argv);
+  /* the file is gone or replaced: go on as loaded */
   if (best) unsetenv("OPENBLAS_CORETYPE");
 }
