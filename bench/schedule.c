@@ -36,8 +36,8 @@
  * against itself is the machine's noise measured in the same run.
  *
  *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT][#STAGES][~WAIT],...] [SLOTS,...] [M,...] [ROUNDS]
- *   (defaults 3; ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity,ndws#4,zbh1#4; 2,3; 4,8,16;
- *   3) */
+ *   (defaults 3; every policy: ndws,ndws:critical-path,1f1b,1f1b-split,zbh1,zbh2,gpipe,eager,prio,ws,lws,dmda,dmdas,
+ *   ndws@affinity,ndws#4,zbh1#4; 2,3; 2,4,8,16; 3) */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +45,7 @@
 
 #include "bench/run.h"
 
-#define MAX_LIST 16
+#define MAX_LIST 24
 
 /* ndws's step and work over one row's, paired by round. */
 typedef struct paired {
@@ -176,8 +176,9 @@ int main(int argc, char **argv) {
   int steps = argc > 1 ? nd_bench_count(me, "STEPS", argv[1], 1, 1000) : 3;
   int rounds = argc > 5 ? nd_bench_count(me, "ROUNDS", argv[5], 1, ND_BENCH_MAX_ROUNDS) : 3;
   if (steps < 0 || rounds < 0) return 2;
-  char pol_s[] = "ndws,1f1b,1f1b-split,zbh1,zbh2,gpipe,prio,lws,dmdas,ndws@affinity,ndws#4,zbh1#4", slots_s[] = "2,3",
-       m_s[] = "4,8,16";
+  char pol_s[] = "ndws,ndws:critical-path,1f1b,1f1b-split,zbh1,zbh2,gpipe,eager,prio,ws,lws,dmda,dmdas,ndws@affinity,"
+                 "ndws#4,zbh1#4",
+       slots_s[] = "2,3", m_s[] = "2,4,8,16";
   char *pols[MAX_LIST], *slot_l[MAX_LIST], *m_l[MAX_LIST];
   int n_pol = split(argc > 2 ? argv[2] : pol_s, pols), n_slots = split(argc > 3 ? argv[3] : slots_s, slot_l);
   int n_m = split(argc > 4 ? argv[4] : m_s, m_l), slot_n[MAX_LIST], m_n[MAX_LIST];
