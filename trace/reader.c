@@ -318,12 +318,8 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
     int slice = strcmp(ph, "X") == 0, flow = strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0;
     int pid, tid;
     if (((slice || flow) && (rc = times(e, index, what, &ts, slice ? &dur : NULL, err))) ||
-        (rc = ids(e, index, what, &pid, &tid, err))) {
-      free(ix.slot);
-      free(ends);
-      nd_trace_model_free(m);
-      return rc;
-    }
+        (rc = ids(e, index, what, &pid, &tid, err)))
+      goto cleanup;
     int thread = thread_of(m, &ix, pid, tid);
     if (thread < 0)
       rc = ND_ENOMEM;
@@ -337,21 +333,14 @@ int nd_trace_model_from_json(nd_trace_model *m, const cJSON *doc, const char *wh
   }
   if ((rc = sort_threads(m, ends, n_ends))) goto cleanup;
   if (m->n_slices > 1) qsort(m->slices, (size_t)m->n_slices, sizeof *m->slices, cmp_slice);
-  if ((rc = one_at_a_time(m, what, err))) {
-    free(ix.slot);
-    free(ends);
-    nd_trace_model_free(m);
-    return rc;
-  }
+  if ((rc = one_at_a_time(m, what, err))) goto cleanup;
   if (!(rc = bind_flows(m, ends, n_ends))) rc = nd_trace_model_lay_steps(m);
 cleanup:
   free(ix.slot);
   free(ends);
-  if (rc) {
-    nd_trace_model_free(m);
-    return nd__fail(err, rc, "%s: out of memory reading the trace", what);
-  }
-  return 0;
+  if (rc) nd_trace_model_free(m);
+  /* a bad event has said which; every other failure here is memory */
+  return rc == ND_ENOMEM ? nd__fail(err, rc, "%s: out of memory reading the trace", what) : rc;
 }
 
 int nd_trace_model_load(nd_trace_model *m, const char *path, nd_error *err) {
