@@ -17,7 +17,10 @@ static int stats_ours;  /* ndgraph asked StarPU-MPI to count, not the user */
 static int agreed_stop; /* every process stops here together (a signal) */
 
 /* The launcher's variables: MPI starts only under one (no cost otherwise). */
-static int launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE"); }
+static int launched(void) {
+  int process;
+  return nd_mpi_launched(&process) > 0;
+}
 
 /* A process that fails alone would leave the others waiting for its data:
  * any non-zero exit aborts the job (the others stop at once, and mpirun

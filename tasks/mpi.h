@@ -79,9 +79,9 @@ void nd_mpi_bcast(void *buf, int64_t n);
 
 /* ---- The plan (IR only, no MPI): which process owns what. */
 
-/* The processes a launcher started (mpirun: OpenMPI's or MPICH's variables)
- * and this one's number, read from the environment without starting MPI;
- * 1 and process 0 without one. */
+/* The processes a launcher started (mpirun: OpenMPI's, MPICH's or PMIx's
+ * variables; at least 1 when one did) and this one's number, read from the
+ * environment without starting MPI; 0 and process 0 without a launcher. */
 int nd_mpi_launched(int *process);
 
 /* The process of rank r among `procs`: the mesh is cut into units, a

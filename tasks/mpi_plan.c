@@ -16,7 +16,8 @@ int nd_mpi_launched(int *process) {
     *process = (int)rank;
     return (int)size;
   }
-  return 1;
+  /* PMIx names this process but not how many there are */
+  return getenv("PMIX_RANK") ? 1 : 0;
 }
 
 int nd_mpi_units(const nd_graph *g) { return g->dp * g->pp * (g->split_tp ? g->tp : 1); }

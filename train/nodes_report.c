@@ -7,7 +7,10 @@
 #include "common/error.h"
 #include "tasks/mpi.h"
 
-int nd_launched_processes(int *process) { return nd_mpi_launched(process); }
+int nd_launched_processes(int *process) {
+  int n = nd_mpi_launched(process);
+  return n > 0 ? n : 1;
+}
 
 int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err) {
   nd_graph *g = NULL;
