@@ -71,9 +71,10 @@ static int check_extent(const char *path, const char *file, off_t size, nd_error
                   path, (long long)size);
     goto done;
   }
+  int at_headers = fseeko(f, (off_t)eh.e_phoff, SEEK_SET) == 0; /* they follow one another */
   for (int i = 0; i < eh.e_phnum && !rc; i++) {
     ElfW(Phdr) ph;
-    if (fseeko(f, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph), SEEK_SET) || fread(&ph, sizeof ph, 1, f) != 1) {
+    if (!at_headers || fread(&ph, sizeof ph, 1, f) != 1) {
       rc = nd__fail(err, ND_EPLUGIN, "%s: cannot load the plugin: cannot read its program headers", path);
       break;
     }
