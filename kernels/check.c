@@ -1,16 +1,18 @@
 /* Checking a kernel implementation on random inputs: a replacement, on each
- * backend it has a kernel for, against the built-in CPU kernel of its kind;
- * an activation's backward against finite differences of its forward. Used
- * by `ndgraph kernel-check` and by the validation call before training. */
+ * backend it has a kernel for, against the double-precision reference of its
+ * kind (kernels/reference.h); an activation's backward against finite
+ * differences of its forward. Used by `ndgraph kernel-check` and by the
+ * validation call before training. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/error.h"
 #include "kernels/backend.h"
+#include "kernels/reference.h"
 #include "kernels/registry.h"
 
-#define ND__TOL    1e-4 /* float kernels summing in another order */
+#define ND__TOL    1e-4 /* float kernels against fp64 */
 #define ND__TOL_FD 1e-3 /* central differences in float */
 
 typedef struct buffers {
@@ -41,7 +43,7 @@ static void buffers_free(buffers *b) {
   for (int i = 0; i < b->n; i++) free(b->d[i].data);
 }
 
-/* Descriptors of task t with random contents (seeded: a and a copy agree). */
+/* Descriptors of task t with random contents (seeded: each case's inputs are the same on every backend). */
 static int buffers_new(buffers *b, const nd_task *t, uint64_t seed) {
   memset(b, 0, sizeof *b);
   nd_tensor_desc shapes[ND_KIND_MAX_BUFFERS];
@@ -63,18 +65,113 @@ static int buffers_new(buffers *b, const nd_task *t, uint64_t seed) {
 }
 
 /* ||x - ref|| / ||ref|| over the outputs (NaN when x has a non-finite value). */
-static double out_err(const buffers *x, const buffers *ref) {
+static double out_err(const buffers *x, double *const *ref) {
   double num = 0, den = 0;
-  for (int i = 0; i < ref->n; i++) {
-    if (ref->role[i] != ND_ROLE_OUT || !ref->d[i].data) continue;
-    const float *p = x->d[i].data, *q = ref->d[i].data;
-    for (int64_t k = 0; k < ref->numel[i]; k++) {
+  for (int i = 0; i < x->n; i++) {
+    if (x->role[i] != ND_ROLE_OUT || !x->d[i].data) continue;
+    const float *p = x->d[i].data;
+    for (int64_t k = 0; k < x->numel[i]; k++) {
       if (!isfinite(p[k])) return NAN;
-      num += ((double)p[k] - q[k]) * ((double)p[k] - q[k]);
-      den += (double)q[k] * q[k];
+      num += ((double)p[k] - ref[i][k]) * ((double)p[k] - ref[i][k]);
+      den += ref[i][k] * ref[i][k];
     }
   }
   return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* ---- the fp64 reference of each replaceable kind on r, double copies of the
+ * descriptors' storage whose outputs hold what the kernel adds to */
+
+/* Whether the weight descriptor is a stored (N, K). */
+static int transposed(const nd_tensor_desc *w) { return w->strides[1] != 1; }
+#define OPT(i) (d[i].data ? r[i] : NULL)
+
+static void ref_matmul_fwd(double *const *r, const nd_tensor_desc *d) {
+  // out (M, N), inp (M, K), weight (K, N), bias (N) or absent
+  nd__ref_matmul_fwd(r[0], r[1], r[2], OPT(3), (int)d[1].shape[0], (int)d[1].shape[1], (int)d[0].shape[1],
+                     transposed(&d[2]));
+}
+static void ref_matmul_bwd_input(double *const *r, const nd_tensor_desc *d) {
+  // dinp (M, K), dout (M, N), weight (K, N)
+  nd__ref_matmul_bwd(r[0], NULL, NULL, r[1], NULL, r[2], (int)d[0].shape[0], (int)d[0].shape[1], (int)d[1].shape[1],
+                     transposed(&d[2]));
+}
+static void ref_matmul_bwd_weight(double *const *r, const nd_tensor_desc *d) {
+  // dweight (K, N), dbias (N) or absent, dout (M, N), inp (M, K)
+  nd__ref_matmul_bwd(NULL, r[0], OPT(1), r[2], r[3], NULL, (int)d[3].shape[0], (int)d[3].shape[1], (int)d[2].shape[1],
+                     transposed(&d[0]));
+}
+static void ref_layernorm_fwd(double *const *r, const nd_tensor_desc *d) {
+  // out (N, C), mean (N), rstd (N), inp (N, C), weight (C), bias (C)
+  nd__ref_layernorm_fwd(r[0], r[1], r[2], r[3], r[4], r[5], (int)d[0].shape[0], (int)d[0].shape[1]);
+}
+static void ref_layernorm_bwd_input(double *const *r, const nd_tensor_desc *d) {
+  // dinp (N, C), dskip (N, C) or absent, dout, inp (N, C), weight (C), mean (N), rstd (N)
+  const int64_t n = d[0].shape[0] * d[0].shape[1];
+  if (d[1].data) memcpy(r[0], r[1], (size_t)n * sizeof(double)); // dinp = dskip + the normalization's gradient
+  nd__ref_layernorm_bwd(r[0], NULL, NULL, r[2], r[3], r[4], r[5], r[6], (int)d[0].shape[0], (int)d[0].shape[1]);
+}
+static void ref_layernorm_bwd_weight(double *const *r, const nd_tensor_desc *d) {
+  // dweight (C), dbias (C), dout (N, C), inp (N, C), mean (N), rstd (N)
+  nd__ref_layernorm_bwd(NULL, r[0], r[1], r[2], r[3], NULL, r[4], r[5], (int)d[2].shape[0], (int)d[2].shape[1]);
+}
+static void ref_attention_fwd(double *const *r, const nd_tensor_desc *d) {
+  // out (B, T, NH, hs), att (B, NH, T, T), qkv (B, T, 3, NH, hs)
+  const int64_t *s = d[0].shape;
+  nd__ref_attention_fwd(r[0], r[1], r[2], (int)s[0], (int)s[1], (int)s[2], (int)s[3]);
+}
+static void ref_attention_bwd(double *const *r, const nd_tensor_desc *d) {
+  // dqkv (B, T, 3, NH, hs), datt scratch, dout (B, T, NH, hs), qkv, att (B, NH, T, T)
+  const int64_t *s = d[2].shape;
+  nd__ref_attention_bwd(r[0], r[2], r[3], r[4], (int)s[0], (int)s[1], (int)s[2], (int)s[3]);
+}
+static void ref_residual_fwd(double *const *r, const nd_tensor_desc *d) {
+  // out (n), a (n), b (n)
+  nd__ref_residual_fwd(r[0], r[1], r[2], d[0].shape[0]);
+}
+#undef OPT
+
+typedef void (*reference_fn)(double *const *r, const nd_tensor_desc *d);
+static const reference_fn reference[ND_TASK_KIND_COUNT] = {
+    [ND_TASK_MATMUL_FWD] = ref_matmul_fwd,          [ND_TASK_MATMUL_BWD_IN] = ref_matmul_bwd_input,
+    [ND_TASK_MATMUL_BWD_W] = ref_matmul_bwd_weight, [ND_TASK_LN_FWD] = ref_layernorm_fwd,
+    [ND_TASK_LN_BWD_IN] = ref_layernorm_bwd_input,  [ND_TASK_LN_BWD_W] = ref_layernorm_bwd_weight,
+    [ND_TASK_ATTN_FWD] = ref_attention_fwd,         [ND_TASK_ATTN_BWD] = ref_attention_bwd,
+    [ND_TASK_RESIDUAL_FWD] = ref_residual_fwd,
+};
+
+int nd__kernel_has_reference(enum nd_task_kind kind) { return reference[kind] != NULL; }
+
+/* What the inputs of b must be for the kind's contract, not only their shapes:
+ * the attention's probabilities are the forward's, 0 above the diagonal. */
+static void meet_contract(enum nd_task_kind kind, buffers *b) {
+  if (kind != ND_TASK_ATTN_BWD) return;
+  const int64_t *s = b->d[4].shape; // att (B, NH, T, T)
+  float *att = b->d[4].data;
+  for (int64_t bh = 0; bh < s[0] * s[1]; bh++)
+    for (int64_t t = 0; t < s[2]; t++)
+      for (int64_t u = t + 1; u < s[3]; u++) att[(bh * s[2] + t) * s[3] + u] = 0.0f;
+}
+
+/* r[i]: buffer i of b in double, outputs as the kernel starts from (beta
+ * times what they hold where the row says the kernel honours beta, else 0),
+ * then the kind's reference computed on them. */
+static int reference_of(enum nd_task_kind kind, const buffers *b, double **r) {
+  const nd_kind_row *row = nd_kind(kind);
+  memset(r, 0, ND_KIND_MAX_BUFFERS * sizeof *r);
+  for (int i = 0; i < b->n; i++) {
+    if (!b->d[i].data) continue;
+    if (!(r[i] = malloc((size_t)(b->numel[i] ? b->numel[i] : 1) * sizeof **r))) return ND_ENOMEM;
+    const float *p = b->d[i].data;
+    double keep = b->role[i] != ND_ROLE_IN ? (row->buf[i].beta ? b->a.beta : 0.0) : 1.0;
+    for (int64_t k = 0; k < b->numel[i]; k++) r[i][k] = keep ? keep * p[k] : 0.0;
+  }
+  reference[kind](r, b->d);
+  return 0;
+}
+
+static void reference_free(double **r) {
+  for (int i = 0; i < ND_KIND_MAX_BUFFERS; i++) free(r[i]);
 }
 
 /* The sizes each kind is checked at: its row's samples (the first is the quick one). */
@@ -105,17 +202,24 @@ static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int dev
   int n = cases(kind, t, quick ? 1 : 8), failed = 0;
   char on[24] = "";
   if (dev != ND_BACKEND_CPU) snprintf(on, sizeof on, " on %s", nd__backend_name(dev));
+  if (!reference[kind])
+    return nd__fail(err, ND_EINVAL, "kernel check: %s has no double-precision reference", nd_task_kind_name(kind));
   for (int c = 0; c < n; c++) {
-    buffers ref, mine;
-    int rc = buffers_new(&ref, &t[c], 42 + (uint64_t)c);
-    if (!rc && (rc = buffers_new(&mine, &t[c], 42 + (uint64_t)c))) buffers_free(&ref);
+    buffers mine;
+    double *ref[ND_KIND_MAX_BUFFERS];
+    int rc = buffers_new(&mine, &t[c], 42 + (uint64_t)c);
     if (rc) return nd__fail(err, rc, "kernel check: out of memory");
-    nd__backend(ND_BACKEND_CPU)->kernel[kind](ref.d, ref.n, &ref.a);
+    meet_contract(kind, &mine);
+    if ((rc = reference_of(kind, &mine, ref))) {
+      reference_free(ref);
+      buffers_free(&mine);
+      return nd__fail(err, rc, "kernel check: out of memory");
+    }
     mine.a.user = im->user[dev];
     nd_error why = {0};
     rc = call(dev, im->fn[dev], &mine, &why);
-    double e = rc ? NAN : out_err(&mine, &ref);
-    buffers_free(&ref);
+    double e = rc ? NAN : out_err(&mine, ref);
+    reference_free(ref);
     buffers_free(&mine);
     if (rc < 0 && why.msg[0]) return nd__fail(err, rc, "%s", why.msg); /* no device: not the kernel's doing */
     if (rc) return returned(im, nd_task_kind_name(kind), quick ? "validation call" : "check", rc, err);
@@ -124,7 +228,7 @@ static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int dev
     if (out) {
       char what[128];
       nd_kind_sizes(&t[c], what, sizeof what);
-      fprintf(out, "%s %s (%s)%s: rel err %.2e vs builtin: %s\n", nd_task_kind_name(kind), im->name, what, on, e,
+      fprintf(out, "%s %s (%s)%s: rel err %.2e vs fp64: %s\n", nd_task_kind_name(kind), im->name, what, on, e,
               pass ? "ok" : "FAIL");
     }
   }

@@ -3,7 +3,7 @@
 # built by examples/local.mk).
 ND_BAD_PLUGIN_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 check_LTLIBRARIES += tests/plugins/libbad_abi.la tests/plugins/libbad_kind.la tests/plugins/libbad_dup.la \
-	tests/plugins/libbad_fail.la tests/plugins/libbad_backward.la tests/plugins/libno_entry.la \
+	tests/plugins/libbad_fail.la tests/plugins/libbad_backward.la tests/plugins/libbad_sloppy.la tests/plugins/libno_entry.la \
 	tests/plugins/libdata_entry.la tests/plugins/libexample_v1.la
 # The example plugin as built against kernel ABI version 1: it still loads.
 tests_plugins_libexample_v1_la_SOURCES = examples/plugins/example.c
@@ -25,6 +25,9 @@ tests_plugins_libbad_fail_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
 tests_plugins_libbad_backward_la_SOURCES = tests/plugins/bad.c
 tests_plugins_libbad_backward_la_CPPFLAGS = $(AM_CPPFLAGS) -DBAD_BACKWARD
 tests_plugins_libbad_backward_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libbad_sloppy_la_SOURCES = tests/plugins/bad.c
+tests_plugins_libbad_sloppy_la_CPPFLAGS = $(AM_CPPFLAGS) -DBAD_SLOPPY
+tests_plugins_libbad_sloppy_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
 tests_plugins_libno_entry_la_SOURCES = tests/plugins/bad.c
 tests_plugins_libno_entry_la_CPPFLAGS = $(AM_CPPFLAGS) -DNO_ENTRY
 tests_plugins_libno_entry_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)

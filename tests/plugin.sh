@@ -46,12 +46,16 @@ grep -q "kernel-check silu .*PASS" "$TMP/out" && grep -q "backward (n 1000): rel
 ok $(( st != 0 || $? != 0 )) "kernel-check passes the example SiLU (exit $st)"
 $ND kernel-check "$EX" blocked >"$TMP/out" 2>&1
 st=$?
-grep -q "kernel-check blocked .*PASS" "$TMP/out" && [ "$(grep -c 'vs builtin: ok' "$TMP/out")" -eq 12 ]
+grep -q "kernel-check blocked .*PASS" "$TMP/out" && [ "$(grep -c 'vs fp64: ok' "$TMP/out")" -eq 12 ]
 ok $(( st != 0 || $? != 0 )) "kernel-check passes the blocked GEMM on 3 kinds x 4 shapes (exit $st)"
 $ND kernel-check "$BAD/libbad_backward.so" silu >"$TMP/out" 2>&1
 st=$?
 grep -q "kernel-check silu .*FAIL" "$TMP/out" && grep -q "backward .*FAIL" "$TMP/out"
 ok $(( st != 1 || $? != 0 )) "kernel-check fails a SiLU with a wrong backward (exit $st, want 1)"
+$ND kernel-check "$BAD/libbad_sloppy.so" sloppy >"$TMP/out" 2>&1
+st=$?
+grep -q "kernel-check sloppy .*FAIL" "$TMP/out" && [ "$(grep -c '^residual_fwd sloppy (n [0-9]*): rel err 1\.0[0-9]e-03 vs fp64: FAIL$' "$TMP/out")" -eq 3 ]
+ok $(( st != 1 || $? != 0 )) "kernel-check fails a residual add 0.1% off the fp64 reference on each of its 3 sizes (exit $st, want 1)"
 expect 2 "libexample.so: the plugin registers no activation or kernel named 'nope'" \
   "kernel-check: an unknown name is exit 2" -- $ND kernel-check "$EX" nope
 expect 2 "libbad_fail.so: kernel 'failing' for matmul_fwd returned -7 on a check" \

@@ -17,7 +17,7 @@ fi
 $ND kernel-check "$PL" cuda_add >"$TMP/out" 2>"$TMP/err"
 st=$?
 sed 's/^/# /' "$TMP/out" "$TMP/err"
-n_cpu=$(grep -c "^residual_fwd cuda_add (n [0-9]*): rel err .* vs builtin: ok$" "$TMP/out")
+n_cpu=$(grep -c "^residual_fwd cuda_add (n [0-9]*): rel err .* vs fp64: ok$" "$TMP/out")
 if [ $st -eq 2 ] && grep -q "no CUDA device" "$TMP/err"; then
   if [ "$n_cpu" -eq 3 ]; then
     echo "ok 1 - kernel-check passes the plugin's residual add on the CPU, 3 shapes, before the CUDA part"
@@ -28,7 +28,7 @@ if [ $st -eq 2 ] && grep -q "no CUDA device" "$TMP/err"; then
   echo "1..2"
   exit 0
 fi
-n_cuda=$(grep -c "^residual_fwd cuda_add (n [0-9]*) on cuda: rel err .* vs builtin: ok$" "$TMP/out")
+n_cuda=$(grep -c "^residual_fwd cuda_add (n [0-9]*) on cuda: rel err .* vs fp64: ok$" "$TMP/out")
 if [ $st -eq 0 ] && [ "$n_cpu" -eq 3 ] && grep -q "kernel-check cuda_add .*PASS" "$TMP/out"; then
   echo "ok 1 - kernel-check passes the plugin's residual add on the CPU, 3 shapes"
 else

@@ -22,8 +22,8 @@ if [ $st -eq 2 ] && grep -q "no OpenCL device" "$TMP/err"; then
   exit 0
 fi
 sed 's/^/# /' "$TMP/out" "$TMP/err"
-n_cpu=$(grep -c "^residual_fwd ocl_add (n [0-9]*): rel err .* vs builtin: ok$" "$TMP/out")
-n_ocl=$(grep -c "^residual_fwd ocl_add (n [0-9]*) on opencl: rel err .* vs builtin: ok$" "$TMP/out")
+n_cpu=$(grep -c "^residual_fwd ocl_add (n [0-9]*): rel err .* vs fp64: ok$" "$TMP/out")
+n_ocl=$(grep -c "^residual_fwd ocl_add (n [0-9]*) on opencl: rel err .* vs fp64: ok$" "$TMP/out")
 if [ $st -eq 0 ] && [ "$n_cpu" -eq 3 ] && [ "$n_ocl" -eq 3 ] && grep -q "kernel-check ocl_add .*PASS" "$TMP/out"; then
   echo "ok 1 - kernel-check passes the plugin's residual add on the CPU and on OpenCL, 3 shapes each"
 else

@@ -1,7 +1,9 @@
-/* CPU kernels against the double-precision references of tests/ref:
+/* CPU kernels against the double-precision references of tests/ref and
+ * kernels/reference.h:
  *  - forward: float kernel vs double reference, ||a - b|| / ||b|| < TOL_FWD;
  *  - backward: float kernel vs central finite differences of the DOUBLE
- *    reference forward of L = sum(dout * f(x)), relative error < TOL_BWD;
+ *    reference forward of L = sum(dout * f(x)), relative error < TOL_BWD,
+ *    and so is kernels/reference.h's double backward (kernel-check's), < TOL_REF;
  *  - beta (overwrite / accumulate) and aliasing semantics;
  *  - AdamW over steps t = 1..3, and the reductions;
  *  - Llama's kinds: RMSNorm, rotary embedding, gated SiLU, grouped-query attention;
@@ -24,6 +26,7 @@
 #define TOL_BWD 1e-4 /* float backward vs double finite differences */
 #define TOL_ACC 1e-6 /* beta = 1 result vs (previous + beta = 0 result) */
 #define FD_H    1e-5 /* central difference step, on inputs of magnitude ~1 */
+#define TOL_REF 1e-7 /* kernels/reference.h's double backward vs double finite differences */
 
 /* ---- allocation: everything a case allocates is freed by free_all() */
 
@@ -44,6 +47,11 @@ static double *dalloc(int64_t n) { return xalloc((size_t)n * sizeof(double)); }
 static double *dcopy(const float *x, int64_t n) {
   double *y = dalloc(n);
   nd_ref_to_double(y, x, n);
+  return y;
+}
+static double *dzeros(int64_t n) {
+  double *y = dalloc(n);
+  memset(y, 0, (size_t)n * sizeof *y);
   return y;
 }
 static void free_all(void) {
@@ -94,7 +102,7 @@ typedef struct {
 
 static double matmul_obj(void *p) {
   matmul_ctx *c = p;
-  nd_ref_matmul(c->out, c->inp, c->w, c->bias, c->M, c->K, c->N, c->trans);
+  nd__ref_matmul_fwd(c->out, c->inp, c->w, c->bias, c->M, c->K, c->N, c->trans);
   return dot(c->dout, c->out, (int64_t)c->M * c->N);
 }
 
@@ -132,16 +140,24 @@ static void test_matmul(int M, int K, int N, int trans, int with_bias) {
   nd_matmul_backward_weight(dw, with_bias ? db : NULL, dout, inp, M, K, N, trans, 0.0f);
 
   double *g = dalloc(nin > nw ? nin : nw);
+  double *rdinp = dzeros(nin), *rdw = dzeros(nw), *rdb = dzeros(N);
+  nd__ref_matmul_bwd(rdinp, rdw, with_bias ? rdb : NULL, c.dout, c.inp, c.w, M, K, N, trans);
   fd_grad(g, c.inp, nin, matmul_obj, &c);
   e = nd_ref_rel_err(dinp, g, nin);
-  ok(e < TOL_BWD, "matmul dinp %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag, M, K, N, e);
+  double er = nd_ref_rel_err_d(rdinp, g, nin);
+  ok(e < TOL_BWD && er < TOL_REF, "matmul dinp %s M=%d K=%d N=%d vs finite differences: rel err %.2e, fp64 %.2e", tag,
+     M, K, N, e, er);
   fd_grad(g, c.w, nw, matmul_obj, &c);
   e = nd_ref_rel_err(dw, g, nw);
-  ok(e < TOL_BWD, "matmul dweight %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag, M, K, N, e);
+  er = nd_ref_rel_err_d(rdw, g, nw);
+  ok(e < TOL_BWD && er < TOL_REF, "matmul dweight %s M=%d K=%d N=%d vs finite differences: rel err %.2e, fp64 %.2e",
+     tag, M, K, N, e, er);
   if (with_bias) {
     fd_grad(g, c.bias, N, matmul_obj, &c);
     e = nd_ref_rel_err(db, g, N);
-    ok(e < TOL_BWD, "matmul dbias %s M=%d K=%d N=%d vs finite differences: rel err %.2e", tag, M, K, N, e);
+    er = nd_ref_rel_err_d(rdb, g, N);
+    ok(e < TOL_BWD && er < TOL_REF, "matmul dbias %s M=%d K=%d N=%d vs finite differences: rel err %.2e, fp64 %.2e",
+       tag, M, K, N, e, er);
   }
 
   // beta = 1 accumulates onto what is there
@@ -170,7 +186,7 @@ typedef struct {
 
 static double ln_obj(void *p) {
   ln_ctx *c = p;
-  nd_ref_layernorm(c->out, NULL, NULL, c->inp, c->w, c->b, c->N, c->C);
+  nd__ref_layernorm_fwd(c->out, NULL, NULL, c->inp, c->w, c->b, c->N, c->C);
   return dot(c->dout, c->out, (int64_t)c->N * c->C);
 }
 
@@ -186,7 +202,7 @@ static void test_layernorm(int N, int C) {
   double *rmean = dalloc(N), *rrstd = dalloc(N);
 
   nd_layernorm_forward(out, mean, rstd, inp, w, b, N, C);
-  nd_ref_layernorm(c.out, rmean, rrstd, c.inp, c.w, c.b, N, C);
+  nd__ref_layernorm_fwd(c.out, rmean, rrstd, c.inp, c.w, c.b, N, C);
   double e = nd_ref_rel_err(out, c.out, n);
   double em = nd_ref_rel_err(mean, rmean, N), er = nd_ref_rel_err(rstd, rrstd, N);
   ok(e < TOL_FWD && em < TOL_FWD && er < TOL_FWD, "layernorm forward N=%d C=%d: rel err out %.2e mean %.2e rstd %.2e",
@@ -199,15 +215,23 @@ static void test_layernorm(int N, int C) {
   nd_layernorm_backward_input(dinp, NULL, dout, inp, w, mean, rstd, N, C);
   nd_layernorm_backward_weight(dw, db, dout, inp, mean, rstd, N, C, 0.0f);
   double *g = dalloc(n > C ? n : C);
+  double *rdinp = dzeros(n), *rdw = dzeros(C), *rdb = dzeros(C);
+  nd__ref_layernorm_bwd(rdinp, rdw, rdb, c.dout, c.inp, c.w, rmean, rrstd, N, C);
   fd_grad(g, c.inp, n, ln_obj, &c);
   e = nd_ref_rel_err(dinp, g, n);
-  ok(e < TOL_BWD, "layernorm dinp N=%d C=%d vs finite differences: rel err %.2e", N, C, e);
+  double eref = nd_ref_rel_err_d(rdinp, g, n);
+  ok(e < TOL_BWD && eref < TOL_REF, "layernorm dinp N=%d C=%d vs finite differences: rel err %.2e, fp64 %.2e", N, C, e,
+     eref);
   fd_grad(g, c.w, C, ln_obj, &c);
   e = nd_ref_rel_err(dw, g, C);
-  ok(e < TOL_BWD, "layernorm dweight N=%d C=%d vs finite differences: rel err %.2e", N, C, e);
+  eref = nd_ref_rel_err_d(rdw, g, C);
+  ok(e < TOL_BWD && eref < TOL_REF, "layernorm dweight N=%d C=%d vs finite differences: rel err %.2e, fp64 %.2e", N, C,
+     e, eref);
   fd_grad(g, c.b, C, ln_obj, &c);
   e = nd_ref_rel_err(db, g, C);
-  ok(e < TOL_BWD, "layernorm dbias N=%d C=%d vs finite differences: rel err %.2e", N, C, e);
+  eref = nd_ref_rel_err_d(rdb, g, C);
+  ok(e < TOL_BWD && eref < TOL_REF, "layernorm dbias N=%d C=%d vs finite differences: rel err %.2e, fp64 %.2e", N, C, e,
+     eref);
 
   // dskip: dinp = dskip + gradient, separately and with dinp aliasing dskip
   float *dskip = falloc(n), *dinp2 = falloc(n), *alias = falloc(n);
@@ -243,7 +267,7 @@ typedef struct {
 
 static double att_obj(void *p) {
   att_ctx *c = p;
-  nd_ref_attention(c->out, NULL, c->qkv, c->B, c->T, c->NH, c->hs);
+  nd__ref_attention_fwd(c->out, NULL, c->qkv, c->B, c->T, c->NH, c->hs);
   return dot(c->dout, c->out, (int64_t)c->B * c->T * c->NH * c->hs);
 }
 
@@ -258,7 +282,7 @@ static void test_attention(int B, int T, int NH, int hs, int check_backward) {
   double *ratt = dalloc(natt);
 
   nd_attention_forward(out, att, qkv, B, T, NH, hs);
-  nd_ref_attention(c.out, ratt, c.qkv, B, T, NH, hs);
+  nd__ref_attention_fwd(c.out, ratt, c.qkv, B, T, NH, hs);
   double e = nd_ref_rel_err(out, c.out, nout), ea = nd_ref_rel_err(att, ratt, natt);
   int upper_zero = 1;
   for (int64_t bh = 0; bh < (int64_t)B * NH; bh++)
@@ -276,10 +300,13 @@ static void test_attention(int B, int T, int NH, int hs, int check_backward) {
   fill_nan(dqkv, nqkv); // overwritten
   fill_nan(datt, natt); // scratch
   nd_attention_backward(dqkv, datt, dout, qkv, att, B, T, NH, hs);
-  double *g = dalloc(nqkv);
+  double *g = dalloc(nqkv), *rdqkv = dzeros(nqkv);
+  nd__ref_attention_bwd(rdqkv, c.dout, c.qkv, ratt, B, T, NH, hs);
   fd_grad(g, c.qkv, nqkv, att_obj, &c);
   e = nd_ref_rel_err(dqkv, g, nqkv);
-  ok(e < TOL_BWD, "attention dqkv B=%d T=%d NH=%d hs=%d vs finite differences: rel err %.2e", B, T, NH, hs, e);
+  double eref = nd_ref_rel_err_d(rdqkv, g, nqkv);
+  ok(e < TOL_BWD && eref < TOL_REF,
+     "attention dqkv B=%d T=%d NH=%d hs=%d vs finite differences: rel err %.2e, fp64 %.2e", B, T, NH, hs, e, eref);
   free_all();
 }
 
@@ -382,7 +409,7 @@ static void test_residual(int64_t n) {
   nd_ref_fill(a, n, &rng, -1, 1);
   nd_ref_fill(b, n, &rng, -1, 1);
   double *want = dalloc(n);
-  nd_ref_residual(want, dcopy(a, n), dcopy(b, n), n);
+  nd__ref_residual_fwd(want, dcopy(a, n), dcopy(b, n), n);
   nd_residual_forward(out, a, b, n);
   double e = nd_ref_rel_err(out, want, n);
   nd_residual_forward(a, a, b, n); // in place
@@ -815,7 +842,7 @@ static double gqa_obj(void *p) {
         row[C + h * c->hs + i] = c->k[((size_t)bt * c->NKV + h / g) * c->hs + i];
         row[2 * C + h * c->hs + i] = c->v[((size_t)bt * c->NKV + h / g) * c->hs + i];
       }
-  nd_ref_attention(c->out, NULL, c->qkv, c->B, c->T, c->NH, c->hs);
+  nd__ref_attention_fwd(c->out, NULL, c->qkv, c->B, c->T, c->NH, c->hs);
   return dot(c->dout, c->out, (int64_t)c->B * c->T * C);
 }
 
@@ -855,8 +882,8 @@ int main(void) {
   openblas_set_num_threads(1);
 #endif
   nd_ref_rng_seed(&rng, 1234);
-  diag("tolerances: forward %.0e, backward vs finite differences %.0e (h=%.0e), beta=1 %.0e", TOL_FWD, TOL_BWD, FD_H,
-       TOL_ACC);
+  diag("tolerances: forward %.0e, backward vs finite differences %.0e (h=%.0e; fp64 backward %.0e), beta=1 %.0e",
+       TOL_FWD, TOL_BWD, FD_H, TOL_REF, TOL_ACC);
 
   test_simd_exp();
   test_lanes();

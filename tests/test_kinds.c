@@ -1,7 +1,8 @@
 /* The task-kind table (graph/kinds.c) is whole and matches what reads it:
  * every kind has a row with a name, a cost and at most ND_KIND_MAX_BUFFERS
  * buffers; names are unique and round-trip; every kind runs on the CPU
- * backend and every replaceable kind has a built-in CPU kernel; the graph of
+ * backend and every replaceable kind has a built-in CPU kernel, which passes
+ * kernel-check against the kind's double-precision reference; the graph of
  * a layout with every kind follows the rows; and docs/kernels.md lists each
  * row as nd_kind_describe prints it. */
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "graph/kinds.h"
 #include "kernels/backend.h"
+#include "kernels/registry.h"
 #include "tests/runtime/harness.h"
 #include "tests/tap.h"
 
@@ -29,6 +31,24 @@ int main(void) {
   ok(round, "kind names are unique and nd_task_kind_from_name finds each");
   ok(cpu, "the CPU backend implements every kind");
   ok(kernel, "every replaceable kind has a built-in CPU kernel in the plugin signature");
+
+  /* kernel-check's double-precision references: one for every replaceable
+   * kind but the activations, and the built-in CPU kernels meet them */
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
+    const nd_kind_row *row = nd_kind((enum nd_task_kind)k);
+    if (!row->name || !row->replaceable || row->activation) continue;
+    nd__kernel_impl builtin = {.name = "builtin", .origin = "builtin"};
+    builtin.fn[ND_BACKEND_CPU] = nd__backend(ND_BACKEND_CPU)->kernel[k];
+    char log[4096] = "";
+    FILE *out = fmemopen(log, sizeof log - 1, "w");
+    nd_error cerr = {0};
+    int rc = nd__kernel_has_reference((enum nd_task_kind)k)
+                 ? nd__kernel_check((enum nd_task_kind)k, &builtin, 0, out, &cerr)
+                 : -1;
+    if (out) fclose(out);
+    ok(rc == 0, "kernel-check of the built-in %s against its fp64 reference%s%s", row->name, rc ? ":\n" : "",
+       rc ? (cerr.msg[0] ? cerr.msg : log) : "");
+  }
 
   /* a layout with every parallelism: nd_graph_build fails when an emitter leaves its row's order */
   const char *const every[] = {"parallelism.data_parallel_size=2", "parallelism.tensor_parallel_size=2",

@@ -1,5 +1,5 @@
-/* The double-precision GPT-2 trainer of gpt.h: forward with ref.c's
- * operators, backward written out here, AdamW with ref.c's update. */
+/* The double-precision GPT-2 trainer of gpt.h: forward and backward
+ * with the operators of kernels/reference.h and ref.c, AdamW with ref.c's update. */
 #include "tests/ref/gpt.h"
 
 #include <math.h>
@@ -87,78 +87,7 @@ double nd_ref_gpt_lr(double lr, int64_t warmup, int64_t steps, int64_t n) {
   return lr / 10 + 0.5 * (lr - lr / 10) * (1.0 + cos(M_PI * fmin(progress, 1.0)));
 }
 
-/* ---- backward of the operators; every gradient is accumulated (+=) */
-
-/* out (M, N) = inp (M, K) . W (K, N) + bias: dinp (M, K), dW (K, N), dbias (N) */
-static void matmul_bwd(double *dinp, double *dw, double *dbias, const double *dout, const double *inp, const double *w,
-                       int M, int K, int N) {
-  for (int i = 0; i < M; i++)
-    for (int j = 0; j < N; j++) {
-      double d = dout[(size_t)i * N + j];
-      if (dbias) dbias[j] += d;
-      for (int k = 0; k < K; k++) {
-        dinp[(size_t)i * K + k] += d * w[(size_t)k * N + j];
-        dw[(size_t)k * N + j] += d * inp[(size_t)i * K + k];
-      }
-    }
-}
-
-static void layernorm_bwd(double *dinp, double *dw, double *db, const double *dout, const double *inp, const double *w,
-                          const double *mean, const double *rstd, int N, int C) {
-  for (int i = 0; i < N; i++) {
-    const double *x = inp + (size_t)i * C, *dy = dout + (size_t)i * C;
-    double sum_d = 0, sum_dx = 0;
-    for (int j = 0; j < C; j++) {
-      double xhat = (x[j] - mean[i]) * rstd[i];
-      sum_d += dy[j] * w[j];
-      sum_dx += dy[j] * w[j] * xhat;
-      dw[j] += dy[j] * xhat;
-      db[j] += dy[j];
-    }
-    for (int j = 0; j < C; j++) {
-      double xhat = (x[j] - mean[i]) * rstd[i];
-      dinp[(size_t)i * C + j] += rstd[i] * (dy[j] * w[j] - sum_d / C - xhat * sum_dx / C);
-    }
-  }
-}
-
-/* att (B, NH, T, T) the probabilities of the forward pass; dqkv, qkv (B, T, 3C); dout (B, T, C) */
-static void attention_bwd(double *dqkv, const double *dout, const double *qkv, const double *att, int B, int T, int NH,
-                          int hs) {
-  const int C = NH * hs;
-  const double scale = 1.0 / sqrt((double)hs);
-  double *dp = malloc((size_t)T * sizeof *dp);
-  if (!dp) abort();
-  for (int b = 0; b < B; b++)
-    for (int h = 0; h < NH; h++)
-      for (int t = 0; t < T; t++) {
-        const double *p = att + (((size_t)b * NH + h) * T + t) * T;
-        const double *d = dout + ((size_t)b * T + t) * C + (size_t)h * hs;
-        const double *q = qkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hs;
-        double *dq = dqkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hs;
-        double dot = 0;
-        for (int u = 0; u <= t; u++) {
-          const double *v = qkv + ((size_t)b * T + u) * 3 * C + 2 * C + (size_t)h * hs;
-          double *dv = dqkv + ((size_t)b * T + u) * 3 * C + 2 * C + (size_t)h * hs;
-          dp[u] = 0;
-          for (int k = 0; k < hs; k++) {
-            dp[u] += d[k] * v[k];
-            dv[k] += p[u] * d[k];
-          }
-          dot += p[u] * dp[u];
-        }
-        for (int u = 0; u <= t; u++) {
-          double ds = p[u] * (dp[u] - dot) * scale;
-          const double *k = qkv + ((size_t)b * T + u) * 3 * C + C + (size_t)h * hs;
-          double *dk = dqkv + ((size_t)b * T + u) * 3 * C + C + (size_t)h * hs;
-          for (int c = 0; c < hs; c++) {
-            dq[c] += ds * k[c];
-            dk[c] += ds * q[c];
-          }
-        }
-      }
-  free(dp);
-}
+/* ---- backward of the operators; every gradient is accumulated (+=), as kernels/reference.h's */
 
 static void gelu_bwd(double *dinp, const double *inp, const double *dout, int64_t n) {
   const double s = sqrt(2.0 / M_PI);
@@ -210,22 +139,23 @@ static double forward(const nd_ref_gpt *g, acts *a, const int32_t *inputs, const
   if (!tmp) abort();
   for (int l = 0; l < g->L; l++) {
     size_t o = (size_t)l * N * C;
-    nd_ref_layernorm(a->ln1 + o, a->mean1 + (size_t)l * N, a->rstd1 + (size_t)l * N, a->x + o, P[LAYER(l, LN1_W)],
-                     P[LAYER(l, LN1_B)], N, C);
-    nd_ref_matmul(a->qkv + 3 * o, a->ln1 + o, P[LAYER(l, QKV_W)], P[LAYER(l, QKV_B)], N, C, 3 * C, 0);
-    nd_ref_attention(a->atty + o, a->att + (size_t)l * B * g->NH * g->T * g->T, a->qkv + 3 * o, B, g->T, g->NH, hs);
-    nd_ref_matmul(tmp, a->atty + o, P[LAYER(l, AP_W)], P[LAYER(l, AP_B)], N, C, C, 0);
-    nd_ref_residual(a->xmid + o, a->x + o, tmp, (int64_t)N * C);
-    nd_ref_layernorm(a->ln2 + o, a->mean2 + (size_t)l * N, a->rstd2 + (size_t)l * N, a->xmid + o, P[LAYER(l, LN2_W)],
-                     P[LAYER(l, LN2_B)], N, C);
-    nd_ref_matmul(a->fc + 4 * o, a->ln2 + o, P[LAYER(l, FC_W)], P[LAYER(l, FC_B)], N, C, 4 * C, 0);
+    nd__ref_layernorm_fwd(a->ln1 + o, a->mean1 + (size_t)l * N, a->rstd1 + (size_t)l * N, a->x + o, P[LAYER(l, LN1_W)],
+                          P[LAYER(l, LN1_B)], N, C);
+    nd__ref_matmul_fwd(a->qkv + 3 * o, a->ln1 + o, P[LAYER(l, QKV_W)], P[LAYER(l, QKV_B)], N, C, 3 * C, 0);
+    nd__ref_attention_fwd(a->atty + o, a->att + (size_t)l * B * g->NH * g->T * g->T, a->qkv + 3 * o, B, g->T, g->NH,
+                          hs);
+    nd__ref_matmul_fwd(tmp, a->atty + o, P[LAYER(l, AP_W)], P[LAYER(l, AP_B)], N, C, C, 0);
+    nd__ref_residual_fwd(a->xmid + o, a->x + o, tmp, (int64_t)N * C);
+    nd__ref_layernorm_fwd(a->ln2 + o, a->mean2 + (size_t)l * N, a->rstd2 + (size_t)l * N, a->xmid + o,
+                          P[LAYER(l, LN2_W)], P[LAYER(l, LN2_B)], N, C);
+    nd__ref_matmul_fwd(a->fc + 4 * o, a->ln2 + o, P[LAYER(l, FC_W)], P[LAYER(l, FC_B)], N, C, 4 * C, 0);
     nd_ref_gelu(a->fcg + 4 * o, a->fc + 4 * o, (int64_t)N * 4 * C);
-    nd_ref_matmul(tmp, a->fcg + 4 * o, P[LAYER(l, MP_W)], P[LAYER(l, MP_B)], N, 4 * C, C, 0);
-    nd_ref_residual(a->x + o + (size_t)N * C, a->xmid + o, tmp, (int64_t)N * C);
+    nd__ref_matmul_fwd(tmp, a->fcg + 4 * o, P[LAYER(l, MP_W)], P[LAYER(l, MP_B)], N, 4 * C, C, 0);
+    nd__ref_residual_fwd(a->x + o + (size_t)N * C, a->xmid + o, tmp, (int64_t)N * C);
   }
   free(tmp);
-  nd_ref_layernorm(a->lnf, a->meanf, a->rstdf, a->x + (size_t)g->L * N * C, P[LNF_W(g)], P[LNF_B(g)], N, C);
-  nd_ref_matmul(a->logits, a->lnf, P[WTE], NULL, N, C, g->V, 1); /* tied head: wte (V, C) transposed */
+  nd__ref_layernorm_fwd(a->lnf, a->meanf, a->rstdf, a->x + (size_t)g->L * N * C, P[LNF_W(g)], P[LNF_B(g)], N, C);
+  nd__ref_matmul_fwd(a->logits, a->lnf, P[WTE], NULL, N, C, g->V, 1); /* tied head: wte (V, C) transposed */
   return nd_ref_crossentropy(NULL, a->logits, targets, N, g->V) / N;
 }
 
@@ -244,35 +174,29 @@ static void backward(nd_ref_gpt *g, const acts *a, const int32_t *inputs, const 
     for (int j = 0; j < V; j++) dlogits[(size_t)i * V + j] = (exp(row[j] - mx) / sum - (j == targets[i])) / N;
   }
   /* logits = lnf . wte^T: dlnf (N, C) into dy, dwte (V, C) */
-  for (int i = 0; i < N; i++)
-    for (int v = 0; v < V; v++) {
-      double d = dlogits[(size_t)i * V + v];
-      for (int c = 0; c < C; c++) {
-        dy[(size_t)i * C + c] += d * P[WTE][(size_t)v * C + c];
-        G[WTE][(size_t)v * C + c] += d * a->lnf[(size_t)i * C + c];
-      }
-    }
-  layernorm_bwd(dx, G[LNF_W(g)], G[LNF_B(g)], dy, a->x + (size_t)g->L * N * C, P[LNF_W(g)], a->meanf, a->rstdf, N, C);
+  nd__ref_matmul_bwd(dy, G[WTE], NULL, dlogits, a->lnf, P[WTE], N, C, V, 1);
+  nd__ref_layernorm_bwd(dx, G[LNF_W(g)], G[LNF_B(g)], dy, a->x + (size_t)g->L * N * C, P[LNF_W(g)], a->meanf, a->rstdf,
+                        N, C);
   for (int l = g->L - 1; l >= 0; l--) {
     size_t o = (size_t)l * N * C;
     /* dx is the gradient of the block's output, hence of xmid and of the MLP's output */
     memset(dy, 0, (size_t)N * 4 * C * sizeof *dy);
     memset(dz, 0, (size_t)N * 4 * C * sizeof *dz);
-    matmul_bwd(dy, G[LAYER(l, MP_W)], G[LAYER(l, MP_B)], dx, a->fcg + 4 * o, P[LAYER(l, MP_W)], N, 4 * C, C);
+    nd__ref_matmul_bwd(dy, G[LAYER(l, MP_W)], G[LAYER(l, MP_B)], dx, a->fcg + 4 * o, P[LAYER(l, MP_W)], N, 4 * C, C, 0);
     gelu_bwd(dz, a->fc + 4 * o, dy, (int64_t)N * 4 * C);
     memset(dy, 0, (size_t)N * C * sizeof *dy);
-    matmul_bwd(dy, G[LAYER(l, FC_W)], G[LAYER(l, FC_B)], dz, a->ln2 + o, P[LAYER(l, FC_W)], N, C, 4 * C);
-    layernorm_bwd(dx, G[LAYER(l, LN2_W)], G[LAYER(l, LN2_B)], dy, a->xmid + o, P[LAYER(l, LN2_W)],
-                  a->mean2 + (size_t)l * N, a->rstd2 + (size_t)l * N, N, C);
+    nd__ref_matmul_bwd(dy, G[LAYER(l, FC_W)], G[LAYER(l, FC_B)], dz, a->ln2 + o, P[LAYER(l, FC_W)], N, C, 4 * C, 0);
+    nd__ref_layernorm_bwd(dx, G[LAYER(l, LN2_W)], G[LAYER(l, LN2_B)], dy, a->xmid + o, P[LAYER(l, LN2_W)],
+                          a->mean2 + (size_t)l * N, a->rstd2 + (size_t)l * N, N, C);
     /* dx is now the gradient of xmid: of the block's input and of the attention projection's output */
     memset(dy, 0, (size_t)N * C * sizeof *dy);
-    matmul_bwd(dy, G[LAYER(l, AP_W)], G[LAYER(l, AP_B)], dx, a->atty + o, P[LAYER(l, AP_W)], N, C, C);
+    nd__ref_matmul_bwd(dy, G[LAYER(l, AP_W)], G[LAYER(l, AP_B)], dx, a->atty + o, P[LAYER(l, AP_W)], N, C, C, 0);
     memset(dz, 0, (size_t)N * 3 * C * sizeof *dz);
-    attention_bwd(dz, dy, a->qkv + 3 * o, a->att + (size_t)l * B * g->NH * g->T * g->T, B, g->T, g->NH, hs);
+    nd__ref_attention_bwd(dz, dy, a->qkv + 3 * o, a->att + (size_t)l * B * g->NH * g->T * g->T, B, g->T, g->NH, hs);
     memset(dy, 0, (size_t)N * C * sizeof *dy);
-    matmul_bwd(dy, G[LAYER(l, QKV_W)], G[LAYER(l, QKV_B)], dz, a->ln1 + o, P[LAYER(l, QKV_W)], N, C, 3 * C);
-    layernorm_bwd(dx, G[LAYER(l, LN1_W)], G[LAYER(l, LN1_B)], dy, a->x + o, P[LAYER(l, LN1_W)],
-                  a->mean1 + (size_t)l * N, a->rstd1 + (size_t)l * N, N, C);
+    nd__ref_matmul_bwd(dy, G[LAYER(l, QKV_W)], G[LAYER(l, QKV_B)], dz, a->ln1 + o, P[LAYER(l, QKV_W)], N, C, 3 * C, 0);
+    nd__ref_layernorm_bwd(dx, G[LAYER(l, LN1_W)], G[LAYER(l, LN1_B)], dy, a->x + o, P[LAYER(l, LN1_W)],
+                          a->mean1 + (size_t)l * N, a->rstd1 + (size_t)l * N, N, C);
   }
   for (int i = 0; i < N; i++)
     for (int c = 0; c < C; c++) {

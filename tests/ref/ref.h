@@ -1,11 +1,15 @@
 /* Double-precision reference implementations of the GPT step's operators, for
  * tests: plain loops, no BLAS, no tricks. Same shapes and layouts as the CPU
  * kernels in kernels/cpu/kernels.h (row-major, weights input x output), with
- * double arrays. Outputs first, then inputs, then sizes. */
+ * double arrays. Outputs first, then inputs, then sizes. The replaceable
+ * kinds' operators (matmul, LayerNorm, attention, residual) are the
+ * library's, kernels/reference.h, which kernel-check uses too. */
 #ifndef ND_TESTS_REF_REF_H
 #define ND_TESTS_REF_REF_H
 
 #include <stdint.h>
+
+#include "kernels/reference.h" /* the replaceable kinds' operators */
 
 /* ---- helpers */
 
@@ -26,21 +30,8 @@ double nd_ref_rel_err_d(const double *a, const double *b, int64_t n);
 
 /* ---- operators */
 
-/* out (M, N) = inp (M, K) . W + bias; W (K, N), or (N, K) used transposed if trans_w;
- * bias (N) may be NULL. */
-void nd_ref_matmul(double *out, const double *inp, const double *weight, const double *bias, int M, int K, int N,
-                   int trans_w);
-/* LayerNorm over the last dimension, eps 1e-5. out (N, C); inp (N, C);
- * weight (C); bias (C). mean (N) and rstd (N) may be NULL. */
-void nd_ref_layernorm(double *out, double *mean, double *rstd, const double *inp, const double *weight,
-                      const double *bias, int N, int C);
-/* Causal self-attention. out (B, T, C); att (B, NH, T, T) or NULL, upper
- * triangle 0; qkv (B, T, 3C) as [q heads | k heads | v heads]; C = NH * hs. */
-void nd_ref_attention(double *out, double *att, const double *qkv, int B, int T, int NH, int hs);
 /* GeLU, tanh approximation. out (n), inp (n). */
 void nd_ref_gelu(double *out, const double *inp, int64_t n);
-/* out (n) = a + b */
-void nd_ref_residual(double *out, const double *a, const double *b, int64_t n);
 /* out (B*T, C) = wte_shard[tok - v0] for tokens in [v0, v0 + Vs) else 0,
  * + wpe[t] if wpe (T, C) is not NULL. Pass v0 = 0, Vs = V for the full table. */
 void nd_ref_embedding(double *out, const int32_t *tokens, const double *wte_shard, const double *wpe, int B, int T,
