@@ -93,5 +93,7 @@ int nd__cuda_devices_present(void);
 int nd__kernel_layout(const nd_task *t, void *const *ptrs, const int64_t *count, nd_tensor_desc *d, nd_kernel_args *a,
                       uint8_t *role);
 static inline int nd__layout_max(const nd_task *t) { return t->n_access + ND_KIND_MAX_BUFFERS; }
+/* Whether a weight descriptor (K, N) is stored (N, K): the kernels' trans_w. */
+static inline int nd__weight_transposed(const nd_tensor_desc *w) { return w->strides[1] != 1; }
 
 #endif

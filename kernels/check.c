@@ -82,24 +82,22 @@ static double out_err(const buffers *x, double *const *ref) {
 /* ---- the fp64 reference of each replaceable kind on r, double copies of the
  * descriptors' storage whose outputs hold what the kernel adds to */
 
-/* Whether the weight descriptor is a stored (N, K). */
-static int transposed(const nd_tensor_desc *w) { return w->strides[1] != 1; }
 #define OPT(i) (d[i].data ? r[i] : NULL)
 
 static void ref_matmul_fwd(double *const *r, const nd_tensor_desc *d) {
   // out (M, N), inp (M, K), weight (K, N), bias (N) or absent
   nd__ref_matmul_fwd(r[0], r[1], r[2], OPT(3), (int)d[1].shape[0], (int)d[1].shape[1], (int)d[0].shape[1],
-                     transposed(&d[2]));
+                     nd__weight_transposed(&d[2]));
 }
 static void ref_matmul_bwd_input(double *const *r, const nd_tensor_desc *d) {
   // dinp (M, K), dout (M, N), weight (K, N)
   nd__ref_matmul_bwd(r[0], NULL, NULL, r[1], NULL, r[2], (int)d[0].shape[0], (int)d[0].shape[1], (int)d[1].shape[1],
-                     transposed(&d[2]));
+                     nd__weight_transposed(&d[2]));
 }
 static void ref_matmul_bwd_weight(double *const *r, const nd_tensor_desc *d) {
   // dweight (K, N), dbias (N) or absent, dout (M, N), inp (M, K)
   nd__ref_matmul_bwd(NULL, r[0], OPT(1), r[2], r[3], NULL, (int)d[3].shape[0], (int)d[3].shape[1], (int)d[2].shape[1],
-                     transposed(&d[0]));
+                     nd__weight_transposed(&d[0]));
 }
 static void ref_layernorm_fwd(double *const *r, const nd_tensor_desc *d) {
   // out (N, C), mean (N), rstd (N), inp (N, C), weight (C), bias (C)

@@ -13,14 +13,11 @@
 #define CI(i) ((int32_t *)c->t[i].data)
 #define CD(i) ((double *)c->t[i].data)
 
-/* Whether the weight descriptor is a stored (N, K): the kernels' trans_w. */
-static int transposed(const nd_tensor_desc *w) { return w->strides[1] != 1; }
-
 static int matmul_fwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n, (void)a;
   // out (M, N), inp (M, K), weight (K, N), bias (N) or absent
   nd_matmul_forward(F(0), F(1), F(2), F(3), (int)t[1].shape[0], (int)t[1].shape[1], (int)t[0].shape[1],
-                    transposed(&t[2]));
+                    nd__weight_transposed(&t[2]));
   return 0;
 }
 
@@ -28,7 +25,7 @@ static int matmul_bwd_input(const nd_tensor_desc *t, int n, const nd_kernel_args
   (void)n;
   // dinp (M, K), dout (M, N), weight (K, N)
   nd_matmul_backward_input(F(0), F(1), F(2), (int)t[0].shape[0], (int)t[0].shape[1], (int)t[1].shape[1],
-                           transposed(&t[2]), a->beta);
+                           nd__weight_transposed(&t[2]), a->beta);
   return 0;
 }
 
@@ -36,7 +33,7 @@ static int matmul_bwd_weight(const nd_tensor_desc *t, int n, const nd_kernel_arg
   (void)n;
   // dweight (K, N), dbias (N) or absent, dout (M, N), inp (M, K)
   nd_matmul_backward_weight(F(0), F(1), F(2), F(3), (int)t[3].shape[0], (int)t[3].shape[1], (int)t[2].shape[1],
-                            transposed(&t[0]), a->beta);
+                            nd__weight_transposed(&t[0]), a->beta);
   return 0;
 }
 
