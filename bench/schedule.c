@@ -5,7 +5,7 @@
  * (interleaved, so that a noisy machine slows them alike; round r starts at
  * policy r, so that none always runs first); each run gives its
  * median step, and a row is the median of its runs. Beside the step time:
- * the ratios to 1f1b and zbh1, and ndws's step over the row's (below 0.97:
+ * the ratios to 1f1b and zbh1, and ndws's step over the row's (above 1.03:
  * the row is more than 3% faster than ndws); the lower bound from the task durations of
  * that step: a stage cannot start before the forward of micro-batch 0 reaches
  * it, runs its own work one task at a time, and after its last task the path
