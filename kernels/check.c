@@ -138,8 +138,6 @@ static const reference_fn reference[ND_TASK_KIND_COUNT] = {
     [ND_TASK_RESIDUAL_FWD] = ref_residual_fwd,
 };
 
-int nd__kernel_has_reference(enum nd_task_kind kind) { return reference[kind] != NULL; }
-
 /* What the inputs of b must be for the kind's contract, not only their shapes:
  * the attention's probabilities are the forward's, 0 above the diagonal. */
 static void meet_contract(enum nd_task_kind kind, buffers *b) {

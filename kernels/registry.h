@@ -74,7 +74,8 @@ int nd__kernels_selected(const nd_kernels *k, enum nd_task_kind kind, const char
 
 /* Runs implementation impl of kind, on each backend it has a kernel for, on
  * random inputs of several shapes against the kind's double-precision
- * reference (kernels/reference.h) and prints one line
+ * reference (kernels/reference.h; a kind without one is refused, ND_EINVAL)
+ * and prints one line
  * per case to out (NULL: silent). Activations (kind ACT_FWD) check forward
  * values for finiteness and the backward against finite differences of the
  * forward. Returns 0 when every case passes, 1 when one does not, or a
@@ -82,9 +83,6 @@ int nd__kernels_selected(const nd_kernels *k, enum nd_task_kind kind, const char
  * message in err). quick: the CPU and one small case only (the validation
  * call before training). */
 int nd__kernel_check(enum nd_task_kind kind, const nd__kernel_impl *impl, int quick, FILE *out, nd_error *err);
-/* Whether kind has a double-precision reference for nd__kernel_check (every
- * replaceable kind but the activations, which are checked by differences). */
-int nd__kernel_has_reference(enum nd_task_kind kind);
 
 /* Internal steps (kernels/registry.c, kernels/plugin.c). */
 nd_kernels *nd__kernels_new(void);

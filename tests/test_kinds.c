@@ -42,9 +42,7 @@ int main(void) {
     char log[4096] = "";
     FILE *out = fmemopen(log, sizeof log - 1, "w");
     nd_error cerr = {0};
-    int rc = nd__kernel_has_reference((enum nd_task_kind)k)
-                 ? nd__kernel_check((enum nd_task_kind)k, &builtin, 0, out, &cerr)
-                 : -1;
+    int rc = nd__kernel_check((enum nd_task_kind)k, &builtin, 0, out, &cerr); /* ND_EINVAL without a reference */
     if (out) fclose(out);
     ok(rc == 0, "kernel-check of the built-in %s against its fp64 reference%s%s", row->name, rc ? ":\n" : "",
        rc ? (cerr.msg[0] ? cerr.msg : log) : "");
