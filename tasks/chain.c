@@ -1,5 +1,5 @@
-/* A layer's forward or input gradient on a rank as one StarPU task that
- * runs the IR's tasks in order. */
+/* A layer's forward, input gradient or optimizer step on a rank as one
+ * StarPU task that runs the IR's tasks in order. */
 #include "tasks/chain.h"
 
 #include <pthread.h>
@@ -8,9 +8,14 @@
 #include "common/error.h"
 #include "tasks/forward.h"
 
+/* Not W: the zero-bubble orders move single weight gradients into the gaps. */
+static int chained_phase(int phase) {
+  return phase == ND_PHASE_F || phase == ND_PHASE_B || phase == ND_PHASE_OPTIMIZER;
+}
+
 static int joins(const nd_task *a, const nd_task *b) {
-  return a->group == ND_GROUP_NONE && b->group == ND_GROUP_NONE && (a->phase == ND_PHASE_F || a->phase == ND_PHASE_B) &&
-         a->phase == b->phase && a->micro_batch == b->micro_batch && a->layer == b->layer && a->rank.dp == b->rank.dp &&
+  return a->group == ND_GROUP_NONE && b->group == ND_GROUP_NONE && chained_phase(a->phase) && a->phase == b->phase &&
+         a->micro_batch == b->micro_batch && a->layer == b->layer && a->rank.dp == b->rank.dp &&
          a->rank.pp == b->rank.pp && a->rank.tp == b->rank.tp;
 }
 

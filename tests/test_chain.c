@@ -1,8 +1,9 @@
 /* Chains (tasks/chain.h): which tasks run as one StarPU task. Every task is
  * in exactly one chain; a chain's tasks follow each other in the graph's
- * order and are of one rank, micro-batch, layer and phase (F or B), none a
- * collective; two neighbours that could join are in one chain; on the
- * benchmark's layout the chains cut the StarPU tasks by more than half. With
+ * order and are of one rank, micro-batch, layer and phase (F, B or the
+ * optimizer), none a collective; two neighbours that could join are in one
+ * chain; on the benchmark's layout the chains cut the StarPU tasks by more
+ * than half, and each rank's AdamW tasks of a layer are one. With
  * a fixed order, a chain's tasks are consecutive in their worker's sequence,
  * and the renumbered sequences count each chain once, in the same order; the
  * textbook orders keep each chain whole, so they get the chains `ndws` gets. */
@@ -15,8 +16,9 @@
 #include "tests/tap.h"
 
 static int joinable(const nd_task *a, const nd_task *b) {
-  return a->group == ND_GROUP_NONE && b->group == ND_GROUP_NONE && (a->phase == ND_PHASE_F || a->phase == ND_PHASE_B) &&
-         a->phase == b->phase && a->micro_batch == b->micro_batch && a->layer == b->layer && a->rank.dp == b->rank.dp &&
+  int phase_ok = a->phase == ND_PHASE_F || a->phase == ND_PHASE_B || a->phase == ND_PHASE_OPTIMIZER;
+  return a->group == ND_GROUP_NONE && b->group == ND_GROUP_NONE && phase_ok && a->phase == b->phase &&
+         a->micro_batch == b->micro_batch && a->layer == b->layer && a->rank.dp == b->rank.dp &&
          a->rank.pp == b->rank.pp && a->rank.tp == b->rank.tp;
 }
 
@@ -41,7 +43,8 @@ static int32_t check_chains(const nd_graph *g, const int32_t *len, const char *w
     i = next;
   }
   ok(covered, "%s: every task in exactly one chain", what);
-  ok(same, "%s: a chain's tasks are of one rank, micro-batch, layer and phase (F or B), no collective", what);
+  ok(same, "%s: a chain's tasks are of one rank, micro-batch, layer and phase (F, B or optimizer), no collective",
+     what);
   ok(maximal, "%s: neighbours that can join are in one chain", what);
   diag("%s: %d tasks as %d StarPU tasks, the longest chain %d", what, g->n_tasks, submitted, longest);
   return submitted;
@@ -117,6 +120,18 @@ int main(void) {
     ok(len && nd__chain_plan(g, NULL, NULL, len) == 0, "chains planned");
     int32_t submitted = len ? check_chains(g, len, "pp=2, m=8") : g->n_tasks;
     ok(submitted * 2 < g->n_tasks, "pp=2, m=8: fewer than half as many StarPU tasks (%d of %d)", submitted, g->n_tasks);
+    /* the optimizer step: one chain per rank and layer, every AdamW in one */
+    int adamw = 0, led = 0, whole = 1;
+    for (int32_t i = 0; len && i < g->n_tasks; i++) {
+      if (g->tasks[i].kind != ND_TASK_ADAMW) continue;
+      adamw++;
+      if (len[i] == 0) continue;
+      led++;
+      for (int32_t k = i; k < i + len[i]; k++) whole &= g->tasks[k].kind == ND_TASK_ADAMW;
+    }
+    ok(adamw > 0 && whole && led == 2 * (4 / 2 + 1),
+       "pp=2, m=8: %d AdamW tasks as %d chains, one per stage and layer (the embeddings and final norm as one)", adamw,
+       led);
     free(len);
     check_fixed(g, ND_FIXED_1F1B, "1f1b");
     check_fixed(g, ND_FIXED_ZBH1, "zbh1");
