@@ -7,8 +7,8 @@
  * last percent goes*). A layer's forward or input gradient on one rank is a
  * chain of 5-10 small tasks, each waiting only for the one before it besides
  * what the chain's first one waits for; its AdamW updates, after the
- * gradient norm, are 2-12 tasks that wait for nothing else. Such a chain is submitted as one
- * task whose function runs its members' kernels in order. The IR, the
+ * gradient norm, are 2-12 tasks that wait for nothing else. Such a chain is
+ * submitted as one task whose function runs its members' kernels in order. The IR, the
  * priorities, the trace and the calibration still see every member: the
  * chain's task times each member and reports it as a task of its own.
  * runtime.chain_tasks: false submits every task alone. */
@@ -25,10 +25,10 @@
  * leads the chain of tasks i .. i + len[i] - 1, 1 when it runs alone, 0 when
  * an earlier task's chain holds it. Consecutive tasks (in the graph's order,
  * StarPU's submission order) join when they are of one rank, micro-batch,
- * layer and phase (F, B or the optimizer) and neither is a collective; with `position`
- * (a fixed order: minus each task's position in its home worker's sequence,
- * home[i] its worker) only when each comes right after the one before on
- * that worker. Then `position` is renumbered so that each worker's sequence
+ * layer and phase (F, B or the optimizer) and neither is a collective; with
+ * `position` (a fixed order: minus each task's position in its home worker's
+ * sequence, home[i] its worker) only when each comes right after the one
+ * before on that worker. Then `position` is renumbered so that each worker's sequence
  * counts a chain once. 0 or ND_ENOMEM. */
 int nd__chain_plan(const nd_graph *g, const int *home, int *position, int32_t *len);
 
