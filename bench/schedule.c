@@ -23,7 +23,9 @@
  * workers (ndws#4: two one-layer stages a worker, which share it in V order,
  * scheduler/placement.c); bubble s0 and s1 are then the workers'.
  * POLICY~WAIT sets runtime.wait_policy (ndws~passive: idle workers sleep
- * after a millisecond even while the step runs).
+ * after a millisecond even while the step runs; ndws~active: they poll but
+ * take no part of another worker's kernel; 1f1b~help: the fixed order's
+ * idle workers take row blocks of the other's matrix products, as ndws's do).
  * A second table pairs the runs by round: ndws's step over each row's in the
  * same round (the machine's drift between rounds cancels in the pair), the
  * median over the rounds, its 95% confidence interval, the lowest and
@@ -37,7 +39,7 @@
  *
  *   bench/schedule [STEPS] [POLICY[:PRIORITIES][@PLACEMENT][#STAGES][~WAIT],...] [SLOTS,...] [M,...] [ROUNDS]
  *   (defaults 3; every policy: ndws,ndws:critical-path,1f1b,1f1b-split,zbh1,zbh2,gpipe,eager,prio,ws,lws,dmda,dmdas,
- *   ndws@affinity,ndws#4,zbh1#4; 2,3; 2,4,8,16; 3) */
+ *   ndws@affinity,ndws#4,zbh1#4,ndws~active,1f1b~help; 2,3; 2,4,8,16; 3) */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,7 +179,7 @@ int main(int argc, char **argv) {
   int rounds = argc > 5 ? nd_bench_count(me, "ROUNDS", argv[5], 1, ND_BENCH_MAX_ROUNDS) : 3;
   if (steps < 0 || rounds < 0) return 2;
   char pol_s[] = "ndws,ndws:critical-path,1f1b,1f1b-split,zbh1,zbh2,gpipe,eager,prio,ws,lws,dmda,dmdas,ndws@affinity,"
-                 "ndws#4,zbh1#4",
+                 "ndws#4,zbh1#4,ndws~active,1f1b~help",
        slots_s[] = "2,3", m_s[] = "2,4,8,16";
   char *pols[MAX_LIST], *slot_l[MAX_LIST], *m_l[MAX_LIST];
   int n_pol = split(argc > 2 ? argv[2] : pol_s, pols), n_slots = split(argc > 3 ? argv[3] : slots_s, slot_l);

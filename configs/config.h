@@ -22,9 +22,10 @@ enum nd_placement { ND_PLACEMENT_AFFINITY, ND_PLACEMENT_STRICT, ND_PLACEMENT_FRE
 /* How task priorities order ready tasks (graph/priority.c). */
 enum nd_priority_order { ND_PRIORITY_PIPELINE, ND_PRIORITY_CRITICAL_PATH };
 /* What an idle worker of ndgraph's policies does while a step runs: poll
- * (active), sleep after about a millisecond (passive), or the runtime's
- * choice (scheduler/idle.h, tasks/runtime.c). */
-enum nd_wait_policy { ND_WAIT_AUTO, ND_WAIT_ACTIVE, ND_WAIT_PASSIVE };
+ * (active), poll and take row blocks of another worker's kernel (help,
+ * kernels/cpu/share.h), sleep after about a millisecond (passive), or the
+ * runtime's choice (scheduler/idle.h, tasks/runtime.c). */
+enum nd_wait_policy { ND_WAIT_AUTO, ND_WAIT_ACTIVE, ND_WAIT_PASSIVE, ND_WAIT_HELP };
 
 /* Where a key was given (1-based), so that cross-key errors can point at it.
  * line == 0: the key kept its default. from_set: the key came from --set, so

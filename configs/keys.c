@@ -50,8 +50,11 @@ static const struct nd__name placements[] = {
     {"strict", ND_PLACEMENT_STRICT}, {"affinity", ND_PLACEMENT_AFFINITY}, {"free", ND_PLACEMENT_FREE}, {NULL, 0}};
 static const struct nd__name priority_orders[] = {
     {"pipeline", ND_PRIORITY_PIPELINE}, {"critical-path", ND_PRIORITY_CRITICAL_PATH}, {NULL, 0}};
-static const struct nd__name wait_policies[] = {
-    {"auto", ND_WAIT_AUTO}, {"active", ND_WAIT_ACTIVE}, {"passive", ND_WAIT_PASSIVE}, {NULL, 0}};
+static const struct nd__name wait_policies[] = {{"auto", ND_WAIT_AUTO},
+                                                {"active", ND_WAIT_ACTIVE},
+                                                {"passive", ND_WAIT_PASSIVE},
+                                                {"help", ND_WAIT_HELP},
+                                                {NULL, 0}};
 static const struct nd__name all_devices[] = {{"all", -1}, {NULL, 0}};
 static const struct nd__name schedulers[] = {{"ndws", 0}, {"eager", 0},      {"prio", 0},  {"ws", 0},   {"lws", 0},
                                              {"dmda", 0}, {"dmdas", 0},      {"gpipe", 0}, {"1f1b", 0}, {"zbh1", 0},

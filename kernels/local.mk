@@ -4,7 +4,8 @@ libndgraph_internal_la_SOURCES += kernels/cpu/kernels.h kernels/cpu/simd_exp.h k
 	kernels/cpu/gelu.c kernels/cpu/residual.c kernels/cpu/embedding.c \
 	kernels/cpu/crossentropy.c kernels/cpu/adamw.c kernels/cpu/reduce.c \
 	kernels/cpu/rmsnorm.c kernels/cpu/rope.c kernels/cpu/swiglu.c \
-	kernels/cpu/openblas_core.h kernels/cpu/openblas_core.c
+	kernels/cpu/openblas_core.h kernels/cpu/openblas_core.c \
+	kernels/cpu/share.h kernels/cpu/share.c
 # the backend interface, the compiled-in backends (cpu, opencl), the kernel
 # table and plugins (include/ndgraph/kernel.h)
 libndgraph_internal_la_SOURCES += kernels/backend.h kernels/backends.c kernels/cpu/backend.c \

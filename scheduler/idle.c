@@ -5,6 +5,7 @@
 #include <starpu.h>
 #include <time.h>
 
+#include "kernels/cpu/share.h"
 #include "scheduler/policies.h"
 
 static atomic_int stay_awake;
@@ -21,6 +22,20 @@ int nd_idle_should_sleep(int *polls) {
   }
   *polls = ND_IDLE_POLLS;
   return 1;
+}
+
+int nd_idle_help(int *polls) {
+  if (starpu_worker_get_type(starpu_worker_get_id()) != STARPU_CPU_WORKER) return 0;
+  starpu_worker_relax_on();
+  int helped = nd__share_help();
+  starpu_worker_relax_off();
+  if (helped) *polls = 0;
+  return helped;
+}
+
+void nd_idle_end(int *polls) {
+  nd__share_withdraw();
+  *polls = 0;
 }
 
 void nd_idle_init(nd_idle *s) {
@@ -57,6 +72,7 @@ void nd_idle_sleep(nd_idle *s, unsigned long seen, int max_us) {
   until.tv_nsec %= 1000000000;
   /* another lock than our own: let pushers lock this worker meanwhile */
   starpu_worker_relax_on();
+  nd__share_withdraw(); /* a sleeping worker helps no one */
   pthread_mutex_lock(&s->mu);
   atomic_fetch_add(&s->sleepers, 1);
   while (atomic_load(&s->gen) == seen)

@@ -39,6 +39,13 @@ void nd_idle_sleep(nd_idle *s, unsigned long seen, int max_us);
  * Between steps nothing is in flight and it sleeps, leaving the cores to the
  * main thread. */
 int nd_idle_should_sleep(int *polls);
+/* For a CPU worker that found nothing to run: lends its core to a kernel
+ * another worker runs (kernels/cpu/share.h, runtime.wait_policy `help`),
+ * relaxed meanwhile so that pushers can lock it. Returns whether it helped;
+ * then it has been busy and looks for work again before it may sleep. */
+int nd_idle_help(int *polls);
+/* The worker found a task: it is no longer idle. */
+void nd_idle_end(int *polls);
 /* Set before StarPU starts: whether idle workers stay awake while a step
  * runs (runtime.wait_policy: the runtime decides for `auto`). */
 void nd_idle_stay_awake(int on);

@@ -70,11 +70,12 @@ static struct starpu_task *seq_pop(unsigned ctx) {
   seq_worker *self = &st->w[me];
   unsigned long seen = nd_idle_generation(&st->idle);
   struct starpu_task *task = take_due(self, me);
+  if (!task && nd_idle_help(&self->idle_polls)) return NULL;
   if (!task && nd_idle_should_sleep(&self->idle_polls)) {
     nd_idle_sleep(&st->idle, seen, ND_IDLE_SLEEP_US);
     task = take_due(self, me);
   }
-  if (task) self->idle_polls = 0;
+  if (task) nd_idle_end(&self->idle_polls);
   return task;
 }
 

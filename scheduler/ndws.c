@@ -201,12 +201,13 @@ static struct starpu_task *ws_pop(unsigned ctx) {
   struct starpu_task *task = atomic_load(&self->n) ? take(st, me, me) : NULL;
   int busy = 0;
   if (!task) task = steal(st, me, &busy);
+  if (!task && !busy && nd_idle_help(&self->idle_polls)) return NULL;
   if (!task && !busy && nd_idle_should_sleep(&self->idle_polls)) {
     nd_idle_sleep(&self->idle, seen, ND_IDLE_SLEEP_US);
     /* others may have pushed to us while we were relaxed */
     if (atomic_load(&self->n)) task = take(st, me, me);
   }
-  if (task) self->idle_polls = 0;
+  if (task) nd_idle_end(&self->idle_polls);
   return task;
 }
 

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/openblas_core.h"
+#include "kernels/cpu/share.h"
 #include "scheduler/idle.h"
 #include "scheduler/policies.h"
 #include "tasks/collective.h"
@@ -106,7 +107,12 @@ static int start(const nd_config *cfg, nd_error *err) {
    * one else computes on: no CPU-type OpenCL device, no more threads than
    * cores, no other process of this job on the machine */
   enum nd_wait_policy wait = cfg->runtime.wait_policy;
-  nd_idle_stay_awake(wait == ND_WAIT_ACTIVE || (wait == ND_WAIT_AUTO && !opencl && !shared && workers + cuda <= cores));
+  int own_cores = !opencl && !shared && workers + cuda <= cores;
+  /* the fixed orders keep each stage's worker to its stage, as published */
+  if (wait == ND_WAIT_AUTO)
+    wait = !own_cores ? ND_WAIT_PASSIVE : strcmp(policy, "ndws") == 0 ? ND_WAIT_HELP : ND_WAIT_ACTIVE;
+  nd_idle_stay_awake(wait == ND_WAIT_ACTIVE || wait == ND_WAIT_HELP);
+  nd__share_enable(wait == ND_WAIT_HELP);
 
   struct starpu_conf conf;
   starpu_conf_init(&conf);

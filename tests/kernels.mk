@@ -3,6 +3,10 @@ check_PROGRAMS += tests/test_kernels
 TESTS += tests/test_kernels
 tests_test_kernels_SOURCES = tests/test_kernels.c tests/ref/ref.c tests/ref/ref.h tests/tap.h
 tests_test_kernels_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_share
+TESTS += tests/test_share
+tests_test_share_SOURCES = tests/test_share.c tests/tap.h
+tests_test_share_LDADD = $(ND_TEST_LIBS)
 # compiles the kernels' sources into itself, so it links BLAS and libm only
 check_PROGRAMS += tests/test_kernel_clones
 TESTS += tests/test_kernel_clones

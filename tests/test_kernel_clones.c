@@ -12,6 +12,7 @@
 #include "kernels/cpu/reduce.c"
 #include "kernels/cpu/residual.c"
 #include "kernels/cpu/rmsnorm.c"
+#include "kernels/cpu/share.c"
 #include "kernels/cpu/swiglu.c"
 #include "tests/tap.h"
 
@@ -39,9 +40,7 @@ typedef void nd_rmsnorm_backward_input_fn(float *, const float *, const float *,
                                           const float *, int, int);
 typedef void nd_rmsnorm_backward_weight_fn(float *, const float *, const float *, const float *, int, int, float);
 typedef void causal_softmax_fn(float *, int);
-typedef void nd_attention_gqa_backward_fn(float *, float *, float *, float *, const float *, const float *,
-                                          const float *, const float *, const float *, int, int, int, int, int, int,
-                                          int);
+typedef void causal_softmax_backward_fn(float *, const float *, int);
 typedef void nd_crossentropy_stats_fn(float *, const float *, const int32_t *, int, int, int);
 typedef void nd_crossentropy_backward_fn(float *, const float *, const float *, const int32_t *, int, int, int, float);
 typedef void nd_adamw_fn(float *, float *, float *, const float *, int64_t, float, float, float, float, float, float,
@@ -62,7 +61,7 @@ CLONES(nd_rmsnorm_forward)
 CLONES(nd_rmsnorm_backward_input)
 CLONES(nd_rmsnorm_backward_weight)
 CLONES(causal_softmax)
-CLONES(nd_attention_gqa_backward)
+CLONES(causal_softmax_backward)
 CLONES(nd_crossentropy_stats)
 CLONES(nd_crossentropy_backward)
 CLONES(nd_adamw)
@@ -71,7 +70,7 @@ CLONES(nd_add_column_sums)
 CLONES(nd_sum_ordered)
 CLONES(nd_sumsq)
 
-enum { N = 37, C = 259, B = 2, T = 45, NH = 4, NKV = 2, HS = 8 }; /* odd sizes: lane blocks and tails */
+enum { N = 37, C = 259, T = 45 }; /* odd sizes: lane blocks and tails */
 #define NX ((size_t)N * C)
 
 /* every buffer of the run, freed at its end */
@@ -133,20 +132,13 @@ int main(void) {
       nd_rmsnorm_backward_weight_base(a2, dy, x, r1, N, C, 0.0f);
   same("rmsnorm weight gradient", a1, a2, C * 4);
 
-  /* attention: the softmax of a score block, then the backward of grouped-query attention */
-  const int qs = (NH + 2 * NKV) * HS, kvs = qs;
-  const size_t nqkv = (size_t)B * T * qs, natt = (size_t)B * NH * T * T, nout = (size_t)B * T * NH * HS;
-  float *qkv = random_floats(nqkv, -1, 1), *att = falloc(natt), *out = falloc(nout), *dout = random_floats(nout, -1, 1);
+  /* attention: the softmax of a score block and its backward */
   float *s1 = random_floats((size_t)T * T, -8, 8), *s2 = copy(s1, (size_t)T * T);
   causal_softmax_avx2(s1, T), causal_softmax_base(s2, T);
   same("causal softmax", s1, s2, (size_t)T * T * 4);
-  nd_attention_gqa_forward(out, att, qkv, qkv + NH * HS, qkv + (NH + NKV) * HS, qs, kvs, B, T, NH, NKV, HS);
-  float *d1 = falloc(nqkv), *d2 = falloc(nqkv), *da = falloc(natt);
-  nd_attention_gqa_backward_avx2(d1, d1 + NH * HS, d1 + (NH + NKV) * HS, da, dout, qkv, qkv + NH * HS,
-                                 qkv + (NH + NKV) * HS, att, qs, kvs, B, T, NH, NKV, HS);
-  nd_attention_gqa_backward_base(d2, d2 + NH * HS, d2 + (NH + NKV) * HS, da, dout, qkv, qkv + NH * HS,
-                                 qkv + (NH + NKV) * HS, att, qs, kvs, B, T, NH, NKV, HS);
-  same("attention backward", d1, d2, nqkv * 4);
+  float *g1 = random_floats((size_t)T * T, -1, 1), *g2 = copy(g1, (size_t)T * T);
+  causal_softmax_backward_avx2(g1, s1, T), causal_softmax_backward_base(g2, s1, T);
+  same("causal softmax backward", g1, g2, (size_t)T * T * 4);
 
   int32_t targets[N];
   for (int i = 0; i < N; i++) targets[i] = (i * 7) % C;

@@ -4,9 +4,13 @@
  * whatever the scheduler does) and match the single-rank reference within
  * 1e-4; so do a dynamic and a fixed policy with every task submitted alone
  * (runtime.chain_tasks: false, tasks/chain.h). Two steps of the tiny model
- * keep it short. */
+ * keep it short. And on the benchmark's layer sizes, where idle workers
+ * take row blocks of the other's kernels (runtime.wait_policy: help,
+ * kernels/cpu/share.h), the same bits as without. */
 #include <math.h>
+#include <unistd.h>
 
+#include "kernels/cpu/share.h"
 #include "tests/runtime/harness.h"
 #include "tests/tap.h"
 
@@ -34,6 +38,38 @@ static int train_chained(const char *layout[4], const char *policy, const char *
 
 static int train(const char *layout[4], const char *policy, const char *placement, double *loss) {
   return train_chained(layout, policy, placement, 1, loss);
+}
+
+/* pp=2 on the benchmark's layer (n_embd 256, 4 sequences of 128 a micro-batch), strict, under ndws: idle
+ * workers that help give the losses of idle workers that sleep. */
+static void shared_kernels(void) {
+  double loss[2][STEPS];
+  long helped = 0;
+  int rc[2];
+  for (int help = 0; help < 2; help++) {
+    const char *over[] = {"model.n_layer=2",
+                          "model.n_embd=256",
+                          "model.seq_len=128",
+                          "train.micro_batch_size=4",
+                          "parallelism.pipeline_parallel_size=2",
+                          "parallelism.micro_batches=4",
+                          "parallelism.activation_slots=2",
+                          "runtime.placement=strict",
+                          "runtime.scheduler=ndws",
+                          help ? "runtime.wait_policy=help" : "runtime.wait_policy=passive",
+                          NULL};
+    long before = nd__share_helped();
+    rc[help] = run_losses(over, STEPS, loss[help]);
+    if (help) helped = nd__share_helped() - before;
+  }
+  ok(!rc[0] && !rc[1] && memcmp(loss[0], loss[1], sizeof loss[0]) == 0,
+     "pp=2, n_embd 256, ndws: the same losses bit for bit with idle workers helping (%ld blocks) and sleeping "
+     "(%.9f %.9f)",
+     helped, loss[1][0], loss[1][1]);
+  if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+    ok(helped > 0, "with 2 cores, idle workers took blocks of the other's kernels (%ld)", helped);
+  else
+    skip("one core: whether a helper gets to run is the system's choice");
 }
 
 int main(void) {
@@ -76,5 +112,6 @@ int main(void) {
          layouts[l][0] + 12, alone[p]);
     }
   }
+  shared_kernels();
   return done_testing();
 }
