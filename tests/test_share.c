@@ -172,20 +172,27 @@ static int same_attention(int B, int T, int NH, int NKV, int hs) {
 static void test_kernels(void) {
   /* the benchmark's layer (n_embd 256, 4 sequences of 128) and odd sizes */
   static const shape shapes[] = {{512, 256, 768}, {512, 256, 1024}, {512, 1024, 256}, {777, 333, 515}, {100, 900, 700}};
-  same_products(shapes[0], 0); /* OpenBLAS sets up each thread's buffers on its first product */
-  int first = atomic_load(&helped_blocks);
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
     for (int trans_w = 0; trans_w < 2; trans_w++) {
-      int before = atomic_load(&helped_blocks);
+      long split0, split, helped0, helped;
+      nd__share_counts(&split0, &helped0);
       int same = same_products(shapes[i], trans_w);
-      ok(same, "linear %dx%dx%d%s: the same bits shared as unsplit (helper took %d blocks)", shapes[i].M, shapes[i].K,
-         shapes[i].N, trans_w ? " (W transposed)" : "", atomic_load(&helped_blocks) - before);
+      nd__share_counts(&split, &helped);
+      /* split whether or not the helper got a core to take its block: the owner takes what is left */
+      ok(same && split - split0 == 3,
+         "linear %dx%dx%d%s: the same bits in blocks as unsplit (%ld of 3 products "
+         "split, helper took %ld blocks)",
+         shapes[i].M, shapes[i].K, shapes[i].N, trans_w ? " (W transposed)" : "", split - split0, helped - helped0);
     }
-  /* a helper may miss a product where the system gave its core to another thread: not every one is checked */
-  int products = 2 * 3 * (int)(sizeof shapes / sizeof *shapes), took = atomic_load(&helped_blocks) - first;
-  ok(took >= products / 2, "the helper took a block in %d of %d products", took, products);
-  ok(same_attention(4, 128, 4, 4, 64), "attention, 4 sequences of 128, 4 heads: the same bits shared as unsplit");
-  ok(same_attention(5, 96, 6, 2, 32), "grouped-query attention, 5 sequences of 96: the same bits shared as unsplit");
+  long split0, split, helped;
+  nd__share_counts(&split0, &helped);
+  int same = same_attention(4, 128, 4, 4, 64);
+  nd__share_counts(&split, &helped);
+  ok(same && split - split0 == 2, "attention, 4 sequences of 128, 4 heads: the same bits in blocks as unsplit");
+  nd__share_counts(&split0, &helped);
+  same = same_attention(5, 128, 6, 2, 32);
+  nd__share_counts(&split, &helped);
+  ok(same && split - split0 == 2, "grouped-query attention, 5 sequences of 128: the same bits in blocks as unsplit");
 }
 
 /* ---- three helpers racing over many products */

@@ -17,24 +17,20 @@ static void scale_or_zero(float *v, int n, float beta) {
   }
 }
 
-/* One product's operands, for a block of its output rows (share.h). */
+/* One product's operands, for blocks of its output rows (share.h): c (M, cols) from a and b. */
 typedef struct gemm_args {
   float *c;
   const float *a, *b;
-  int M, K, N, trans_w;
+  int M, inner, cols, trans_b;
   float beta;
 } gemm_args;
 
-/* out rows [lo, hi) (M, N) = beta out + inp (M, K) . weight */
-static void forward_rows(void *p, int lo, int hi) {
+/* c rows [lo, hi) = beta c + a (M, inner) . b, b (inner, cols) or, with trans_b, (cols, inner) transposed */
+static void product_rows(void *p, int lo, int hi) {
   const gemm_args *g = p;
-  int rows = hi - lo, K = g->K, N = g->N;
-  const float *inp = g->a + (size_t)lo * K;
-  float *out = g->c + (size_t)lo * N;
-  if (g->trans_w)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, N, K, 1.0f, inp, K, g->b, K, g->beta, out, N);
-  else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, N, K, 1.0f, inp, K, g->b, N, g->beta, out, N);
+  int k = g->inner, n = g->cols;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans, hi - lo, n, k, 1.0f,
+              g->a + (size_t)lo * k, k, g->b, g->trans_b ? k : n, g->beta, g->c + (size_t)lo * n, n);
 }
 
 void nd_matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int M, int K, int N,
@@ -51,19 +47,7 @@ void nd_matmul_forward(float *out, const float *inp, const float *weight, const 
     return;
   }
   gemm_args g = {out, inp, weight, M, K, N, trans_w, beta};
-  nd__share_rows(M, ND_ROW_ALIGN, 2.0 * K * N, forward_rows, &g);
-}
-
-/* dinp rows [lo, hi) (M, K) = beta dinp + dout (M, N) . weight^T */
-static void input_rows(void *p, int lo, int hi) {
-  const gemm_args *g = p;
-  int rows = hi - lo, K = g->K, N = g->N;
-  const float *dout = g->a + (size_t)lo * N;
-  float *dinp = g->c + (size_t)lo * K;
-  if (g->trans_w)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, K, N, 1.0f, dout, N, g->b, K, g->beta, dinp, K);
-  else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, K, N, 1.0f, dout, N, g->b, N, g->beta, dinp, K);
+  nd__share_rows(M, ND_ROW_ALIGN, 2.0 * K * N, product_rows, &g);
 }
 
 void nd_matmul_backward_input(float *dinp, const float *dout, const float *weight, int M, int K, int N, int trans_w,
@@ -74,16 +58,17 @@ void nd_matmul_backward_input(float *dinp, const float *dout, const float *weigh
     scale_or_zero(dinp, M * K, beta);
     return;
   }
-  gemm_args g = {dinp, dout, weight, M, K, N, trans_w, beta};
-  nd__share_rows(M, ND_ROW_ALIGN, 2.0 * K * N, input_rows, &g);
+  // dinp = dout . weight^T: weight (K, N) transposed, or (N, K) as it is
+  gemm_args g = {dinp, dout, weight, M, N, K, !trans_w, beta};
+  nd__share_rows(M, ND_ROW_ALIGN, 2.0 * K * N, product_rows, &g);
 }
 
-/* dweight rows [lo, hi) = beta dweight + a^T . b, a (M, g->K) and b (M, g->N): with trans_w dweight (N, K)
+/* dweight rows [lo, hi) = beta dweight + a^T . b, a (M, inner) and b (M, cols): with trans_w dweight (N, K)
  * from a = dout and b = inp, else dweight (K, N) from a = inp and b = dout */
 static void weight_rows(void *p, int lo, int hi) {
   const gemm_args *g = p;
-  int rows = hi - lo, M = g->M, wa = g->K, wb = g->N;
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, wb, M, 1.0f, g->a + lo, wa, g->b, wb, g->beta,
+  int wa = g->inner, wb = g->cols;
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hi - lo, wb, g->M, 1.0f, g->a + lo, wa, g->b, wb, g->beta,
               g->c + (size_t)lo * wb, wb);
 }
 
@@ -95,9 +80,9 @@ void nd_matmul_backward_weight(float *dweight, float *dbias, const float *dout, 
       scale_or_zero(dweight, K * N, beta);
     } else {
       // the rows of dweight are columns of dout (trans_w) or of inp
-      gemm_args g = trans_w ? (gemm_args){dweight, dout, inp, M, N, K, 1, beta}
+      gemm_args g = trans_w ? (gemm_args){dweight, dout, inp, M, N, K, 0, beta}
                             : (gemm_args){dweight, inp, dout, M, K, N, 0, beta};
-      nd__share_rows(g.K, ND_ROW_ALIGN, 2.0 * M * g.N, weight_rows, &g);
+      nd__share_rows(g.inner, ND_ROW_ALIGN, 2.0 * M * g.cols, weight_rows, &g);
     }
   }
   if (dbias && N > 0) {

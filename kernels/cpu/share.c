@@ -29,7 +29,7 @@ static _Atomic(share_job *) posted;
 static atomic_int offers;   /* threads that offer help now */
 static atomic_int visitors; /* helpers between looking at `posted` and leaving it */
 static atomic_int enabled;
-static atomic_long helped; /* blocks run by helpers */
+static atomic_long split, helped; /* kernels run in blocks, blocks run by helpers */
 static _Thread_local int offering;
 
 void nd__share_enable(int on) {
@@ -51,7 +51,10 @@ static void cpu_relax(unsigned *spins) {
 #endif
 }
 
-long nd__share_helped(void) { return atomic_load(&helped); }
+void nd__share_counts(long *n_split, long *n_helped) {
+  *n_split = atomic_load(&split);
+  *n_helped = atomic_load(&helped);
+}
 
 /* Takes blocks until none is left; returns how many it took. */
 static int run_blocks(share_job *j) {
@@ -88,6 +91,7 @@ void nd__share_rows(int n, int align, double flops_per_row, nd_rows_fn fn, void 
     fn(ctx, 0, n); /* another kernel is shared now */
     return;
   }
+  atomic_fetch_add(&split, 1);
   run_blocks(&mine);
   atomic_store(&posted, NULL);
   /* the blocks a helper took are done when it leaves */

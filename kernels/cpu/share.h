@@ -28,8 +28,9 @@ void nd__share_rows(int n, int align, double flops_per_row, nd_rows_fn fn, void 
 int nd__share_help(void);
 /* The calling thread stops offering (it found a task, or goes to sleep). */
 void nd__share_withdraw(void);
-/* Blocks that helpers have run since the process started. */
-long nd__share_helped(void);
+/* Since the process started: kernels run in blocks, and blocks that
+ * helpers ran. */
+void nd__share_counts(long *split, long *helped);
 /* Whether workers may offer help at all (runtime.wait_policy); off by default. */
 void nd__share_enable(int on);
 
