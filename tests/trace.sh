@@ -208,6 +208,36 @@ assert on[0] == on[3] and on[1] == on[2] and on[0] != on[1], on
 PY
 ok $? "pp=4 on 2 workers, strict: stages 0 and 3 on one worker, 1 and 2 on the other"
 
+# idle workers that help (runtime.wait_policy: help) show as "help" slices between their own tasks, on the
+# benchmark's layer width, where kernels are large enough to share
+"$ND" run --set model.n_layer=2 --set model.n_embd=256 --set model.n_head=4 --set model.seq_len=128 \
+  --set train.micro_batch_size=4 --set parallelism.pipeline_parallel_size=2 --set parallelism.micro_batches=4 \
+  --set runtime.workers=2 --set runtime.placement=strict --set runtime.wait_policy=help --set train.steps=3 \
+  --set 'trace.steps=[2,3]' --set train.eval_every=0 --set train.save_dir= \
+  --trace "$TMP/help.json" >"$TMP/help.txt" 2>&1
+ok $? "ndgraph run --trace with idle workers helping"
+helps=$(python3 - "$TMP/help.json" <<'PY'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"]
+helps = [e for e in ev if e["name"] == "help"]
+assert all(e["cat"] == "help" and e["args"]["phase"] == "help" and e["dur"] > 0 for e in helps)
+for w in {e["tid"] for e in ev}:
+    mine = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev if e["tid"] == w)
+    assert all(a[1] <= b[0] + 0.01 for a, b in zip(mine, mine[1:])), w
+print(len(helps))
+PY
+)
+ok $? "help slices: phase help, each between its worker's tasks ($helps)"
+"$ND" trace summarize "$TMP/help.json" >"$TMP/help.sum" 2>&1
+ok $? "summarize reads a trace with help slices"
+if [ "${helps:-0}" -gt 0 ]; then
+  grep -E -q '^  help +[0-9]+ ' "$TMP/help.sum"
+  ok $? "summarize: the help time among the kinds"
+else
+  n=$((n + 1))
+  echo "ok $n # SKIP no worker got a core to help in the traced steps (a loaded machine)"
+fi
+
 "$ND" trace summarize "$TMP/missing.json" >/dev/null 2>&1
 [ $? -eq 2 ]; ok $? "a missing file is bad input (exit 2)"
 echo '{"a": 1}' >"$TMP/not.json"

@@ -81,6 +81,20 @@ static void flow_event(cJSON *events, const nd_trace_run *run, const char *ph, c
   if (!at_end) cJSON_AddStringToObject(e, "bp", "e");
 }
 
+/* A stretch a worker spent running blocks of another worker's kernel: a slice of its own
+ * phase, so that a summary counts the worker busy and tells the time apart. */
+static void help_event(cJSON *events, const nd_trace_run *run, const nd_trace_time *t, long long step) {
+  cJSON *e = event(events, "X", "help", pid_of(run, t->worker), t->worker);
+  if (!e) return;
+  double s = ns_round(t->start);
+  cJSON_AddStringToObject(e, "cat", "help");
+  cJSON_AddNumberToObject(e, "ts", s);
+  cJSON_AddNumberToObject(e, "dur", ns_round(ns_round(t->end) - s));
+  cJSON *a = cJSON_AddObjectToObject(e, "args");
+  cJSON_AddStringToObject(a, "phase", "help");
+  cJSON_AddNumberToObject(a, "step", (double)step);
+}
+
 /* Bus totals of a step as counters at its end: StarPU reports sums, not
  * individual copies, so no slice is invented for them. */
 static void transfers(cJSON *events, const nd_trace_step *st) {
@@ -120,6 +134,7 @@ cJSON *nd_trace_chrome_build(const nd_trace_run *run) {
     const nd_trace_step *st = &run->steps[s];
     for (int32_t i = 0; i < g->n_tasks; i++)
       if (st->times[i].worker >= 0) task_event(events, run, i, &st->times[i], st->step);
+    for (int i = 0; i < st->n_helps; i++) help_event(events, run, &st->helps[i], st->step);
     transfers(events, st);
     if (!run->edges) continue;
     for (int32_t i = 0; i < g->n_tasks; i++)

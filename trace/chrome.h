@@ -1,7 +1,8 @@
 /* Recorded steps -> a Chrome trace (Trace Event Format JSON), which Perfetto
  * and chrome://tracing open: one process per node (one without mpirun), one
- * thread per worker, one complete event per task with the IR's identity in args, and
- * the IR's dependencies as flow arrows. */
+ * thread per worker, one complete event per task with the IR's identity in args, one
+ * named "help" per stretch a worker spent in another's kernel, and the IR's dependencies
+ * as flow arrows. */
 #ifndef ND_TRACE_CHROME_H
 #define ND_TRACE_CHROME_H
 
@@ -30,6 +31,10 @@ typedef struct nd_trace_step {
   double begin_us, end_us;
   nd_trace_transfer *transfers;
   int n_transfers;
+  /* when an idle worker ran blocks of another worker's kernel (runtime.wait_policy: help, kernels/cpu/share.h),
+   * between its own tasks; this process's workers only */
+  nd_trace_time *helps;
+  int n_helps, cap_helps;
 } nd_trace_step;
 
 typedef struct nd_trace_run {

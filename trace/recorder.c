@@ -3,11 +3,15 @@
  * its own slot, so no lock), read after the step has been waited for. Under
  * mpirun every process records its own tasks and process 0 gathers them
  * after the step: one trace, a process per node, workers numbered across
- * the nodes (process p's after those of processes 0 to p - 1). */
+ * the nodes (process p's after those of processes 0 to p - 1). The
+ * stretches an idle worker spent in another worker's kernel come from the
+ * kernels' observer (kernels/cpu/share.h), on the helper's thread, under a
+ * mutex; only this process's are kept. */
 #include "trace/recorder.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +19,7 @@
 
 #include "common/atomic.h"
 #include "common/error.h"
+#include "kernels/cpu/share.h"
 #include "tasks/mpi.h"
 #include "trace/chrome.h"
 #include "trace/model.h"
@@ -34,7 +39,9 @@ struct nd_trace_recorder {
   int procs;
   int *first_worker, *worker_node;
   const char *impl[ND_TASK_KIND_COUNT], *impl_origin[ND_TASK_KIND_COUNT];
-  double sync_us; /* this process's clock when all left the step's barrier */
+  double sync_us;          /* this process's clock when all left the step's barrier */
+  pthread_mutex_t help_mu; /* guards cur's helps, and cur for the helpers */
+  nd_share_observer help_obs;
 };
 
 /* The processes' worker names to process 0, which numbers them across the
@@ -75,6 +82,7 @@ int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, const nd_k
   if (!r) return nd__fail(err, ND_ENOMEM, "trace: out of memory");
   r->g = g;
   r->flows = flows;
+  pthread_mutex_init(&r->help_mu, NULL);
   for (int kind = 0; kind < ND_TASK_KIND_COUNT; kind++) {
     const nd__kernel_slot *slot = nd__kernels_slot(k, ND_BACKEND_CPU, (enum nd_task_kind)kind);
     r->impl[kind] = slot->name, r->impl_origin[kind] = slot->origin;
@@ -98,8 +106,14 @@ int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, const nd_k
 
 void nd_trace_recorder_free(nd_trace_recorder *r) {
   if (!r) return;
+  if (r->cur) { /* a step begun and never ended: not kept */
+    nd__share_observe(NULL);
+    free(r->cur->times);
+    free(r->cur->helps);
+  }
   for (int s = 0; s < r->n_steps; s++) {
     free(r->steps[s].times);
+    free(r->steps[s].helps);
     free(r->steps[s].transfers);
   }
   free(r->steps);
@@ -107,6 +121,7 @@ void nd_trace_recorder_free(nd_trace_recorder *r) {
   free(r->first_worker);
   free(r->worker_node);
   nd_edges_free(&r->edges);
+  pthread_mutex_destroy(&r->help_mu);
   free(r);
 }
 
@@ -115,6 +130,44 @@ int nd_trace_wanted(const nd_config *cfg, long long first, long long last, long 
   for (int64_t i = 0; i < cfg->trace.n_steps; i++)
     if (cfg->trace.steps[i] == step) return 1;
   return 0;
+}
+
+static double now_us(void) { return starpu_timing_now(); }
+
+/* On a helper's thread. A stretch that does not fit in memory is left out of the trace. */
+static void on_help(void *user, double start, double end) {
+  nd_trace_recorder *r = user;
+  int worker = starpu_worker_get_id();
+  pthread_mutex_lock(&r->help_mu);
+  nd_trace_step *st = r->cur;
+  if (st && worker >= 0 && st->n_helps == st->cap_helps) {
+    int cap = st->cap_helps ? 2 * st->cap_helps : 64;
+    nd_trace_time *h = realloc(st->helps, (size_t)cap * sizeof *h);
+    if (h) st->helps = h, st->cap_helps = cap;
+  }
+  if (st && worker >= 0 && st->n_helps < st->cap_helps) st->helps[st->n_helps++] = (nd_trace_time){start, end, worker};
+  pthread_mutex_unlock(&r->help_mu);
+}
+
+/* A stretch of help lies between its worker's tasks: making the times
+ * consistent may have moved a task's start or end over it by a few
+ * microseconds, and one that began before the step is the step before's. */
+static void keep_helps_between_tasks(const nd_trace_recorder *r, nd_trace_step *st) {
+  int kept = 0;
+  for (int h = 0; h < st->n_helps; h++) {
+    nd_trace_time x = st->helps[h];
+    if (x.start < st->begin_us) continue;
+    for (int32_t i = 0; i < r->g->n_tasks && x.start < x.end; i++) {
+      const nd_trace_time *t = &st->times[i];
+      if (t->worker != x.worker || t->end <= x.start || t->start >= x.end) continue;
+      if (t->start <= x.start)
+        x.start = t->end;
+      else
+        x.end = t->start;
+    }
+    if (x.start < x.end) st->helps[kept++] = x;
+  }
+  st->n_helps = kept;
 }
 
 static void on_task(void *user, int graph, int32_t task, double start_us, double end_us, int worker) {
@@ -154,6 +207,8 @@ int nd_trace_begin(nd_trace_recorder *r, nd_exec *ex, long long step, nd_error *
    * barrier, and process 0 shifts the others' times by the difference */
   if (r->procs > 1) nd_mpi_barrier();
   st->begin_us = r->sync_us = starpu_timing_now();
+  r->help_obs = (nd_share_observer){now_us, on_help, r};
+  nd__share_observe(&r->help_obs);
   return 0;
 }
 
@@ -243,13 +298,17 @@ static int gather_times(nd_trace_recorder *r, nd_trace_step *st) {
 int nd_trace_end(nd_trace_recorder *r, nd_exec *ex, nd_error *err) {
   nd_trace_step *st = r->cur;
   nd_exec_observe(ex, NULL);
+  nd__share_observe(NULL);
+  pthread_mutex_lock(&r->help_mu);
   r->cur = NULL;
+  pthread_mutex_unlock(&r->help_mu);
   if (!st) return 0;
   st->end_us = starpu_timing_now();
   r->n_steps++;
   int bad = bus_totals(st, 1) || make_consistent(r, st->times);
   /* the gather is collective: every process takes part, failed or not */
   if (r->procs > 1 && gather_times(r, st)) bad = 1;
+  keep_helps_between_tasks(r, st);
   return bad ? nd__fail(err, ND_ENOMEM, "trace: out of memory") : 0;
 }
 

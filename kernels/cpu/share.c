@@ -30,6 +30,7 @@ static atomic_int offers;   /* threads that offer help now */
 static atomic_int visitors; /* helpers between looking at `posted` and leaving it */
 static atomic_int enabled;
 static atomic_long split, helped; /* kernels run in blocks, blocks run by helpers */
+static _Atomic(const nd_share_observer *) observer;
 static _Thread_local int offering;
 
 void nd__share_enable(int on) {
@@ -50,6 +51,8 @@ static void cpu_relax(unsigned *spins) {
   __builtin_ia32_pause();
 #endif
 }
+
+void nd__share_observe(const nd_share_observer *obs) { atomic_store(&observer, obs); }
 
 void nd__share_counts(long *n_split, long *n_helped) {
   *n_split = atomic_load(&split);
@@ -105,12 +108,16 @@ int nd__share_help(void) {
     atomic_fetch_add(&offers, 1);
   }
   if (!atomic_load(&posted)) return 0;
+  const nd_share_observer *obs = atomic_load(&observer);
+  double start = obs ? obs->now() : 0;
   atomic_fetch_add(&visitors, 1);
   share_job *j = atomic_load(&posted);
   int ran = j ? run_blocks(j) : 0;
   atomic_fetch_sub(&visitors, 1);
-  if (ran) atomic_fetch_add(&helped, ran);
-  return ran > 0;
+  if (!ran) return 0;
+  atomic_fetch_add(&helped, ran);
+  if (obs) obs->helped(obs->user, start, obs->now());
+  return 1;
 }
 
 void nd__share_withdraw(void) {

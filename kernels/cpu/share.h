@@ -31,6 +31,18 @@ void nd__share_withdraw(void);
 /* Since the process started: kernels run in blocks, and blocks that
  * helpers ran. */
 void nd__share_counts(long *split, long *helped);
+
+/* Told, on the helper's thread, of each stretch it spent running blocks of
+ * another worker's kernel (a trace shows them): start and end on the
+ * observer's own clock `now`. */
+typedef struct nd_share_observer {
+  double (*now)(void);
+  void (*helped)(void *user, double start, double end);
+  void *user;
+} nd_share_observer;
+/* NULL stops. An observer stays valid until no kernel runs: a helper may
+ * still report to it after this returns. */
+void nd__share_observe(const nd_share_observer *obs);
 /* Whether workers may offer help at all (runtime.wait_policy); off by default. */
 void nd__share_enable(int on);
 
