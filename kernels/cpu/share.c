@@ -113,11 +113,11 @@ int nd__share_help(void) {
   atomic_fetch_add(&visitors, 1);
   share_job *j = atomic_load(&posted);
   int ran = j ? run_blocks(j) : 0;
+  /* told before it leaves: the owner's task, and so the traced step, cannot end before */
+  if (ran && obs) obs->helped(obs->user, start, obs->now());
   atomic_fetch_sub(&visitors, 1);
-  if (!ran) return 0;
-  atomic_fetch_add(&helped, ran);
-  if (obs) obs->helped(obs->user, start, obs->now());
-  return 1;
+  if (ran) atomic_fetch_add(&helped, ran);
+  return ran > 0;
 }
 
 void nd__share_withdraw(void) {

@@ -40,8 +40,8 @@ typedef struct nd_share_observer {
   void (*helped)(void *user, double start, double end);
   void *user;
 } nd_share_observer;
-/* NULL stops. An observer stays valid until no kernel runs: a helper may
- * still report to it after this returns. */
+/* NULL stops. A helper reports before the kernel it helped returns, so an
+ * observer need outlive only the kernels that ran while it was set. */
 void nd__share_observe(const nd_share_observer *obs);
 /* Whether workers may offer help at all (runtime.wait_policy); off by default. */
 void nd__share_enable(int on);
