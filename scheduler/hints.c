@@ -151,6 +151,20 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
   return rc;
 }
 
+/* Whether the units are of more than one kind (a mixed node). */
+static int mixed_kinds(const nd_rank_map *pl) {
+  for (int i = 1; i < pl->n_units; i++)
+    if (pl->units[i].kind != pl->units[0].kind) return 1;
+  return 0;
+}
+
+/* Adds every unit of `kind` to mask. */
+static void kind_mask(const nd_rank_map *pl, int kind, uint32_t *mask) {
+  for (int i = 0; i < pl->n_units; i++)
+    if (pl->units[i].kind == kind && pl->units[i].id >= 0)
+      mask[pl->units[i].id / 32] |= UINT32_C(1) << (pl->units[i].id % 32);
+}
+
 int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_unit_check *can,
                      const double *measured, int lo, int hi, nd_hints *out) {
   memset(out, 0, sizeof *out);
@@ -158,23 +172,32 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
   const char *policy = cfg->runtime.scheduler;
   int fixed = nd_sched_is_fixed(policy);
   enum nd_placement mode = cfg->runtime.placement;
+  /* Two kinds of device round differently (their own kernels): under
+   * runtime.deterministic a task that may leave its home stays on units of
+   * its home's kind, so its bits do not depend on who was idle
+   * (docs/scheduler.md, *Determinism*). */
+  int same_kind = cfg->runtime.deterministic && !fixed && mode != ND_PLACEMENT_STRICT && mixed_kinds(pl);
+  int restrict_workers = fixed || mode == ND_PLACEMENT_STRICT || same_kind;
   out->priority = malloc(n * sizeof *out->priority);
   out->home = malloc(n * sizeof *out->home);
   out->mask_words = nd_rank_map_mask_words(pl);
-  out->workers =
-      fixed || mode == ND_PLACEMENT_STRICT ? calloc(n * (size_t)out->mask_words, sizeof *out->workers) : NULL;
+  out->workers = restrict_workers ? calloc(n * (size_t)out->mask_words, sizeof *out->workers) : NULL;
   nd_edges e = {0};
-  int rc = !out->priority || !out->home || ((fixed || mode == ND_PLACEMENT_STRICT) && !out->workers) ? ND_ENOMEM : 0;
+  int rc = !out->priority || !out->home || (restrict_workers && !out->workers) ? ND_ENOMEM : 0;
   if (rc || (rc = nd_graph_edges(g, &e))) goto cleanup;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
     /* a collective's home is its first participant, t->rank */
     int r = nd_rank_index(g, t->rank);
-    int home = pl->units[nd_task_unit(g, pl, can, t, !fixed)].id;
+    const nd_unit *unit = &pl->units[nd_task_unit(g, pl, can, t, !fixed)];
+    int home = unit->id;
     out->home[i] = mode == ND_PLACEMENT_FREE && !fixed ? -1 : home;
     uint32_t *mask = out->workers ? &out->workers[(size_t)i * out->mask_words] : NULL;
     if (mask) mask[home / 32] |= UINT32_C(1) << (home % 32);
-    if (mask && !fixed) nd_rank_map_mask(pl, r, mask);
+    if (mask && same_kind)
+      kind_mask(pl, unit->kind, mask);
+    else if (mask && !fixed)
+      nd_rank_map_mask(pl, r, mask);
   }
   rc = priorities(g, cfg, pl, can, &e, measured, out->home, lo, hi, out->priority);
 cleanup:

@@ -33,10 +33,7 @@ int nd_idle_help(int *polls) {
   return helped;
 }
 
-void nd_idle_end(int *polls) {
-  nd__share_withdraw();
-  *polls = 0;
-}
+void nd_idle_end(int *polls) { *polls = 0; }
 
 void nd_idle_init(nd_idle *s) {
   pthread_mutex_init(&s->mu, NULL);
@@ -72,7 +69,6 @@ void nd_idle_sleep(nd_idle *s, unsigned long seen, int max_us) {
   until.tv_nsec %= 1000000000;
   /* another lock than our own: let pushers lock this worker meanwhile */
   starpu_worker_relax_on();
-  nd__share_withdraw(); /* a sleeping worker helps no one */
   pthread_mutex_lock(&s->mu);
   atomic_fetch_add(&s->sleepers, 1);
   while (atomic_load(&s->gen) == seen)

@@ -1,9 +1,12 @@
 /* Kernels shared with idle workers (kernels/cpu/share.h):
- *  - without an offer a kernel runs as one call; with one, its rows are
- *    covered once each, in aligned blocks, some taken by the helper;
- *  - the matrix products and the attention give the same bits split as
- *    unsplit, on the benchmark's shapes and on odd ones (a run's results
- *    must not depend on whether a worker happened to be idle);
+ *  - a kernel's blocks are fixed by its shape: the same (lo, hi) calls
+ *    with no helper, with one and with three, every row once;
+ *  - the matrix products and the attention give the same bits helped as
+ *    alone and with help off, on the benchmark's shapes and on odd ones (a
+ *    run's results must not depend on whether a worker happened to be
+ *    idle), whatever OpenBLAS kernel set the CPU runs;
+ *  - what that relies on from the BLAS: one call gives the same bits for
+ *    the same arguments wherever its operands lie in memory;
  *  - three helpers racing over many products: every result still exact. */
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/share.h"
@@ -24,7 +27,6 @@ static void *helper(void *arg) {
     if (nd__share_help()) atomic_fetch_add(&helped_blocks, 1);
     atomic_store(&offered, 1);
   }
-  nd__share_withdraw();
   return NULL;
 }
 
@@ -61,9 +63,10 @@ static float *copy(const float *x, size_t n) {
 
 /* ---- the blocks themselves */
 
-enum { ROWS = 1000 };
+enum { ROWS = 1000, MAX_CALLS = 64 };
 static atomic_int covered[ROWS];
 static atomic_int calls, misaligned;
+static atomic_int call_lo[MAX_CALLS], call_hi[MAX_CALLS];
 
 static double now_s(void) {
   struct timespec t;
@@ -71,14 +74,16 @@ static double now_s(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The first block waits (at most 0.2 s) for another to start, so that a
- * helper the system left without a core for a while still takes part. */
+/* Records the call. The first block waits (at most 0.2 s) for another to
+ * start, so that a helper the system left without a core for a while
+ * still takes part. */
 static void mark(void *ctx, int lo, int hi) {
   (void)ctx;
-  int first = atomic_fetch_add(&calls, 1) == 0;
+  int call = atomic_fetch_add(&calls, 1);
+  if (call < MAX_CALLS) atomic_store(&call_lo[call], lo), atomic_store(&call_hi[call], hi);
   if (lo % 16) atomic_fetch_add(&misaligned, 1);
   for (int i = lo; i < hi; i++) atomic_fetch_add(&covered[i], 1);
-  for (double until = now_s() + 0.2; first && hi - lo < ROWS && atomic_load(&calls) < 2 && now_s() < until;) {}
+  for (double until = now_s() + 0.2; call == 0 && hi - lo < ROWS && atomic_load(&calls) < 2 && now_s() < until;) {}
 }
 
 static int each_once(void) {
@@ -93,44 +98,95 @@ static void reset_marks(void) {
   atomic_store(&misaligned, 0);
 }
 
-static void test_blocks(void) {
-  reset_marks();
-  nd__share_rows(ROWS, 16, 1e6, mark, NULL);
-  ok(atomic_load(&calls) == 1 && each_once(), "no offer: one call over every row");
+/* The calls made, as a bit per row where a block starts and the count. */
+typedef struct block_set {
+  int n, starts[ROWS + 1];
+} block_set;
 
-  start_helpers(1);
-  int shared = 0;
-  for (int rep = 0; rep < 50; rep++) {
-    reset_marks();
-    int before = atomic_load(&helped_blocks);
-    nd__share_rows(ROWS, 16, 1e6, mark, NULL);
-    if (!each_once() || atomic_load(&misaligned)) break;
-    shared += atomic_load(&calls) == 2 && atomic_load(&helped_blocks) > before;
-  }
-  ok(each_once() && !atomic_load(&misaligned), "an offer: every row once, blocks start at multiples of 16");
-  ok(shared > 0, "the helper took a block (%d of 50 calls)", shared);
-  reset_marks();
-  nd__share_rows(ROWS, 16, 1e3, mark, NULL);
-  ok(atomic_load(&calls) == 1 && each_once(), "too little work to share: one call");
-  stop_helpers();
+static block_set calls_made(void) {
+  block_set s = {.n = atomic_load(&calls)};
+  memset(s.starts, 0, sizeof s.starts);
+  for (int c = 0; c < s.n && c < MAX_CALLS; c++) s.starts[atomic_load(&call_lo[c])]++, s.starts[atomic_load(&call_hi[c])]++;
+  return s;
 }
 
-/* ---- the kernels: split and unsplit give the same bits */
+static int same_calls(const block_set *a, const block_set *b) { return !memcmp(a, b, sizeof *a); }
+
+static void test_blocks(void) {
+  const int blocks = nd__share_blocks(ROWS, 16, 1e6);
+  ok(blocks >= 2 && nd__share_blocks(ROWS, 16, 1e3) == 1 && nd__share_blocks(16, 16, 1e9) == 1 &&
+         nd__share_blocks(0, 16, 1e9) == 0,
+     "blocks by shape: %d for 1000 rows of 1e6 flops, 1 below the threshold or for one unit of 16, 0 for no rows",
+     blocks);
+
+  reset_marks();
+  nd__share_rows(ROWS, 16, 1e6, mark, NULL);
+  block_set alone = calls_made();
+  ok(alone.n == blocks && each_once() && !atomic_load(&misaligned), "no helper: %d calls, every row once", alone.n);
+
+  nd__share_enable(0);
+  int before_off = atomic_load(&helped_blocks);
+  start_helpers(1);
+  reset_marks();
+  nd__share_rows(ROWS, 16, 1e6, mark, NULL);
+  block_set off = calls_made();
+  stop_helpers();
+  nd__share_enable(1);
+  ok(same_calls(&alone, &off) && atomic_load(&helped_blocks) == before_off,
+     "help off: the same calls, none by the helper");
+
+  for (int n = 1; n <= 3; n += 2) {
+    start_helpers(n);
+    int shared = 0, same = 1;
+    for (int rep = 0; rep < 50 && same; rep++) {
+      reset_marks();
+      int before = atomic_load(&helped_blocks);
+      nd__share_rows(ROWS, 16, 1e6, mark, NULL);
+      block_set helped = calls_made();
+      same = same_calls(&alone, &helped) && each_once() && !atomic_load(&misaligned);
+      shared += atomic_load(&helped_blocks) > before;
+    }
+    stop_helpers();
+    ok(same, "%d helper(s): the same %d calls as alone, every row once, blocks at multiples of 16", n, blocks);
+    ok(shared > 0, "%d helper(s) took a block in %d of 50 kernels", n, shared);
+  }
+  reset_marks();
+  start_helpers(1);
+  nd__share_rows(ROWS, 16, 1e3, mark, NULL);
+  stop_helpers();
+  ok(atomic_load(&calls) == 1 && each_once(), "too little work to share: one call");
+}
+
+/* ---- the kernels: helped and alone give the same bits */
 
 typedef struct shape {
   int M, K, N;
 } shape;
 
-/* Every product of the linear layer, run twice: before the helpers start
- * (unsplit) and while they run; returns whether all bits agree. */
+/* How a pass runs the kernels: alone with help on, with help off, or with
+ * a helper taking blocks. */
+enum { ALONE, HELP_OFF, HELPED, PASSES };
+
+static void begin_pass(int pass) {
+  nd__share_enable(pass != HELP_OFF);
+  if (pass != ALONE) start_helpers(1);
+}
+
+static void end_pass(int pass) {
+  if (pass != ALONE) stop_helpers();
+  nd__share_enable(1);
+}
+
+/* Every product of the linear layer, once per pass; returns whether all
+ * bits agree. */
 static int same_products(shape s, int trans_w) {
   const int M = s.M, K = s.K, N = s.N;
   float *inp = random_floats((size_t)M * K), *w = random_floats((size_t)K * N), *bias = random_floats(N);
   float *dout = random_floats((size_t)M * N);
-  float *out[2], *dinp[2], *dw[2], *db[2];
+  float *out[PASSES], *dinp[PASSES], *dw[PASSES], *db[PASSES];
   float *dinp0 = random_floats((size_t)M * K), *dw0 = random_floats((size_t)K * N), *db0 = random_floats(N);
-  for (int pass = 0; pass < 2; pass++) {
-    if (pass == 1) start_helpers(1);
+  for (int pass = 0; pass < PASSES; pass++) {
+    begin_pass(pass);
     out[pass] = random_floats((size_t)M * N);
     nd_matmul_forward(out[pass], inp, w, bias, M, K, N, trans_w);
     dinp[pass] = copy(dinp0, (size_t)M * K);
@@ -138,12 +194,14 @@ static int same_products(shape s, int trans_w) {
     dw[pass] = copy(dw0, (size_t)K * N);
     db[pass] = copy(db0, N);
     nd_matmul_backward_weight(dw[pass], db[pass], dout, inp, M, K, N, trans_w, 1.0f);
-    if (pass == 1) stop_helpers();
+    end_pass(pass);
   }
-  int same = !memcmp(out[0], out[1], (size_t)M * N * sizeof(float)) &&
-             !memcmp(dinp[0], dinp[1], (size_t)M * K * sizeof(float)) &&
-             !memcmp(dw[0], dw[1], (size_t)K * N * sizeof(float)) && !memcmp(db[0], db[1], N * sizeof(float));
-  for (int pass = 0; pass < 2; pass++) free(out[pass]), free(dinp[pass]), free(dw[pass]), free(db[pass]);
+  int same = 1;
+  for (int pass = 1; pass < PASSES; pass++)
+    same &= !memcmp(out[0], out[pass], (size_t)M * N * sizeof(float)) &&
+            !memcmp(dinp[0], dinp[pass], (size_t)M * K * sizeof(float)) &&
+            !memcmp(dw[0], dw[pass], (size_t)K * N * sizeof(float)) && !memcmp(db[0], db[pass], N * sizeof(float));
+  for (int pass = 0; pass < PASSES; pass++) free(out[pass]), free(dinp[pass]), free(dw[pass]), free(db[pass]);
   free(inp), free(w), free(bias), free(dout), free(dinp0), free(dw0), free(db0);
   return same;
 }
@@ -152,19 +210,21 @@ static int same_attention(int B, int T, int NH, int NKV, int hs) {
   const int qs = (NH + 2 * NKV) * hs, C = NH * hs;
   const size_t nqkv = (size_t)B * T * qs, natt = (size_t)B * NH * T * T, nout = (size_t)B * T * C;
   float *qkv = random_floats(nqkv), *dout = random_floats(nout);
-  float *out[2], *att[2], *dqkv[2], *datt = malloc(natt * sizeof(float));
+  float *out[PASSES], *att[PASSES], *dqkv[PASSES], *datt = malloc(natt * sizeof(float));
   if (!datt) abort();
-  for (int pass = 0; pass < 2; pass++) {
-    if (pass == 1) start_helpers(1);
+  for (int pass = 0; pass < PASSES; pass++) {
+    begin_pass(pass);
     out[pass] = random_floats(nout), att[pass] = random_floats(natt), dqkv[pass] = random_floats(nqkv);
     nd_attention_gqa_forward(out[pass], att[pass], qkv, qkv + C, qkv + C + NKV * hs, qs, qs, B, T, NH, NKV, hs);
     nd_attention_gqa_backward(dqkv[pass], dqkv[pass] + C, dqkv[pass] + C + NKV * hs, datt, dout, qkv, qkv + C,
                               qkv + C + NKV * hs, att[pass], qs, qs, B, T, NH, NKV, hs);
-    if (pass == 1) stop_helpers();
+    end_pass(pass);
   }
-  int same = !memcmp(out[0], out[1], nout * sizeof(float)) && !memcmp(att[0], att[1], natt * sizeof(float)) &&
-             !memcmp(dqkv[0], dqkv[1], nqkv * sizeof(float));
-  for (int pass = 0; pass < 2; pass++) free(out[pass]), free(att[pass]), free(dqkv[pass]);
+  int same = 1;
+  for (int pass = 1; pass < PASSES; pass++)
+    same &= !memcmp(out[0], out[pass], nout * sizeof(float)) && !memcmp(att[0], att[pass], natt * sizeof(float)) &&
+            !memcmp(dqkv[0], dqkv[pass], nqkv * sizeof(float));
+  for (int pass = 0; pass < PASSES; pass++) free(out[pass]), free(att[pass]), free(dqkv[pass]);
   free(qkv), free(dout), free(datt);
   return same;
 }
@@ -178,21 +238,54 @@ static void test_kernels(void) {
       nd__share_counts(&split0, &helped0);
       int same = same_products(shapes[i], trans_w);
       nd__share_counts(&split, &helped);
-      /* split whether or not the helper got a core to take its block: the owner takes what is left */
-      ok(same && split - split0 == 3,
-         "linear %dx%dx%d%s: the same bits in blocks as unsplit (%ld of 3 products "
-         "split, helper took %ld blocks)",
-         shapes[i].M, shapes[i].K, shapes[i].N, trans_w ? " (W transposed)" : "", split - split0, helped - helped0);
+      ok(same && split - split0 == 3 * PASSES,
+         "linear %dx%dx%d%s: the same bits helped, alone and with help off (%ld of %d products "
+         "in blocks, helper took %ld blocks)",
+         shapes[i].M, shapes[i].K, shapes[i].N, trans_w ? " (W transposed)" : "", split - split0, 3 * PASSES,
+         helped - helped0);
     }
   long split0, split, helped;
   nd__share_counts(&split0, &helped);
   int same = same_attention(4, 128, 4, 4, 64);
   nd__share_counts(&split, &helped);
-  ok(same && split - split0 == 2, "attention, 4 sequences of 128, 4 heads: the same bits in blocks as unsplit");
+  ok(same && split - split0 == 2 * PASSES, "attention, 4 sequences of 128, 4 heads: the same bits helped as alone");
   nd__share_counts(&split0, &helped);
   same = same_attention(5, 128, 6, 2, 32);
   nd__share_counts(&split, &helped);
-  ok(same && split - split0 == 2, "grouped-query attention, 5 sequences of 128: the same bits in blocks as unsplit");
+  ok(same && split - split0 == 2 * PASSES,
+     "grouped-query attention, 5 sequences of 128: the same bits helped as alone");
+}
+
+/* ---- what the blocks rely on from the BLAS */
+
+/* One sgemm call, its operands copied to addresses `shift` floats past a
+ * fresh allocation: a helper's block reads the same rows as the owner's
+ * would, but the buffers of two runs lie elsewhere. */
+static float *product_at(const float *a, const float *b, int M, int K, int N, int shift) {
+  float *a2 = malloc(((size_t)M * K + shift) * sizeof(float)), *b2 = malloc(((size_t)K * N + shift) * sizeof(float));
+  float *c = malloc(((size_t)M * N + shift) * sizeof(float)), *out = malloc((size_t)M * N * sizeof(float));
+  if (!a2 || !b2 || !c || !out) abort();
+  memcpy(a2 + shift, a, (size_t)M * K * sizeof(float));
+  memcpy(b2 + shift, b, (size_t)K * N * sizeof(float));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a2 + shift, K, b2 + shift, N, 0.0f,
+              c + shift, N);
+  memcpy(out, c + shift, (size_t)M * N * sizeof(float));
+  free(a2), free(b2), free(c);
+  return out;
+}
+
+static void test_blas_call(void) {
+  const int M = 256, K = 333, N = 515;
+  float *a = random_floats((size_t)M * K), *b = random_floats((size_t)K * N);
+  float *want = product_at(a, b, M, K, N, 0);
+  int same = 1;
+  for (int shift = 1; shift < 8 && same; shift++) {
+    float *got = product_at(a, b, M, K, N, shift);
+    same = !memcmp(want, got, (size_t)M * N * sizeof(float));
+    free(got);
+  }
+  ok(same, "one sgemm call, operands 1 to 7 floats off their alignment: the same bits");
+  free(a), free(b), free(want);
 }
 
 /* ---- three helpers racing over many products */
@@ -222,6 +315,7 @@ int main(void) {
   nd__share_enable(1);
   test_blocks();
   test_kernels();
+  test_blas_call();
   test_race();
   nd__share_enable(0);
   return done_testing();

@@ -1,21 +1,32 @@
 /* Row blocks of one kernel taken by its worker and idle workers (share.h).
  *
+ * The blocks are fixed by the kernel's shape alone, and each is one call
+ * of the kernel's row function whoever runs it: a helper changes who makes
+ * a call, never which calls are made, so the results are the same bits
+ * with help or without, on any BLAS whose call gives the same bits for the
+ * same arguments (docs/scheduler.md, *Determinism*).
+ *
  * One kernel is shared at a time: with two workers per pipeline pair that
- * is the case that pays, and a second kernel posted meanwhile runs unsplit.
- * The owner posts a job, then it and the helpers take blocks by an atomic
- * counter. A helper counts itself in `visitors` before it looks at the job
- * and leaves after its last block; the owner withdraws the job and waits
- * until no visitor is left, so the job, which lives in the owner's
- * thread, is never read after the owner returns. */
+ * is the case that pays, and a second kernel posted meanwhile runs its
+ * blocks alone. The owner posts a job, then it and the helpers take blocks
+ * by an atomic counter. A helper counts itself in `visitors` before it
+ * looks at the job and leaves after its last block; the owner withdraws the
+ * job and waits until no visitor is left, so the job, which lives on the
+ * owner's stack, is never read after the owner returns. */
 #include "kernels/cpu/share.h"
 
 #include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
+/* Two blocks: one for the worker, one for the helper its pipeline
+ * neighbour lends while it idles. A product cut in blocks packs its shared
+ * operand once per block, which costs whether or not anyone helps:
+ * measured on one core over the benchmark's products, 1-4% for two
+ * blocks, 3-8% for four, 8-20% for eight. */
+#define ND_SHARE_BLOCKS 2
 /* Below this a block's work (about 0.1 ms of one core) costs more to hand
- * over than it gains: OpenBLAS packs the shared operand again for each
- * block. */
+ * over than it gains. */
 #define ND_SHARE_MIN_BLOCK_FLOPS 2e7
 
 typedef struct share_job {
@@ -26,19 +37,12 @@ typedef struct share_job {
 } share_job;
 
 static _Atomic(share_job *) posted;
-static atomic_int offers;   /* threads that offer help now */
 static atomic_int visitors; /* helpers between looking at `posted` and leaving it */
 static atomic_int enabled;
 static atomic_long split, helped; /* kernels run in blocks, blocks run by helpers */
 static _Atomic(const nd_share_observer *) observer;
-static _Thread_local int offering;
 
-void nd__share_enable(int on) {
-  /* before the workers start: a worker of an earlier runtime that ended
-   * while it offered took its thread's flag with it, not its count */
-  atomic_store(&offers, 0);
-  atomic_store(&enabled, on);
-}
+void nd__share_enable(int on) { atomic_store(&enabled, on); }
 
 /* A spin that yields the core now and then: a helper that the system took
  * off its core (the submitting thread needs one too) must get it back. */
@@ -59,7 +63,16 @@ void nd__share_counts(long *n_split, long *n_helped) {
   *n_helped = atomic_load(&helped);
 }
 
-/* Takes blocks until none is left; returns how many it took. */
+int nd__share_blocks(int n, int align, double flops_per_row) {
+  if (n <= 0) return 0;
+  if (align < 1) align = 1;
+  int units = (n + align - 1) / align;
+  int worth = flops_per_row * n >= ND_SHARE_BLOCKS * ND_SHARE_MIN_BLOCK_FLOPS;
+  return units >= ND_SHARE_BLOCKS && worth ? ND_SHARE_BLOCKS : 1;
+}
+
+/* Takes blocks until none is left; returns how many it took. Block b is
+ * units [units b / blocks, units (b + 1) / blocks) of `align` rows. */
 static int run_blocks(share_job *j) {
   int ran = 0, units = (j->n + j->align - 1) / j->align;
   for (int b; (b = atomic_fetch_add(&j->next, 1)) < j->blocks; ran++) {
@@ -71,31 +84,22 @@ static int run_blocks(share_job *j) {
 }
 
 void nd__share_rows(int n, int align, double flops_per_row, nd_rows_fn fn, void *ctx) {
-  if (n <= 0) return;
-  if (align < 1) align = 1;
-  int helpers = atomic_load(&offers);
-  int blocks = helpers + 1;
-  double per_block = flops_per_row * n / blocks;
-  int units = (n + align - 1) / align;
-  if (helpers <= 0 || per_block < ND_SHARE_MIN_BLOCK_FLOPS || units < 2) {
+  int blocks = nd__share_blocks(n, align, flops_per_row);
+  if (blocks == 0) return;
+  if (blocks == 1) {
     fn(ctx, 0, n);
     return;
   }
-  if (blocks > units) blocks = units;
-  static _Thread_local share_job mine;
-  mine.fn = fn;
-  mine.ctx = ctx;
-  mine.n = n;
-  mine.align = align;
-  mine.blocks = blocks;
-  atomic_store(&mine.next, 0);
-  share_job *expected = NULL;
-  if (!atomic_compare_exchange_strong(&posted, &expected, &mine)) {
-    fn(ctx, 0, n); /* another kernel is shared now */
-    return;
-  }
+  share_job job = {.fn = fn, .ctx = ctx, .n = n, .align = align < 1 ? 1 : align, .blocks = blocks};
+  atomic_init(&job.next, 0);
   atomic_fetch_add(&split, 1);
-  run_blocks(&mine);
+  /* posted while help is on: a worker that runs out of tasks meanwhile
+   * takes the blocks still left */
+  share_job *expected = NULL;
+  int shared = atomic_load_explicit(&enabled, memory_order_relaxed) &&
+               atomic_compare_exchange_strong(&posted, &expected, &job);
+  run_blocks(&job);
+  if (!shared) return;
   atomic_store(&posted, NULL);
   /* the blocks a helper took are done when it leaves */
   for (unsigned spins = 0; atomic_load(&visitors);) cpu_relax(&spins);
@@ -103,10 +107,6 @@ void nd__share_rows(int n, int align, double flops_per_row, nd_rows_fn fn, void 
 
 int nd__share_help(void) {
   if (!atomic_load_explicit(&enabled, memory_order_relaxed)) return 0;
-  if (!offering) {
-    offering = 1;
-    atomic_fetch_add(&offers, 1);
-  }
   if (!atomic_load(&posted)) return 0;
   const nd_share_observer *obs = atomic_load(&observer);
   double start = obs ? obs->now() : 0;
@@ -118,10 +118,4 @@ int nd__share_help(void) {
   atomic_fetch_sub(&visitors, 1);
   if (ran) atomic_fetch_add(&helped, ran);
   return ran > 0;
-}
-
-void nd__share_withdraw(void) {
-  if (!offering) return;
-  offering = 0;
-  atomic_fetch_sub(&offers, 1);
 }

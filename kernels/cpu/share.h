@@ -3,31 +3,35 @@
  * A pipeline's workers idle in turns: the last stage while stage 0 runs the
  * step's first forward, stage 0 while the last stage runs a micro-batch's
  * forward and input gradient. A CPU worker of `ndws` with nothing to run
- * offers its core here (nd__share_help); a worker inside a matrix product
- * then splits it into row blocks that both take (nd__share_rows). Without an
- * offer the product runs as one call, as before.
+ * looks here (nd__share_help) for a kernel that another worker is running
+ * in blocks, and takes the blocks still left.
  *
- * Results stay those of the unsplit call: each block computes whole output
- * rows, and every caller's `fn` sums each output element in an order that
- * does not depend on where the blocks start (tests/test_share checks
- * OpenBLAS's products for it, bit for bit). */
+ * Results never depend on whether anyone helped: a kernel's blocks are
+ * fixed by its shape alone (nd__share_blocks), and each block is one call
+ * of the kernel's row function, made by whichever thread takes it. The
+ * unhelped kernel makes the same calls one after the other. So no caller
+ * relies on a row block computed alone giving the bits it has inside the
+ * whole product, which OpenBLAS's Haswell and Zen kernels do not
+ * (docs/scheduler.md, *Determinism*; tests/test_share). */
 #ifndef ND_KERNELS_CPU_SHARE_H
 #define ND_KERNELS_CPU_SHARE_H
 
 /* Computes rows [lo, hi) of the kernel's output. */
 typedef void (*nd_rows_fn)(void *ctx, int lo, int hi);
 
-/* Runs fn over rows [0, n): in one call unless a worker has offered help,
- * else in blocks of `align` rows or a multiple, each worth at least a
- * fixed amount of work at `flops_per_row`, taken by this thread and the
- * helpers. Returns once every row is done. */
+/* The blocks nd__share_rows cuts rows [0, n) into: 0 for no rows, 1 below
+ * a fixed amount of work at `flops_per_row`, else a fixed count of blocks
+ * of whole multiples of `align` rows. A function of its arguments only. */
+int nd__share_blocks(int n, int align, double flops_per_row);
+
+/* Runs fn over rows [0, n) in nd__share_blocks(n, align, flops_per_row)
+ * calls, each over one block; idle workers may take some of them while
+ * help is on. Returns once every row is done. */
 void nd__share_rows(int n, int align, double flops_per_row, nd_rows_fn fn, void *ctx);
 
-/* For a worker thread that has nothing to run: offers its core and runs
- * blocks of a shared kernel if there is one. Returns whether it ran any. */
+/* For a worker thread that has nothing to run: runs blocks of a kernel
+ * another thread shares now, if any. Returns whether it ran any. */
 int nd__share_help(void);
-/* The calling thread stops offering (it found a task, or goes to sleep). */
-void nd__share_withdraw(void);
 /* Since the process started: kernels run in blocks, and blocks that
  * helpers ran. */
 void nd__share_counts(long *split, long *helped);
@@ -43,7 +47,8 @@ typedef struct nd_share_observer {
 /* NULL stops. A helper reports before the kernel it helped returns, so an
  * observer need outlive only the kernels that ran while it was set. */
 void nd__share_observe(const nd_share_observer *obs);
-/* Whether workers may offer help at all (runtime.wait_policy); off by default. */
+/* Whether kernels are offered to helpers at all (runtime.wait_policy); off
+ * by default. Their blocks are the same either way. */
 void nd__share_enable(int on);
 
 #endif
