@@ -210,7 +210,7 @@ static int zb_times(const nd_graph *g, const double *seconds, int limit, int fil
       int w_first = ready[2] <= at && n[2] == n[1] - grad_w && n[1] < n[0];
       /* the last stage runs W right after its B, while B's outputs are in
        * the cache (a W run later reads them back from memory: 1.15 times
-       * its B against 1.07, docs/scheduler.md, round 14), except for the
+       * its B against 1.07, docs/scheduler.md, *Priorities*), except for the
        * last grad_w micro-batches, whose W's fill the cool-down */
       int hot = fill && s == p - 1 && after_b[s] && n[2] == n[1] - 1 && n[2] < m - grad_w && ready[2] <= at;
       int u = ready[1] <= at ? 1 : w_first || hot ? 2 : ready[0] <= at ? 0 : 2;

@@ -287,7 +287,7 @@ static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
      * its own, under the dynamic policies (the fixed orders keep the
      * textbook's memory): it then need not wait for the W of the micro-batch
      * whose slot it would reuse, and that W fills the wait for the last
-     * input gradient instead (docs/scheduler.md, round 16). Only the last
+     * input gradient instead (docs/scheduler.md, *Activation memory*). Only the last
      * forward: with one more slot for every forward each W ran later,
      * colder and slower, for no gain (*Where the last percent goes*). */
     g->fwd_w_tail[s] =

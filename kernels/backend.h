@@ -1,5 +1,5 @@
 /* Internal: the one interface through which a backend (a folder under
- * kernels/: cpu, opencl; cuda next) offers what it runs. Each fills one
+ * kernels/: cpu, opencl, cuda) offers what it runs. Each fills one
  * nd_backend_ops: start and stop of its device contexts and libraries, the
  * calling worker's queue, and per task kind a built-in implementation that
  * receives the task's tensors as descriptors in the order of the kind's row

@@ -5,9 +5,14 @@
  * neighbouring units and neighbouring pipeline stages sit next to each other.
  * A tensor-parallel group is moved forward, wasting spare units, when that
  * keeps it under one smaller subtree (one L3, one NUMA node, one PCIe
- * switch). With more ranks than units, consecutive ranks share a unit.
- * On a mixed node, CPU units come first, then each kind of device: with one
- * unit per rank, the first ranks get CPU workers and the last get devices. */
+ * switch). With more ranks than units, ranks share units: a replica's
+ * stages in V order (the unit of the first stage also runs the last) where
+ * the units divide evenly among the replicas and tp is 1, else consecutive
+ * ranks. Units are sorted GPUs first, then CPU cores, then OpenCL
+ * devices. Where there are GPUs, ranks go on the GPUs alone and the CPU
+ * units stay in the map for the tasks a GPU cannot run; on a node of CPU
+ * cores and OpenCL devices, with one unit per rank, the first ranks get CPU
+ * workers and the last get devices. */
 #ifndef ND_SCHEDULER_PLACEMENT_H
 #define ND_SCHEDULER_PLACEMENT_H
 

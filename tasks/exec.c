@@ -62,7 +62,7 @@ static int64_t round_up(int64_t x) { return (x + ND_ALIGN - 1) / ND_ALIGN * ND_A
  * transparent huge pages: one TLB entry per 2 MiB instead of 512, and
  * within each 2 MiB the same mapping to cache sets in every process instead
  * of whatever 4 KiB pages it was given (on the benchmark's model, steps up to
- * 6% shorter, none longer: docs/scheduler.md, history item 17). Advice only:
+ * 6% shorter, none longer: docs/scheduler.md, *Where the last percent goes*). Advice only:
  * the kernel may decline. */
 #define ND_HUGE_PAGE ((size_t)2 << 20)
 static void *alloc_block(size_t bytes) {
