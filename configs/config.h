@@ -23,7 +23,7 @@ enum nd_placement { ND_PLACEMENT_AFFINITY, ND_PLACEMENT_STRICT, ND_PLACEMENT_FRE
 enum nd_priority_order { ND_PRIORITY_PIPELINE, ND_PRIORITY_CRITICAL_PATH };
 /* What an idle worker of ndgraph's policies does while a step runs: poll
  * (active), poll and take row blocks of another worker's kernel (help,
- * kernels/cpu/share.h), sleep after about a millisecond (passive), or the
+ * common/share.h), sleep after about a millisecond (passive), or the
  * runtime's choice (scheduler/idle.h, tasks/runtime.c). */
 enum nd_wait_policy { ND_WAIT_AUTO, ND_WAIT_ACTIVE, ND_WAIT_PASSIVE, ND_WAIT_HELP };
 

@@ -3,14 +3,25 @@
 #include "scheduler/idle.h"
 
 #include <starpu.h>
+#include <string.h>
 #include <time.h>
 
-#include "kernels/cpu/share.h"
+#include "common/share.h"
 #include "scheduler/policies.h"
 
 static atomic_int stay_awake;
 
 void nd_idle_stay_awake(int on) { atomic_store(&stay_awake, on); }
+
+enum nd_wait_policy nd_idle_wait_policy(enum nd_wait_policy asked, const char *policy, int own_cores) {
+  enum nd_wait_policy wait = asked;
+  /* the fixed orders keep each stage's worker to its stage, as published */
+  if (wait == ND_WAIT_AUTO)
+    wait = !own_cores ? ND_WAIT_PASSIVE : strcmp(policy, "ndws") == 0 ? ND_WAIT_HELP : ND_WAIT_ACTIVE;
+  nd_idle_stay_awake(wait == ND_WAIT_ACTIVE || wait == ND_WAIT_HELP);
+  nd__share_enable(wait == ND_WAIT_HELP);
+  return wait;
+}
 
 int nd_idle_should_sleep(int *polls) {
   if (++*polls < ND_IDLE_POLLS) return 0;

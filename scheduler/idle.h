@@ -11,6 +11,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "configs/config.h"
+
 typedef struct nd_idle {
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -40,14 +42,20 @@ void nd_idle_sleep(nd_idle *s, unsigned long seen, int max_us);
  * main thread. */
 int nd_idle_should_sleep(int *polls);
 /* For a CPU worker that found nothing to run: lends its core to a kernel
- * another worker runs (kernels/cpu/share.h, runtime.wait_policy `help`),
+ * another worker runs (common/share.h, runtime.wait_policy `help`),
  * relaxed meanwhile so that pushers can lock it. Returns whether it helped;
  * then it has been busy and looks for work again before it may sleep. */
 int nd_idle_help(int *polls);
 /* The worker found a task: it is no longer idle. */
 void nd_idle_end(int *polls);
 /* Set before StarPU starts: whether idle workers stay awake while a step
- * runs (runtime.wait_policy: the runtime decides for `auto`). */
+ * runs. */
 void nd_idle_stay_awake(int on);
+/* runtime.wait_policy, decided here and nowhere else, before StarPU starts:
+ * `auto` is help under `ndws` and active under the other policies where
+ * each worker has a core of its own (own_cores), else passive. Sets whether
+ * idle workers stay awake and whether kernels are offered to them
+ * (common/share.h); returns the policy applied. */
+enum nd_wait_policy nd_idle_wait_policy(enum nd_wait_policy asked, const char *policy, int own_cores);
 
 #endif

@@ -1,6 +1,5 @@
 /* Starting StarPU with the configuration's workers and policy, and the
  * backends' device contexts; counted, since StarPU is one per process. */
-#include <cblas.h>
 #include <pthread.h>
 #include <sched.h>
 #include <starpu.h>
@@ -11,8 +10,7 @@
 
 #include "common/error.h"
 #include "kernels/backend.h"
-#include "kernels/cpu/openblas_core.h"
-#include "kernels/cpu/share.h"
+#include "kernels/blas.h"
 #include "scheduler/idle.h"
 #include "scheduler/policies.h"
 #include "tasks/collective.h"
@@ -106,13 +104,7 @@ static int start(const nd_config *cfg, nd_error *err) {
   /* idle workers stay awake through a step only where each has a core no
    * one else computes on: no CPU-type OpenCL device, no more threads than
    * cores, no other process of this job on the machine */
-  enum nd_wait_policy wait = cfg->runtime.wait_policy;
-  int own_cores = !opencl && !shared && workers + cuda <= cores;
-  /* the fixed orders keep each stage's worker to its stage, as published */
-  if (wait == ND_WAIT_AUTO)
-    wait = !own_cores ? ND_WAIT_PASSIVE : strcmp(policy, "ndws") == 0 ? ND_WAIT_HELP : ND_WAIT_ACTIVE;
-  nd_idle_stay_awake(wait == ND_WAIT_ACTIVE || wait == ND_WAIT_HELP);
-  nd__share_enable(wait == ND_WAIT_HELP);
+  nd_idle_wait_policy(cfg->runtime.wait_policy, policy, !opencl && !shared && workers + cuda <= cores);
 
   struct starpu_conf conf;
   starpu_conf_init(&conf);
@@ -135,7 +127,7 @@ static int start(const nd_config *cfg, nd_error *err) {
    * under `ndgraph calibrate` it spun forever */
   conf.catch_signals = 0;
   /* one BLAS thread per StarPU worker: the workers are the parallelism */
-  openblas_set_num_threads(1);
+  nd__blas_one_thread();
   static int blas_noted; /* once a process: a program that did not call nd_blas_select_kernels */
   const char *better = nd__blas_better_core();
   if (better && !blas_noted++)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Same seed, same bits (runtime.deterministic, the default), on a model
 # large enough that idle workers take blocks of the other's products and
-# attention (kernels/cpu/share.h: over 4e7 flops a kernel): three runs with
+# attention (common/share.h: over 4e7 flops a kernel): three runs with
 # the defaults and one whose idle workers sleep (wait_policy: passive) give
 # the same losses bit for bit in --metrics and the same bytes in the final
 # checkpoint's model and optimizer tensors. Pipeline of 2 stages, strict

@@ -12,7 +12,7 @@
 #include "kernels/cpu/reduce.c"
 #include "kernels/cpu/residual.c"
 #include "kernels/cpu/rmsnorm.c"
-#include "kernels/cpu/share.c"
+#include "common/share.c"
 #include "kernels/cpu/swiglu.c"
 #include "tests/tap.h"
 

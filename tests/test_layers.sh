@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The layers flow one way (issue 10, "a one-way house"): every #include of
-# the library and of the command line, checked against the rules below.
+# the library and of the command line, checked against the rules below,
+# and inside kernels/ each backend's folder its own.
 # A violation is named FILE:LINE with the rule it breaks.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 set -f # the rules hold a literal "*"
@@ -47,7 +48,30 @@ check() {
   done <<<"$rules"
 }
 
-found=$(check "$srcdir")
+# Inside kernels/: a backend's folder (kernels/cpu/, kernels/opencl/,
+# kernels/cuda/) is that backend's own. Only kernels/ includes from it, and
+# no backend from another's; the rest of the library sees kernels/*.h.
+# check_backends ROOT: one line per violation, FILE:LINE: ... includes PATH
+check_backends() {
+  local root=$1
+  find "$root" -name '*.[ch]' -not -path "$root/tests/*" -not -path "$root/bench/*" | sort | while read -r file; do
+    local rel=${file#"$root"/}
+    grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"kernels/[^/"]+/' "$file" | while IFS= read -r hit; do
+      local line=${hit%%:*} path=${hit#*\"}
+      path=${path%%\"*}
+      local sub=${path#kernels/}
+      sub=${sub%%/*}
+      case $rel in
+        kernels/"$sub"/*) ;;
+        kernels/*/*) echo "$rel:$line: a backend includes another backend's $path" ;;
+        kernels/*) ;;
+        *) echo "$rel:$line: only kernels/ includes $path" ;;
+      esac
+    done
+  done
+}
+
+found=$( (check "$srcdir"; check_backends "$srcdir") )
 [ -z "$found" ]
 ok $? "every #include follows the layer rules"
 [ -z "$found" ] || printf '%s\n' "$found" | sed 's/^/# /'
@@ -60,5 +84,13 @@ planted=$(check "$tmp")
 [ "$planted" = "graph/bad.c:3: graph/ includes tasks/exec.h
 cli/bad.c:2: cli/ includes trace/model.h" ]
 ok $? "a planted violation is named FILE:LINE ($(printf '%s' "$planted" | tr '\n' ';'))"
+mkdir -p "$tmp/scheduler" "$tmp/kernels/cuda" "$tmp/kernels/cpu"
+printf '#include "kernels/backend.h"\n#include "kernels/cpu/kernels.h"\n' >"$tmp/scheduler/bad.c"
+printf '#include "kernels/cuda/cuda.h"\n#include "kernels/cpu/kernels.h"\n' >"$tmp/kernels/cuda/bad.c"
+printf '#include "kernels/cpu/kernels.h"\n' >"$tmp/kernels/cpu/good.c"
+planted=$(check_backends "$tmp")
+[ "$planted" = "kernels/cuda/bad.c:2: a backend includes another backend's kernels/cpu/kernels.h
+scheduler/bad.c:2: only kernels/ includes kernels/cpu/kernels.h" ]
+ok $? "a planted include of a backend's folder is named FILE:LINE ($(printf '%s' "$planted" | tr '\n' ';'))"
 
 done_testing

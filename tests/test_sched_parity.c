@@ -6,11 +6,11 @@
  * (runtime.chain_tasks: false, tasks/chain.h). Two steps of the tiny model
  * keep it short. And on the benchmark's layer sizes, where idle workers
  * take row blocks of the other's kernels (runtime.wait_policy: help,
- * kernels/cpu/share.h), the same bits as without. tests/test_bits_coretypes.sh
+ * common/share.h), the same bits as without. tests/test_bits_coretypes.sh
  * runs it again under each OpenBLAS kernel set. */
 #include <math.h>
 
-#include "kernels/cpu/share.h"
+#include "common/share.h"
 #include "tests/runtime/harness.h"
 #include "tests/tap.h"
 

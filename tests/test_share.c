@@ -1,4 +1,4 @@
-/* Kernels shared with idle workers (kernels/cpu/share.h):
+/* Kernels shared with idle workers (common/share.h):
  *  - a kernel's blocks are fixed by its shape: the same (lo, hi) calls
  *    with no helper, with one and with three, every row once;
  *  - the matrix products and the attention give the same bits helped as
@@ -9,7 +9,7 @@
  *    the same arguments wherever its operands lie in memory;
  *  - three helpers racing over many products: every result still exact. */
 #include "kernels/cpu/kernels.h"
-#include "kernels/cpu/share.h"
+#include "common/share.h"
 #include "tests/tap.h"
 
 #include <cblas.h>

@@ -31,7 +31,7 @@ typedef struct nd_trace_step {
   double begin_us, end_us;
   nd_trace_transfer *transfers;
   int n_transfers;
-  /* when an idle worker ran blocks of another worker's kernel (runtime.wait_policy: help, kernels/cpu/share.h),
+  /* when an idle worker ran blocks of another worker's kernel (runtime.wait_policy: help, common/share.h),
    * between its own tasks; this process's workers only */
   nd_trace_time *helps;
   int n_helps, cap_helps;

@@ -5,7 +5,7 @@
  * after the step: one trace, a process per node, workers numbered across
  * the nodes (process p's after those of processes 0 to p - 1). The
  * stretches an idle worker spent in another worker's kernel come from the
- * kernels' observer (kernels/cpu/share.h), on the helper's thread, under a
+ * kernels' observer (common/share.h), on the helper's thread, under a
  * mutex; only this process's are kept. */
 #include "trace/recorder.h"
 
@@ -19,7 +19,7 @@
 
 #include "common/atomic.h"
 #include "common/error.h"
-#include "kernels/cpu/share.h"
+#include "common/share.h"
 #include "tasks/mpi.h"
 #include "trace/chrome.h"
 #include "trace/model.h"

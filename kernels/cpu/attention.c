@@ -5,7 +5,7 @@
 #include "kernels/cpu/clones.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/lanes.h"
-#include "kernels/cpu/share.h"
+#include "common/share.h"
 #include "kernels/cpu/simd_exp.h"
 
 #include <cblas.h>

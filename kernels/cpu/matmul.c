@@ -1,6 +1,6 @@
 /* Linear layer on CBLAS: out = inp . W + bias, and its two backward halves. */
 #include "kernels/cpu/kernels.h"
-#include "kernels/cpu/share.h"
+#include "common/share.h"
 
 #include <cblas.h>
 #include <string.h>

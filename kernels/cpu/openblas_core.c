@@ -14,7 +14,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "kernels/cpu/openblas_core.h"
+#include "kernels/blas.h"
 #include "ndgraph/ndgraph.h"
 
 /* the kernel sets of OpenBLAS 0.3.21 that use AVX2 and FMA or better */
@@ -37,6 +37,8 @@ static const char *best_core(void) {
 }
 
 const char *nd_blas_core(void) { return openblas_get_corename(); }
+
+void nd__blas_one_thread(void) { openblas_set_num_threads(1); }
 
 const char *nd__blas_better_core(void) {
   /* the user's choice, or this process already is the re-executed one */

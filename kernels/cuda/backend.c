@@ -10,7 +10,6 @@
 #include <starpu_cublas_v2.h>
 
 #include "kernels/backend.h"
-#include "kernels/cpu/kernels.h"
 #include "kernels/cuda/cuda.h"
 #include "kernels/device.h"
 #include "kernels/cuda/kernels.h"

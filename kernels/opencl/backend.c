@@ -5,7 +5,6 @@
 #include <starpu.h>
 
 #include "kernels/backend.h"
-#include "kernels/cpu/kernels.h"
 #include "kernels/device.h"
 #include "kernels/opencl/opencl.h"
 

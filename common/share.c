@@ -13,7 +13,7 @@
  * looks at the job and leaves after its last block; the owner withdraws the
  * job and waits until no visitor is left, so the job, which lives on the
  * owner's stack, is never read after the owner returns. */
-#include "kernels/cpu/share.h"
+#include "common/share.h"
 
 #include <sched.h>
 #include <stdatomic.h>

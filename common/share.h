@@ -13,8 +13,8 @@
  * relies on a row block computed alone giving the bits it has inside the
  * whole product, which OpenBLAS's Haswell and Zen kernels do not
  * (docs/scheduler.md, *Determinism*; tests/test_share). */
-#ifndef ND_KERNELS_CPU_SHARE_H
-#define ND_KERNELS_CPU_SHARE_H
+#ifndef ND_COMMON_SHARE_H
+#define ND_COMMON_SHARE_H
 
 /* Computes rows [lo, hi) of the kernel's output. */
 typedef void (*nd_rows_fn)(void *ctx, int lo, int hi);
