@@ -24,7 +24,7 @@ enum nd_priority_order { ND_PRIORITY_PIPELINE, ND_PRIORITY_CRITICAL_PATH };
 /* What an idle worker of ndgraph's policies does while a step runs: poll
  * (active), poll and take row blocks of another worker's kernel (help,
  * common/share.h), sleep after about a millisecond (passive), or the
- * runtime's choice (scheduler/idle.h, tasks/runtime.c). */
+ * runtime's choice (scheduler/idle.h, nd_idle_wait_policy). */
 enum nd_wait_policy { ND_WAIT_AUTO, ND_WAIT_ACTIVE, ND_WAIT_PASSIVE, ND_WAIT_HELP };
 
 /* Where a key was given (1-based), so that cross-key errors can point at it.

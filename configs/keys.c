@@ -2,6 +2,7 @@
  * range checks and suggestions are all driven from nd__keys; docs/config.md
  * explains the same keys for people. */
 #include "configs/keys.h"
+#include "configs/policies.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -56,9 +57,6 @@ static const struct nd__name wait_policies[] = {{"auto", ND_WAIT_AUTO},
                                                 {"help", ND_WAIT_HELP},
                                                 {NULL, 0}};
 static const struct nd__name all_devices[] = {{"all", -1}, {NULL, 0}};
-static const struct nd__name schedulers[] = {{"ndws", 0}, {"eager", 0},      {"prio", 0},  {"ws", 0},   {"lws", 0},
-                                             {"dmda", 0}, {"dmdas", 0},      {"gpipe", 0}, {"1f1b", 0}, {"zbh1", 0},
-                                             {"zbh2", 0}, {"1f1b-split", 0}, {NULL, 0}};
 
 const char *const nd__sections[] = {"model", "parallelism", "train", "data", "runtime", "trace", "log", "kernels"};
 const size_t nd__n_sections = sizeof nd__sections / sizeof nd__sections[0];
@@ -116,7 +114,7 @@ const struct nd__key nd__keys[] = {
     ENUM(data, format, formats, "text"),
 
     INT(runtime, workers, 0, 4096, "0"),
-    STR(runtime, scheduler, 1, schedulers, "ndws"),
+    STR(runtime, scheduler, 1, nd__policy_names, "ndws"),
     BOOL(runtime, deterministic, "true"),
     BOOL(runtime, chain_tasks, "true"),
     ENUM(runtime, placement, placements, "affinity"),

@@ -6,13 +6,14 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "configs/policies.h"
 
-int nd_fixed_schedule_of(const char *policy) {
-  static const char *const names[] = {"gpipe", "1f1b", "zbh1", "zbh2", "1f1b-split"};
-  for (int i = 0; i < 5; i++)
-    if (strcmp(policy, names[i]) == 0) return i;
-  return -1;
-}
+/* the fixed policies are listed in this enum's order (configs/policies.h) */
+_Static_assert(ND_POLICY_1F1B_SPLIT - ND_POLICY_FIRST_FIXED == ND_FIXED_1F1B_SPLIT &&
+                   ND_POLICY_COUNT - ND_POLICY_FIRST_FIXED == ND_FIXED_1F1B_SPLIT + 1,
+               "configs/policies.h lists the fixed orders as enum nd_fixed_schedule does");
+
+int nd_fixed_schedule_of(const char *policy) { return nd_policy_fixed_order(nd_policy_of(policy)); }
 
 const nd_cost_model nd_cost_cpu = {60e9, 10e9, 10e9, 5e-6};
 const nd_cost_model nd_cost_opencl = {15e9, 5e9, 10e9, 30e-6};

@@ -3,10 +3,10 @@
 #include "scheduler/idle.h"
 
 #include <starpu.h>
-#include <string.h>
 #include <time.h>
 
 #include "common/share.h"
+#include "configs/policies.h"
 #include "scheduler/policies.h"
 
 static atomic_int stay_awake;
@@ -17,7 +17,7 @@ enum nd_wait_policy nd_idle_wait_policy(enum nd_wait_policy asked, const char *p
   enum nd_wait_policy wait = asked;
   /* the fixed orders keep each stage's worker to its stage, as published */
   if (wait == ND_WAIT_AUTO)
-    wait = !own_cores ? ND_WAIT_PASSIVE : strcmp(policy, "ndws") == 0 ? ND_WAIT_HELP : ND_WAIT_ACTIVE;
+    wait = !own_cores ? ND_WAIT_PASSIVE : nd_policy_of(policy) == ND_POLICY_NDWS ? ND_WAIT_HELP : ND_WAIT_ACTIVE;
   nd_idle_stay_awake(wait == ND_WAIT_ACTIVE || wait == ND_WAIT_HELP);
   nd__share_enable(wait == ND_WAIT_HELP);
   return wait;

@@ -10,18 +10,14 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "configs/policies.h"
 #include "graph/priority.h"
 
 /* The range ndws advertises (scheduler/policies.h), so that priorities
  * collide exactly where the running scheduler's do. */
 #define ND_SIM_PRIO_MAX (1 << 24)
 
-int nd_sim_policy_known(const char *policy) {
-  static const char *const names[] = {"ndws", "eager", "prio", "ws", "lws", "dmda", "dmdas"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(policy, names[i]) == 0) return 1;
-  return nd_fixed_schedule_of(policy) >= 0;
-}
+int nd_sim_policy_known(const char *policy) { return nd_policy_of(policy) >= 0; }
 
 static int is_fixed(const char *policy) { return nd_fixed_schedule_of(policy) >= 0; }
 
@@ -68,7 +64,7 @@ int nd_sim_schedule_build(const nd_graph *g, const nd_edges *e, const nd_sim_mac
   nd_sim_place(m, n_ranks, g->tp, first, count);
   for (int r = 0; r < n_ranks; r++) s->rank_node[r] = m->node[first[r]];
   /* StarPU's own policies get no homes (they may use sched_data themselves) */
-  int ours = fixed || strcmp(policy, "ndws") == 0;
+  int p = nd_policy_of(policy), ours = fixed || p == ND_POLICY_NDWS;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
     int r = nd_rank_index(g, t->rank), home = nd_sim_task_worker(g, m, model, first, count, t, !fixed);
@@ -90,11 +86,11 @@ int nd_sim_schedule_build(const nd_graph *g, const nd_edges *e, const nd_sim_mac
     rc = nd_priorities(g, e, seconds, order, 0, ND_SIM_PRIO_MAX, s->priority);
   }
   s->fixed = fixed;
-  s->use_priority = strcmp(policy, "eager") != 0 && strcmp(policy, "dmda") != 0;
+  s->use_priority = p != ND_POLICY_EAGER && p != ND_POLICY_DMDA;
   /* dmda(s): every ready task to the worker that would finish it first, no
    * stealing; ndws: a thief takes a task only when it would finish it before
    * its owner (scheduler/ndws.c) */
-  int dmda = strncmp(policy, "dmda", 4) == 0, ndws = strcmp(policy, "ndws") == 0;
+  int dmda = p == ND_POLICY_DMDA || p == ND_POLICY_DMDAS, ndws = p == ND_POLICY_NDWS;
   s->earliest_finish = dmda;
   s->steal_if_faster = ndws;
   s->steal = !fixed && !dmda;

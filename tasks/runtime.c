@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "configs/policies.h"
 #include "kernels/backend.h"
 #include "kernels/blas.h"
 #include "scheduler/idle.h"
@@ -17,9 +18,6 @@
 #include "tasks/exec.h"
 #include "tasks/mpi.h"
 #include "tasks/nodes.h"
-
-/* StarPU's own policies that ndgraph can select by name. */
-static const char *const starpu_policies[] = {"eager", "prio", "ws", "lws", "dmda", "dmdas", NULL};
 
 /* The running StarPU: how many hold it, and what it was started with. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -50,15 +48,11 @@ void nd_runtime_starpu_env(void) {
 
 static int start(const nd_config *cfg, nd_error *err) {
   const char *policy = cfg->runtime.scheduler;
-  int known = 0;
+  /* ndgraph's policies go by struct, StarPU's by name (configs/policies.h) */
   struct starpu_sched_policy *own = nd_sched_policy(policy);
-  for (int i = 0; starpu_policies[i]; i++) known |= strcmp(policy, starpu_policies[i]) == 0;
-  if (!known && !own)
-    return nd__fail(
-        err, ND_ENOTIMPL,
-        "%s: runtime.scheduler '%s' is not implemented (available: ndws, gpipe, 1f1b, 1f1b-split, zbh1, zbh2, "
-        "eager, prio, ws, lws, dmda, dmdas)",
-        nd__config_origin(cfg, "runtime.scheduler"), policy);
+  if (!own && !nd_policy_is_starpu(nd_policy_of(policy)))
+    return nd__fail(err, ND_ENOTIMPL, "%s: runtime.scheduler '%s' is not a policy this build runs (docs/config.md)",
+                    nd__config_origin(cfg, "runtime.scheduler"), policy);
   int opencl = (int)cfg->runtime.opencl_devices;
   const nd_backend_ops *ocl = nd__backend(ND_BACKEND_OPENCL);
   if (opencl > 0 && !ocl)
