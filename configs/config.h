@@ -72,7 +72,9 @@ struct nd_config {
     int64_t steps, micro_batch_size;
     double lr;
     int64_t warmup_steps;
-    double weight_decay, grad_clip; /* grad_clip 0: no clipping */
+    double weight_decay;
+    double adam_beta1, adam_beta2, adam_epsilon; /* AdamW's moment decays and denominator term */
+    double grad_clip;                            /* 0: no clipping */
     uint64_t seed;
     int64_t eval_every, eval_batches; /* eval_every 0: never */
     int64_t save_every;               /* 0: only at the end */

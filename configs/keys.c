@@ -16,9 +16,9 @@
 /* The fields of a key of each type; INT(...) etc. are whole keys. */
 #define INT_(sec, key, lo, hi, dflt) \
   .section = #sec, .name = #key, .type = ND__T_INT, .off = OFF(sec.key), .min = (lo), .max = (hi), .def = dflt
-#define FLOAT_(sec, key, lo, open, hi, dflt)                                                                  \
-  .section = #sec, .name = #key, .type = ND__T_FLOAT, .off = OFF(sec.key), .fmin = (lo), .fmin_open = (open), \
-  .fmax = (hi), .def = dflt
+#define FLOAT_(sec, key, lo, lo_open, hi, hi_open, dflt)                                                         \
+  .section = #sec, .name = #key, .type = ND__T_FLOAT, .off = OFF(sec.key), .fmin = (lo), .fmin_open = (lo_open), \
+  .fmax = (hi), .fmax_open = (hi_open), .def = dflt
 #define BOOL_(sec, key, dflt) .section = #sec, .name = #key, .type = ND__T_BOOL, .off = OFF(sec.key), .def = dflt
 #define STR_(sec, key, least, allowed, dflt)                                                                    \
   .section = #sec, .name = #key, .type = ND__T_STR, .off = OFF(sec.key), .size = SIZE(sec.key), .min = (least), \
@@ -73,8 +73,8 @@ const struct nd__key nd__keys[] = {
     ONLY(GPT2, STR_, model, activation, 1, NULL, "gelu"),
     ONLY(LLAMA, INT_, model, n_kv_head, 0, 1024, "0"),
     ONLY(LLAMA, INT_, model, intermediate_size, 0, INT64_C(1) << 18, "0"),
-    ONLY(LLAMA, FLOAT_, model, rms_norm_eps, 0.0, 1, 1.0, "1e-5"),
-    ONLY(LLAMA, FLOAT_, model, rope_theta, 1.0, 0, 1e12, "10000"),
+    ONLY(LLAMA, FLOAT_, model, rms_norm_eps, 0.0, 1, 1.0, 0, "1e-5"),
+    ONLY(LLAMA, FLOAT_, model, rope_theta, 1.0, 0, 1e12, 0, "10000"),
     ONLY(LLAMA, BOOL_, model, tie_word_embeddings, "false"),
 
     INT(parallelism, data_parallel_size, 1, 1024, "1"),
@@ -98,10 +98,16 @@ const struct nd__key nd__keys[] = {
 
     INT(train, steps, 1, BILLION, "300"),
     INT(train, micro_batch_size, 1, INT64_C(1) << 16, "4"),
-    FLOAT(train, lr, 0.0, 1, 10.0, "3e-3"),
+    FLOAT(train, lr, 0.0, 1, 10.0, 0, "3e-3"),
     INT(train, warmup_steps, 0, BILLION, "20"),
-    FLOAT(train, weight_decay, 0.0, 0, 10.0, "0.1"),
-    FLOAT(train, grad_clip, 0.0, 0, 1e6, "1.0"),
+    FLOAT(train, weight_decay, 0.0, 0, 10.0, 0, "0.1"),
+    /* AdamW, named as Hugging Face's TrainingArguments: a beta of 1 makes the
+     * bias correction 1 / (1 - beta^t) divide by 0, an epsilon of 0 leaves
+     * 0 / 0 where a gradient has always been 0 */
+    FLOAT(train, adam_beta1, 0.0, 0, 1.0, 1, "0.9"),
+    FLOAT(train, adam_beta2, 0.0, 0, 1.0, 1, "0.95"),
+    FLOAT(train, adam_epsilon, 0.0, 1, 1.0, 0, "1e-8"),
+    FLOAT(train, grad_clip, 0.0, 0, 1e6, 0, "1.0"),
     {.section = "train", .name = "seed", .type = ND__T_U64, .off = OFF(train.seed), .def = "1337"},
     INT(train, eval_every, 0, BILLION, "50"),
     INT(train, eval_batches, 1, INT64_C(1) << 16, "8"),

@@ -12,7 +12,7 @@
 enum nd__type {
   ND__T_INT,   /* int64_t in min..max, or one of names (a word for a value outside) */
   ND__T_U64,   /* uint64_t, any value */
-  ND__T_FLOAT, /* double in fmin..fmax (fmin excluded when fmin_open) */
+  ND__T_FLOAT, /* double in fmin..fmax (fmin excluded when fmin_open, fmax when fmax_open) */
   ND__T_BOOL,  /* int, 0 or 1 */
   ND__T_STR,   /* char[size]; min is the least length; names restricts values */
   ND__T_ENUM,  /* an enum (int-sized) spelled by names */
@@ -35,7 +35,7 @@ struct nd__key {
   size_t max_items;             /* lists */
   int64_t min, max;             /* integers, items of integer lists, least string length */
   double fmin, fmax;            /* numbers */
-  int fmin_open;                /* numbers: fmin itself is not allowed */
+  int fmin_open, fmax_open;     /* numbers: fmin (fmax) itself is not allowed */
   const struct nd__name *names; /* ND__T_ENUM, the only strings allowed, or an INT's words; NULL-ended */
   const char *keyword;          /* ND__T_INTS: a word accepted in place of the list */
   size_t keyword_off;           /* the int flag the keyword sets */

@@ -96,11 +96,16 @@ static int out_of_range(const struct nd__key *k, const char *s, size_t len, char
   char shown[200];
   nd__show(shown, sizeof shown, s, len);
   if (k->type == ND__T_FLOAT)
-    return why_f(why, n, k, "%s is out of range, expected a number in %c%g, %g]", shown, k->fmin_open ? '(' : '[',
-                 k->fmin, k->fmax);
+    return why_f(why, n, k, "%s is out of range, expected a number in %c%g, %g%c", shown, k->fmin_open ? '(' : '[',
+                 k->fmin, k->fmax, k->fmax_open ? ')' : ']');
   if (k->type == ND__T_U64) return why_f(why, n, k, "%s is out of range, expected 0..%" PRIu64, shown, UINT64_MAX);
   return why_f(why, n, k, "%s is out of range, expected %" PRId64 "..%" PRId64 "%s%s%s", shown, k->min, k->max,
                k->names ? " or '" : "", k->names ? k->names[0].name : "", k->names ? "'" : "");
+}
+
+static int float_in_range(const struct nd__key *k, double v) {
+  return isfinite(v) && v >= k->fmin && !(k->fmin_open && v == k->fmin) && v <= k->fmax &&
+         !(k->fmax_open && v == k->fmax);
 }
 
 /* Decimal digits with an optional sign: 0, -1 (not an integer) or -2 (does
@@ -213,8 +218,7 @@ int nd__key_set_scalar(nd_config *cfg, const struct nd__key *k, const char *s, s
   case ND__T_FLOAT: {
     double v;
     if (parse_number(s, n, &v) < 0) return wrong_text(k, s, n, why, wn);
-    if (!isfinite(v) || v < k->fmin || (k->fmin_open && v == k->fmin) || v > k->fmax)
-      return out_of_range(k, s, n, why, wn);
+    if (!float_in_range(k, v)) return out_of_range(k, s, n, why, wn);
     memcpy(p, &v, sizeof v);
     return 0;
   }
@@ -341,8 +345,7 @@ int nd__key_check(const nd_config *cfg, const struct nd__key *k, char *why, size
     double v;
     memcpy(&v, p, sizeof v);
     snprintf(text, sizeof text, "%g", v);
-    if (!isfinite(v) || v < k->fmin || (k->fmin_open && v == k->fmin) || v > k->fmax)
-      return out_of_range(k, text, strlen(text), why, wn);
+    if (!float_in_range(k, v)) return out_of_range(k, text, strlen(text), why, wn);
     return 0;
   }
   case ND__T_BOOL: {

@@ -26,12 +26,6 @@ int nd_act_slot(const nd_graph *g, int s, enum nd_act_pool pool, int mb) {
   return mb % depth;
 }
 
-int32_t nd_graph_find(const nd_graph *g, const char *name) {
-  for (int32_t i = 0; i < g->n_tensors; i++)
-    if (strcmp(g->tensors[i].name, name) == 0) return i;
-  return -1;
-}
-
 /* Doubles *cap until it holds need elements of size elem. */
 static int grow(void **arr, int32_t *cap, int64_t need, size_t elem) {
   if (need <= *cap) return 0;

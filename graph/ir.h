@@ -241,7 +241,8 @@ typedef struct nd_graph {
   /* statistics: loss[d] (1, f64) is replica d's share of the step's mean
    * loss, on (d, last, 0); normsq (1, f64) on every rank ends as the squared
    * global gradient norm */
-  int32_t *loss; /* [dp] */
+  int32_t *loss;       /* [dp] */
+  int32_t grad_normsq; /* rank (0, 0, 0)'s normsq, the one the trainer reads; -1: none */
 } nd_graph;
 
 /* The slot of `pool` that micro-batch mb uses on stage s. */
@@ -260,8 +261,6 @@ int nd_task_kind_from_name(const char *name); /* -1 when unknown */
 static inline const nd_access *nd_task_access(const nd_graph *g, const nd_task *t) {
   return g->access + t->first_access;
 }
-/* Index of a tensor by name, or -1. Linear: for tools and tests. */
-int32_t nd_graph_find(const nd_graph *g, const char *name);
 int nd_rank_index(const nd_graph *g, nd_rank r);
 /* The place of a tensor in checkpoint order: GPT-2's wte, wpe, h.0 ... h.L-1, ln_f;
  * Llama's embed_tokens, layers 0 ... L-1, norm, lm_head. */

@@ -355,4 +355,5 @@ void nd__add_stats(nd__builder *b) {
         b->normsq[nd_rank_index(g, stat.home)] = nd__add_tensor(b, &stat);
       }
   }
+  g->grad_normsq = b->normsq[nd_rank_index(g, nd__rank(0, 0, 0))];
 }

@@ -162,7 +162,6 @@ int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *v
   }
   if (sent) memset(sent, 0, (size_t)procs * sizeof *sent);
   int64_t bytes = 0;
-  int32_t normsq = nd_graph_find(g, "d0p0t0.grad_normsq");
   for (int s = 0; s < steps; s++) {
     for (int32_t i = 0; i < g->n_tasks; i++) {
       const nd_task *t = &g->tasks[i];
@@ -183,7 +182,7 @@ int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *v
     }
     /* the trainer reads each replica's loss, then the gradient norm */
     for (int d = 0; d < g->dp; d++) bytes += fetch(g, g->loss[d], owner, procs, held, sent);
-    if (normsq >= 0) bytes += fetch(g, normsq, owner, procs, held, sent);
+    if (g->grad_normsq >= 0) bytes += fetch(g, g->grad_normsq, owner, procs, held, sent);
   }
   free(owner), free(held), free(reader), free(run_on);
   return bytes;

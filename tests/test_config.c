@@ -265,6 +265,9 @@ static void test_set(void) {
       {"model.n_layer=8", "8"},
       {"train.lr=1e-4", "0.0001"},
       {"train.seed=0", "0"},
+      {"train.adam_beta1=0", "0"},
+      {"train.adam_beta2=0.999", "0.999"},
+      {"train.adam_epsilon=1", "1"},
       {"runtime.deterministic=false", "false"},
       {"runtime.placement=free", "free"},
       {"runtime.scheduler=gpipe", "gpipe"},
@@ -306,6 +309,10 @@ static void test_set(void) {
        "--set:1:15: error: model.seq_len: 9223372036854775808 is out of range, expected 1..65536"},
       {"train.lr=-1", "--set:1:10: error: train.lr: -1 is out of range, expected a number in (0, 10]"},
       {"train.lr=nan", "--set:1:10: error: train.lr: expected a number, got 'nan'"},
+      {"train.adam_beta1=1", "--set:1:18: error: train.adam_beta1: 1 is out of range, expected a number in [0, 1)"},
+      {"train.adam_beta2=-0.1",
+       "--set:1:18: error: train.adam_beta2: -0.1 is out of range, expected a number in [0, 1)"},
+      {"train.adam_epsilon=0", "--set:1:20: error: train.adam_epsilon: 0 is out of range, expected a number in (0, 1]"},
       {"runtime.deterministic=1", "--set:1:23: error: runtime.deterministic: expected true or false, got '1'"},
       {"runtime.placement=tight", "--set:1:19: error: runtime.placement: expected one of: strict, affinity, free; got "
                                   "'tight'"},
@@ -441,6 +448,11 @@ static void test_validate_struct(void) {
          strcmp(err.msg, "<config>:1:1: error: model.n_layer: 0 is out of range, expected 1..1024") == 0,
      "range rechecked: %s", err.msg);
   cfg->model.n_layer = 4;
+  cfg->train.adam_beta2 = 1;
+  ok(nd_config_validate(cfg, &err) == ND_ECONFIG &&
+         strcmp(err.msg, "<config>:1:1: error: train.adam_beta2: 1 is out of range, expected a number in [0, 1)") == 0,
+     "open upper bound rechecked: %s", err.msg);
+  cfg->train.adam_beta2 = 0.95;
   cfg->runtime.placement = (enum nd_placement)7;
   ok(nd_config_validate(cfg, &err) == ND_ECONFIG &&
          strcmp(err.msg, "<config>:1:1: error: runtime.placement: unknown value 7") == 0,

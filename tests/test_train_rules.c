@@ -2,6 +2,9 @@
  * - AdamW decays matrices and embeddings only: one step with weight decay
  *   0.5 and one with 0 from the same start differ by exactly lr * 0.5 * p
  *   on those tensors, and not in a single bit on biases and LayerNorms;
+ * - AdamW takes train.adam_beta1, adam_beta2 and adam_epsilon: two steps with
+ *   values away from the defaults move a matrix by the closed form computed
+ *   here from the two steps' gradients, which each default would miss;
  * - the logged learning rate of every step is the closed form (linear
  *   warm-up, cosine to a tenth of lr at train.steps);
  * - step s trains on sequences s*G .. s*G + G - 1 of the file (sequence j:
@@ -19,6 +22,14 @@
 #define STEPS  12
 #define G      8
 #define T      16
+
+/* AdamW's keys away from their defaults (0.9, 0.95, 1e-8), each far enough
+ * that the closed form with the default instead is off by more than 10x the
+ * tolerance; epsilon near the gradients' size, so that it matters */
+#define BETA1       0.5
+#define BETA2       0.6
+#define EPS         1e-3
+#define ADAM_TENSOR "h.0.mlp.c_fc.weight"
 
 /* A matrix or an embedding, by its Hugging Face name: weights but LayerNorms' */
 static int decayed(const char *name) {
@@ -90,6 +101,78 @@ static void decay_mask(void) {
   }
   for (int i = 0; i < n; i++) free(with[i]), free(without[i]), free(p0[i]);
   free(with), free(without), free(p0);
+  nd_trainer_close(tr);
+  nd_config_free(cfg);
+}
+
+/* One tensor through two steps: parameters before and after each, each step's
+ * gradient and learning rate. */
+struct adam_run {
+  long long n;
+  float *p[3], *g[2];
+  double lr[2];
+};
+
+/* The larger relative error of the two steps' updates against AdamW's closed
+ * form without decay or clipping: m and v from 0, then step t moves p by
+ * -lr * m / (1 - b1^t) / (sqrt(v / (1 - b2^t)) + eps). */
+static double adam_error(const struct adam_run *r, double b1, double b2, double eps) {
+  double worst = 0;
+  for (int t = 1; t <= 2; t++) {
+    double num = 0, den = 0;
+    for (long long k = 0; k < r->n; k++) {
+      double m = 0, v = 0;
+      for (int s = 0; s < t; s++) {
+        double g = r->g[s][k];
+        m = b1 * m + (1 - b1) * g;
+        v = b2 * v + (1 - b2) * g * g;
+      }
+      double want = -r->lr[t - 1] * m / (1 - pow(b1, t)) / (sqrt(v / (1 - pow(b2, t))) + eps);
+      double got = (double)r->p[t][k] - r->p[t - 1][k];
+      num += (got - want) * (got - want);
+      den += want * want;
+    }
+    worst = fmax(worst, sqrt(num / den));
+  }
+  return worst;
+}
+
+static void adam_keys(void) {
+  char kv[3][48];
+  snprintf(kv[0], sizeof kv[0], "train.adam_beta1=%g", BETA1);
+  snprintf(kv[1], sizeof kv[1], "train.adam_beta2=%g", BETA2);
+  snprintf(kv[2], sizeof kv[2], "train.adam_epsilon=%g", EPS);
+  const char *ov[] = {kv[0], kv[1], kv[2], "train.weight_decay=0", "train.grad_clip=0", NULL};
+  nd_config *cfg = tiny_config(ov);
+  nd_trainer *tr = NULL;
+  nd_error err = {0};
+  struct adam_run r = {0};
+  const char *name = NULL;
+  int ran = 0;
+  if (cfg && nd_trainer_open(&tr, cfg, &err) == 0) {
+    for (int i = 0; (name = nd_trainer_tensor_name(tr, i, &r.n)) && strcmp(name, ADAM_TENSOR) != 0; i++) continue;
+    for (int i = 0; name && i < 3; i++) r.p[i] = malloc((size_t)r.n * sizeof(float));
+    for (int i = 0; name && i < 2; i++) r.g[i] = malloc((size_t)r.n * sizeof(float));
+    ran = name && !nd_trainer_gather(tr, ADAM_TENSOR, ND_GATHER_PARAM, r.p[0], r.n);
+    for (int s = 0; ran && s < 2; s++) {
+      nd_step_result res = {0};
+      ran = !nd_trainer_step(tr, &res, &err) && !nd_trainer_gather(tr, ADAM_TENSOR, ND_GATHER_GRAD, r.g[s], r.n) &&
+            !nd_trainer_gather(tr, ADAM_TENSOR, ND_GATHER_PARAM, r.p[s + 1], r.n);
+      r.lr[s] = res.lr;
+    }
+  }
+  if (ok(ran, "two steps with adam_beta1 %g, adam_beta2 %g, adam_epsilon %g", BETA1, BETA2, EPS)) {
+    double e = adam_error(&r, BETA1, BETA2, EPS);
+    ok(e < 1e-3, "%s moves as AdamW with the configured betas and epsilon (%.1e relative)", ADAM_TENSOR, e);
+    double e1 = adam_error(&r, 0.9, BETA2, EPS), e2 = adam_error(&r, BETA1, 0.95, EPS);
+    double e3 = adam_error(&r, BETA1, BETA2, 1e-8);
+    ok(fmin(e1, fmin(e2, e3)) > 1e-2,
+       "a key ignored would show: the default beta1 is %.1e off, beta2 %.1e, epsilon %.1e", e1, e2, e3);
+  } else {
+    diag("%s", err.msg);
+  }
+  for (int i = 0; i < 3; i++) free(r.p[i]);
+  for (int i = 0; i < 2; i++) free(r.g[i]);
   nd_trainer_close(tr);
   nd_config_free(cfg);
 }
@@ -167,6 +250,7 @@ static void data_order(void) {
 
 int main(void) {
   decay_mask();
+  adam_keys();
   schedule();
   data_order();
   return done_testing();

@@ -292,9 +292,9 @@ void nd_trainer_close(nd_trainer *tr) {
 static nd_step base_step(const nd_trainer *tr) {
   const nd_config *c = &tr->cfg;
   return (nd_step){.seq_limit = INT64_MAX,
-                   .beta1 = 0.9f,
-                   .beta2 = 0.95f,
-                   .eps = 1e-8f,
+                   .beta1 = (float)c->train.adam_beta1,
+                   .beta2 = (float)c->train.adam_beta2,
+                   .eps = (float)c->train.adam_epsilon,
                    .weight_decay = (float)c->train.weight_decay,
                    .grad_clip = (float)c->train.grad_clip,
                    .loss_scale = (float)(1.0 / ((double)tr->seqs_per_step * (double)c->model.seq_len))};
@@ -414,14 +414,13 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   if (rc) return rc;
   double ms = now_ms() - t0;
   double loss = total_loss(tr, tr->step_graph);
-  int32_t normsq = nd_graph_find(tr->step_graph, "d0p0t0.grad_normsq");
   tr->steps_done++;
   tr->steps_run++;
   memset(res, 0, sizeof *res);
   res->step = tr->steps_done;
   res->loss = loss;
   res->lr = s.lr;
-  res->grad_norm = sqrt(read_f64(tr, normsq));
+  res->grad_norm = sqrt(read_f64(tr, tr->step_graph->grad_normsq));
   res->step_ms = ms;
   res->tokens_per_s = (double)tr->seqs_per_step * (double)tr->cfg.model.seq_len / (ms / 1e3);
   res->gflops = (double)tr->model_flops / (ms / 1e3) / 1e9;

@@ -209,8 +209,8 @@ static void backward(nd_ref_gpt *g, const acts *a, const int32_t *inputs, const 
   free(dz);
 }
 
-double nd_ref_gpt_step(nd_ref_gpt *g, const int32_t *inputs, const int32_t *targets, int B, double lr,
-                       double weight_decay, double grad_clip, int t, double *grad_norm) {
+double nd_ref_gpt_step(nd_ref_gpt *g, const int32_t *inputs, const int32_t *targets, int B, double lr, double beta1,
+                       double beta2, double eps, double weight_decay, double grad_clip, int t, double *grad_norm) {
   acts a;
   if (acts_alloc(&a, g, B)) abort();
   for (int i = 0; i < g->n; i++) memset(g->grad[i], 0, (size_t)g->numel[i] * sizeof(double));
@@ -222,7 +222,7 @@ double nd_ref_gpt_step(nd_ref_gpt *g, const int32_t *inputs, const int32_t *targ
     for (int64_t k = 0; k < g->numel[i]; k++) sq += g->grad[i][k] * g->grad[i][k];
   double norm = sqrt(sq), scale = grad_clip > 0 && norm > grad_clip ? grad_clip / norm : 1.0;
   for (int i = 0; i < g->n; i++)
-    nd_ref_adamw(g->param[i], g->m[i], g->v[i], g->grad[i], g->numel[i], lr, 0.9, 0.95, 1e-8,
+    nd_ref_adamw(g->param[i], g->m[i], g->v[i], g->grad[i], g->numel[i], lr, beta1, beta2, eps,
                  g->decay[i] ? weight_decay : 0.0, scale, t);
   *grad_norm = norm;
   return loss;

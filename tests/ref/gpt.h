@@ -2,8 +2,9 @@
  * loops over the operators of ref.h, written from the README's rules rather
  * than from ndgraph's graph, so that a bug common to every layout of the real
  * trainer shows as a difference from this one. Pre-LayerNorm blocks, tanh
- * GeLU, lm head tied to wte; AdamW with beta (0.9, 0.95), eps 1e-8, decoupled
- * decay on matrices and embeddings only, gradients clipped by global norm. */
+ * GeLU, lm head tied to wte; AdamW with the caller's betas and epsilon,
+ * decoupled decay on matrices and embeddings only, gradients clipped by
+ * global norm. */
 #ifndef ND_TESTS_REF_GPT_H
 #define ND_TESTS_REF_GPT_H
 
@@ -34,7 +35,7 @@ double nd_ref_gpt_lr(double lr, int64_t warmup, int64_t steps, int64_t n);
 /* One optimizer step number t (1-based) on B sequences: inputs (B, T),
  * targets (B, T). Returns the mean cross-entropy before the update; the
  * gradient's global norm (before clipping) in *grad_norm. */
-double nd_ref_gpt_step(nd_ref_gpt *g, const int32_t *inputs, const int32_t *targets, int B, double lr,
-                       double weight_decay, double grad_clip, int t, double *grad_norm);
+double nd_ref_gpt_step(nd_ref_gpt *g, const int32_t *inputs, const int32_t *targets, int B, double lr, double beta1,
+                       double beta2, double eps, double weight_decay, double grad_clip, int t, double *grad_norm);
 
 #endif
