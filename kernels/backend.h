@@ -45,8 +45,7 @@ typedef struct nd_kcall {
 typedef int (*nd_impl_fn)(const nd_kcall *c);
 
 typedef struct nd_backend_ops {
-  const char *name; /* "cpu", "opencl" */
-  int device;       /* enum nd_kernel_backend */
+  int device; /* enum nd_kernel_backend; its name: nd_device_name (common/device.h) */
   /* After StarPU started the backend's workers: programs, libraries. NULL: nothing to do. */
   int (*start)(nd_error *err);
   void (*stop)(void);
@@ -80,7 +79,8 @@ typedef struct nd_backend_ops {
 
 /* The backends compiled in (kernels/backends.c), by device; NULL when absent. */
 const nd_backend_ops *nd__backend(int device);
-const char *nd__backend_name(int device);
+/* The backend StarPU worker `worker` runs tasks on (ND_BACKEND_CPU for a CPU worker). */
+int nd__worker_backend(int worker);
 /* CUDA devices on this machine, before StarPU starts (0: none, or no
  * driver); -1 when this ndgraph has no CUDA backend. */
 int nd__cuda_devices_present(void);

@@ -1,5 +1,8 @@
 /* The backends compiled into this ndgraph: the one place that knows which. */
 #include "kernels/backend.h"
+
+#include <starpu.h>
+
 #include "kernels/cuda/cuda.h"
 #include "ndconfig.h"
 
@@ -28,11 +31,15 @@ const nd_backend_ops *nd__backend(int device) {
   }
 }
 
-const char *nd__backend_name(int device) {
-  /* backends not compiled in still have a name for messages */
-  static const char *const names[ND_BACKEND_COUNT] = {"cpu", "cuda", "opencl"};
-  const nd_backend_ops *ops = nd__backend(device);
-  return ops ? ops->name : (unsigned)device < ND_BACKEND_COUNT ? names[device] : "?";
+int nd__worker_backend(int worker) {
+  switch (starpu_worker_get_type(worker)) {
+  case STARPU_OPENCL_WORKER:
+    return ND_BACKEND_OPENCL;
+  case STARPU_CUDA_WORKER:
+    return ND_BACKEND_CUDA;
+  default:
+    return ND_BACKEND_CPU;
+  }
 }
 
 int nd__cuda_devices_present(void) {

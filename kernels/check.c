@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/device.h"
 #include "common/error.h"
 #include "kernels/backend.h"
 #include "kernels/reference.h"
@@ -197,7 +198,7 @@ static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int dev
   nd_task t[8];
   int n = cases(kind, t, quick ? 1 : 8), failed = 0;
   char on[24] = "";
-  if (dev != ND_BACKEND_CPU) snprintf(on, sizeof on, " on %s", nd__backend_name(dev));
+  if (dev != ND_BACKEND_CPU) snprintf(on, sizeof on, " on %s", nd_device_name(dev));
   if (!reference[kind])
     return nd__fail(err, ND_EINVAL, "kernel check: %s has no double-precision reference", nd_task_kind_name(kind));
   for (int c = 0; c < n; c++) {
@@ -273,9 +274,9 @@ static int activation_on(const nd__kernel_impl *im, int dev, int64_t n, const fl
   int pass_f = ef < ND__TOL, pass_b = eb < ND__TOL;
   if (out) {
     fprintf(out, "activation %s forward (n %lld) on %s: rel err %.2e vs cpu: %s\n", im->name, (long long)n,
-            nd__backend_name(dev), ef, pass_f ? "ok" : "FAIL");
+            nd_device_name(dev), ef, pass_f ? "ok" : "FAIL");
     fprintf(out, "activation %s backward (n %lld) on %s: rel err %.2e vs cpu: %s\n", im->name, (long long)n,
-            nd__backend_name(dev), eb, pass_b ? "ok" : "FAIL");
+            nd_device_name(dev), eb, pass_b ? "ok" : "FAIL");
   }
   rc = !pass_f || !pass_b;
   goto cleanup;
@@ -369,7 +370,7 @@ int nd__kernel_check(enum nd_task_kind kind, const nd__kernel_impl *impl, int qu
       if (!nd__backend(dev)) {
         if (out)
           fprintf(out, "%s %s on %s: skipped (not in this build)\n", nd_task_kind_name(kind), impl->name,
-                  nd__backend_name(dev));
+                  nd_device_name(dev));
         continue;
       }
       int rc = check_kind(kind, impl, dev, quick, out, err);

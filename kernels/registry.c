@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/device.h"
 #include "common/error.h"
 
 #define ND__MAX_IMPLS       8
@@ -342,7 +343,7 @@ int nd__kernel_failure(nd_kernels *k, nd_error *err) {
   const nd__kernel_slot *s = &k->slot[k->failed_dev][k->failed_kind];
   atomic_store(&k->failed, 0);
   if (k->failed_dev != ND_BACKEND_CPU && !s->fn)
-    return nd__fail(err, ND_ERUNTIME, "%s backend: the built-in %s failed (error %d)", nd__backend_name(k->failed_dev),
+    return nd__fail(err, ND_ERUNTIME, "%s backend: the built-in %s failed (error %d)", nd_device_name(k->failed_dev),
                     nd_task_kind_name(k->failed_kind), k->failed_rc);
   return nd__fail(err, ND_EPLUGIN, "%s: kernel '%s' for %s returned %d", s->origin, s->name,
                   nd_task_kind_name(k->failed_kind), k->failed_rc);

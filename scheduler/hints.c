@@ -7,16 +7,17 @@
 
 #include "common/error.h"
 #include "graph/priority.h"
+#include "kernels/backend.h"
 #include "scheduler/policies.h"
 
 int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can, const nd_task *t, int spread) {
   int r = nd_rank_index(g, t->rank);
   int u = pl->first[r] + (spread && t->micro_batch >= 0 ? t->micro_batch % pl->count[r] : 0);
-  if (pl->units[u].kind == ND_UNIT_CPU || can->runs_on(can->ctx, t, pl->units[u].kind)) return u;
+  if (pl->units[u].kind == ND_BACKEND_CPU || can->runs_on(can->ctx, t, pl->units[u].kind)) return u;
   for (int i = pl->first[r]; i < pl->first[r] + pl->count[r]; i++)
-    if (pl->units[i].kind == ND_UNIT_CPU) return i;
+    if (pl->units[i].kind == ND_BACKEND_CPU) return i;
   for (int i = 0; i < pl->n_units; i++)
-    if (pl->units[i].kind == ND_UNIT_CPU) return i;
+    if (pl->units[i].kind == ND_BACKEND_CPU) return i;
   return u;
 }
 
@@ -25,7 +26,7 @@ int nd_coll_gpu_units(const nd_graph *g, const nd_rank_map *pl, const nd_task *t
   const nd_access *acc = nd_task_access(g, t);
   for (int p = 0; p < t->a.coll.nparts; p++) {
     unit[p] = pl->first[nd_rank_index(g, g->tensors[acc[p].tensor].home)];
-    if (pl->units[unit[p]].kind != ND_UNIT_GPU) return 0;
+    if (pl->units[unit[p]].kind != ND_BACKEND_CUDA) return 0;
     for (int q = 0; q < p; q++)
       if (pl->units[unit[q]].devid == pl->units[unit[p]].devid) return 0;
   }
@@ -35,7 +36,7 @@ int nd_coll_gpu_units(const nd_graph *g, const nd_rank_map *pl, const nd_task *t
 /* Two GPUs of one NVLink group (the topology's NVLinkGroup info): their
  * peer copies do not cross PCIe. */
 static int same_nvlink(const nd_unit *a, const nd_unit *b) {
-  if (a->kind != ND_UNIT_GPU || b->kind != ND_UNIT_GPU || !a->obj || !b->obj) return 0;
+  if (a->kind != ND_BACKEND_CUDA || b->kind != ND_BACKEND_CUDA || !a->obj || !b->obj) return 0;
   const char *ga = hwloc_obj_get_info_by_name(a->obj, "NVLinkGroup");
   const char *gb = hwloc_obj_get_info_by_name(b->obj, "NVLinkGroup");
   return ga && gb && strcmp(ga, gb) == 0;
@@ -61,7 +62,7 @@ int64_t nd_cross_node_bytes(const nd_graph *g, const nd_rank_map *pl, const nd_u
 
 /* A device runs the same task slower or faster than a core: the upward ranks
  * weigh each task with the cost model of the unit it runs on. */
-static const nd_cost_model *unit_cost(int kind) { return kind == ND_UNIT_CPU ? &nd_cost_cpu : &nd_cost_opencl; }
+static const nd_cost_model *unit_cost(int kind) { return kind == ND_BACKEND_CPU ? &nd_cost_cpu : &nd_cost_opencl; }
 
 /* Tasks that do the same work on the same kind of unit: one kind, FLOPs and
  * bytes (the sizes StarPU's history models key on). */
@@ -215,11 +216,8 @@ void nd_hints_free(nd_hints *h) {
 
 int nd_runtime_units(nd_unit *units, int max) {
   int n = 0;
-  for (unsigned w = 0; w < starpu_worker_get_count() && n < max; w++) {
-    enum starpu_worker_archtype arch = starpu_worker_get_type((int)w);
-    int kind = arch == STARPU_OPENCL_WORKER ? ND_UNIT_OPENCL : arch == STARPU_CUDA_WORKER ? ND_UNIT_GPU : ND_UNIT_CPU;
-    units[n++] = (nd_unit){starpu_worker_get_hwloc_obj((int)w), (int)w, kind, (int)starpu_worker_get_memory_node(w),
-                           starpu_worker_get_devid((int)w)};
-  }
+  for (unsigned w = 0; w < starpu_worker_get_count() && n < max; w++)
+    units[n++] = (nd_unit){starpu_worker_get_hwloc_obj((int)w), (int)w, nd__worker_backend((int)w),
+                           (int)starpu_worker_get_memory_node(w), starpu_worker_get_devid((int)w)};
   return n;
 }

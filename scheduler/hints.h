@@ -11,7 +11,7 @@
 #include "graph/ir.h"
 #include "scheduler/placement.h"
 
-/* Whether task t may run on a unit of kind `unit_kind` (enum nd_unit_kind).
+/* Whether task t may run on a unit of kind `unit_kind` (enum nd_kernel_backend).
  * The executor knows (tasks/schedule.h, ctx its state): the scheduler asks. */
 typedef struct nd_unit_check {
   int (*runs_on)(const void *ctx, const nd_task *t, int unit_kind);

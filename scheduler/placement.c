@@ -11,8 +11,17 @@
 #include "common/error.h"
 #include "scheduler/topology.h"
 
-/* GPUs first, then CPU cores, then OpenCL devices */
-static int unit_order(int kind) { return kind == ND_UNIT_GPU ? -1 : kind; }
+/* The order of the sorted units by kind: GPUs first (where there are any,
+ * ranks go on them alone), then CPU cores, then OpenCL devices (on a node of
+ * both, the last ranks get the devices). */
+static const int placement_order[] = {ND_BACKEND_CUDA, ND_BACKEND_CPU, ND_BACKEND_OPENCL};
+_Static_assert(sizeof placement_order / sizeof placement_order[0] == ND_BACKEND_COUNT, "every kind has its place");
+
+static int unit_order(int kind) {
+  int i = 0;
+  while (i < ND_BACKEND_COUNT && placement_order[i] != kind) i++;
+  return i;
+}
 
 static int cmp_unit(const void *a, const void *b) {
   const nd_unit *x = a, *y = b;
@@ -56,8 +65,8 @@ int nd_place(const nd_unit *units, int n_units, int dp, int pp, int tp, nd_rank_
   }
   memcpy(out->units, units, (size_t)n_units * sizeof *units);
   qsort(out->units, (size_t)n_units, sizeof *out->units, cmp_unit);
-  if (out->units[0].kind == ND_UNIT_GPU)
-    while (out->units[n_units - 1].kind != ND_UNIT_GPU) n_units--; /* the ranks' units: the GPUs */
+  if (out->units[0].kind == ND_BACKEND_CUDA)
+    while (out->units[n_units - 1].kind != ND_BACKEND_CUDA) n_units--; /* the ranks' units: the GPUs */
   if (n_units < n_ranks) {
     /* a replica's stages share its units in V order (zigzag): unit u takes
      * stages u and 2U - 1 - u, so the first stage's unit also runs the last

@@ -19,15 +19,13 @@
 #include <hwloc.h>
 #include <stdint.h>
 
-/* What a unit computes on. CPU units share the host's memory node; each
- * device has its own, and data moves to it. */
-enum nd_unit_kind { ND_UNIT_CPU, ND_UNIT_OPENCL, ND_UNIT_GPU };
+#include "ndgraph/kernel.h"
 
 typedef struct nd_unit {
   hwloc_obj_t obj; /* core, PU or GPU OS device; NULL when unknown */
   int id;          /* StarPU worker id, or an index for planning */
-  int kind;        /* enum nd_unit_kind */
-  int node;        /* memory node (0: host memory) */
+  int kind;        /* what it computes on: enum nd_kernel_backend (a GPU: ND_BACKEND_CUDA) */
+  int node;        /* memory node: 0, host memory, for every CPU unit; each device its own */
   int devid;       /* device number within its kind (OpenCL devices: opencl0, opencl1, ...) */
 } nd_unit;
 

@@ -21,7 +21,7 @@ int nd_plan_units(hwloc_topology_t topo, const nd_config *cfg, nd_unit **out, in
       if (!bigger) return free(u), ND_ENOMEM;
       u = bigger;
     }
-    u[n] = (nd_unit){o, n, ND_UNIT_GPU, n + 1, n};
+    u[n] = (nd_unit){o, n, ND_BACKEND_CUDA, n + 1, n};
     n++;
   }
   *gpus = n > 0;
@@ -35,8 +35,8 @@ int nd_plan_units(hwloc_topology_t topo, const nd_config *cfg, nd_unit **out, in
     if (!bigger) return free(u), ND_ENOMEM;
     u = bigger;
     for (int i = 0; i < want; i++)
-      u[n++] = (nd_unit){hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i), i, ND_UNIT_CPU, 0, i};
-    for (int d = 0; d < ocl; d++) u[n++] = (nd_unit){NULL, want + d, ND_UNIT_OPENCL, d + 1, d};
+      u[n++] = (nd_unit){hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i), i, ND_BACKEND_CPU, 0, i};
+    for (int d = 0; d < ocl; d++) u[n++] = (nd_unit){NULL, want + d, ND_BACKEND_OPENCL, d + 1, d};
   }
   *out = u;
   return n;

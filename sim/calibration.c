@@ -17,10 +17,17 @@
 #include <string.h>
 
 #include "common/atomic.h"
+#include "common/device.h"
 #include "common/file.h"
 #include "graph/priority.h"
 
 #define ND_CALIBRATION_FORMAT "ndgraph-calibration/1"
+
+/* The order a file lists device kinds in: cpu, opencl, cuda, as files were
+ * written before the kinds became the plugin ABI's enum (cpu, cuda, opencl),
+ * so that a machine calibrated again writes the same bytes. */
+static const int file_order[] = {ND_BACKEND_CPU, ND_BACKEND_OPENCL, ND_BACKEND_CUDA};
+_Static_assert(sizeof file_order / sizeof file_order[0] == ND_BACKEND_COUNT, "every device kind has its place");
 
 static void fit_from_cost(nd_sim_fit *f, const nd_cost_model *c) {
   *f = (nd_sim_fit){1, c->overhead_s, 1 / c->flops_per_s, 1 / c->bytes_per_s};
@@ -32,11 +39,11 @@ void nd_calibration_default(nd_calibration *c) {
                                                 ND_TASK_CE_COMBINE, ND_TASK_ALLREDUCE, ND_TASK_GRAD_SUMSQ};
   memset(c, 0, sizeof *c);
   for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
-    fit_from_cost(&c->model.fit[k][ND_SIM_CPU], &nd_cost_cpu);
-    fit_from_cost(&c->model.fit[k][ND_SIM_OPENCL], &nd_cost_opencl);
+    fit_from_cost(&c->model.fit[k][ND_BACKEND_CPU], &nd_cost_cpu);
+    fit_from_cost(&c->model.fit[k][ND_BACKEND_OPENCL], &nd_cost_opencl);
   }
   for (size_t i = 0; i < sizeof host_only / sizeof host_only[0]; i++)
-    c->model.fit[host_only[i]][ND_SIM_OPENCL].valid = 0;
+    c->model.fit[host_only[i]][ND_BACKEND_OPENCL].valid = 0;
   c->host_device_bps = 11e9; /* StarPU's bus calibration on this kind of machine (docs/opencl.md) */
   c->latency_s = 10e-6;
   snprintf(c->machine, sizeof c->machine, "built-in estimates (no calibration file)");
@@ -104,7 +111,7 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
     snprintf(why, sizeof why, "\"bus\" must be an object"), ok = 0;
   if (ok && cJSON_IsString(machine)) snprintf(c->machine, sizeof c->machine, "%s", machine->valuestring);
   cJSON_ArrayForEach(it, (ok ? devices : NULL)) {
-    int k = nd_sim_kind_from_name(it->string);
+    int k = nd_device_from_name(it->string);
     if (k < 0) {
       snprintf(why, sizeof why, "devices: unknown device kind '%.40s' (cpu, opencl, cuda)", it->string), ok = 0;
       break;
@@ -113,7 +120,7 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
     snprintf(where, sizeof where, "devices.%s", it->string);
     c->memory[k] = (int64_t)number(it, "memory_bytes", MAX_BYTES, where, why, sizeof why, &ok);
     c->model.gap_s[k] = number(it, "gap_us", MAX_US, where, why, sizeof why, &ok) * 1e-6;
-    if (k == ND_SIM_CPU)
+    if (k == ND_BACKEND_CPU)
       c->model.cpu_beside_opencl = number(it, "slowdown_beside_opencl", MAX_RATE, where, why, sizeof why, &ok);
   }
   if (ok && bus) {
@@ -132,7 +139,7 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
       break;
     }
     cJSON_ArrayForEach(dev, it) {
-      int k = nd_sim_kind_from_name(dev->string);
+      int k = nd_device_from_name(dev->string);
       char where[96];
       snprintf(where, sizeof where, "kinds.%.40s.%.20s", it->string, dev->string);
       if (k < 0 || !cJSON_IsObject(dev)) {
@@ -162,14 +169,14 @@ int nd_calibration_save(const nd_calibration *c, const char *path, nd_error *err
   cJSON_AddStringToObject(root, "format", ND_CALIBRATION_FORMAT);
   cJSON_AddStringToObject(root, "machine", c->machine);
   cJSON *devices = cJSON_AddObjectToObject(root, "devices");
-  for (int k = 0; k < ND_SIM_KINDS; k++) {
-    int used = 0;
+  for (int i = 0; i < ND_BACKEND_COUNT; i++) {
+    int k = file_order[i], used = 0;
     for (int t = 0; t < ND_TASK_KIND_COUNT; t++) used |= c->model.fit[t][k].valid;
     if (!used) continue;
-    cJSON *d = cJSON_AddObjectToObject(devices, nd_sim_kind_name(k));
+    cJSON *d = cJSON_AddObjectToObject(devices, nd_device_name(k));
     cJSON_AddNumberToObject(d, "memory_bytes", (double)c->memory[k]);
     cJSON_AddNumberToObject(d, "gap_us", c->model.gap_s[k] * 1e6);
-    if (k == ND_SIM_CPU && c->model.cpu_beside_opencl > 0)
+    if (k == ND_BACKEND_CPU && c->model.cpu_beside_opencl > 0)
       cJSON_AddNumberToObject(d, "slowdown_beside_opencl", c->model.cpu_beside_opencl);
   }
   cJSON *bus = cJSON_AddObjectToObject(root, "bus");
@@ -180,11 +187,11 @@ int nd_calibration_save(const nd_calibration *c, const char *path, nd_error *err
   cJSON *kinds = cJSON_AddObjectToObject(root, "kinds");
   for (int t = 0; t < ND_TASK_KIND_COUNT; t++) {
     cJSON *kind = NULL;
-    for (int k = 0; k < ND_SIM_KINDS; k++) {
-      const nd_sim_fit *f = &c->model.fit[t][k];
+    for (int i = 0; i < ND_BACKEND_COUNT; i++) {
+      const nd_sim_fit *f = &c->model.fit[t][file_order[i]];
       if (!f->valid) continue;
       if (!kind) kind = cJSON_AddObjectToObject(kinds, nd_task_kind_name((enum nd_task_kind)t));
-      cJSON *d = cJSON_AddObjectToObject(kind, nd_sim_kind_name(k));
+      cJSON *d = cJSON_AddObjectToObject(kind, nd_device_name(file_order[i]));
       cJSON_AddNumberToObject(d, "overhead_us", f->overhead_s * 1e6);
       cJSON_AddNumberToObject(d, "gflops", f->s_per_flop > 0 ? 1e-9 / f->s_per_flop : 0);
       cJSON_AddNumberToObject(d, "gbs", f->s_per_byte > 0 ? 1e-9 / f->s_per_byte : 0);

@@ -11,7 +11,7 @@
 
 typedef struct nd_calibration {
   nd_sim_model model;
-  int64_t memory[ND_SIM_KINDS]; /* bytes per device of that kind; 0: unknown (cpu: this machine's RAM) */
+  int64_t memory[ND_BACKEND_COUNT]; /* bytes per device of that kind; 0: unknown (cpu: this machine's RAM) */
   double host_device_bps, device_device_bps, latency_s; /* 0: unknown */
   char machine[128];
 } nd_calibration;

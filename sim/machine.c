@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/device.h"
 #include "common/topology.h"
 
 /* StarPU's build here starts at most this many CPU workers (STARPU_MAXCPUS). */
@@ -35,7 +36,7 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
   hwloc_topology_destroy(t);
   if (cores < 1) cores = 1;
   if (!xml[0] && cores > ND_SIM_HOST_MAX_CPUS) cores = ND_SIM_HOST_MAX_CPUS;
-  int devices = gpus ? gpus : (int)cfg->runtime.opencl_devices, kind = gpus ? ND_SIM_CUDA : ND_SIM_OPENCL;
+  int devices = gpus ? gpus : (int)cfg->runtime.opencl_devices, kind = gpus ? ND_BACKEND_CUDA : ND_BACKEND_OPENCL;
   int cpus = gpus ? 0 : cfg->runtime.workers ? (int)cfg->runtime.workers : cores - devices;
   if (!gpus && cpus < 1) cpus = 1;
   if (cpus + devices > ND_SIM_MAX_WORKERS || devices + 1 > ND_SIM_MAX_NODES)
@@ -44,11 +45,11 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
                     nd__config_origin(cfg, NULL), cpus, devices, ND_SIM_MAX_WORKERS, ND_SIM_MAX_NODES - 1);
   m->n_nodes = 1 + devices;
   snprintf(m->node_name[0], sizeof m->node_name[0], "host");
-  m->memory[0] = cal->memory[ND_SIM_CPU] ? cal->memory[ND_SIM_CPU] : ram;
-  for (int w = 0; w < cpus; w++) m->kind[m->n_workers] = ND_SIM_CPU, m->node[m->n_workers++] = 0;
+  m->memory[0] = cal->memory[ND_BACKEND_CPU] ? cal->memory[ND_BACKEND_CPU] : ram;
+  for (int w = 0; w < cpus; w++) m->kind[m->n_workers] = ND_BACKEND_CPU, m->node[m->n_workers++] = 0;
   for (int d = 0; d < devices; d++) {
     m->kind[m->n_workers] = kind, m->node[m->n_workers++] = 1 + d;
-    snprintf(m->node_name[1 + d], sizeof m->node_name[0], "%s%d", nd_sim_kind_name(kind), d);
+    snprintf(m->node_name[1 + d], sizeof m->node_name[0], "%s%d", nd_device_name(kind), d);
     m->memory[1 + d] = cal->memory[kind];
   }
   for (int a = 0; a < m->n_nodes; a++)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/device.h"
 #include "graph/split.h"
 #include "sim/machine.h"
 #include "sim/sched.h"
@@ -110,7 +111,7 @@ static int trial_machine(const nd_sim_machine *m, const nd_graph *g, const nd_ca
   *cpu = *m;
   cpu->n_workers = 0;
   for (int w = 0; w < m->n_workers; w++)
-    if (m->kind[w] == ND_SIM_CPU) {
+    if (m->kind[w] == ND_BACKEND_CPU) {
       cpu->kind[cpu->n_workers] = m->kind[w];
       cpu->node[cpu->n_workers++] = m->node[w];
     }
@@ -150,11 +151,10 @@ static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_conf
   int untimed = untimed_kind(g, &p->machine, &p->cal.model);
   if (untimed >= 0) {
     char kinds[64] = "";
-    for (int k = 0, seen = 0; k < ND_SIM_KINDS; k++)
+    for (int k = 0, seen = 0; k < ND_BACKEND_COUNT; k++)
       for (int w = 0; w < p->machine.n_workers; w++)
         if (p->machine.kind[w] == k) {
-          snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s", seen++ ? ", " : "",
-                   nd_sim_kind_name(k));
+          snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s", seen++ ? ", " : "", nd_device_name(k));
           break;
         }
     return nd__fail(c->err, ND_ECONFIG, "%s: kinds.%s: no timing for this machine's workers (%s): no layout can run it",

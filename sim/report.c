@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/device.h"
 #include "common/error.h"
 #include "sim/planner.h"
 
@@ -24,11 +25,11 @@ static void print_sets(FILE *out, const nd_candidate *c) {
 
 static void print_text(FILE *out, const nd_planning *p) {
   const nd_sim_machine *m = &p->machine;
-  int count[ND_SIM_KINDS] = {0};
+  int count[ND_BACKEND_COUNT] = {0};
   for (int w = 0; w < m->n_workers; w++) count[m->kind[w]]++;
   fprintf(out, "machine:");
-  for (int k = 0; k < ND_SIM_KINDS; k++)
-    if (count[k]) fprintf(out, " %d %s", count[k], nd_sim_kind_name(k));
+  for (int k = 0; k < ND_BACKEND_COUNT; k++)
+    if (count[k]) fprintf(out, " %d %s", count[k], nd_device_name(k));
   fprintf(out, " worker(s); calibration: %s\n", p->cal.machine);
   fprintf(out,
           "global batch: %lld sequences of %lld tokens; %d layouts simulated, %d rejected for memory, in %.2f s\n\n",

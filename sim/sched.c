@@ -35,11 +35,11 @@ int nd_sim_task_worker(const nd_graph *g, const nd_sim_machine *m, const nd_sim_
                        const int *count, const nd_task *t, int spread) {
   int r = nd_rank_index(g, t->rank);
   int u = first[r] + (spread && t->micro_batch >= 0 ? t->micro_batch % count[r] : 0);
-  if (m->kind[u] == ND_SIM_CPU || model->fit[t->kind][m->kind[u]].valid) return u;
+  if (m->kind[u] == ND_BACKEND_CPU || model->fit[t->kind][m->kind[u]].valid) return u;
   for (int i = first[r]; i < first[r] + count[r]; i++)
-    if (m->kind[i] == ND_SIM_CPU) return i;
+    if (m->kind[i] == ND_BACKEND_CPU) return i;
   for (int i = 0; i < m->n_workers; i++)
-    if (m->kind[i] == ND_SIM_CPU) return i;
+    if (m->kind[i] == ND_BACKEND_CPU) return i;
   return u;
 }
 

@@ -12,17 +12,6 @@
 
 #include "common/error.h"
 
-const char *nd_sim_kind_name(int kind) {
-  static const char *const names[] = {"cpu", "opencl", "cuda"};
-  return kind >= 0 && kind < ND_SIM_KINDS ? names[kind] : "unknown";
-}
-
-int nd_sim_kind_from_name(const char *name) {
-  for (int k = 0; k < ND_SIM_KINDS; k++)
-    if (strcmp(name, nd_sim_kind_name(k)) == 0) return k;
-  return -1;
-}
-
 double nd_sim_task_seconds(const nd_sim_model *m, const nd_task *t, int kind) {
   const nd_sim_fit *f = &m->fit[t->kind][kind];
   if (!f->valid) return -1;
@@ -186,13 +175,13 @@ static int32_t find(sim *S, int v, int w) {
 /* Whether an OpenCL worker is computing now. */
 static int opencl_busy(const sim *S) {
   for (int v = 0; v < S->m->n_workers; v++)
-    if (S->m->kind[v] == ND_SIM_OPENCL && S->running[v] >= 0) return 1;
+    if (S->m->kind[v] == ND_BACKEND_OPENCL && S->running[v] >= 0) return 1;
   return 0;
 }
 
 static void start(sim *S, int32_t t, int w) {
   double gap = S->model->gap_s[S->m->kind[w]], xfer = transfers(S, t, w, 1), c = compute_s(S, t, w);
-  if (!S->duration && S->m->kind[w] == ND_SIM_CPU && S->model->cpu_beside_opencl > 0 && opencl_busy(S))
+  if (!S->duration && S->m->kind[w] == ND_BACKEND_CPU && S->model->cpu_beside_opencl > 0 && opencl_busy(S))
     c *= S->model->cpu_beside_opencl;
   if (S->out->start) S->out->start[t] = S->now + gap;
   if (S->out->worker) S->out->worker[t] = w;

@@ -10,15 +10,14 @@
 #include <stdint.h>
 
 #include "graph/ir.h"
-
-enum nd_sim_kind { ND_SIM_CPU, ND_SIM_OPENCL, ND_SIM_CUDA, ND_SIM_KINDS };
+#include "ndgraph/kernel.h"
 
 #define ND_SIM_MAX_WORKERS 64
 #define ND_SIM_MAX_NODES   17
 
-/* The machine: worker w computes on kind[w] and reads memory node node[w]
- * (0: host memory). Workers are listed CPU cores first, then devices, in the
- * order placement takes them (hwloc depth-first). */
+/* The machine: worker w computes on kind[w] (enum nd_kernel_backend) and
+ * reads memory node node[w] (0: host memory). Workers are listed CPU cores
+ * first, then devices, in the order placement takes them (hwloc depth-first). */
 typedef struct nd_sim_machine {
   int n_workers, n_nodes;
   int kind[ND_SIM_MAX_WORKERS];
@@ -29,9 +28,6 @@ typedef struct nd_sim_machine {
   double latency_s;                                     /* per transfer */
 } nd_sim_machine;
 
-const char *nd_sim_kind_name(int kind);      /* "cpu", "opencl", "cuda" */
-int nd_sim_kind_from_name(const char *name); /* -1 when unknown */
-
 /* seconds = overhead_s + flops * s_per_flop + bytes * s_per_byte on one
  * worker of that kind; valid 0: the kind cannot run there. */
 typedef struct nd_sim_fit {
@@ -40,10 +36,10 @@ typedef struct nd_sim_fit {
 } nd_sim_fit;
 
 typedef struct nd_sim_model {
-  nd_sim_fit fit[ND_TASK_KIND_COUNT][ND_SIM_KINDS];
+  nd_sim_fit fit[ND_TASK_KIND_COUNT][ND_BACKEND_COUNT];
   /* scheduling cost between two tasks of a worker (pop, dependencies, the
    * submitting thread's share of the cores), per kind of worker */
-  double gap_s[ND_SIM_KINDS];
+  double gap_s[ND_BACKEND_COUNT];
   /* per-step cost outside the tasks (submission start, waiting for the end) */
   double step_overhead_s;
   /* a CPU task that starts while an OpenCL worker computes takes this many

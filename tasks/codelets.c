@@ -35,22 +35,11 @@ static void run_cpu(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_C
 static void run_opencl(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_OPENCL, dev_handle); }
 static void run_cuda(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_CUDA, local_ptr); }
 
-static int worker_backend(unsigned workerid) {
-  switch (starpu_worker_get_type((int)workerid)) {
-  case STARPU_OPENCL_WORKER:
-    return ND_BACKEND_OPENCL;
-  case STARPU_CUDA_WORKER:
-    return ND_BACKEND_CUDA;
-  default:
-    return ND_BACKEND_CPU;
-  }
-}
-
 /* A worker runs a task when its backend has an implementation selected for the task's kind. */
 static int can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl) {
   (void)nimpl;
   const nd__task_ctx *c = task->cl_arg;
-  return c && nd__kernels_runs(c->kernels, worker_backend(workerid), c->task);
+  return c && nd__kernels_runs(c->kernels, nd__worker_backend((int)workerid), c->task);
 }
 
 static struct starpu_perfmodel models[ND_TASK_KIND_COUNT];

@@ -8,7 +8,7 @@
 #include "tasks/schedule.h"
 
 static void print_unit(FILE *out, const nd_unit *u, int gpus) {
-  if (u->kind == ND_UNIT_OPENCL) {
+  if (u->kind == ND_BACKEND_OPENCL) {
     fprintf(out, "opencl%d", u->devid);
   } else if (gpus) {
     fprintf(out, "%s", u->obj->name ? u->obj->name : "gpu");
@@ -54,7 +54,7 @@ int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err) {
     for (int i = pl.first[r]; i < pl.first[r] + pl.count[r]; i++) fprintf(out, " %d", pl.units[i].id);
     fprintf(out, " %s", mixed ? "devices" : gpus ? "devices" : "cores");
     for (int i = pl.first[r]; i < pl.first[r] + pl.count[r]; i++) {
-      fputs(mixed && pl.units[i].kind == ND_UNIT_CPU ? " cpu:" : " ", out);
+      fputs(mixed && pl.units[i].kind == ND_BACKEND_CPU ? " cpu:" : " ", out);
       print_unit(out, &pl.units[i], gpus);
     }
     if (mixed || gpus) {

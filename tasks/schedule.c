@@ -11,8 +11,8 @@
 #include "tasks/mpi.h"
 
 int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind) {
-  if (unit_kind == ND_UNIT_CPU) return 1;
-  return nd_exec_runs_on_device(ctx, unit_kind == ND_UNIT_OPENCL ? ND_BACKEND_OPENCL : ND_BACKEND_CUDA, t);
+  /* a CPU worker takes every task: the one a device cannot run comes back to it */
+  return unit_kind == ND_BACKEND_CPU || nd_exec_runs_on_device(ctx, unit_kind, t);
 }
 
 /* All-reduces whose participants sit on different GPUs run on NCCL, once a
@@ -55,7 +55,7 @@ static int place(const nd_graph *g, int cpu_only, nd_rank_map *pl, nd_error *err
   nd_unit units[STARPU_NMAXWORKERS];
   int n = nd_runtime_units(units, STARPU_NMAXWORKERS), procs = nd_mpi_size(), ranks = g->dp * g->pp * g->tp, kept = 0;
   for (int i = 0; i < n; i++)
-    if (!cpu_only || units[i].kind == ND_UNIT_CPU) units[kept++] = units[i];
+    if (!cpu_only || units[i].kind == ND_BACKEND_CPU) units[kept++] = units[i];
   n = kept;
   int a = 0, b = ranks;
   if (procs > 1) own_ranks(g, procs, nd_mpi_rank(), &a, &b);

@@ -214,11 +214,11 @@ static void on_nccl(const nd_graph *g, nd_unit *units, const int *of_rank, int c
 static void plan(void) {
   nd_graph *g = graph(2, 2); /* ranks d0t0, d0t1, d1t0, d1t1 */
   if (!ok(g != NULL, "a dp 2, tp 2 graph")) return;
-  nd_unit units[5] = {{NULL, 0, ND_UNIT_CPU, 0, 0},
-                      {NULL, 1, ND_UNIT_GPU, 1, 0},
-                      {NULL, 2, ND_UNIT_GPU, 2, 1},
-                      {NULL, 3, ND_UNIT_GPU, 3, 2},
-                      {NULL, 4, ND_UNIT_GPU, 4, 3}};
+  nd_unit units[5] = {{NULL, 0, ND_BACKEND_CPU, 0, 0},
+                      {NULL, 1, ND_BACKEND_CUDA, 1, 0},
+                      {NULL, 2, ND_BACKEND_CUDA, 2, 1},
+                      {NULL, 3, ND_BACKEND_CUDA, 3, 2},
+                      {NULL, 4, ND_BACKEND_CUDA, 4, 3}};
   int own[RANKS] = {1, 2, 3, 4}, pairs[RANKS] = {1, 1, 2, 2}, cpu[RANKS] = {0, 2, 3, 4}, c[2][2];
   /* c[class][on NCCL] */
   on_nccl(g, units, own, -1, c);

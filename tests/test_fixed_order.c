@@ -70,10 +70,10 @@ static double simulated_step(const char *policy, const char *slots, int micro_ba
   /* the model gives the priorities the same task times as the run, as the
    * trainer's calibration step does (a zero model gave them none) */
   for (int k = 0; k < ND_TASK_KIND_COUNT; k++)
-    model.fit[k][ND_SIM_CPU] = (nd_sim_fit){.valid = 1,
-                                            .overhead_s = nd_cost_cpu.overhead_s,
-                                            .s_per_flop = 1 / nd_cost_cpu.flops_per_s,
-                                            .s_per_byte = 1 / nd_cost_cpu.bytes_per_s};
+    model.fit[k][ND_BACKEND_CPU] = (nd_sim_fit){.valid = 1,
+                                                .overhead_s = nd_cost_cpu.overhead_s,
+                                                .s_per_flop = 1 / nd_cost_cpu.flops_per_s,
+                                                .s_per_byte = 1 / nd_cost_cpu.bytes_per_s};
   double *dur = NULL, step = -1;
   if (!cfg || nd_graph_build(&g, cfg, 0, &err) || nd_graph_edges(g, &e)) goto done;
   const int *d0 = g->pool_slots[0], *d1 = g->pool_slots[1];

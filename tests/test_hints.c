@@ -35,7 +35,7 @@ int main(void) {
                                                      "runtime.placement=strict", NULL});
   nd_graph *g = NULL;
   nd_error err = {0};
-  nd_unit units[2] = {{NULL, 0, ND_UNIT_CPU, 0, 0}, {NULL, 1, ND_UNIT_CPU, 0, 1}};
+  nd_unit units[2] = {{NULL, 0, ND_BACKEND_CPU, 0, 0}, {NULL, 1, ND_BACKEND_CPU, 0, 1}};
   nd_rank_map pl;
   int rc = !cfg || nd_graph_build(&g, cfg, 0, &err) || nd_place(units, 2, 1, 2, 1, &pl);
   ok(!rc, "pp 2, 8 micro-batches on 2 workers (%s)", err.msg);

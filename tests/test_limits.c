@@ -113,7 +113,7 @@ static void test_wide_masks(const char *scheduler, const char *placement) {
   nd_graph *g = NULL;
   nd_error err = {0};
   nd_unit units[40];
-  for (int i = 0; i < 40; i++) units[i] = (nd_unit){NULL, i, ND_UNIT_CPU, 0, i};
+  for (int i = 0; i < 40; i++) units[i] = (nd_unit){NULL, i, ND_BACKEND_CPU, 0, i};
   nd_rank_map pl;
   nd_hints h;
   int rc = !cfg || nd_graph_build(&g, cfg, 0, &err) || nd_place(units, 40, 40, 1, 1, &pl);

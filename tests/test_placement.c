@@ -160,23 +160,39 @@ int main(void) {
 
   /* a node's runtime units with CUDA workers: the GPUs take the ranks, the
    * CPU workers stay in the map (for what a GPU cannot run) and take none */
-  nd_unit mixed[4] = {{NULL, 0, ND_UNIT_CPU, 0, 0},
-                      {NULL, 1, ND_UNIT_CPU, 0, 1},
-                      {NULL, 2, ND_UNIT_GPU, 1, 0},
-                      {NULL, 3, ND_UNIT_GPU, 2, 1}};
+  nd_unit mixed[4] = {{NULL, 0, ND_BACKEND_CPU, 0, 0},
+                      {NULL, 1, ND_BACKEND_CPU, 0, 1},
+                      {NULL, 2, ND_BACKEND_CUDA, 1, 0},
+                      {NULL, 3, ND_BACKEND_CUDA, 2, 1}};
   nd_rank_map m;
   int placed_ok = nd_place(mixed, 4, 1, 4, 1, &m) == 0, on_gpus = placed_ok && m.n_units == 4;
   for (int r = 0; on_gpus && r < 4; r++)
-    on_gpus =
-        m.count[r] == 1 && m.units[m.first[r]].kind == ND_UNIT_GPU && m.units[m.first[r]].id == 2 + (r == 1 || r == 2);
+    on_gpus = m.count[r] == 1 && m.units[m.first[r]].kind == ND_BACKEND_CUDA &&
+              m.units[m.first[r]].id == 2 + (r == 1 || r == 2);
   ok(on_gpus, "2 CPU workers + 2 GPUs, pp=4: two stages per GPU in V order (0 and 3, 1 and 2), none on a CPU worker, "
               "CPU workers "
               "kept in the map");
   if (placed_ok) nd_rank_map_free(&m);
   placed_ok = nd_place(mixed, 4, 1, 1, 1, &m) == 0;
-  ok(placed_ok && m.count[0] == 2 && m.units[m.first[0]].kind == ND_UNIT_GPU &&
-         m.units[m.first[0] + 1].kind == ND_UNIT_GPU,
+  ok(placed_ok && m.count[0] == 2 && m.units[m.first[0]].kind == ND_BACKEND_CUDA &&
+         m.units[m.first[0] + 1].kind == ND_BACKEND_CUDA,
      "2 CPU workers + 2 GPUs, one rank: both GPUs, no CPU worker");
+  if (placed_ok) nd_rank_map_free(&m);
+
+  /* the map's order of kinds is placement's own (GPUs, CPU cores, OpenCL
+   * devices), not the device enum's numbers (cpu, cuda, opencl) */
+  nd_unit kinds[4] = {{NULL, 0, ND_BACKEND_OPENCL, 1, 0},
+                      {NULL, 1, ND_BACKEND_CPU, 0, 0},
+                      {NULL, 2, ND_BACKEND_CUDA, 2, 0},
+                      {NULL, 3, ND_BACKEND_CPU, 0, 1}};
+  placed_ok = nd_place(kinds, 4, 1, 1, 1, &m) == 0;
+  ok(placed_ok && m.units[0].id == 2 && m.units[1].id == 1 && m.units[2].id == 3 && m.units[3].id == 0 &&
+         m.first[0] == 0 && m.count[0] == 1,
+     "a GPU, 2 CPU workers and an OpenCL device: sorted GPU, CPU, CPU, OpenCL; the rank on the GPU");
+  if (placed_ok) nd_rank_map_free(&m);
+  placed_ok = nd_place(kinds, 2, 1, 2, 1, &m) == 0;
+  ok(placed_ok && m.units[m.first[0]].kind == ND_BACKEND_CPU && m.units[m.first[1]].kind == ND_BACKEND_OPENCL,
+     "an OpenCL device listed before a CPU worker, pp=2: the first stage on the CPU worker, the last on the device");
   if (placed_ok) nd_rank_map_free(&m);
 
   /* ndgraph plan's mapping lines */

@@ -1,12 +1,17 @@
 /* The step simulator on graphs built by hand, whose schedules are known
  * exactly: a chain, a fork-join on k workers, a 1F1B pipeline with equal
  * stage times (bubble (p - 1) / (m + p - 1)), 1F1B (whole backward and B
- * then W) against ZB-H1 with B and W apart, a transfer between memory nodes, and the peak memory of each node. */
+ * then W) against ZB-H1 with B and W apart, a transfer between memory nodes, and the peak memory of each node;
+ * a calibration file's device kinds, written and read back. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/file.h"
 #include "graph/builder.h"
+#include "sim/calibration.h"
 #include "sim/sched.h"
 #include "sim/sim.h"
 #include "tests/tap.h"
@@ -49,7 +54,7 @@ static nd_sim_model any_model(void) {
   nd_sim_model model;
   memset(&model, 0, sizeof model);
   for (int k = 0; k < ND_TASK_KIND_COUNT; k++)
-    for (int d = 0; d < ND_SIM_KINDS; d++) model.fit[k][d].valid = 1;
+    for (int d = 0; d < ND_BACKEND_COUNT; d++) model.fit[k][d].valid = 1;
   return model;
 }
 
@@ -206,7 +211,7 @@ static void transfer(void) {
   task(g, ND_PHASE_F, 0, 0, &a, 1, b);
   task(g, ND_PHASE_F, 1, 0, &b, 1, c);
   nd_sim_machine m = cpus(1);
-  m.n_workers = 2, m.n_nodes = 2, m.kind[1] = ND_SIM_OPENCL, m.node[1] = 1;
+  m.n_workers = 2, m.n_nodes = 2, m.kind[1] = ND_BACKEND_OPENCL, m.node[1] = 1;
   m.bandwidth[0][1] = m.bandwidth[1][0] = 1000, m.latency_s = 0.5;
   double dur[2] = {1, 1};
   nd_sim_result r = {0};
@@ -231,9 +236,9 @@ static void beside_opencl(void) {
                     task(g, ND_PHASE_F, 1, 0, &u, 1, v)};
   g->tasks[ids[0]].flops = g->tasks[ids[1]].flops = 2, g->tasks[ids[2]].flops = 3;
   nd_sim_machine m = cpus(2);
-  m.kind[1] = ND_SIM_OPENCL;
+  m.kind[1] = ND_BACKEND_OPENCL;
   nd_sim_model model = any_model();
-  for (int d = 0; d < ND_SIM_KINDS; d++) model.fit[ND_TASK_RESIDUAL_FWD][d].s_per_flop = 0.5;
+  for (int d = 0; d < ND_BACKEND_COUNT; d++) model.fit[ND_TASK_RESIDUAL_FWD][d].s_per_flop = 0.5;
   nd_edges e;
   nd_sim_schedule s;
   nd_sim_result r[2] = {{0}};
@@ -254,6 +259,42 @@ static void beside_opencl(void) {
   nd_graph_free(g);
 }
 
+/* A calibration file names device kinds by string, listed cpu, opencl, cuda
+ * (docs/planner.md) whatever the device enum's numbers, and reads back to
+ * the same kinds. */
+static void calibration_file(void) {
+  char dir[] = "/tmp/nd-test-sim-XXXXXX", path[64];
+  if (!ok(mkdtemp(dir) != NULL, "a temporary directory")) return;
+  snprintf(path, sizeof path, "%s/cal.json", dir);
+  nd_calibration c, back;
+  nd_calibration_default(&c);
+  c.model.fit[ND_TASK_MATMUL_FWD][ND_BACKEND_CUDA] = (nd_sim_fit){1, 1e-5, 1e-12, 0};
+  c.memory[ND_BACKEND_CUDA] = INT64_C(1) << 30, c.memory[ND_BACKEND_OPENCL] = INT64_C(1) << 20;
+  nd_error err = {0};
+  char *text = NULL;
+  int rc = nd_calibration_save(&c, path, &err);
+  if (!rc) rc = nd__read_file(path, 1 << 20, &text, NULL);
+  /* the devices come first in the file, then each kind's entries */
+  const char *cpu = rc ? NULL : strstr(text, "\"cpu\""), *ocl = rc ? NULL : strstr(text, "\"opencl\""),
+             *cuda = rc ? NULL : strstr(text, "\"cuda\""), *mm = rc ? NULL : strstr(text, "\"matmul_fwd\"");
+  ok(cpu && ocl && cuda && cpu < ocl && ocl < cuda, "the devices are listed cpu, opencl, cuda");
+  const char *mm_cpu = mm ? strstr(mm, "\"cpu\"") : NULL, *mm_ocl = mm ? strstr(mm, "\"opencl\"") : NULL,
+             *mm_cuda = mm ? strstr(mm, "\"cuda\"") : NULL;
+  ok(mm_cpu && mm_ocl && mm_cuda && mm_cpu < mm_ocl && mm_ocl < mm_cuda, "so are matmul_fwd's entries");
+  if (!rc) rc = nd_calibration_load(&back, path, &err);
+  ok(rc == 0 && back.memory[ND_BACKEND_CUDA] == INT64_C(1) << 30 &&
+         back.memory[ND_BACKEND_OPENCL] == INT64_C(1) << 20 &&
+         back.model.fit[ND_TASK_MATMUL_FWD][ND_BACKEND_CUDA].valid &&
+         !back.model.fit[ND_TASK_ADAMW][ND_BACKEND_CUDA].valid &&
+         back.model.fit[ND_TASK_LOAD_BATCH][ND_BACKEND_CPU].valid &&
+         !back.model.fit[ND_TASK_LOAD_BATCH][ND_BACKEND_OPENCL].valid,
+     "read back: each kind's memory and timings under its own device kind");
+  if (rc) diag("%s", err.msg);
+  free(text);
+  remove(path);
+  rmdir(dir);
+}
+
 int main(void) {
   chain();
   fork_join(3, 6);
@@ -266,5 +307,6 @@ int main(void) {
   zero_bubble(2, 16);
   transfer();
   beside_opencl();
+  calibration_file();
   return done_testing();
 }

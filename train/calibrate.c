@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "kernels/backend.h"
 #include "sim/calibration.h"
 #include "sim/machine.h"
 #include "sim/sched.h"
@@ -41,18 +42,13 @@ static void task_done(void *user, int graph, int32_t task, double start, double 
   if (graph == 0) s->us[task] = end - start, s->start[task] = start, s->worker[task] = worker;
 }
 
-static int device_kind(int worker) {
-  enum starpu_worker_archtype t = starpu_worker_get_type(worker);
-  return t == STARPU_OPENCL_WORKER ? ND_SIM_OPENCL : t == STARPU_CUDA_WORKER ? ND_SIM_CUDA : ND_SIM_CPU;
-}
-
 /* Where task i of this step ran: beside an OpenCL device computing when it
  * started (the simulator's rule), beside an idle one, or on no CPU of a
  * machine with a device. */
 static int beside(const samples *s, int32_t n, int32_t i) {
-  if (device_kind(s->worker[i]) != ND_SIM_CPU || !nd_runtime_opencl_devices()) return ND_ALONE;
+  if (nd__worker_backend(s->worker[i]) != ND_BACKEND_CPU || !nd_runtime_opencl_devices()) return ND_ALONE;
   for (int32_t j = 0; j < n; j++)
-    if (device_kind(s->worker[j]) == ND_SIM_OPENCL && s->start[j] <= s->start[i] &&
+    if (nd__worker_backend(s->worker[j]) == ND_BACKEND_OPENCL && s->start[j] <= s->start[i] &&
         s->start[i] < s->start[j] + s->us[j])
       return ND_BESIDE_BUSY;
   return ND_BESIDE_IDLE;
@@ -156,7 +152,7 @@ static int probe(const nd_config *cfg, const char *what, samples *s, nd_calibrat
       }
       const nd_task *t = &g->tasks[i];
       if (!rc)
-        s->v[s->n++] = (sample){t->kind,          device_kind(s->worker[i]),          beside(s, g->n_tasks, i),
+        s->v[s->n++] = (sample){t->kind,          nd__worker_backend(s->worker[i]),   beside(s, g->n_tasks, i),
                                 (double)t->flops, (double)(t->bytes + t->comm_bytes), s->us[i] * 1e-6};
     }
     if (!rc) rc = nd_trainer_step(tr, &res, err);
@@ -177,7 +173,7 @@ static int probe(const nd_config *cfg, const char *what, samples *s, nd_calibrat
     double up = starpu_transfer_bandwidth(0, 1), down = starpu_transfer_bandwidth(1, 0);
     cal->host_device_bps = (up < down ? up : down) * 1e6; /* MB/s */
     cal->latency_s = starpu_transfer_latency(0, 1) * 1e-6;
-    cal->memory[ND_SIM_OPENCL] = (int64_t)starpu_memory_get_total(1);
+    cal->memory[ND_BACKEND_OPENCL] = (int64_t)starpu_memory_get_total(1);
   }
   for (int a = 0; a < ND_CAL_STEPS; a++) /* median: sort the three */
     for (int b = a + 1; b < ND_CAL_STEPS; b++)
@@ -293,7 +289,7 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
     }
     double busy = 0, alone = 0; /* CPU tasks beside the device computing: measured, and as the CPU fit has them */
     for (int64_t i = 0; i < s.n; i++) {
-      const nd_sim_fit *f = &cal.model.fit[s.v[i].kind][ND_SIM_CPU];
+      const nd_sim_fit *f = &cal.model.fit[s.v[i].kind][ND_BACKEND_CPU];
       if (s.v[i].beside != ND_BESIDE_BUSY) continue;
       busy += s.v[i].s;
       alone += f->overhead_s + s.v[i].flops * f->s_per_flop + s.v[i].bytes * f->s_per_byte;
@@ -302,7 +298,7 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
     /* gaps: the CPU's from the CPU probes (their median), then the device's
      * from the mixed probes with the CPU's fixed */
     for (int pass = 0; pass < 2 && !rc; pass++) {
-      int kind = pass ? ND_SIM_OPENCL : ND_SIM_CPU, n_gaps = 0;
+      int kind = pass ? ND_BACKEND_OPENCL : ND_BACKEND_CPU, n_gaps = 0;
       double gaps[N_PROBES];
       for (int i = 0; i < n_probes && !rc; i++)
         if ((pr[i].opencl > 0) == pass && !(rc = fit_gap(&pc[i], &cal, kind, pr[i].step_s, err)))

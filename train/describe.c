@@ -2,8 +2,8 @@
  * plugins supply, and how stage_layers: auto split the layers. */
 #include <string.h>
 
+#include "common/device.h"
 #include "kernels/registry.h"
-#include "scheduler/placement.h"
 #include "train/trainer_internal.h"
 
 void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices) {
@@ -28,9 +28,8 @@ int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, con
   return ND_EINVAL;
 }
 
-static const char *unit_name(int kind) {
-  return kind == ND_UNIT_CPU ? "cpu" : kind == ND_UNIT_OPENCL ? "opencl" : "gpu";
-}
+/* a CUDA device is a "gpu" in the stage lines, as the run header's GPU lines name it */
+static const char *unit_name(int kind) { return kind == ND_BACKEND_CUDA ? "gpu" : nd_device_name(kind); }
 
 int nd_trainer_stage(const nd_trainer *tr, int stage, nd_stage_info *out) {
   const nd_balance *b = nd__trainer_balance(tr);

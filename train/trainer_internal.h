@@ -40,7 +40,7 @@ typedef struct nd_balance {
   int stages;
   int mixed; /* the stages land on different kinds of device: times measured */
   int64_t split[ND_MAX_STAGES];
-  int kind[ND_MAX_STAGES];                                 /* enum nd_unit_kind */
+  int kind[ND_MAX_STAGES];                                 /* enum nd_kernel_backend */
   double layer_us[ND_MAX_STAGES], other_us[ND_MAX_STAGES]; /* per layer; the rest */
   int64_t balanced[ND_MAX_STAGES];                         /* the split that balances the stages' devices */
   double cpu_alone_ms;                                     /* a step on the CPU workers alone, when timed (else -1) */

@@ -49,7 +49,10 @@ enum nd_kernel_dtype { ND_KERNEL_F32, ND_KERNEL_I32, ND_KERNEL_F64 };
  * ignored from version 1 plugins) a descriptor's data is a device pointer,
  * nd_kernel_args.queue the calling worker's cudaStream_t and .device its
  * CUDA device (the current one); the kernel enqueues its work on that stream
- * and may return before it ends: ndgraph waits for the stream. */
+ * and may return before it ends: ndgraph waits for the stream.
+ * ndgraph's one list of device kinds: placement units and the simulator's
+ * workers carry it too. Plugins are built against these numbers: a new kind
+ * goes at the end, before ND_BACKEND_COUNT, and none is ever renumbered. */
 enum nd_kernel_backend { ND_BACKEND_CPU, ND_BACKEND_CUDA, ND_BACKEND_OPENCL, ND_BACKEND_COUNT };
 
 /* A tensor as a kernel sees it. Element (i0, i1, ...) is at

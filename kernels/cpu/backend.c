@@ -267,7 +267,6 @@ static int load_batch(const nd_kcall *c) {
 }
 
 const nd_backend_ops nd__cpu_backend = {
-    .name = "cpu",
     .device = ND_BACKEND_CPU,
     .kernel = {[ND_TASK_MATMUL_FWD] = matmul_fwd,
                [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,

@@ -222,7 +222,6 @@ static void *queue(int *device) {
 }
 
 const nd_backend_ops nd__cuda_backend = {
-    .name = "cuda",
     .device = ND_BACKEND_CUDA,
     .start = start,
     .stop = stop,

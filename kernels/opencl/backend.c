@@ -304,7 +304,6 @@ static void *queue(int *device) {
 }
 
 const nd_backend_ops nd__opencl_backend = {
-    .name = "opencl",
     .device = ND_BACKEND_OPENCL,
     .start = nd_ocl_load,
     .stop = nd_ocl_unload,
