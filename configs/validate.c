@@ -2,8 +2,10 @@
  * been written directly), then the rules that tie keys together. The first
  * failing rule is reported, at the first of its keys that was given. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/error.h"
@@ -45,6 +47,33 @@ static int check_ranges(const nd_config *cfg, nd_error *err) {
     snprintf(name, sizeof name, "%s.%s", nd__keys[i].section, nd__keys[i].name);
     return fail_at(cfg, err, KEYS(name), "%s", why);
   }
+  return 0;
+}
+
+/* v as the user wrote it: the fewest digits that read back as v. */
+static const char *shortest(char *out, size_t size, double v) {
+  for (int digits = 1; digits <= 17; digits++) {
+    snprintf(out, size, "%.*g", digits, v);
+    if (strtod(out, NULL) == v) break;
+  }
+  return out;
+}
+
+/* AdamW keeps its moments and takes its betas and epsilon in single
+ * precision: a beta that rounds to 1 there stops a moment (and its bias
+ * correction divides by 0), an epsilon that rounds to 0 divides by 0. */
+static int check_adam(const nd_config *cfg, nd_error *err) {
+  const double beta[2] = {cfg->train.adam_beta1, cfg->train.adam_beta2};
+  char shown[32];
+  for (int i = 0; i < 2; i++)
+    if ((float)beta[i] >= 1.0f)
+      return fail_at(cfg, err, KEYS(i ? "train.adam_beta2" : "train.adam_beta1"),
+                     "train.adam_beta%d: %s rounds to 1 in single precision, where AdamW computes; at most %.9g", i + 1,
+                     shortest(shown, sizeof shown, beta[i]), (double)nextafterf(1.0f, 0.0f));
+  if ((float)cfg->train.adam_epsilon == 0.0f)
+    return fail_at(cfg, err, KEYS("train.adam_epsilon"),
+                   "train.adam_epsilon: %s rounds to 0 in single precision, where AdamW computes; at least %.9g",
+                   shortest(shown, sizeof shown, cfg->train.adam_epsilon), (double)nextafterf(0.0f, 1.0f));
   return 0;
 }
 
@@ -205,6 +234,7 @@ int nd_config_validate(const nd_config *cfg, nd_error *err) {
   int rc;
   if (!cfg) return nd__fail(err, ND_EINVAL, "error: no configuration");
   if ((rc = check_ranges(cfg, err)) < 0) return rc;
+  if ((rc = check_adam(cfg, err)) < 0) return rc;
   if ((rc = check_arch(cfg, err)) < 0) return rc;
   if ((rc = check_shapes(cfg, err)) < 0) return rc;
   if ((rc = check_stages(cfg, err)) < 0) return rc;

@@ -453,6 +453,19 @@ static void test_validate_struct(void) {
          strcmp(err.msg, "<config>:1:1: error: train.adam_beta2: 1 is out of range, expected a number in [0, 1)") == 0,
      "open upper bound rechecked: %s", err.msg);
   cfg->train.adam_beta2 = 0.95;
+  /* in range as a double, not as the float AdamW computes in */
+  cfg->train.adam_beta1 = 0.9999999999;
+  ok(nd_config_validate(cfg, &err) == ND_ECONFIG &&
+         strcmp(err.msg, "<config>:1:1: error: train.adam_beta1: 0.9999999999 rounds to 1 in single precision, "
+                         "where AdamW computes; at most 0.99999994") == 0,
+     "a beta that rounds to 1 in float refused: %s", err.msg);
+  cfg->train.adam_beta1 = 0.9;
+  cfg->train.adam_epsilon = 1e-50;
+  ok(nd_config_validate(cfg, &err) == ND_ECONFIG &&
+         strcmp(err.msg, "<config>:1:1: error: train.adam_epsilon: 1e-50 rounds to 0 in single "
+                         "precision, where AdamW computes; at least 1.40129846e-45") == 0,
+     "an epsilon that rounds to 0 in float refused: %s", err.msg);
+  cfg->train.adam_epsilon = 1e-8;
   cfg->runtime.placement = (enum nd_placement)7;
   ok(nd_config_validate(cfg, &err) == ND_ECONFIG &&
          strcmp(err.msg, "<config>:1:1: error: runtime.placement: unknown value 7") == 0,
