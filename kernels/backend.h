@@ -57,6 +57,11 @@ typedef struct nd_backend_ops {
    * theirs in the plugin signature instead (kernel), as plugins do. */
   nd_impl_fn impl[ND_TASK_KIND_COUNT];
   nd_kernel_fn kernel[ND_TASK_KIND_COUNT];
+  /* Per kind the backend does not run: why, in one line (its tasks run on
+   * CPU workers). Every kind is implemented (impl or kernel) or declined
+   * here, never both: a kind with neither was forgotten (tests/test_kinds).
+   * The CPU backend declines nothing. */
+  const char *declined[ND_TASK_KIND_COUNT];
   /* kernel-check on this backend: runs fn on host descriptors d (copied to
    * a device and back). NULL: the CPU (fn runs on d directly). Returns fn's
    * code, or a negative ND_E* with err set when no device is usable. */

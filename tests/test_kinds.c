@@ -2,8 +2,9 @@
  * every kind has a row with a name, a cost and at most ND_KIND_MAX_BUFFERS
  * buffers; names are unique and round-trip; every kind runs on the CPU
  * backend and every replaceable kind has a built-in CPU kernel, which passes
- * kernel-check against the kind's double-precision reference; the graph of
- * a layout with every kind follows the rows; and docs/kernels.md lists each
+ * kernel-check against the kind's double-precision reference; every backend
+ * compiled in implements or explicitly declines every kind; the graph of a
+ * layout with every kind follows the rows; and docs/kernels.md lists each
  * row as nd_kind_describe prints it. */
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,29 @@ int main(void) {
   ok(cpu, "the CPU backend implements every kind");
   ok(kernel, "every replaceable kind has a built-in CPU kernel in the plugin signature");
 
+  /* every backend compiled in (a device backend's table is there without its
+   * device) implements or declines each kind, with a reason, never both: a
+   * new kind that a backend neither runs nor declines was forgotten there */
+  for (int b = 0; b < ND_BACKEND_COUNT; b++) {
+    const nd_backend_ops *ops = nd__backend(b);
+    if (!ops) {
+      skip("the %s backend implements or declines every kind: not compiled in", nd__backend_name(b));
+      continue;
+    }
+    char forgotten[1024] = "", both[1024] = "";
+    for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
+      const char *name = nd_kind((enum nd_task_kind)k)->name, *why = ops->declined[k];
+      if (!name) continue; /* no row: the first case fails */
+      int runs = ops->impl[k] || ops->kernel[k], declines = why && why[0];
+      char *list = runs && why ? both : !runs && !declines ? forgotten : NULL;
+      if (list) snprintf(list + strlen(list), sizeof forgotten - strlen(list), " %s", name);
+      if (declines && !runs) diag("%s declines %s: %s", ops->name, name, why);
+    }
+    ok(!forgotten[0] && !both[0], "the %s backend implements or declines each of the %d kinds%s%s%s%s", ops->name,
+       ND_TASK_KIND_COUNT, forgotten[0] ? "; neither implemented nor declined with a reason:" : "", forgotten,
+       both[0] ? "; both implemented and declined:" : "", both);
+  }
+
   /* kernel-check's double-precision references: one for every replaceable
    * kind but the activations, and the built-in CPU kernels meet them */
   for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
@@ -59,7 +83,7 @@ int main(void) {
                                "model.arch=llama",
                                "model.n_kv_head=2",
                                NULL};
-  int seen[ND_TASK_KIND_COUNT] = {0}, all = 1, follow = 1, rc = 0;
+  int seen[ND_TASK_KIND_COUNT] = {0}, follow = 1, rc = 0;
   nd_error err = {0};
   for (int arch = 0; arch < 2; arch++) {
     nd_config *cfg = tiny_config(arch ? llama : every);
@@ -73,10 +97,14 @@ int main(void) {
     nd_graph_free(g);
     nd_config_free(cfg);
   }
-  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) all &= seen[k];
-  ok(rc == 0 && all && follow,
-     "dp 2 x tp 2 x pp 2 graphs of GPT-2 and Llama have every kind, each task's buffers in its row's order%s%s",
-     rc ? ": " : "", rc ? err.msg : "");
+  char unseen[1024] = "";
+  for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
+    const char *name = nd_kind((enum nd_task_kind)k)->name;
+    if (!seen[k]) snprintf(unseen + strlen(unseen), sizeof unseen - strlen(unseen), " %s", name ? name : "(no row)");
+  }
+  ok(rc == 0 && !unseen[0] && follow,
+     "dp 2 x tp 2 x pp 2 graphs of GPT-2 and Llama have every kind, each task's buffers in its row's order%s%s%s%s",
+     rc ? ": " : "", rc ? err.msg : "", unseen[0] ? "; no task of:" : "", unseen);
 
   /* the documentation's table */
   char path[1100], line[512], doc[16384] = "";
