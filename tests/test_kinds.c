@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/device.h"
 #include "graph/kinds.h"
 #include "kernels/backend.h"
 #include "kernels/registry.h"
@@ -39,7 +40,7 @@ int main(void) {
   for (int b = 0; b < ND_BACKEND_COUNT; b++) {
     const nd_backend_ops *ops = nd__backend(b);
     if (!ops) {
-      skip("the %s backend implements or declines every kind: not compiled in", nd__backend_name(b));
+      skip("the %s backend implements or declines every kind: not compiled in", nd_device_name(b));
       continue;
     }
     char forgotten[1024] = "", both[1024] = "";
@@ -49,9 +50,9 @@ int main(void) {
       int runs = ops->impl[k] || ops->kernel[k], declines = why && why[0];
       char *list = runs && why ? both : !runs && !declines ? forgotten : NULL;
       if (list) snprintf(list + strlen(list), sizeof forgotten - strlen(list), " %s", name);
-      if (declines && !runs) diag("%s declines %s: %s", ops->name, name, why);
+      if (declines && !runs) diag("%s declines %s: %s", nd_device_name(b), name, why);
     }
-    ok(!forgotten[0] && !both[0], "the %s backend implements or declines each of the %d kinds%s%s%s%s", ops->name,
+    ok(!forgotten[0] && !both[0], "the %s backend implements or declines each of the %d kinds%s%s%s%s", nd_device_name(b),
        ND_TASK_KIND_COUNT, forgotten[0] ? "; neither implemented nor declined with a reason:" : "", forgotten,
        both[0] ? "; both implemented and declined:" : "", both);
   }
