@@ -21,7 +21,7 @@
  * max(critical path, work / 2), since its tasks may run on either worker.
  * POLICY#STAGES cuts the 4 layers into STAGES pipeline stages on the same 2
  * workers (ndws#4: two one-layer stages a worker, which share it in V order,
- * scheduler/placement.c); bubble s0 and s1 are then the workers'.
+ * placement/placement.c); bubble s0 and s1 are then the workers'.
  * POLICY~WAIT sets runtime.wait_policy (ndws~passive: idle workers sleep
  * after a millisecond even while the step runs; ndws~active: they poll but
  * take no part of another worker's kernel; 1f1b~help: the fixed order's

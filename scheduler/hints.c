@@ -10,17 +10,6 @@
 #include "kernels/backend.h"
 #include "scheduler/policies.h"
 
-int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can, const nd_task *t, int spread) {
-  int r = nd_rank_index(g, t->rank);
-  int u = pl->first[r] + (spread && t->micro_batch >= 0 ? t->micro_batch % pl->count[r] : 0);
-  if (pl->units[u].kind == ND_BACKEND_CPU || can->runs_on(can->ctx, t, pl->units[u].kind)) return u;
-  for (int i = pl->first[r]; i < pl->first[r] + pl->count[r]; i++)
-    if (pl->units[i].kind == ND_BACKEND_CPU) return i;
-  for (int i = 0; i < pl->n_units; i++)
-    if (pl->units[i].kind == ND_BACKEND_CPU) return i;
-  return u;
-}
-
 int nd_coll_gpu_units(const nd_graph *g, const nd_rank_map *pl, const nd_task *t, int *unit) {
   if (t->kind != ND_TASK_ALLREDUCE) return 0;
   const nd_access *acc = nd_task_access(g, t);
@@ -152,33 +141,14 @@ static int priorities(const nd_graph *g, const nd_config *cfg, const nd_rank_map
   return rc;
 }
 
-/* Whether the units are of more than one kind (a mixed node). */
-static int mixed_kinds(const nd_rank_map *pl) {
-  for (int i = 1; i < pl->n_units; i++)
-    if (pl->units[i].kind != pl->units[0].kind) return 1;
-  return 0;
-}
-
-/* Adds every unit of `kind` to mask. */
-static void kind_mask(const nd_rank_map *pl, int kind, uint32_t *mask) {
-  for (int i = 0; i < pl->n_units; i++)
-    if (pl->units[i].kind == kind && pl->units[i].id >= 0)
-      mask[pl->units[i].id / 32] |= UINT32_C(1) << (pl->units[i].id % 32);
-}
-
 int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_unit_check *can,
                      const double *measured, int lo, int hi, nd_hints *out) {
   memset(out, 0, sizeof *out);
   size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
   const char *policy = cfg->runtime.scheduler;
-  int fixed = nd_sched_is_fixed(policy);
+  int fixed = nd_sched_is_fixed(policy), deterministic = cfg->runtime.deterministic;
   enum nd_placement mode = cfg->runtime.placement;
-  /* Two kinds of device round differently (their own kernels): under
-   * runtime.deterministic a task that may leave its home stays on units of
-   * its home's kind, so its bits do not depend on who was idle
-   * (docs/scheduler.md, *Determinism*). */
-  int same_kind = cfg->runtime.deterministic && !fixed && mode != ND_PLACEMENT_STRICT && mixed_kinds(pl);
-  int restrict_workers = fixed || mode == ND_PLACEMENT_STRICT || same_kind;
+  int restrict_workers = nd_task_restricted(pl, fixed, mode, deterministic);
   out->priority = malloc(n * sizeof *out->priority);
   out->home = malloc(n * sizeof *out->home);
   out->mask_words = nd_rank_map_mask_words(pl);
@@ -186,20 +156,7 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
   nd_edges e = {0};
   int rc = !out->priority || !out->home || (restrict_workers && !out->workers) ? ND_ENOMEM : 0;
   if (rc || (rc = nd_graph_edges(g, &e))) goto cleanup;
-  for (int32_t i = 0; i < g->n_tasks; i++) {
-    const nd_task *t = &g->tasks[i];
-    /* a collective's home is its first participant, t->rank */
-    int r = nd_rank_index(g, t->rank);
-    const nd_unit *unit = &pl->units[nd_task_unit(g, pl, can, t, !fixed)];
-    int home = unit->id;
-    out->home[i] = mode == ND_PLACEMENT_FREE && !fixed ? -1 : home;
-    uint32_t *mask = out->workers ? &out->workers[(size_t)i * out->mask_words] : NULL;
-    if (mask) mask[home / 32] |= UINT32_C(1) << (home % 32);
-    if (mask && same_kind)
-      kind_mask(pl, unit->kind, mask);
-    else if (mask && !fixed)
-      nd_rank_map_mask(pl, r, mask);
-  }
+  nd_task_homes(g, pl, can, fixed, mode, deterministic, out->home, out->workers);
   rc = priorities(g, cfg, pl, can, &e, measured, out->home, lo, hi, out->priority);
 cleanup:
   nd_edges_free(&e);

@@ -1,6 +1,7 @@
 /* What the scheduler tells StarPU about each task of a graph: its home
- * worker (placement), the workers it may use (runtime.placement) and its
- * priority (upward rank, or the position in a fixed schedule). */
+ * worker and the workers it may use (runtime.placement), both from
+ * placement/homes.h as the simulator takes them, and its priority (upward
+ * rank, or the position in a fixed schedule). */
 #ifndef ND_SCHEDULER_HINTS_H
 #define ND_SCHEDULER_HINTS_H
 
@@ -9,14 +10,8 @@
 
 #include "configs/config.h"
 #include "graph/ir.h"
-#include "scheduler/placement.h"
-
-/* Whether task t may run on a unit of kind `unit_kind` (enum nd_kernel_backend).
- * The executor knows (tasks/schedule.h, ctx its state): the scheduler asks. */
-typedef struct nd_unit_check {
-  int (*runs_on)(const void *ctx, const nd_task *t, int unit_kind);
-  const void *ctx;
-} nd_unit_check;
+#include "placement/homes.h"
+#include "placement/placement.h"
 
 typedef struct nd_hints {
   int *priority;     /* [n_tasks], in the running policy's range */
@@ -31,11 +26,6 @@ typedef struct nd_hints {
 int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl, const nd_unit_check *can,
                      const double *measured, int lo, int hi, nd_hints *out);
 void nd_hints_free(nd_hints *h);
-
-/* The unit (an index into pl->units) task t of g runs on first: its rank's
- * unit (micro-batches spread over the rank's units when spread), or a CPU
- * unit, the rank's own first, when t cannot run on that unit's device. */
-int nd_task_unit(const nd_graph *g, const nd_rank_map *pl, const nd_unit_check *can, const nd_task *t, int spread);
 
 /* Whether all-reduce t runs as one task per participant on NCCL (docs/cuda.md):
  * the first unit of each participant's rank (its part's home) is a GPU, and

@@ -4,8 +4,6 @@ libndgraph_internal_la_SOURCES += \
 	scheduler/idle.c scheduler/idle.h \
 	scheduler/home.c scheduler/home.h \
 	scheduler/ndws.c scheduler/ndseq.c \
-	scheduler/policies.c scheduler/policies.h \
-	scheduler/topology.c scheduler/topology.h
+	scheduler/policies.c scheduler/policies.h
 libndgraph_internal_la_SOURCES += \
-	scheduler/placement.c scheduler/placement.h \
 	scheduler/hints.c scheduler/hints.h scheduler/report.c scheduler/fit.c

@@ -30,7 +30,7 @@
 #include "scheduler/idle.h"
 #include "scheduler/policies.h"
 #include "scheduler/queue.h"
-#include "scheduler/topology.h"
+#include "placement/topology.h"
 
 typedef struct ws_worker {
   nd_queue q;             /* the worker's sched mutex guards it */

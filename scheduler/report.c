@@ -8,7 +8,7 @@
 
 #include "common/error.h"
 #include "scheduler/hints.h"
-#include "scheduler/topology.h"
+#include "placement/topology.h"
 
 int nd_plan_units(hwloc_topology_t topo, const nd_config *cfg, nd_unit **out, int *gpus) {
   int n = 0, cap = 64;

@@ -33,7 +33,7 @@ mutants=(
   "st-offsets-unchecked~checkpoint/safetensors.c~s/e->begin > e->end || e->end > data_len/e->begin > e->end/~safetensors data_offsets past the file accepted"
   "latest-incomplete~checkpoint/checkpoint.c~s/if (is_complete(dir)) best = step;/if (is_complete(dir) || 1) best = step;/~the newest checkpoint chosen without checking it is complete"
   "config-heads-tp~configs/validate.c~s/if (head % tp)/if (0)/~n_head not divisible by tensor_parallel_size accepted"
-  "placement-blocks~scheduler/placement.c~s/zigzag = tp == 1 \&\& per_replica > 0;/zigzag = 0;/~stages that share units share them in blocks, not in V order"
+  "placement-blocks~placement/placement.c~s/zigzag = tp == 1 \&\& per_replica > 0;/zigzag = 0;/~stages that share units share them in blocks, not in V order"
   "chain-across-layers~tasks/chain.c~s/a->micro_batch == b->micro_batch \&\& a->layer == b->layer \&\&/a->micro_batch == b->micro_batch \&\&/~a chain runs on into the next layer's tasks"
   "auto-no-restart~train/trainer.c~s/rc = tr->steps_done ? nd__trainer_restart(tr, err) : 0;/rc = 0;/~stage_layers auto keeps the even split without restarting from step 0"
 )

@@ -14,15 +14,23 @@
 /* StarPU's build here starts at most this many CPU workers (STARPU_MAXCPUS). */
 #define ND_SIM_HOST_MAX_CPUS 4
 
-/* GPUs of the topology, each once: CUDA devices when listed, else any GPU OS device. */
-static int count_gpus(hwloc_topology_t t) {
-  int cuda = 0, any = 0;
-  for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(t, o));) {
-    if (!nd_topo_is_gpu(o)) continue;
-    any++;
-    cuda += o->subtype && strcmp(o->subtype, "CUDA") == 0;
-  }
-  return cuda ? cuda : any;
+/* Is o one of the topology's GPUs, each counted once: a CUDA device where
+ * any is listed (cuda: whether any is), else any GPU OS device. */
+static int is_gpu(hwloc_obj_t o, int cuda) {
+  return nd_topo_is_gpu(o) && (!cuda || (o->subtype && strcmp(o->subtype, "CUDA") == 0));
+}
+
+/* The GPU after o in the topology's order (o NULL: the first), or NULL. */
+static hwloc_obj_t next_gpu(hwloc_topology_t t, hwloc_obj_t o, int cuda) {
+  do o = hwloc_get_next_osdev(t, o);
+  while (o && !is_gpu(o, cuda));
+  return o;
+}
+
+static int count_gpus(hwloc_topology_t t, int cuda) {
+  int n = 0;
+  for (hwloc_obj_t o = next_gpu(t, NULL, cuda); o; o = next_gpu(t, o, cuda)) n++;
+  return n;
 }
 
 int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_machine *m, nd_error *err) {
@@ -31,23 +39,34 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
   hwloc_topology_t t;
   int rc = nd_topo_load(&t, xml, err);
   if (rc) return rc;
-  int cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE), gpus = count_gpus(t);
+  int cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE), cuda = count_gpus(t, 1) > 0, gpus = count_gpus(t, cuda);
   int64_t ram = (int64_t)hwloc_get_root_obj(t)->total_memory;
-  hwloc_topology_destroy(t);
   if (cores < 1) cores = 1;
   if (!xml[0] && cores > ND_SIM_HOST_MAX_CPUS) cores = ND_SIM_HOST_MAX_CPUS;
   int devices = gpus ? gpus : (int)cfg->runtime.opencl_devices, kind = gpus ? ND_BACKEND_CUDA : ND_BACKEND_OPENCL;
   int cpus = gpus ? 0 : cfg->runtime.workers ? (int)cfg->runtime.workers : cores - devices;
   if (!gpus && cpus < 1) cpus = 1;
-  if (cpus + devices > ND_SIM_MAX_WORKERS || devices + 1 > ND_SIM_MAX_NODES)
+  if (cpus + devices > ND_SIM_MAX_WORKERS || devices + 1 > ND_SIM_MAX_NODES) {
+    hwloc_topology_destroy(t);
     return nd__fail(err, ND_ECONFIG,
                     "%s: %d workers and %d devices: the planner simulates at most %d workers and %d devices",
                     nd__config_origin(cfg, NULL), cpus, devices, ND_SIM_MAX_WORKERS, ND_SIM_MAX_NODES - 1);
+  }
+  /* the workers keep their objects, as the runtime's units do (CPU worker w
+   * on core w, the GPUs in the topology's order; an OpenCL device has none,
+   * as scheduler/report.c's units), so that nd_place orders them alike */
+  m->topology = t;
   m->n_nodes = 1 + devices;
   snprintf(m->node_name[0], sizeof m->node_name[0], "host");
   m->memory[0] = cal->memory[ND_BACKEND_CPU] ? cal->memory[ND_BACKEND_CPU] : ram;
-  for (int w = 0; w < cpus; w++) m->kind[m->n_workers] = ND_BACKEND_CPU, m->node[m->n_workers++] = 0;
+  for (int w = 0; w < cpus; w++) {
+    m->obj[m->n_workers] = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, (unsigned)w);
+    m->kind[m->n_workers] = ND_BACKEND_CPU, m->node[m->n_workers++] = 0;
+  }
+  hwloc_obj_t gpu = NULL;
   for (int d = 0; d < devices; d++) {
+    gpu = gpus ? next_gpu(t, gpu, cuda) : NULL;
+    m->obj[m->n_workers] = gpu;
     m->kind[m->n_workers] = kind, m->node[m->n_workers++] = 1 + d;
     snprintf(m->node_name[1 + d], sizeof m->node_name[0], "%s%d", nd_device_name(kind), d);
     m->memory[1 + d] = cal->memory[kind];
@@ -58,4 +77,10 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
           a && b ? (cal->device_device_bps > 0 ? cal->device_device_bps : cal->host_device_bps) : cal->host_device_bps;
   m->latency_s = cal->latency_s;
   return 0;
+}
+
+void nd_sim_machine_free(nd_sim_machine *m) {
+  if (m->topology) hwloc_topology_destroy(m->topology);
+  memset(m->obj, 0, sizeof m->obj);
+  m->topology = NULL;
 }

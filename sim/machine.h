@@ -10,5 +10,7 @@
  * any; else the CPU workers and runtime.opencl_devices of this machine (or
  * of the topology's cores), as the runtime starts them. */
 int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_machine *m, nd_error *err);
+/* Releases the topology nd_sim_machine_from keeps (the workers' objects). */
+void nd_sim_machine_free(nd_sim_machine *m);
 
 #endif

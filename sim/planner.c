@@ -89,8 +89,8 @@ static int over_memory(const nd_planning *p, nd_candidate *cand, const int64_t *
 static int simulate_on(ctx *c, const nd_candidate *cand, const nd_graph *g, const nd_edges *e, const nd_config *cfg,
                        const nd_sim_machine *m, nd_sim_result *r) {
   nd_sim_schedule s;
-  int rc =
-      nd_sim_schedule_build(g, e, m, &c->p->cal.model, cand->scheduler, cand->placement, cfg->runtime.priorities, &s);
+  int rc = nd_sim_schedule_build(g, e, m, &c->p->cal.model, cand->scheduler, cand->placement,
+                                 cfg->runtime.deterministic, cfg->runtime.priorities, &s);
   if (rc) return rc;
   rc = nd_sim_run(g, e, m, &c->p->cal.model, NULL, &s, r);
   nd_sim_schedule_free(&s);
@@ -102,16 +102,19 @@ static int simulate_on(ctx *c, const nd_candidate *cand, const nd_graph *g, cons
  * and keeps the faster (train/trainer.c), unless placement is strict or the
  * order fixed. 0: no such trial. */
 static int trial_machine(const nd_sim_machine *m, const nd_graph *g, const nd_candidate *cand, nd_sim_machine *cpu) {
-  int n_ranks = g->dp * g->pp * g->tp, first[1024], count[1024], mixed = 0;
-  if (cand->placement == ND_PLACEMENT_STRICT || strcmp(cand->scheduler, "ndws") || n_ranks > 1024) return 0;
-  nd_sim_place(m, n_ranks, g->tp, first, count);
-  for (int r = 0; r < n_ranks; r++)
-    for (int u = first[r]; u < first[r] + count[r]; u++) mixed |= m->kind[u] != m->kind[first[0]];
+  nd_rank_map pl;
+  int mixed = 0;
+  if (cand->placement == ND_PLACEMENT_STRICT || strcmp(cand->scheduler, "ndws") || nd_sim_rank_map(m, g, &pl)) return 0;
+  for (int r = 0; r < pl.n_ranks; r++)
+    for (int u = pl.first[r]; u < pl.first[r] + pl.count[r]; u++)
+      mixed |= pl.units[u].kind != pl.units[pl.first[0]].kind;
+  nd_rank_map_free(&pl);
   if (!mixed) return 0;
   *cpu = *m;
   cpu->n_workers = 0;
   for (int w = 0; w < m->n_workers; w++)
     if (m->kind[w] == ND_BACKEND_CPU) {
+      cpu->obj[cpu->n_workers] = m->obj[w];
       cpu->kind[cpu->n_workers] = m->kind[w];
       cpu->node[cpu->n_workers++] = m->node[w];
     }
@@ -164,15 +167,11 @@ static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_conf
   int rc = nd_graph_edges(g, &e);
   if (rc) return rc;
   /* memory of the tensors where their ranks live, before any simulation */
-  int n_ranks = g->dp * g->pp * g->tp, *first = malloc((size_t)n_ranks * sizeof *first),
-      *count = malloc((size_t)n_ranks * sizeof *count);
+  nd_rank_map pl = {0};
   int64_t bytes[ND_SIM_MAX_NODES] = {0};
-  if (!first || !count) rc = ND_ENOMEM;
-  if (!rc) {
-    nd_sim_place(&p->machine, n_ranks, g->tp, first, count);
-    for (int32_t x = 0; x < g->n_tensors; x++)
-      bytes[p->machine.node[first[nd_rank_index(g, g->tensors[x].home)]]] += g->tensors[x].bytes;
-  }
+  rc = nd_sim_rank_map(&p->machine, g, &pl);
+  for (int32_t x = 0; x < g->n_tensors && !rc; x++)
+    bytes[pl.units[pl.first[nd_rank_index(g, g->tensors[x].home)]].node] += g->tensors[x].bytes;
   if (!rc && over_memory(p, cand, bytes)) {
     snprintf(cand->scheduler, sizeof cand->scheduler, "any");
     memcpy(cand->peak, bytes, sizeof bytes);
@@ -195,7 +194,7 @@ static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_conf
     }
   }
 cleanup:
-  free(first), free(count);
+  nd_rank_map_free(&pl);
   nd_edges_free(&e);
   return rc;
 }
@@ -212,14 +211,14 @@ static int layouts(ctx *c, nd_candidate *cand) {
   rc = policies(c, cand, g, &cfg);
   int pp = g->pp, L = g->L;
   double other[ND_MAX_STAGES] = {0}, per_layer[ND_MAX_STAGES] = {0};
-  int mixed = 0, n_ranks = g->dp * g->pp * g->tp, first[1024], count[1024];
-  if (!rc && pp > 1 && n_ranks <= 1024 && L < 257) {
-    const nd_sim_machine *m = &c->p->machine;
-    nd_sim_place(m, n_ranks, g->tp, first, count);
+  int mixed = 0;
+  nd_rank_map pl;
+  if (!rc && pp > 1 && L < 257 && !(rc = nd_sim_rank_map(&c->p->machine, g, &pl))) {
+    nd_unit_check can = nd_sim_unit_check(&c->p->cal.model);
     for (int32_t i = 0; i < g->n_tasks; i++) {
       const nd_task *t = &g->tasks[i];
       if (t->rank.dp || t->rank.tp) continue;
-      int kind = m->kind[nd_sim_task_worker(g, m, &c->p->cal.model, first, count, t, 0)];
+      int kind = pl.units[nd_task_unit(g, &pl, &can, t, 0)].kind;
       double sec = nd_sim_task_seconds(&c->p->cal.model, t, kind);
       if (t->layer >= 0 && t->layer < L)
         per_layer[t->rank.pp] += sec > 0 ? sec : 0;
@@ -228,8 +227,9 @@ static int layouts(ctx *c, nd_candidate *cand) {
     }
     for (int s = 0; s < pp; s++) {
       per_layer[s] /= g->stage_layers[s];
-      mixed |= m->kind[first[nd_rank_index(g, (nd_rank){0, s, 0})]] != m->kind[first[0]];
+      mixed |= pl.units[pl.first[nd_rank_index(g, (nd_rank){0, s, 0})]].kind != pl.units[pl.first[0]].kind;
     }
+    nd_rank_map_free(&pl);
   }
   nd_graph_free(g);
   if (rc || !mixed) return rc;
@@ -313,6 +313,7 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
 }
 
 void nd_planning_free(nd_planning *p) {
+  nd_sim_machine_free(&p->machine);
   free(p->plans);
   free(p->rejected);
   p->plans = p->rejected = NULL;

@@ -7,6 +7,7 @@
 #ifndef ND_SIM_SIM_H
 #define ND_SIM_SIM_H
 
+#include <hwloc.h>
 #include <stdint.h>
 
 #include "graph/ir.h"
@@ -17,11 +18,17 @@
 
 /* The machine: worker w computes on kind[w] (enum nd_kernel_backend) and
  * reads memory node node[w] (0: host memory). Workers are listed CPU cores
- * first, then devices, in the order placement takes them (hwloc depth-first). */
+ * first, then devices, as the runtime numbers its workers; placement
+ * (placement/placement.h) orders them as it orders the runtime's. */
 typedef struct nd_sim_machine {
   int n_workers, n_nodes;
   int kind[ND_SIM_MAX_WORKERS];
   int node[ND_SIM_MAX_WORKERS];
+  /* worker w's core or GPU in topology, as the runtime's unit has it, so
+   * that placement sorts and groups the workers as it does the runtime's;
+   * NULL: unknown (every worker of a machine described by hand) */
+  hwloc_obj_t obj[ND_SIM_MAX_WORKERS];
+  hwloc_topology_t topology;                            /* owns obj; NULL for a machine described by hand */
   int64_t memory[ND_SIM_MAX_NODES];                     /* capacity in bytes; 0: unknown (never rejects) */
   char node_name[ND_SIM_MAX_NODES][24];                 /* "host", "opencl0", "cuda3" */
   double bandwidth[ND_SIM_MAX_NODES][ND_SIM_MAX_NODES]; /* bytes/s from node a to node b */

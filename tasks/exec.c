@@ -311,6 +311,13 @@ int nd_exec_set_homes(nd_exec *ex, int which, const int *home) {
   return nd__forward_build(&bg->forward, bg->g, home, node_of, bg->tensor, ex->handles);
 }
 
+void nd_exec_placement(const nd_exec *ex, int which, const int **home, const uint32_t **workers, int *mask_words) {
+  const bound_graph *bg = &ex->graphs[which];
+  *home = bg->home;
+  *workers = bg->workers;
+  *mask_words = bg->mask_words;
+}
+
 static void free_chains(bound_graph *bg) {
   if (bg->chain && bg->chain_len)
     for (int32_t i = 0; i < bg->g->n_tasks; i++)

@@ -76,6 +76,10 @@ int nd_exec_set_hints(nd_exec *ex, int which, const int *priority, const uint32_
  * preference), for ndgraph's own policies, which read it from
  * task->sched_data as (void *)(home + 1). StarPU's policies must not get it. */
 int nd_exec_set_homes(nd_exec *ex, int which, const int *home);
+/* What graph `which` was given by the two above, as it runs: each task's
+ * home (NULL: none) and the workers it may use (NULL: any), mask_words
+ * words per task; a test compares them with the planner's (the simulator's). */
+void nd_exec_placement(const nd_exec *ex, int which, const int **home, const uint32_t **workers, int *mask_words);
 /* Tasks of graph `which` run in chains (tasks/chain.h): len as
  * nd__chain_plan makes it; NULL: every task alone. One process only. */
 int nd_exec_set_chains(nd_exec *ex, int which, const int32_t *len);

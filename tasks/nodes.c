@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "scheduler/topology.h"
+#include "placement/topology.h"
 #include "tasks/exec.h"
 #include "tasks/mpi.h"
 

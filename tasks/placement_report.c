@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "common/error.h"
-#include "scheduler/topology.h"
+#include "placement/topology.h"
 #include "tasks/schedule.h"
 
 static void print_unit(FILE *out, const nd_unit *u, int gpus) {

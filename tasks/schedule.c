@@ -63,7 +63,7 @@ static int place(const nd_graph *g, int cpu_only, nd_rank_map *pl, nd_error *err
    * stages, in rank order, so its tensor-parallel groups (when whole) and
    * neighbouring stages get neighbouring units as on one process; one
    * process places its replicas as such, so that stages sharing units share
-   * them within their replica (scheduler/placement.c) */
+   * them within their replica (placement/placement.c) */
   int whole = a % g->tp == 0 && b % g->tp == 0, tp = whole ? g->tp : 1;
   nd_rank_map local;
   int rc = procs == 1 ? nd_place(units, n, g->dp, g->pp, tp, &local) : nd_place(units, n, 1, (b - a) / tp, tp, &local);

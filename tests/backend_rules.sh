@@ -7,7 +7,7 @@
 # kernel header may name the queue types a plugin receives. Speaks TAP.
 S=${ND_SRCDIR:-.}
 cd "$S" || exit 1
-DIRS="cli common configs data graph include kernels scheduler sim tasks trace train checkpoint"
+DIRS="cli common configs data graph include kernels placement scheduler sim tasks trace train checkpoint"
 found=$(grep -rl --include='*.c' --include='*.h' ND_HAVE_OPENCL $DIRS 2>/dev/null | grep -v '^kernels/opencl/' | grep -v '^kernels/backends\.c$')
 if [ -z "$found" ]; then echo "ok 1 - ND_HAVE_OPENCL only in kernels/opencl/ and kernels/backends.c"
 else echo "not ok 1 - ND_HAVE_OPENCL outside the OpenCL backend:"; echo "$found" | sed 's/^/#   /'; fi

@@ -46,3 +46,8 @@ check_PROGRAMS += tests/test_bench_paired
 TESTS += tests/test_bench_paired
 tests_test_bench_paired_SOURCES = tests/test_bench_paired.c bench/paired.c bench/paired.h tests/tap.h
 tests_test_bench_paired_LDADD = -lm
+# the planner simulates the placement that runs: plan --auto's layouts placed by the simulator and by run
+check_PROGRAMS += tests/test_shared_placement
+TESTS += tests/test_shared_placement
+tests_test_shared_placement_SOURCES = tests/test_shared_placement.c tests/runtime/harness.h tests/tap.h
+tests_test_shared_placement_LDADD = $(ND_TEST_LIBS)

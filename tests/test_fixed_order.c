@@ -89,7 +89,7 @@ static double simulated_step(const char *policy, const char *slots, int micro_ba
        slots, d1[ND_POOL_FWD_W] - d1[ND_POOL_FWD_B], d0[ND_POOL_FWD_B]);
   dur = malloc((size_t)g->n_tasks * sizeof *dur);
   for (int32_t i = 0; dur && i < g->n_tasks; i++) dur[i] = nd_task_seconds(&g->tasks[i], &nd_cost_cpu);
-  if (dur && !nd_sim_schedule_build(g, &e, &m, &model, policy, ND_PLACEMENT_STRICT, ND_PRIORITY_PIPELINE, &s) &&
+  if (dur && !nd_sim_schedule_build(g, &e, &m, &model, policy, ND_PLACEMENT_STRICT, 0, ND_PRIORITY_PIPELINE, &s) &&
       !nd_sim_run(g, &e, &m, &model, dur, &s, &r))
     step = r.step_s;
 done:

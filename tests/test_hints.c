@@ -8,7 +8,7 @@
 #include "configs/config.h"
 #include "graph/ir.h"
 #include "scheduler/hints.h"
-#include "scheduler/placement.h"
+#include "placement/placement.h"
 #include "tests/runtime/harness.h"
 #include "tests/tap.h"
 

@@ -9,6 +9,7 @@ set -f # the rules hold a literal "*"
 # FOLDER | FORBIDDEN top-level folders, or "*": all but ALLOWED | ALLOWED
 rules='graph | kernels tasks scheduler train cli |
 sim | kernels tasks scheduler train cli |
+placement | kernels tasks scheduler sim train cli |
 scheduler | tasks train cli |
 kernels | tasks train scheduler cli |
 common | * | common ndgraph

@@ -8,7 +8,7 @@
 #include "configs/config.h"
 #include "graph/ir.h"
 #include "scheduler/hints.h"
-#include "scheduler/placement.h"
+#include "placement/placement.h"
 #include "tests/tap.h"
 
 /* A small model with the given assignments on top ("k=v", NULL-terminated). */

@@ -9,8 +9,8 @@
 
 #include "configs/config.h"
 #include "scheduler/hints.h"
-#include "scheduler/placement.h"
-#include "scheduler/topology.h"
+#include "placement/placement.h"
+#include "placement/topology.h"
 #include "tests/tap.h"
 
 static char path[2048];

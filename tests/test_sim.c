@@ -65,7 +65,7 @@ static int simulate(nd_graph *g, const nd_sim_machine *m, const double *dur, con
   nd_sim_schedule s;
   nd_sim_model model = any_model();
   int rc = nd_graph_edges(g, &e);
-  if (!rc) rc = nd_sim_schedule_build(g, &e, m, &model, policy, placement, ND_PRIORITY_PIPELINE, &s);
+  if (!rc) rc = nd_sim_schedule_build(g, &e, m, &model, policy, placement, 0, ND_PRIORITY_PIPELINE, &s);
   if (!rc) rc = nd_sim_run(g, &e, m, &model, dur, &s, r);
   nd_sim_schedule_free(&s);
   nd_edges_free(&e);
@@ -243,7 +243,7 @@ static void beside_opencl(void) {
   nd_sim_schedule s;
   nd_sim_result r[2] = {{0}};
   int rc = nd_graph_edges(g, &e);
-  if (!rc) rc = nd_sim_schedule_build(g, &e, &m, &model, "ndws", ND_PLACEMENT_STRICT, ND_PRIORITY_PIPELINE, &s);
+  if (!rc) rc = nd_sim_schedule_build(g, &e, &m, &model, "ndws", ND_PLACEMENT_STRICT, 0, ND_PRIORITY_PIPELINE, &s);
   for (int k = 0; k < 2 && !rc; k++) {
     model.cpu_beside_opencl = k ? 2 : 0;
     rc = nd_sim_run(g, &e, &m, &model, NULL, &s, &r[k]);

@@ -19,7 +19,7 @@
 
 #include "common/error.h"
 #include "graph/split.h"
-#include "scheduler/placement.h"
+#include "placement/placement.h"
 #include "tasks/mpi.h"
 #include "tasks/schedule.h"
 #include "train/trainer_internal.h"

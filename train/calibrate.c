@@ -200,7 +200,7 @@ static int fit_gap(const nd_config *cfg, nd_calibration *cal, int kind, double m
   if (!rc) rc = nd_graph_edges(g, &e);
   if (!rc)
     rc = nd_sim_schedule_build(g, &e, &m, model, cfg->runtime.scheduler, cfg->runtime.placement,
-                               cfg->runtime.priorities, &s);
+                               cfg->runtime.deterministic, cfg->runtime.priorities, &s);
   double at[2] = {0, 50e-6}, step[2];
   for (int k = 0; k < 2 && !rc; k++) {
     nd_sim_result r = {0};
@@ -215,6 +215,7 @@ static int fit_gap(const nd_config *cfg, nd_calibration *cal, int kind, double m
   nd_sim_schedule_free(&s);
   nd_edges_free(&e);
   nd_graph_free(g);
+  nd_sim_machine_free(&m);
   return rc ? nd__fail(err, rc, "calibrate: simulating the probe failed") : 0;
 }
 

@@ -3,13 +3,13 @@
  * `ndgraph plan` places them on a GPU topology: a CPU core beside a GPU
  * would only slow its rank down. The CPU workers stay in the map for the
  * tasks a GPU cannot run (loading a batch). */
-#include "scheduler/placement.h"
+#include "placement/placement.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/error.h"
-#include "scheduler/topology.h"
+#include "placement/topology.h"
 
 /* The order of the sorted units by kind: GPUs first (where there are any,
  * ranks go on them alone), then CPU cores, then OpenCL devices (on a node of

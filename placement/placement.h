@@ -13,8 +13,8 @@
  * units stay in the map for the tasks a GPU cannot run; on a node of CPU
  * cores and OpenCL devices, with one unit per rank, the first ranks get CPU
  * workers and the last get devices. */
-#ifndef ND_SCHEDULER_PLACEMENT_H
-#define ND_SCHEDULER_PLACEMENT_H
+#ifndef ND_PLACEMENT_PLACEMENT_H
+#define ND_PLACEMENT_PLACEMENT_H
 
 #include <hwloc.h>
 #include <stdint.h>

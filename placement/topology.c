@@ -1,5 +1,5 @@
 /* Closeness and order over hwloc trees, and loading a topology. */
-#include "scheduler/topology.h"
+#include "placement/topology.h"
 
 #include <string.h>
 

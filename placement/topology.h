@@ -1,8 +1,8 @@
 /* The machine as hwloc sees it, read from this machine or from an XML file
  * written by `lstopo --of xml`, and the two relations placement and stealing
  * need: closeness of two objects and the depth-first order of the tree. */
-#ifndef ND_SCHEDULER_TOPOLOGY_H
-#define ND_SCHEDULER_TOPOLOGY_H
+#ifndef ND_PLACEMENT_TOPOLOGY_H
+#define ND_PLACEMENT_TOPOLOGY_H
 
 #include <hwloc.h>
 
