@@ -54,8 +54,10 @@ check() {
 # no backend from another's; the rest of the library sees kernels/*.h.
 # check_backends ROOT: one line per violation, FILE:LINE: ... includes PATH
 check_backends() {
-  local root=$1
-  find "$root" -name '*.[ch]' -not -path "$root/tests/*" -not -path "$root/bench/*" | sort | while read -r file; do
+  local root=$1 folders
+  # the library's and the command line's folders: those the rules name
+  folders=$(for f in $(cut -d'|' -f1 <<<"$rules"); do [ -d "$root/$f" ] && echo "$root/$f"; done)
+  find $folders -name '*.[ch]' | sort | while read -r file; do
     local rel=${file#"$root"/}
     grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"kernels/[^/"]+/' "$file" | while IFS= read -r hit; do
       local line=${hit%%:*} path=${hit#*\"}
