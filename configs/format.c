@@ -15,8 +15,7 @@ static size_t stored_len(const char *s, size_t size) {
   return nul ? (size_t)(nul - s) : size;
 }
 
-/* The shortest text that reads back as the same double. */
-static void format_double(double v, char *buf, size_t size) {
+void nd__format_double(double v, char *buf, size_t size) {
   for (int digits = 1; digits <= 17; digits++) {
     snprintf(buf, size, "%.*g", digits, v);
     if (strtod(buf, NULL) == v) return;
@@ -47,7 +46,7 @@ void nd__key_format(const nd_config *cfg, const struct nd__key *k, int as_yaml, 
     double v;
     char buf[64];
     memcpy(&v, p, sizeof v);
-    format_double(v, buf, sizeof buf);
+    nd__format_double(v, buf, sizeof buf);
     nd__sb_printf(sb, "%s", buf);
     return;
   }

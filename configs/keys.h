@@ -87,5 +87,7 @@ int nd__key_check(const nd_config *cfg, const struct nd__key *k, char *why, size
 /* Appends the value as text: as_yaml quotes strings (dump); otherwise plain
  * strings come out raw, as --set takes them (get). */
 void nd__key_format(const nd_config *cfg, const struct nd__key *k, int as_yaml, struct nd__sb *sb);
+/* The shortest text that reads back as the same double. */
+void nd__format_double(double v, char *buf, size_t size);
 
 #endif

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/error.h"
@@ -50,30 +49,25 @@ static int check_ranges(const nd_config *cfg, nd_error *err) {
   return 0;
 }
 
-/* v as the user wrote it: the fewest digits that read back as v. */
-static const char *shortest(char *out, size_t size, double v) {
-  for (int digits = 1; digits <= 17; digits++) {
-    snprintf(out, size, "%.*g", digits, v);
-    if (strtod(out, NULL) == v) break;
-  }
-  return out;
-}
-
 /* AdamW keeps its moments and takes its betas and epsilon in single
  * precision: a beta that rounds to 1 there stops a moment (and its bias
  * correction divides by 0), an epsilon that rounds to 0 divides by 0. */
 static int check_adam(const nd_config *cfg, nd_error *err) {
   const double beta[2] = {cfg->train.adam_beta1, cfg->train.adam_beta2};
-  char shown[32];
+  char shown[32]; /* the value as written: the shortest text that reads back as it */
   for (int i = 0; i < 2; i++)
-    if ((float)beta[i] >= 1.0f)
+    if ((float)beta[i] >= 1.0f) {
+      nd__format_double(beta[i], shown, sizeof shown);
       return fail_at(cfg, err, KEYS(i ? "train.adam_beta2" : "train.adam_beta1"),
                      "train.adam_beta%d: %s rounds to 1 in single precision, where AdamW computes; at most %.9g", i + 1,
-                     shortest(shown, sizeof shown, beta[i]), (double)nextafterf(1.0f, 0.0f));
-  if ((float)cfg->train.adam_epsilon == 0.0f)
+                     shown, (double)nextafterf(1.0f, 0.0f));
+    }
+  if ((float)cfg->train.adam_epsilon == 0.0f) {
+    nd__format_double(cfg->train.adam_epsilon, shown, sizeof shown);
     return fail_at(cfg, err, KEYS("train.adam_epsilon"),
-                   "train.adam_epsilon: %s rounds to 0 in single precision, where AdamW computes; at least %.9g",
-                   shortest(shown, sizeof shown, cfg->train.adam_epsilon), (double)nextafterf(0.0f, 1.0f));
+                   "train.adam_epsilon: %s rounds to 0 in single precision, where AdamW computes; at least %.9g", shown,
+                   (double)nextafterf(0.0f, 1.0f));
+  }
   return 0;
 }
 

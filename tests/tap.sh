@@ -17,6 +17,11 @@ expect() {
   if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE -- "$pattern" "$tmp/err"; then ok 0 "$name"
   else ok 1 "$name (exit $got, want $want; stderr: $(head -c 300 "$tmp/err"))"; fi
 }
+# metric_losses FILE: the training losses of an --metrics file, digit for
+# digit as written (repr of each double), one line; empty if unreadable
+metric_losses() {
+  python3 -c 'import json,sys; print(" ".join(repr(json.loads(l)["loss"]) for l in open(sys.argv[1]) if "\"loss\"" in l))' "$1" 2>/dev/null
+}
 done_testing() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }
 ndgraph="${ND_BUILDDIR:-.}/ndgraph"
 srcdir="${ND_SRCDIR:-.}"

@@ -23,12 +23,10 @@ for run in "${runs[@]}"; do
   ok $? "run $run: 4 steps of n_embd 256, pp=2, 8 micro-batches, strict ($(grep -c '^step' "$tmp/$run.out") lines)"
 done
 
-# the losses as the metrics file writes them, digit for digit
-losses() { python3 -c 'import json,sys; print(" ".join(repr(json.loads(l)["loss"]) for l in open(sys.argv[1]) if "loss" in json.loads(l)))' "$1"; }
-want=$(losses "$tmp/default-1.jsonl")
+want=$(metric_losses "$tmp/default-1.jsonl")
 diag "default-1 losses: $want"
 for run in "${runs[@]:1}"; do
-  got=$(losses "$tmp/$run.jsonl")
+  got=$(metric_losses "$tmp/$run.jsonl")
   [ -n "$want" ] && [ "$got" = "$want" ]
   ok $? "run $run: the same 4 losses bit for bit as default-1${got:+ ($got)}"
   for file in model.safetensors optimizer.safetensors; do

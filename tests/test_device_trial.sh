@@ -46,14 +46,13 @@ ok $? "under strict placement there is no trial to report"
 for i in 1 2 3; do
   "$ndgraph" run "${tiny[@]}" --metrics "$tmp/m$i.jsonl" >"$tmp/run$i" 2>&1 || echo "run $i failed" >>"$tmp/m$i.jsonl"
 done
-losses() { python3 -c 'import json,sys; print(" ".join(repr(json.loads(l)["loss"]) for l in open(sys.argv[1]) if "\"loss\"" in l))' "$1" 2>/dev/null; }
 choice() { grep -o -- '-> .*' "$1"; }
-first=$(losses "$tmp/m1.jsonl" | cut -d' ' -f1-6)
+first=$(metric_losses "$tmp/m1.jsonl" | cut -d' ' -f1-6)
 same_trial=0
-for i in 2 3; do [ -n "$first" ] && [ "$(losses "$tmp/m$i.jsonl" | cut -d' ' -f1-6)" = "$first" ] || same_trial=1; done
+for i in 2 3; do [ -n "$first" ] && [ "$(metric_losses "$tmp/m$i.jsonl" | cut -d' ' -f1-6)" = "$first" ] || same_trial=1; done
 ok $same_trial "three runs, affinity placement, ndws: the trial's 6 steps give the same losses bit for bit ($first)"
 if [ "$(choice "$tmp/run1")" = "$(choice "$tmp/run2")" ] && [ "$(choice "$tmp/run1")" = "$(choice "$tmp/run3")" ]; then
-  [ "$(losses "$tmp/m1.jsonl")" = "$(losses "$tmp/m2.jsonl")" ] && [ "$(losses "$tmp/m1.jsonl")" = "$(losses "$tmp/m3.jsonl")" ]
+  [ "$(metric_losses "$tmp/m1.jsonl")" = "$(metric_losses "$tmp/m2.jsonl")" ] && [ "$(metric_losses "$tmp/m1.jsonl")" = "$(metric_losses "$tmp/m3.jsonl")" ]
   ok $? "the same choice in the three runs ($(choice "$tmp/run1")): all 8 steps the same bits"
 else
   echo "ok $((tap_n += 1)) # SKIP the runs chose differently: $(choice "$tmp/run1") / $(choice "$tmp/run2") / $(choice "$tmp/run3")"
