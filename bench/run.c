@@ -150,12 +150,10 @@ static int run_here(const char *const *kv, int steps, nd_bench_row *out) {
     rc = -1;
     goto done;
   }
-  int workers = nd_runtime_workers() + nd_runtime_opencl_devices();
+  int workers = nd_runtime_workers() + nd_runtime_devices(ND_BACKEND_OPENCL);
   nd_step_result res;
-  /* the warm-up steps, unobserved: the trainer's calibration step, and on a
-   * mixed node the four that choose between the devices and the CPU alone */
-  for (int w = 0; w < 8 && !rc && (w == 0 || nd__trainer_settling(tr)); w++) rc = nd_trainer_step(tr, &res, &err);
-  if (rc) goto done;
+  /* unobserved: the tuning pass (as `ndgraph run`), then one step, the first after it starting cold */
+  if ((rc = nd_trainer_tune(tr, &err)) || (rc = nd_trainer_step(tr, &res, &err))) goto done;
   nd_exec_observe(nd__trainer_exec(tr), &(nd_exec_observer){task_done, &o});
   for (int s = 0; s < steps && !rc; s++) {
     if ((rc = nd_trainer_step(tr, &res, &err))) break;

@@ -64,9 +64,11 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     nd_build_info b;
     nd_build_describe(&b);
-    printf("ndgraph %s\nStarPU %s\nCUDA %s, OpenCL %s, MPI %s, max CPU workers %d\nOpenBLAS kernels %s\n",
-           NDGRAPH_VERSION, b.starpu_version, b.cuda ? "yes" : "no", b.opencl ? "yes" : "no", b.mpi ? "yes" : "no",
-           b.max_cpus, nd_blas_core());
+    /* each device backend, built in or not ("OpenCL no"), then MPI */
+    printf("ndgraph %s\nStarPU %s\n", NDGRAPH_VERSION, b.starpu_version);
+    for (int k = 0; k < ND_BACKEND_COUNT; k++)
+      if (k != ND_BACKEND_CPU) printf("%s %s, ", nd_device_label(k), b.backends[k] ? "yes" : "no");
+    printf("MPI %s, max CPU workers %d\nOpenBLAS kernels %s\n", b.mpi ? "yes" : "no", b.max_cpus, nd_blas_core());
     return 0;
   }
   fprintf(stderr, "ndgraph: unknown command '%s'\n", cmd);

@@ -96,12 +96,11 @@ static void print_balance(const nd_trainer *tr) {
   fflush(stdout);
 }
 
-/* A mixed node's choice between its devices and the CPU workers alone, in
- * the step that made it: a user who sees a device idle learns why. */
-static void print_device_trial(const nd_trainer *tr, long long *shown) {
+/* A mixed node's choice between its devices and the CPU workers alone,
+ * before the first step: a user who sees a device idle learns why. */
+static void print_device_trial(const nd_trainer *tr) {
   nd_device_trial t;
-  if (nd_trainer_device_trial(tr, &t) || !t.decided || t.step == *shown) return;
-  *shown = t.step;
+  if (nd_trainer_device_trial(tr, &t) || !t.decided) return;
   printf("ndgraph: devices or CPU workers alone: best step %.1f ms with all workers, %.1f ms with the CPU workers "
          "alone -> %s\n",
          t.all_ms, t.cpu_ms, t.kept_devices ? "all workers" : "the CPU workers alone (the devices stay idle)");
@@ -111,18 +110,21 @@ static void print_device_trial(const nd_trainer *tr, long long *shown) {
 /* The header: the model, the layout, the devices (a line per GPU), the kernels plugins supply. */
 static void print_header(const nd_config *cfg, const nd_trainer *tr) {
   char sched[64], arch[16];
-  int workers, devices;
-  nd_trainer_devices(tr, &workers, &devices);
+  int count[ND_BACKEND_COUNT];
+  nd_trainer_devices(tr, count);
   int llama = strcmp(text(cfg, "model.arch", arch, sizeof arch), "llama") == 0;
   printf("ndgraph: %s %lld layers, %lld heads, n_embd %lld, seq_len %lld, vocab %lld | data %lld x tensor %lld x "
          "pipeline %lld, %lld micro-batches of %lld | %d CPU workers (OpenBLAS %s), %d OpenCL devices, scheduler %s\n",
          llama ? "Llama" : "GPT-2", num(cfg, "model.n_layer"), num(cfg, "model.n_head"), num(cfg, "model.n_embd"),
          num(cfg, "model.seq_len"), num(cfg, "model.vocab_size"), num(cfg, "parallelism.data_parallel_size"),
          num(cfg, "parallelism.tensor_parallel_size"), num(cfg, "parallelism.pipeline_parallel_size"),
-         num(cfg, "parallelism.micro_batches"), num(cfg, "train.micro_batch_size"), workers, nd_blas_core(), devices,
+         num(cfg, "parallelism.micro_batches"), num(cfg, "train.micro_batch_size"), count[ND_BACKEND_CPU], nd_blas_core(),
+         count[ND_BACKEND_OPENCL],
          text(cfg, "runtime.scheduler", sched, sizeof sched));
+  /* a line per device its backend names: the GPUs */
   char gpu[256];
-  for (int g = 0; nd_trainer_gpu(tr, g, gpu, sizeof gpu) == 0; g++) printf("GPU %s\n", gpu);
+  for (int b = 0; b < ND_BACKEND_COUNT; b++)
+    for (int g = 0; nd_trainer_device(tr, b, g, gpu, sizeof gpu) == 0; g++) printf("GPU %s\n", gpu);
   const char *kind, *name, *origin;
   int i = 0;
   for (; nd_trainer_plugin_kernel(tr, i, &kind, &name, &origin) == 0; i++)
@@ -136,9 +138,13 @@ static void print_nodes(const nd_config *cfg, const nd_trainer *tr, int processe
   int pp = (int)num(cfg, "parallelism.pipeline_parallel_size"), tp = (int)num(cfg, "parallelism.tensor_parallel_size");
   nd_node_info n;
   for (int p = 0; processes > 1 && nd_trainer_node(tr, p, &n) == 0; p++) {
-    printf("  process %d on %s: %d packages, %d NUMA nodes, %d cores, %d PUs | %d CPU workers, %d OpenCL, %d CUDA | "
+    char devices[128] = "";
+    for (int i = 1, len = 0; i < ND_BACKEND_COUNT && len >= 0 && (size_t)len < sizeof devices; i++)
+      len += snprintf(devices + len, sizeof devices - (size_t)len, ", %d %s", n.devices[nd_device_listed(i)],
+                      nd_device_label(nd_device_listed(i)));
+    printf("  process %d on %s: %d packages, %d NUMA nodes, %d cores, %d PUs | %d CPU workers%s | "
            "ranks d%dp%dt%d..d%dp%dt%d\n",
-           p, n.host, n.packages, n.numa_nodes, n.cores, n.pus, n.cpu_workers, n.opencl_devices, n.cuda_devices,
+           p, n.host, n.packages, n.numa_nodes, n.cores, n.pus, n.devices[ND_BACKEND_CPU], devices,
            n.first_rank / (pp * tp), n.first_rank / tp % pp, n.first_rank % tp, n.last_rank / (pp * tp),
            n.last_rank / tp % pp, n.last_rank % tp);
   }
@@ -225,6 +231,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   /* a trace that cannot be written is found now, not at the traced step */
   if ((trace_path[0] && (rc = nd_check_writable(trace_path, err))) || (svg[0] && (rc = nd_check_writable(svg, err))))
     goto done;
+  /* the schedule measured before the first step, and before a resume loads over the steps it ran */
+  if ((rc = nd_trainer_tune(tr, err))) goto done;
   if (resume) {
     char dir[PATH_TEXT];
     int with_state;
@@ -244,7 +252,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     printf("mpirun: %d processes; process 0 submits %lld of the step's %lld tasks\n", procs.processes,
            procs.tasks_submitted, procs.tasks);
   print_nodes(cfg, tr, procs.processes);
-  long long last = num(cfg, "train.steps"), first = nd_trainer_steps_done(tr) + 1, trial_shown = 0;
+  print_device_trial(tr);
+  long long last = num(cfg, "train.steps"), first = nd_trainer_steps_done(tr) + 1;
   while (nd_trainer_steps_done(tr) < last) {
     nd_step_result r;
     long long step = nd_trainer_steps_done(tr) + 1;
@@ -278,7 +287,6 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
                     r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops);
       if (rc) goto save_and_stop;
     }
-    print_device_trial(tr, &trial_shown);
     if (val[0] && eval_every && (r.step % eval_every == 0 || r.step == last)) {
       double loss;
       long long tokens;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/device.h"
 #include "common/file.h"
 
 #define MAX_XML_BYTES (64 << 20) /* a machine of thousands of cores writes a few MiB */
@@ -52,6 +53,5 @@ int nd_topo_is_gpu(hwloc_obj_t obj) {
   if (obj->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC) return 0;
   /* hwloc 2 names the kind in subtype, older XML in the CoProcType info */
   const char *sub = obj->subtype ? obj->subtype : hwloc_obj_get_info_by_name(obj, "CoProcType");
-  return sub && (strcmp(sub, "CUDA") == 0 || strcmp(sub, "OpenCL") == 0 || strcmp(sub, "ROCm") == 0 ||
-                 strcmp(sub, "LevelZero") == 0);
+  return nd_device_subtype_is_gpu(sub);
 }

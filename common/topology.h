@@ -12,7 +12,7 @@
  * devices (GPUs are OS devices under PCI). */
 int nd_topo_load(hwloc_topology_t *out, const char *path, nd_error *err);
 
-/* Is this OS device a GPU (CUDA, NVML, OpenCL GPU, ROCm, Level Zero)? */
+/* Is this OS device a GPU (of any vendor API hwloc knows; common/device.c)? */
 int nd_topo_is_gpu(hwloc_obj_t obj);
 
 #endif

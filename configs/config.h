@@ -92,12 +92,14 @@ struct nd_config {
     char scheduler[ND_NAME_MAX];
     int deterministic;
     int chain_tasks; /* a layer's forward or input gradient on a CPU worker: one StarPU task (tasks/chain.h) */
+    int tune;        /* the tuning pass before the first step (train/tune.c) */
     enum nd_placement placement;
     enum nd_priority_order priorities;
     enum nd_wait_policy wait_policy;
     char topology[ND_PATH_MAX]; /* hwloc XML, empty: this machine */
-    int64_t opencl_devices;
-    int64_t cuda_devices;    /* -1: all */
+    /* runtime.NAME_devices by device kind (common/device.h): how many of
+     * each device to start, -1: all there are; [ND_BACKEND_CPU] unused */
+    int64_t devices[ND_BACKEND_COUNT];
     int tf32;                /* cuBLAS GEMMs may use TF32 tensor cores */
     int allow_oversubscribe; /* start even when the plan needs more memory than a device has */
     int split_tensor_groups; /* mpirun: ranks, not (replica, stage) pairs, dealt to processes */

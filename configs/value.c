@@ -162,7 +162,7 @@ static const struct nd__name *find_name(const struct nd__name *names, const char
   return NULL;
 }
 
-/* An INT key's name for value v (runtime.cuda_devices: all), or NULL. */
+/* An INT key's name for value v (a device count's all), or NULL. */
 static const struct nd__name *int_name(const struct nd__key *k, int64_t v) {
   for (const struct nd__name *nm = k->names; nm && nm->name; nm++)
     if (nm->value == v) return nm;

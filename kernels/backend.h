@@ -5,7 +5,9 @@
  * receives the task's tensors as descriptors in the order of the kind's row
  * (graph/kinds.c). tasks/ turns StarPU buffers into descriptors and calls
  * what the kernel table (kernels/registry.h) selected for the worker's
- * device; kernels/backends.c lists the backends compiled in. */
+ * device; kernels/backends.c lists the backends compiled in. Nothing
+ * outside kernels/ names a device API: tasks/runtime.c starts each backend's
+ * workers through its entries here. */
 #ifndef ND_KERNELS_BACKEND_H
 #define ND_KERNELS_BACKEND_H
 
@@ -44,8 +46,33 @@ typedef struct nd_kcall {
 /* A built-in implementation. Returns 0 or a backend error code. */
 typedef int (*nd_impl_fn)(const nd_kcall *c);
 
+struct starpu_conf;
+struct starpu_codelet;
+/* The function StarPU calls on a worker for a task: its buffers and argument. */
+typedef void (*nd_worker_fn)(void *buffers[], void *arg);
+
 typedef struct nd_backend_ops {
   int device; /* enum nd_kernel_backend; its name: nd_device_name (common/device.h) */
+
+  /* Its workers, as tasks/runtime.c starts them (the CPU's are StarPU's own):
+   * StarPU's enum starpu_worker_archtype for them; the devices on this
+   * machine before StarPU starts (NULL: only StarPU's start can tell);
+   * configure asks conf for n of them, given the cores the CPU workers leave;
+   * and how they weigh on the cores: a driver thread per device that takes
+   * a CPU worker's core, or threads of their own (a CPU-type device) that
+   * share the cores left when runtime.workers is not set. */
+  int worker_type;
+  int (*present)(void);
+  void (*configure)(struct starpu_conf *conf, int n, long spare_cores);
+  int driver_takes_core, shares_cores;
+  /* Where a count asked for is more than StarPU found: what to check, or NULL. */
+  const char *missing_hint;
+  /* Puts fn in a codelet as its implementation for this backend's workers,
+   * with the flags it needs (asynchronous streams), and what fn's kernels
+   * receive for a StarPU vector buffer: a pointer, or the buffer's handle. */
+  void (*attach)(struct starpu_codelet *cl, nd_worker_fn fn);
+  void *(*buffer_data)(void *buffer);
+
   /* After StarPU started the backend's workers: programs, libraries. NULL: nothing to do. */
   int (*start)(nd_error *err);
   void (*stop)(void);
@@ -69,7 +96,7 @@ typedef struct nd_backend_ops {
   /* After start: runtime.tf32, whether GEMMs may round their inputs to TF32
    * (tensor cores). NULL: the backend computes in fp32 only. */
   int (*set_tf32)(int on, nd_error *err);
-  /* Collectives over several devices of this backend (NCCL; docs/cuda.md).
+  /* Collectives over several devices of this backend (its vendor's library).
    * comm_create: a communicator whose rank i is device devices[i], created
    * once per list (the same list gives the same number); returns its number
    * >= 0, or a negative ND_E* with err set. allreduce_part: rank `rank` of
@@ -84,11 +111,11 @@ typedef struct nd_backend_ops {
 
 /* The backends compiled in (kernels/backends.c), by device; NULL when absent. */
 const nd_backend_ops *nd__backend(int device);
+/* Asks conf for want[b] devices of each backend b (configure), and for no
+ * device of a kind no backend here runs (StarPU's default is all). */
+void nd__backends_configure(struct starpu_conf *conf, const int want[ND_BACKEND_COUNT], long spare_cores);
 /* The backend StarPU worker `worker` runs tasks on (ND_BACKEND_CPU for a CPU worker). */
 int nd__worker_backend(int worker);
-/* CUDA devices on this machine, before StarPU starts (0: none, or no
- * driver); -1 when this ndgraph has no CUDA backend. */
-int nd__cuda_devices_present(void);
 
 /* The descriptors of task t in its row's order from its buffers in access
  * order: ptrs (NULL: shapes only, data NULL) and, for buffers whose shape is

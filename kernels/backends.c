@@ -3,7 +3,6 @@
 
 #include <starpu.h>
 
-#include "kernels/cuda/cuda.h"
 #include "ndconfig.h"
 
 extern const nd_backend_ops nd__cpu_backend;
@@ -31,21 +30,19 @@ const nd_backend_ops *nd__backend(int device) {
   }
 }
 
-int nd__worker_backend(int worker) {
-  switch (starpu_worker_get_type(worker)) {
-  case STARPU_OPENCL_WORKER:
-    return ND_BACKEND_OPENCL;
-  case STARPU_CUDA_WORKER:
-    return ND_BACKEND_CUDA;
-  default:
-    return ND_BACKEND_CPU;
+void nd__backends_configure(struct starpu_conf *conf, const int want[ND_BACKEND_COUNT], long spare_cores) {
+  conf->ncuda = conf->nopencl = 0;
+  for (int b = 0; b < ND_BACKEND_COUNT; b++) {
+    const nd_backend_ops *ops = nd__backend(b);
+    if (ops && ops->configure && want[b] > 0) ops->configure(conf, want[b], spare_cores);
   }
 }
 
-int nd__cuda_devices_present(void) {
-#ifdef ND_HAVE_CUDA
-  return nd_cuda_device_count();
-#else
-  return -1;
-#endif
+int nd__worker_backend(int worker) {
+  int type = (int)starpu_worker_get_type(worker);
+  for (int b = 0; b < ND_BACKEND_COUNT; b++) {
+    const nd_backend_ops *ops = nd__backend(b);
+    if (ops && ops->worker_type == type) return b;
+  }
+  return ND_BACKEND_CPU;
 }

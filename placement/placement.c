@@ -8,24 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/device.h"
 #include "common/error.h"
 #include "placement/topology.h"
 
-/* The order of the sorted units by kind: GPUs first (where there are any,
- * ranks go on them alone), then CPU cores, then OpenCL devices (on a node of
- * both, the last ranks get the devices). */
-static const int placement_order[] = {ND_BACKEND_CUDA, ND_BACKEND_CPU, ND_BACKEND_OPENCL};
-_Static_assert(sizeof placement_order / sizeof placement_order[0] == ND_BACKEND_COUNT, "every kind has its place");
-
-static int unit_order(int kind) {
-  int i = 0;
-  while (i < ND_BACKEND_COUNT && placement_order[i] != kind) i++;
-  return i;
-}
-
 static int cmp_unit(const void *a, const void *b) {
   const nd_unit *x = a, *y = b;
-  if (x->kind != y->kind) return unit_order(x->kind) - unit_order(y->kind);
+  /* by kind in common/device.c's order: GPUs first (where there are any,
+   * ranks go on them alone), then CPU cores, then CPU-type devices (on a
+   * node of both, the last ranks get the devices) */
+  if (x->kind != y->kind) return nd_device_placement_rank(x->kind) - nd_device_placement_rank(y->kind);
   if (x->obj && y->obj) {
     int c = nd_topo_dfs_cmp(x->obj, y->obj);
     if (c) return c;
@@ -65,8 +57,8 @@ int nd_place(const nd_unit *units, int n_units, int dp, int pp, int tp, nd_rank_
   }
   memcpy(out->units, units, (size_t)n_units * sizeof *units);
   qsort(out->units, (size_t)n_units, sizeof *out->units, cmp_unit);
-  if (out->units[0].kind == ND_BACKEND_CUDA)
-    while (out->units[n_units - 1].kind != ND_BACKEND_CUDA) n_units--; /* the ranks' units: the GPUs */
+  if (out->units[0].kind == nd_device_gpu_kind())
+    while (out->units[n_units - 1].kind != nd_device_gpu_kind()) n_units--; /* the ranks' units: the GPUs */
   if (n_units < n_ranks) {
     /* a replica's stages share its units in V order (zigzag): unit u takes
      * stages u and 2U - 1 - u, so the first stage's unit also runs the last

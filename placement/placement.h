@@ -24,7 +24,7 @@
 typedef struct nd_unit {
   hwloc_obj_t obj; /* core, PU or GPU OS device; NULL when unknown */
   int id;          /* StarPU worker id, or an index for planning */
-  int kind;        /* what it computes on: enum nd_kernel_backend (a GPU: ND_BACKEND_CUDA) */
+  int kind;        /* what it computes on: enum nd_kernel_backend (a GPU: nd_device_gpu_kind()) */
   int node;        /* memory node: 0, host memory, for every CPU unit; each device its own */
   int devid;       /* device number within its kind (OpenCL devices: opencl0, opencl1, ...) */
 } nd_unit;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/device.h"
 #include "common/error.h"
 #include "graph/priority.h"
 #include "kernels/backend.h"
@@ -15,7 +16,7 @@ int nd_coll_gpu_units(const nd_graph *g, const nd_rank_map *pl, const nd_task *t
   const nd_access *acc = nd_task_access(g, t);
   for (int p = 0; p < t->a.coll.nparts; p++) {
     unit[p] = pl->first[nd_rank_index(g, g->tensors[acc[p].tensor].home)];
-    if (pl->units[unit[p]].kind != ND_BACKEND_CUDA) return 0;
+    if (pl->units[unit[p]].kind != nd_device_gpu_kind()) return 0;
     for (int q = 0; q < p; q++)
       if (pl->units[unit[q]].devid == pl->units[unit[p]].devid) return 0;
   }
@@ -25,7 +26,7 @@ int nd_coll_gpu_units(const nd_graph *g, const nd_rank_map *pl, const nd_task *t
 /* Two GPUs of one NVLink group (the topology's NVLinkGroup info): their
  * peer copies do not cross PCIe. */
 static int same_nvlink(const nd_unit *a, const nd_unit *b) {
-  if (a->kind != ND_BACKEND_CUDA || b->kind != ND_BACKEND_CUDA || !a->obj || !b->obj) return 0;
+  if (a->kind != nd_device_gpu_kind() || b->kind != nd_device_gpu_kind() || !a->obj || !b->obj) return 0;
   const char *ga = hwloc_obj_get_info_by_name(a->obj, "NVLinkGroup");
   const char *gb = hwloc_obj_get_info_by_name(b->obj, "NVLinkGroup");
   return ga && gb && strcmp(ga, gb) == 0;

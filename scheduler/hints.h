@@ -27,7 +27,8 @@ int nd_hints_compute(const nd_graph *g, const nd_config *cfg, const nd_rank_map 
                      const double *measured, int lo, int hi, nd_hints *out);
 void nd_hints_free(nd_hints *h);
 
-/* Whether all-reduce t runs as one task per participant on NCCL (docs/cuda.md):
+/* Whether all-reduce t may run as one task per participant on the GPUs'
+ * collective library (tasks/schedule.c asks their backend for it):
  * the first unit of each participant's rank (its part's home) is a GPU, and
  * no two participants share one. unit (t->a.coll.nparts entries) gets those
  * units, as indices into pl->units, in participant order. */

@@ -8,7 +8,7 @@
 
 struct starpu_task;
 
-/* StarPU worker types that costs are kept for (CPU, CUDA, OpenCL, ...). */
+/* StarPU worker types that costs are kept for (CPU and each device's). */
 #define ND_QUEUE_TYPES 4
 
 typedef struct nd_queue_item {

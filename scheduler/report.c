@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/device.h"
 #include "common/error.h"
 #include "scheduler/hints.h"
 #include "placement/topology.h"
@@ -21,13 +22,13 @@ int nd_plan_units(hwloc_topology_t topo, const nd_config *cfg, nd_unit **out, in
       if (!bigger) return free(u), ND_ENOMEM;
       u = bigger;
     }
-    u[n] = (nd_unit){o, n, ND_BACKEND_CUDA, n + 1, n};
+    u[n] = (nd_unit){o, n, nd_device_gpu_kind(), n + 1, n};
     n++;
   }
   *gpus = n > 0;
   if (!n) {
     /* as nd_runtime_start counts: the OpenCL devices leave their cores to their own threads */
-    int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE), ocl = (int)cfg->runtime.opencl_devices;
+    int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE), ocl = (int)cfg->runtime.devices[ND_BACKEND_OPENCL];
     int want = cfg->runtime.workers > 0 ? (int)cfg->runtime.workers : cores > ocl ? cores - ocl : 1;
     if (!cfg->runtime.topology[0] && want > STARPU_MAXCPUS) want = STARPU_MAXCPUS;
     if (want > cores) want = cores;

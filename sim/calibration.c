@@ -23,11 +23,6 @@
 
 #define ND_CALIBRATION_FORMAT "ndgraph-calibration/1"
 
-/* The order a file lists device kinds in: cpu, opencl, cuda, as files were
- * written before the kinds became the plugin ABI's enum (cpu, cuda, opencl),
- * so that a machine calibrated again writes the same bytes. */
-static const int file_order[] = {ND_BACKEND_CPU, ND_BACKEND_OPENCL, ND_BACKEND_CUDA};
-_Static_assert(sizeof file_order / sizeof file_order[0] == ND_BACKEND_COUNT, "every device kind has its place");
 
 static void fit_from_cost(nd_sim_fit *f, const nd_cost_model *c) {
   *f = (nd_sim_fit){1, c->overhead_s, 1 / c->flops_per_s, 1 / c->bytes_per_s};
@@ -114,7 +109,9 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
   cJSON_ArrayForEach(it, (ok ? devices : NULL)) {
     int k = nd_device_from_name(it->string);
     if (k < 0) {
-      snprintf(why, sizeof why, "devices: unknown device kind '%.40s' (cpu, opencl, cuda)", it->string), ok = 0;
+      char known[64];
+      nd_device_names(known, sizeof known);
+      snprintf(why, sizeof why, "devices: unknown device kind '%.40s' (%s)", it->string, known), ok = 0;
       break;
     }
     char where[64];
@@ -144,9 +141,10 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
       char where[96];
       snprintf(where, sizeof where, "kinds.%.40s.%.20s", it->string, dev->string);
       if (k < 0 || !cJSON_IsObject(dev)) {
-        snprintf(why, sizeof why, k < 0 ? "%s: unknown device kind (cpu, opencl, cuda)" : "%s must be an object",
-                 where),
-            ok = 0;
+        char known[64];
+        nd_device_names(known, sizeof known);
+        if (k < 0) snprintf(why, sizeof why, "%s: unknown device kind (%s)", where, known), ok = 0;
+        else snprintf(why, sizeof why, "%s must be an object", where), ok = 0;
         break;
       }
       double over = number(dev, "overhead_us", MAX_US, where, why, sizeof why, &ok);
@@ -171,7 +169,7 @@ int nd_calibration_save(const nd_calibration *c, const char *path, nd_error *err
   cJSON_AddStringToObject(root, "machine", c->machine);
   cJSON *devices = cJSON_AddObjectToObject(root, "devices");
   for (int i = 0; i < ND_BACKEND_COUNT; i++) {
-    int k = file_order[i], used = 0;
+    int k = nd_device_listed(i), used = 0; /* listing order: a file calibrated again keeps its bytes */
     for (int t = 0; t < ND_TASK_KIND_COUNT; t++) used |= c->model.fit[t][k].valid;
     if (!used) continue;
     cJSON *d = cJSON_AddObjectToObject(devices, nd_device_name(k));
@@ -189,10 +187,10 @@ int nd_calibration_save(const nd_calibration *c, const char *path, nd_error *err
   for (int t = 0; t < ND_TASK_KIND_COUNT; t++) {
     cJSON *kind = NULL;
     for (int i = 0; i < ND_BACKEND_COUNT; i++) {
-      const nd_sim_fit *f = &c->model.fit[t][file_order[i]];
+      const nd_sim_fit *f = &c->model.fit[t][nd_device_listed(i)];
       if (!f->valid) continue;
       if (!kind) kind = cJSON_AddObjectToObject(kinds, nd_task_kind_name((enum nd_task_kind)t));
-      cJSON *d = cJSON_AddObjectToObject(kind, nd_device_name(file_order[i]));
+      cJSON *d = cJSON_AddObjectToObject(kind, nd_device_name(nd_device_listed(i)));
       cJSON_AddNumberToObject(d, "overhead_us", f->overhead_s * 1e6);
       cJSON_AddNumberToObject(d, "gflops", f->s_per_flop > 0 ? 1e-9 / f->s_per_flop : 0);
       cJSON_AddNumberToObject(d, "gbs", f->s_per_byte > 0 ? 1e-9 / f->s_per_byte : 0);

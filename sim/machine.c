@@ -14,22 +14,23 @@
 /* StarPU's build here starts at most this many CPU workers (STARPU_MAXCPUS). */
 #define ND_SIM_HOST_MAX_CPUS 4
 
-/* Is o one of the topology's GPUs, each counted once: a CUDA device where
- * any is listed (cuda: whether any is), else any GPU OS device. */
-static int is_gpu(hwloc_obj_t o, int cuda) {
-  return nd_topo_is_gpu(o) && (!cuda || (o->subtype && strcmp(o->subtype, "CUDA") == 0));
+/* Is o one of the topology's GPUs, each counted once: a device of the GPU
+ * kind's API where any is listed (own: whether any is; hwloc may list one
+ * GPU under several APIs), else any GPU OS device. */
+static int is_gpu(hwloc_obj_t o, int own) {
+  return nd_topo_is_gpu(o) && (!own || (o->subtype && strcmp(o->subtype, nd_device_gpu_subtype()) == 0));
 }
 
 /* The GPU after o in the topology's order (o NULL: the first), or NULL. */
-static hwloc_obj_t next_gpu(hwloc_topology_t t, hwloc_obj_t o, int cuda) {
+static hwloc_obj_t next_gpu(hwloc_topology_t t, hwloc_obj_t o, int own) {
   do o = hwloc_get_next_osdev(t, o);
-  while (o && !is_gpu(o, cuda));
+  while (o && !is_gpu(o, own));
   return o;
 }
 
-static int count_gpus(hwloc_topology_t t, int cuda) {
+static int count_gpus(hwloc_topology_t t, int own) {
   int n = 0;
-  for (hwloc_obj_t o = next_gpu(t, NULL, cuda); o; o = next_gpu(t, o, cuda)) n++;
+  for (hwloc_obj_t o = next_gpu(t, NULL, own); o; o = next_gpu(t, o, own)) n++;
   return n;
 }
 
@@ -39,11 +40,12 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
   hwloc_topology_t t;
   int rc = nd_topo_load(&t, xml, err);
   if (rc) return rc;
-  int cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE), cuda = count_gpus(t, 1) > 0, gpus = count_gpus(t, cuda);
+  int cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE), own = count_gpus(t, 1) > 0, gpus = count_gpus(t, own);
   int64_t ram = (int64_t)hwloc_get_root_obj(t)->total_memory;
   if (cores < 1) cores = 1;
   if (!xml[0] && cores > ND_SIM_HOST_MAX_CPUS) cores = ND_SIM_HOST_MAX_CPUS;
-  int devices = gpus ? gpus : (int)cfg->runtime.opencl_devices, kind = gpus ? ND_BACKEND_CUDA : ND_BACKEND_OPENCL;
+  int devices = gpus ? gpus : (int)cfg->runtime.devices[ND_BACKEND_OPENCL];
+  int kind = gpus ? nd_device_gpu_kind() : ND_BACKEND_OPENCL;
   int cpus = gpus ? 0 : cfg->runtime.workers ? (int)cfg->runtime.workers : cores - devices;
   if (!gpus && cpus < 1) cpus = 1;
   if (cpus + devices > ND_SIM_MAX_WORKERS || devices + 1 > ND_SIM_MAX_NODES) {
@@ -65,7 +67,7 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
   }
   hwloc_obj_t gpu = NULL;
   for (int d = 0; d < devices; d++) {
-    gpu = gpus ? next_gpu(t, gpu, cuda) : NULL;
+    gpu = gpus ? next_gpu(t, gpu, own) : NULL;
     m->obj[m->n_workers] = gpu;
     m->kind[m->n_workers] = kind, m->node[m->n_workers++] = 1 + d;
     snprintf(m->node_name[1 + d], sizeof m->node_name[0], "%s%d", nd_device_name(kind), d);

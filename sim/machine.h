@@ -6,7 +6,7 @@
 #include "sim/calibration.h"
 #include "sim/sim.h"
 
-/* runtime.topology's GPUs (one CUDA worker and memory node each) when it has
+/* runtime.topology's GPUs (one GPU worker and memory node each) when it has
  * any; else the CPU workers and runtime.opencl_devices of this machine (or
  * of the topology's cores), as the runtime starts them. */
 int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_machine *m, nd_error *err);

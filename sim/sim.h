@@ -30,7 +30,7 @@ typedef struct nd_sim_machine {
   hwloc_obj_t obj[ND_SIM_MAX_WORKERS];
   hwloc_topology_t topology;                            /* owns obj; NULL for a machine described by hand */
   int64_t memory[ND_SIM_MAX_NODES];                     /* capacity in bytes; 0: unknown (never rejects) */
-  char node_name[ND_SIM_MAX_NODES][24];                 /* "host", "opencl0", "cuda3" */
+  char node_name[ND_SIM_MAX_NODES][24];                 /* "host", then the kind and number: "opencl0" */
   double bandwidth[ND_SIM_MAX_NODES][ND_SIM_MAX_NODES]; /* bytes/s from node a to node b */
   double latency_s;                                     /* per transfer */
 } nd_sim_machine;

@@ -11,8 +11,7 @@ void nd_build_describe(nd_build_info *out) {
   int major = 0, minor = 0, release = 0;
   starpu_get_version(&major, &minor, &release);
   snprintf(out->starpu_version, sizeof out->starpu_version, "%d.%d.%d", major, minor, release);
-  out->cuda = nd_runtime_has_cuda();
-  out->opencl = nd_runtime_has_opencl();
+  for (int b = 0; b < ND_BACKEND_COUNT; b++) out->backends[b] = nd_runtime_has_backend(b);
 #ifdef ND_STARPU_HAS_MPI
   out->mpi = 1;
 #else

@@ -7,33 +7,32 @@
 #include <stdio.h>
 
 /* The task's buffers on backend dev as descriptors, and the call. */
-static void run(void *buffers[], void *arg, int dev, void *(*get)(void *buffer)) {
+static void run(void *buffers[], void *arg, int dev) {
   const nd__task_ctx *c = arg;
   const nd_task *t = c->task;
+  const nd_backend_ops *ops = nd__backend(dev);
   int n = t->n_access;
   void *ptr[n + 1];
   int64_t count[n + 1];
   for (int i = 0; i < n; i++) {
-    ptr[i] = get(buffers[i]);
+    ptr[i] = ops->buffer_data(buffers[i]);
     count[i] = (int64_t)STARPU_VECTOR_GET_NX(buffers[i]);
   }
   nd_tensor_desc d[nd__layout_max(t)];
   nd_kcall call = {d, 0, t, c->graph, c->step, c->graph ? nd_task_access(c->graph, t) : NULL, {0}};
   call.n = nd__kernel_layout(t, ptr, count, d, &call.a, NULL);
   const nd__kernel_slot *s = nd__kernels_slot(c->kernels, dev, t->kind);
-  const nd_backend_ops *ops = nd__backend(dev);
   if (ops->queue) call.a.queue = ops->queue(&call.a.device);
   call.a.user = s->user;
   int rc = s->fn ? s->fn(d, call.n, &call.a) : s->impl(&call);
   if (rc) nd__kernel_report(c->kernels, t->kind, dev, rc);
 }
 
-/* a host pointer on a CPU worker, a device pointer on a CUDA worker */
-static void *local_ptr(void *buffer) { return (void *)STARPU_VECTOR_GET_PTR(buffer); }
-static void *dev_handle(void *buffer) { return (void *)STARPU_VECTOR_GET_DEV_HANDLE(buffer); }
-static void run_cpu(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_CPU, local_ptr); }
-static void run_opencl(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_OPENCL, dev_handle); }
-static void run_cuda(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_CUDA, local_ptr); }
+static void run_cpu(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_CPU); }
+/* on a device worker: its backend's buffers */
+static void run_device(void *buffers[], void *arg) {
+  run(buffers, arg, nd__worker_backend(starpu_worker_get_id_check()));
+}
 
 /* A worker runs a task when its backend has an implementation selected for the task's kind. */
 static int can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl) {
@@ -57,12 +56,8 @@ static void build(void) {
     starpu_codelet_init(cl);
     cl->cpu_funcs[0] = run_cpu;
     cl->cpu_funcs_name[0] = "run_cpu";
-    if (nd__backend(ND_BACKEND_OPENCL)) cl->opencl_funcs[0] = run_opencl;
-    if (nd__backend(ND_BACKEND_CUDA)) {
-      /* the CUDA implementations only enqueue on the worker's stream */
-      cl->cuda_funcs[0] = run_cuda;
-      cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
-    }
+    for (int b = 0; b < ND_BACKEND_COUNT; b++)
+      if (nd__backend(b) && nd__backend(b)->attach) nd__backend(b)->attach(cl, run_device);
     cl->can_execute = can_execute;
     cl->nbuffers = STARPU_VARIABLE_NBUFFERS;
     cl->model = &models[k];

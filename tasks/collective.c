@@ -1,5 +1,5 @@
-/* The global order of collectives on devices, and the NCCL participant's
- * codelet (tasks/collective.h). */
+/* The global order of collectives on devices, and the codelet of a
+ * participant on the devices' collective library (tasks/collective.h). */
 #include "tasks/collective.h"
 
 #include <pthread.h>
@@ -67,26 +67,30 @@ void nd__coll_stop(void) {
   pthread_mutex_unlock(&lock);
 }
 
-static void run_nccl(void *buffers[], void *arg) {
+static void run_part(void *buffers[], void *arg) {
   const nd__coll_part *p = arg;
   const nd_task *t = p->ctx->task;
-  void *data = (void *)STARPU_VECTOR_GET_PTR(buffers[0]);
-  int rc = nd__backend(ND_BACKEND_CUDA)->allreduce_part(data, t->a.coll.n, t->a.coll.dtype == ND_F64, p->comm, p->rank);
-  if (rc) nd__kernel_report(p->ctx->kernels, ND_TASK_ALLREDUCE, ND_BACKEND_CUDA, rc);
+  int dev = nd__worker_backend(starpu_worker_get_id_check());
+  void *data = nd__backend(dev)->buffer_data(buffers[0]);
+  int rc = nd__backend(dev)->allreduce_part(data, t->a.coll.n, t->a.coll.dtype == ND_F64, p->comm, p->rank);
+  if (rc) nd__kernel_report(p->ctx->kernels, ND_TASK_ALLREDUCE, dev, rc);
 }
 
-static struct starpu_codelet nccl;
+static struct starpu_codelet part;
 
+/* on the workers of every backend with a collective library */
 static void build(void) {
-  starpu_codelet_init(&nccl);
-  nccl.cuda_funcs[0] = run_nccl;
-  nccl.cuda_flags[0] = STARPU_CUDA_ASYNC; /* StarPU's stream waits for the sum's event */
-  nccl.nbuffers = STARPU_VARIABLE_NBUFFERS;
-  nccl.name = "allreduce_nccl";
+  starpu_codelet_init(&part);
+  for (int b = 0; b < ND_BACKEND_COUNT; b++) {
+    const nd_backend_ops *ops = nd__backend(b);
+    if (ops && ops->allreduce_part && ops->attach) ops->attach(&part, run_part);
+  }
+  part.nbuffers = STARPU_VARIABLE_NBUFFERS;
+  part.name = "allreduce_device";
 }
 
-struct starpu_codelet *nd__coll_nccl_codelet(void) {
+struct starpu_codelet *nd__coll_device_codelet(void) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, build);
-  return &nccl;
+  return &part;
 }

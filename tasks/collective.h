@@ -1,14 +1,15 @@
 /* Internal to tasks/: all-reduces whose participants sit on different devices
- * (NCCL on CUDA; docs/cuda.md, "NCCL collectives"). Such a collective is
+ * (run by the devices' collective library: nd_backend_ops.allreduce_part;
+ * the GPU backend's document tells which). Such a collective is
  * one task per participant, pinned to its device's worker, and every
  * collective goes through one global order, the order of submission:
  * a gate task (no code, no transfer) reads every participant's part and
  * takes the order's token (RW); the participants' tasks then read the token
  * and write their part. So collective k's participants start only when all
  * of its inputs exist and every task of collective k - 1 has ended: the
- * argument that no device can wait for a peer that waits for it is in
- * docs/cuda.md. tests/test_coll_order runs this ordering on CPU workers
- * with a barrier standing for NCCL. */
+ * argument that no device can wait for a peer that waits for it is in the
+ * GPU backend's document. tests/test_coll_order runs this ordering on CPU
+ * workers with a barrier standing for the library. */
 #ifndef ND_TASKS_COLLECTIVE_H
 #define ND_TASKS_COLLECTIVE_H
 
@@ -19,7 +20,7 @@
 /* the most participants of one collective on devices */
 #define ND_COLL_MAX_PARTS 64
 
-/* What participant `rank` of an all-reduce task gets (its NCCL task's argument). */
+/* What participant `rank` of an all-reduce task gets (its task's argument). */
 typedef struct nd__coll_part {
   const nd__task_ctx *ctx; /* the all-reduce: its size, type and kernel table */
   int comm, rank;          /* the backend's communicator, and the participant's rank in it */
@@ -42,8 +43,8 @@ int nd__coll_submit(struct starpu_codelet *cl, const starpu_data_handle_t *parts
                     int n, void (*done)(void *), void *done_arg);
 /* Unregisters the order's token (when StarPU stops; it waits for the tasks). */
 void nd__coll_stop(void);
-/* The codelet of an NCCL participant (argument: an nd__coll_part): the CUDA
- * backend's allreduce_part on the part, on the worker's stream. */
-struct starpu_codelet *nd__coll_nccl_codelet(void);
+/* The codelet of a participant on devices (argument: an nd__coll_part): its
+ * worker's backend's allreduce_part on the part, on the worker's queue. */
+struct starpu_codelet *nd__coll_device_codelet(void);
 
 #endif

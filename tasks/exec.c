@@ -28,7 +28,7 @@ typedef struct bound_graph {
   int *home;            /* [g->n_tasks] or NULL */
   uint8_t *visit;       /* [g->n_tasks] several processes: this one takes part in the task */
   int *run_on;          /* [g->n_tasks] several processes: the process that runs the task */
-  nd__coll_task **coll; /* [g->n_tasks] all-reduces run per participant (NCCL), else NULL; or NULL */
+  nd__coll_task **coll; /* [g->n_tasks] all-reduces run per participant (on devices), else NULL; or NULL */
   nd__forward forward;  /* outputs sent ahead to the devices that read them (tasks/forward.h) */
   int32_t *chain_len;   /* [g->n_tasks] tasks run as chains (tasks/chain.h), or NULL */
   nd__chain *chain;     /* [g->n_tasks] the chain each leading task submits */
@@ -367,7 +367,7 @@ int nd_exec_set_collective(nd_exec *ex, int which, int32_t task, const int *work
   return 0;
 }
 
-/* An all-reduce on NCCL: its parts, in participant order, to the global order of collectives. */
+/* An all-reduce on the devices' collective library: its parts, in participant order, to the global order of collectives. */
 static int submit_collective(nd_exec *ex, const bound_graph *bg, int32_t i) {
   const nd__coll_task *c = bg->coll[i];
   const nd_access *acc = nd_task_access(bg->g, &bg->g->tasks[i]);
@@ -378,7 +378,7 @@ static int submit_collective(nd_exec *ex, const bound_graph *bg, int32_t i) {
     args[p] = (void *)&c->part[p];
   }
   /* participant 0 stands for the collective before an observer */
-  return nd__coll_submit(nd__coll_nccl_codelet(), parts, c->worker, args, c->n,
+  return nd__coll_submit(nd__coll_device_codelet(), parts, c->worker, args, c->n,
                          ex->observer.task_done ? task_done : NULL, (void *)&bg->ctx[i]);
 }
 

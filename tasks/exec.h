@@ -27,21 +27,20 @@ void nd_runtime_stop(void);
 void nd_runtime_starpu_env(void);
 /* CPU workers StarPU actually started. */
 int nd_runtime_workers(void);
-/* OpenCL devices StarPU actually started (0 in builds without OpenCL). */
-int nd_runtime_opencl_devices(void);
-/* CUDA devices StarPU actually started. */
-int nd_runtime_cuda_devices(void);
-/* The i-th of them as "cudaN: model, memory" in out (at most size bytes):
- * 0, or -1 past the end. */
-int nd_runtime_cuda_device(int i, char *out, size_t size);
-/* Whether the CUDA kernels and the OpenCL backend are built in. */
-int nd_runtime_has_cuda(void);
-int nd_runtime_has_opencl(void);
+/* Devices of kind `kind` (enum nd_kernel_backend) StarPU actually started
+ * (0 where no backend of that kind is built in). */
+int nd_runtime_devices(int kind);
+/* The i-th of them as its backend names it ("<kind>N: model, memory") in
+ * out (at most size bytes): 0, or -1 past the end or where the backend
+ * does not describe its devices. */
+int nd_runtime_device_name(int kind, int i, char *out, size_t size);
+/* Whether the backend of that kind is built in. */
+int nd_runtime_has_backend(int kind);
 
 typedef struct nd_exec nd_exec;
 
-/* Whether task t can run on a device of `backend` (ND_BACKEND_OPENCL or
- * ND_BACKEND_CUDA) under ex's kernel table (ex NULL: the built-ins): the
+/* Whether task t can run on a device of `backend` (a device kind, not the
+ * CPU) under ex's kernel table (ex NULL: the built-ins): the
  * implementation selected for its kind has a kernel there. Tasks that cannot
  * go to a CPU worker wherever their rank is placed. */
 int nd_exec_runs_on_device(const nd_exec *ex, int backend, const nd_task *t);
@@ -89,9 +88,9 @@ int nd_exec_set_chains(nd_exec *ex, int which, const int32_t *len);
 int32_t nd_exec_forwarded(const nd_exec *ex, int which, int32_t task);
 
 /* Task `task` of graph `which`, an all-reduce, runs as one task per
- * participant on NCCL (tasks/collective.h): participant p on worker
- * workers[p] as rank p of the CUDA backend's communicator comm. workers
- * NULL: back to one task (the ordered sum). */
+ * participant on the devices' collective library (tasks/collective.h):
+ * participant p on worker workers[p] as rank p of their backend's
+ * communicator comm. workers NULL: back to one task (the ordered sum). */
 int nd_exec_set_collective(nd_exec *ex, int which, int32_t task, const int *workers, int comm);
 
 /* Several processes (tasks/mpi.h): how many, and which this one is (me). */

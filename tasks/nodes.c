@@ -28,9 +28,7 @@ int nd_nodes_exchange(nd_error *err) {
   me.cores = count(topo, HWLOC_OBJ_CORE);
   me.pus = count(topo, HWLOC_OBJ_PU);
   hwloc_topology_destroy(topo);
-  me.cpu_workers = nd_runtime_workers();
-  me.opencl_devices = nd_runtime_opencl_devices();
-  me.cuda_devices = nd_runtime_cuda_devices();
+  for (int b = 0; b < ND_BACKEND_COUNT; b++) me.devices[b] = b == ND_BACKEND_CPU ? nd_runtime_workers() : nd_runtime_devices(b);
   nd_node_info *all = calloc((size_t)nd_mpi_size(), sizeof *all);
   if (!all) return nd__fail(err, ND_ENOMEM, "mpirun: out of memory");
   nd_mpi_allgather(&me, sizeof me, all);

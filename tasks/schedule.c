@@ -4,6 +4,7 @@
 #include <starpu.h>
 #include <stdlib.h>
 
+#include "common/device.h"
 #include "common/error.h"
 #include "kernels/backend.h"
 #include "scheduler/policies.h"
@@ -15,26 +16,30 @@ int nd_exec_runs_on(const void *ctx, const nd_task *t, int unit_kind) {
   return unit_kind == ND_BACKEND_CPU || nd_exec_runs_on_device(ctx, unit_kind, t);
 }
 
-/* All-reduces whose participants sit on different GPUs run on NCCL, once a
- * communicator over those GPUs exists; with runtime.deterministic, or with
- * several processes, every all-reduce stays the ordered sum (docs/cuda.md). */
+/* All-reduces whose participants sit on different devices of one kind run
+ * on that backend's collective library, once a communicator over those
+ * devices exists; with runtime.deterministic, or with several processes,
+ * every all-reduce stays the ordered sum (the library's sums follow no
+ * fixed order). */
 static int plan_collectives(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const nd_rank_map *pl,
                             nd_error *err) {
-  const nd_backend_ops *cuda = nd__backend(ND_BACKEND_CUDA);
-  int use = cuda && cuda->comm_create && !cfg->runtime.deterministic && nd_exec_procs(ex, NULL) == 1;
+  int use = !cfg->runtime.deterministic && nd_exec_procs(ex, NULL) == 1;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
     if (t->kind != ND_TASK_ALLREDUCE) continue;
     int n = t->a.coll.nparts, unit[n], dev[n], worker[n];
-    if (!use || !nd_coll_gpu_units(g, pl, t, unit)) {
+    const nd_backend_ops *ops = use && nd_coll_gpu_units(g, pl, t, unit) ? nd__backend(pl->units[unit[0]].kind) : NULL;
+    if (!ops || !ops->comm_create) {
       if (nd_exec_set_collective(ex, which, i, NULL, -1)) return nd__fail(err, ND_ENOMEM, "executor: out of memory");
       continue;
     }
     for (int p = 0; p < n; p++) dev[p] = pl->units[unit[p]].devid, worker[p] = pl->units[unit[p]].id;
-    int comm = cuda->comm_create(dev, n, err);
+    int comm = ops->comm_create(dev, n, err);
     if (comm < 0) return comm;
     int rc = nd_exec_set_collective(ex, which, i, worker, comm);
-    if (rc) return nd__fail(err, rc, "executor: all-reduce task %d: %d participants on NCCL", i, n);
+    if (rc)
+      return nd__fail(err, rc, "executor: all-reduce task %d: %d participants on %s devices", i, n,
+                      nd_device_label(ops->device));
   }
   return 0;
 }
@@ -109,7 +114,8 @@ int nd_sched_mixed_ranks(const nd_graph *g) {
  * without devices, or in the steps that try the CPU workers alone. A fixed
  * order's positions then count each chain once. */
 static int set_chains(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, int cpu_only, nd_hints *h) {
-  int devices = nd_runtime_opencl_devices() > 0 || nd_runtime_cuda_devices() > 0;
+  int devices = 0;
+  for (int b = 0; b < ND_BACKEND_COUNT; b++) devices |= b != ND_BACKEND_CPU && nd_runtime_devices(b) > 0;
   if (!cfg->runtime.chain_tasks || nd_exec_procs(ex, NULL) > 1 || (devices && !cpu_only))
     return nd_exec_set_chains(ex, which, NULL);
   int32_t *len = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *len);

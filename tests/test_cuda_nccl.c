@@ -175,7 +175,7 @@ static void through_starpu(void) {
   nd__coll_part part = {&ctx, comm, 0};
   void *arg = &part;
   int worker = starpu_worker_get_by_type(STARPU_CUDA_WORKER, 0), rc = comm < 0 ? comm : 0;
-  for (int k = 0; k < 3 && !rc; k++) rc = nd__coll_submit(nd__coll_nccl_codelet(), &h, &worker, &arg, 1, NULL, NULL);
+  for (int k = 0; k < 3 && !rc; k++) rc = nd__coll_submit(nd__coll_device_codelet(), &h, &worker, &arg, 1, NULL, NULL);
   starpu_task_wait_for_all();
   starpu_data_acquire(h, STARPU_R);
   ok(rc == 0 && nd__kernel_failure(NULL, &err) == 0 && memcmp(data, want, sizeof data) == 0,

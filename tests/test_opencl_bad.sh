@@ -13,7 +13,7 @@ if grep -q "define ND_HAVE_OPENCL 1" "${ND_BUILDDIR:-.}/ndconfig.h"; then
   ok 0 "# SKIP a build without OpenCL refuses OpenCL devices (this build has OpenCL)"
 else
   ok 0 "# SKIP more OpenCL devices than exist (this build has no OpenCL)"
-  expect 2 "runtime.opencl_devices 1: this ndgraph was built without OpenCL" "a build without OpenCL refuses OpenCL devices: one line, exit 2" -- \
+  expect 2 "runtime.opencl_devices 1: no OpenCL device: this ndgraph was built without OpenCL" "a build without OpenCL refuses OpenCL devices: one line, exit 2" -- \
     "$ndgraph" run "${tiny[@]}" --set runtime.opencl_devices=1
 fi
 # the plan needs no device: it shows where each rank would run and what crosses memory nodes

@@ -170,9 +170,9 @@ static int every_layout(const char *const *model, const char *const *machine, in
         nd_graph_free(g);
         break;
       }
-      if (!started && (nd_runtime_start(&cfg, &err) || cfg.runtime.opencl_devices > nd_runtime_opencl_devices())) {
+      if (!started && (nd_runtime_start(&cfg, &err) || cfg.runtime.devices[ND_BACKEND_OPENCL] > nd_runtime_devices(ND_BACKEND_OPENCL))) {
         /* no device: PoCL missing here, not a placement that differs */
-        int none = cfg.runtime.opencl_devices > 0;
+        int none = cfg.runtime.devices[ND_BACKEND_OPENCL] > 0;
         if (!err.msg[0]) nd_runtime_stop();
         snprintf(why, size, "%.200s", err.msg[0] ? err.msg : "no OpenCL device started");
         nd_graph_free(g);
@@ -280,7 +280,7 @@ int main(void) {
   for (size_t i = 0; i < sizeof machines / sizeof *machines; i++) {
     char why[600] = "";
     int n = 0;
-    if (strstr(machines[i].name, "OpenCL") && !nd_runtime_has_opencl()) {
+    if (strstr(machines[i].name, "OpenCL") && !nd_runtime_has_backend(ND_BACKEND_OPENCL)) {
       skip("%s: built without OpenCL", machines[i].name);
       continue;
     }

@@ -70,16 +70,19 @@ int main(void) {
   nd_trainer_close(tr);
   tr = NULL;
 
-  /* restart: 3 steps, back to step 0, then 5 steps as a fresh trainer's */
+  /* restart: 3 steps, back to step 0, then the tuning pass (which refuses to
+   * run after a step) and 5 steps as a fresh, untuned trainer's */
   double restarted[STEPS + 3];
   rc = nd_trainer_open(&tr, cfg, &err);
   if (!rc) rc = train_losses(tr, 3, restarted);
+  ok(!rc && nd_trainer_tune(tr, &(nd_error){0}) == ND_EINVAL, "no tuning pass after a step");
   if (!rc) rc = nd__trainer_restart(tr, &err);
-  ok(!rc && nd_trainer_steps_done(tr) == 0 && nd__trainer_settling(tr), "restarted at step 0, calibrating again %s",
-     err.msg);
+  if (!rc) rc = nd_trainer_tune(tr, &err);
+  ok(!rc && nd_trainer_steps_done(tr) == 0, "restarted, then tuned: at step 0 %s", err.msg);
   if (!rc) rc = train_losses(tr, STEPS, restarted + 3);
   ok(!rc && same_bits(straight, restarted + 3, STEPS),
-     "after 3 steps and a restart, %d steps give a fresh run's bits (%.9f ... %.9f)", STEPS, restarted[3],
+     "after 3 steps, a restart and the tuning pass, %d steps give a fresh run's bits (%.9f ... %.9f)", STEPS,
+     restarted[3],
      restarted[STEPS + 2]);
   nd_trainer_close(tr);
   nd_config_free(cfg);

@@ -46,7 +46,7 @@ static void task_done(void *user, int graph, int32_t task, double start, double 
  * started (the simulator's rule), beside an idle one, or on no CPU of a
  * machine with a device. */
 static int beside(const samples *s, int32_t n, int32_t i) {
-  if (nd__worker_backend(s->worker[i]) != ND_BACKEND_CPU || !nd_runtime_opencl_devices()) return ND_ALONE;
+  if (nd__worker_backend(s->worker[i]) != ND_BACKEND_CPU || !nd_runtime_devices(ND_BACKEND_OPENCL)) return ND_ALONE;
   for (int32_t j = 0; j < n; j++)
     if (nd__worker_backend(s->worker[j]) == ND_BACKEND_OPENCL && s->start[j] <= s->start[i] &&
         s->start[i] < s->start[j] + s->us[j])
@@ -168,7 +168,7 @@ static int probe(const nd_config *cfg, const char *what, samples *s, nd_calibrat
   }
   if (!rc) s->n = base + g->n_tasks;
   int nodes = (int)starpu_memory_nodes_get_count();
-  pr->opencl = nd_runtime_opencl_devices();
+  pr->opencl = nd_runtime_devices(ND_BACKEND_OPENCL);
   if (!rc && pr->opencl && nodes > 1) {
     double up = starpu_transfer_bandwidth(0, 1), down = starpu_transfer_bandwidth(1, 0);
     cal->host_device_bps = (up < down ? up : down) * 1e6; /* MB/s */

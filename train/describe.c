@@ -6,15 +6,14 @@
 #include "kernels/registry.h"
 #include "train/trainer_internal.h"
 
-void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices) {
+void nd_trainer_devices(const nd_trainer *tr, int count[ND_BACKEND_COUNT]) {
   (void)tr; /* one StarPU runtime per process, started by the trainer */
-  *cpu_workers = nd_runtime_workers();
-  *opencl_devices = nd_runtime_opencl_devices();
+  for (int b = 0; b < ND_BACKEND_COUNT; b++) count[b] = b == ND_BACKEND_CPU ? nd_runtime_workers() : nd_runtime_devices(b);
 }
 
-int nd_trainer_gpu(const nd_trainer *tr, int i, char *name, size_t size) {
+int nd_trainer_device(const nd_trainer *tr, int kind, int i, char *name, size_t size) {
   (void)tr;
-  return nd_runtime_cuda_device(i, name, size) ? ND_EINVAL : 0;
+  return nd_runtime_device_name(kind, i, name, size) ? ND_EINVAL : 0;
 }
 
 int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name, const char **origin) {
@@ -28,14 +27,11 @@ int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, con
   return ND_EINVAL;
 }
 
-/* a CUDA device is a "gpu" in the stage lines, as the run header's GPU lines name it */
-static const char *unit_name(int kind) { return kind == ND_BACKEND_CUDA ? "gpu" : nd_device_name(kind); }
-
 int nd_trainer_stage(const nd_trainer *tr, int stage, nd_stage_info *out) {
   const nd_balance *b = nd__trainer_balance(tr);
   if (stage < 0 || stage >= b->stages) return ND_EINVAL;
   *out = (nd_stage_info){b->split[stage],
-                         unit_name(b->kind[stage]),
+                         nd_device_unit_name(b->kind[stage]),
                          b->mixed ? b->layer_us[stage] / 1e3 : -1,
                          b->mixed ? b->other_us[stage] / 1e3 : -1,
                          b->mixed ? b->balanced[stage] : b->split[stage],

@@ -30,16 +30,8 @@ struct nd_trainer {
   int eval_index;
   nd_exec *exec;
   int runtime_started;
-  nd_kernels *kernels; /* this trainer's: its tasks carry it */
-  int calibrated;      /* priorities come from measured task durations */
-  /* where ranks land on CPU workers and devices, the steps after the
-   * calibration time the devices against the CPU workers alone
-   * (trial_step): the number of the next trial step, 1 to ND_TRIAL_STEPS;
-   * 0 decided */
-  int trial;
-  int balancing;           /* stage_layers: auto is measuring, under its own hints */
-  double *trial_seconds;   /* the calibration's durations, kept for the chosen placement */
-  nd_device_trial decided; /* the trial's times as they come, then its choice */
+  nd_kernels *kernels;     /* this trainer's: its tasks carry it */
+  nd_device_trial decided; /* the tuning pass's choice between devices and CPU workers (train/tune.c) */
   int64_t steps_done;
   int64_t model_flops;   /* of one step */
   int64_t seqs_per_step; /* dp * micro_batches * micro_batch_size */
@@ -165,8 +157,7 @@ static int initialize(nd_trainer *tr, int zero_moments) {
   return 0;
 }
 
-/* Hints for both graphs: all workers, or the CPU workers alone. */
-static int apply_hints(nd_trainer *tr, const double *measured, int cpu_only, nd_error *err) {
+int nd__trainer_apply_hints(nd_trainer *tr, const double *measured, int cpu_only, nd_error *err) {
   int rc = nd_sched_apply_on(tr->exec, 0, tr->step_graph, &tr->cfg, measured, cpu_only, err);
   return rc ? rc : nd_sched_apply_on(tr->exec, tr->eval_index, tr->eval_graph, &tr->cfg, NULL, cpu_only, err);
 }
@@ -178,19 +169,21 @@ static int bind(nd_trainer *tr, nd_error *err) {
   nd_exec_set_kernels(tr->exec, tr->kernels);
   if ((rc = nd_exec_add_graph(tr->exec, tr->eval_graph, err)) < 0) return rc;
   tr->eval_index = rc;
-  if ((rc = apply_hints(tr, NULL, 0, err))) return rc;
+  if ((rc = nd__trainer_apply_hints(tr, NULL, 0, err))) return rc;
   if (collect_names(tr) || initialize(tr, 0)) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   return 0;
 }
 
-int nd__trainer_restart(nd_trainer *tr, nd_error *err) {
-  int rc = apply_hints(tr, NULL, 0, err);
-  if (rc) return rc;
+int nd__trainer_rewind(nd_trainer *tr, const nd_device_trial *decided, nd_error *err) {
   if (initialize(tr, 1)) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   tr->steps_done = 0;
-  tr->calibrated = tr->trial = 0; /* the calibration and the placement trial run again, as after bind */
-  tr->decided = (nd_device_trial){0};
+  tr->decided = *decided;
   return 0;
+}
+
+int nd__trainer_restart(nd_trainer *tr, nd_error *err) {
+  int rc = nd__trainer_apply_hints(tr, NULL, 0, err);
+  return rc ? rc : nd__trainer_rewind(tr, &(nd_device_trial){0}, err);
 }
 
 /* The step and evaluation graphs, costed by the kernels that will run them. */
@@ -239,10 +232,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
    * rebuilds, the even one kept starts again on the same executor, so that
    * it runs exactly what equal stages run */
   if (c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1) {
-    tr->balancing = 1;
-    rc = nd__balance_stages(tr, &tr->balance, err);
-    tr->balancing = 0;
-    if (rc) goto fail;
+    if ((rc = nd__balance_stages(tr, &tr->balance, err))) goto fail;
     int kept = 1;
     for (int s = 0; s < tr->balance.stages; s++) kept &= tr->balance.split[s] == tr->step_graph->stage_layers[s];
     memcpy(tr->cfg.parallelism.stage_layers, tr->balance.split, sizeof tr->balance.split);
@@ -258,8 +248,6 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
       free(tr->ckpt);
       tr->ckpt = NULL, tr->n_hf = 0;
       tr->steps_done = 0;
-      tr->calibrated = tr->trial = 0; /* the new graph calibrates its own priorities */
-      tr->decided = (nd_device_trial){0};
       if (!(rc = build_graphs(tr, err))) rc = bind(tr, err);
     }
     if (rc) goto fail;
@@ -285,7 +273,6 @@ void nd_trainer_close(nd_trainer *tr) {
   nd_dataset_close(tr->train);
   nd_dataset_close(tr->val);
   free(tr->ckpt);
-  free(tr->trial_seconds);
   free(tr);
 }
 
@@ -313,79 +300,16 @@ static double total_loss(nd_trainer *tr, const nd_graph *g) {
   return sum;
 }
 
-static void record_duration(void *user, int graph, int32_t task, double start_us, double end_us, int worker) {
-  (void)worker;
-  if (graph == 0) ((double *)user)[task] = (end_us - start_us) * 1e-6;
-}
-
-/* When ranks land on CPU workers and devices, a slower device can make the
- * step slower than the CPU workers alone (docs/opencl.md): the five steps
- * after the calibration run twice with all workers, then three times with
- * the CPU workers alone, and the devices stay only if the faster of their
- * two steps beat the faster of the last two on the CPU workers (ties to the
- * CPU workers). The first step on the CPU workers is not compared: it
- * starts with the data where the devices left it. The faster of two, not
- * one step each: this machine's noise only ever adds time, and one step
- * slowed by it (a CPU step of 316 ms where they took 200-205, 2026-12-02)
- * kept a device that made every later step 30% slower. Not under strict
- * placement, which holds each rank to its devices. Only placement changes,
- * so the losses do not. */
-enum { ND_TRIAL_ALL = 2, ND_TRIAL_STEPS = ND_TRIAL_ALL + 3 };
-static int trial_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
-  double t0 = now_ms();
-  int rc = nd_exec_run(tr->exec, 0, s, err);
-  double ms = now_ms() - t0;
-  if (rc) return rc;
-  int step = tr->trial++;
-  nd_device_trial *d = &tr->decided;
-  if (step <= ND_TRIAL_ALL) {
-    d->all_ms = step == 1 ? ms : fmin(ms, d->all_ms);
-    return step == ND_TRIAL_ALL ? apply_hints(tr, tr->trial_seconds, 1, err) : 0;
-  }
-  if (step == ND_TRIAL_ALL + 1) return 0; /* the switch */
-  d->cpu_ms = step == ND_TRIAL_ALL + 2 ? ms : fmin(ms, d->cpu_ms);
-  if (step < ND_TRIAL_STEPS) return 0;
-  tr->trial = 0;
-  d->decided = 1;
-  d->kept_devices = d->all_ms < d->cpu_ms;
-  d->step = tr->steps_done + 1;
-  return d->kept_devices ? apply_hints(tr, tr->trial_seconds, 0, err) : 0;
-}
-
 int nd_trainer_device_trial(const nd_trainer *tr, nd_device_trial *out) {
   if (!tr || !out) return ND_EINVAL;
-  *out = tr->decided.decided ? tr->decided : (nd_device_trial){0}; /* no times of a trial under way */
+  *out = tr->decided;
   return 0;
-}
-
-/* The first step that nobody else observes measures every task; priorities
- * are then computed again from those durations instead of the FLOPs/bytes
- * model (fixed schedules have no use for them). */
-static int run_step(nd_trainer *tr, const nd_step *s, nd_error *err) {
-  if (tr->trial) return trial_step(tr, s, err);
-  if (tr->calibrated || tr->balancing || nd_exec_observed(tr->exec) || nd_sched_is_fixed(tr->cfg.runtime.scheduler))
-    return nd_exec_run(tr->exec, 0, s, err);
-  double *seconds = calloc((size_t)tr->step_graph->n_tasks + 1, sizeof *seconds);
-  if (!seconds) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
-  nd_exec_observe(tr->exec, &(nd_exec_observer){record_duration, seconds});
-  int rc = nd_exec_run(tr->exec, 0, s, err);
-  nd_exec_observe(tr->exec, NULL);
-  if (!rc) rc = nd_sched_apply(tr->exec, 0, tr->step_graph, &tr->cfg, seconds, err);
-  tr->calibrated = 1;
-  free(tr->trial_seconds);
-  tr->trial_seconds = seconds;
-  tr->trial = !rc && nd__trainer_tries_cpu_alone(&tr->cfg, tr->step_graph);
-  return rc;
 }
 
 int nd__trainer_tries_cpu_alone(const nd_config *cfg, const nd_graph *g) {
   /* strict placement holds each rank to its devices: the user's choice stays */
   return cfg->runtime.placement != ND_PLACEMENT_STRICT && !nd_sched_is_fixed(cfg->runtime.scheduler) &&
          nd_sched_mixed_ranks(g);
-}
-
-int nd__trainer_settling(const nd_trainer *tr) {
-  return !nd_sched_is_fixed(tr->cfg.runtime.scheduler) && (!tr->calibrated || tr->trial);
 }
 
 /* A data set opened on first use: `eval --data X` needs neither data.train
@@ -410,8 +334,7 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   s.lr = (float)learning_rate(&tr->cfg, tr->steps_done);
   s.adam_t = (int)tr->steps_done + 1;
   double t0 = now_ms();
-  rc = run_step(tr, &s, err);
-  if (rc) return rc;
+  if ((rc = nd_exec_run(tr->exec, 0, &s, err))) return rc;
   double ms = now_ms() - t0;
   double loss = total_loss(tr, tr->step_graph);
   tr->steps_done++;

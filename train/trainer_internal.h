@@ -25,14 +25,16 @@ struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr);
 /* The trainer's trace recorder, made at its first traced step. */
 nd_trace_recorder **nd__trainer_recorder(nd_trainer *tr);
 
-/* Is the trainer still choosing its placement (the calibration step, then
- * on a mixed node the five steps that time the devices against the CPU
- * workers alone)? Benchmarks measure the steps after. */
-int nd__trainer_settling(const nd_trainer *tr);
-
-/* Back to step 0 on the same graphs, as just opened: the parameters
- * initialized, Adam's moments zero, the default hints, and the calibration
- * and placement trial to run again. */
+/* Both graphs' hints (tasks/schedule.h): from measured durations of the
+ * step graph's tasks (NULL: the cost model), on all workers or the CPU
+ * workers alone. */
+int nd__trainer_apply_hints(nd_trainer *tr, const double *measured, int cpu_only, nd_error *err);
+/* Back to step 0 on the same graphs and hints: the parameters initialized,
+ * Adam's moments zero, and decided as the device trial's outcome (the
+ * tuning pass ends with it). */
+int nd__trainer_rewind(nd_trainer *tr, const nd_device_trial *decided, nd_error *err);
+/* nd__trainer_rewind to the trainer as just opened: the default hints, no
+ * trial decided (nd_trainer_tune may run again). */
 int nd__trainer_restart(nd_trainer *tr, nd_error *err);
 
 /* How parallelism.stage_layers: auto split the layers (stages 0: not chosen). */
@@ -47,7 +49,7 @@ typedef struct nd_balance {
 } nd_balance;
 const nd_balance *nd__trainer_balance(const nd_trainer *tr);
 
-/* Whether the trainer, after calibrating, tries the CPU workers alone against
+/* Whether the tuning pass, after timing the step, tries the CPU workers alone against
  * all workers: not under strict placement, nor for the fixed orders, and
  * only where ranks sit on CPU workers and devices (nd_sched_mixed_ranks). */
 int nd__trainer_tries_cpu_alone(const nd_config *cfg, const nd_graph *g);

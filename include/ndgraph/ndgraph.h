@@ -16,6 +16,7 @@ extern "C" {
 #define NDGRAPH_VERSION "0.1.0"
 
 #include "ndgraph/export.h"
+#include "ndgraph/kernel.h"
 
 /* Error codes: 0 is success, every failure is negative. */
 #define ND_ERRNO_MAP(X)                       \
@@ -43,12 +44,16 @@ ND_EXPORT const char *nd_strerror(int code);
 /* What this ndgraph is built with, for `ndgraph --version`. */
 typedef struct nd_build_info {
   char starpu_version[32]; /* of the StarPU it runs on, "1.3.10" */
-  int cuda;                /* CUDA workers possible: the CUDA backend is built and StarPU has CUDA */
-  int opencl;              /* the OpenCL backend is built */
+  int backends[ND_BACKEND_COUNT]; /* by enum nd_kernel_backend: its backend is built in (and StarPU drives it) */
   int mpi;                 /* the StarPU it is built on has StarPU-MPI */
   int max_cpus;            /* the most CPU workers that StarPU starts */
 } nd_build_info;
 ND_EXPORT void nd_build_describe(nd_build_info *out);
+/* A device kind's name as messages and reports print it ("CPU", "OpenCL"),
+ * and the kind that reports list i-th (0 <= i < ND_BACKEND_COUNT; the CPU
+ * first), in an order that stays when kinds are added. */
+ND_EXPORT const char *nd_device_label(int kind);
+ND_EXPORT int nd_device_listed(int i);
 
 /* The kernel set OpenBLAS runs the CPU GEMMs on ("SkylakeX", "Haswell",
  * "Prescott": its generic SSE3 one), as OpenBLAS names it. */
@@ -179,6 +184,16 @@ ND_EXPORT void nd_trainer_close(nd_trainer *tr);
  * the tensor or field otherwise. The data sets open at the first step or
  * evaluation, so that `eval --data` needs neither data.train nor data.val. */
 ND_EXPORT int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *err);
+/* The tuning pass, once, before the first step and before a resume or a
+ * load: one step with every task timed, whose durations then set the
+ * priorities instead of the FLOPs/bytes model, and where ranks sit on CPU
+ * workers and devices the device trial (nd_device_trial: five more steps).
+ * Then the trainer starts again at step 0, the parameters as initialized,
+ * so tuning changes the schedule and never a bit of training. Nothing to do
+ * for the fixed orders, nor with runtime.tune false. Without it, steps run on the cost model's
+ * priorities and every placement the configuration allows. ND_EINVAL after
+ * a step. */
+ND_EXPORT int nd_trainer_tune(nd_trainer *tr, nd_error *err);
 /* Runs one training step. A non-finite loss is an error (ND_ENUMERIC). */
 ND_EXPORT int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err);
 /* Mean cross-entropy over `batches` batches of micro_batch_size sequences read
@@ -224,12 +239,14 @@ ND_EXPORT int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, siz
  * used (it lacks a file), as one line; "" when the newest was used. */
 ND_EXPORT const char *nd_trainer_resume_note(const nd_trainer *tr);
 
-/* The devices a trainer's tasks run on. */
-ND_EXPORT void nd_trainer_devices(const nd_trainer *tr, int *cpu_workers, int *opencl_devices);
-/* The i-th CUDA device (from 0) a trainer's tasks run on, as the run header
- * names it ("cuda0: NVIDIA H200, 139.8 GiB": model and memory) in name (at
- * most size bytes). ND_EINVAL past the end. */
-ND_EXPORT int nd_trainer_gpu(const nd_trainer *tr, int i, char *name, size_t size);
+/* The devices a trainer's tasks run on: per enum nd_kernel_backend, how
+ * many workers StarPU started (count[ND_BACKEND_CPU]: CPU workers). */
+ND_EXPORT void nd_trainer_devices(const nd_trainer *tr, int count[ND_BACKEND_COUNT]);
+/* The i-th device (from 0) of kind `kind` a trainer's tasks run on, named
+ * by its backend ("<kind>0: NVIDIA H200, 139.8 GiB": model and memory) in
+ * name (at most size bytes). ND_EINVAL past the end, or where the backend
+ * does not name its devices. */
+ND_EXPORT int nd_trainer_device(const nd_trainer *tr, int kind, int i, char *name, size_t size);
 
 /* Several processes (`mpirun -np N ndgraph run`, docs/nodes.md): this
  * process, how many there are (1 without mpirun), and across all of them the
@@ -251,7 +268,7 @@ ND_EXPORT int nd_trainer_processes(nd_trainer *tr, nd_process_info *out);
 typedef struct nd_node_info {
   char host[64];
   int packages, numa_nodes, cores, pus;
-  int cpu_workers, opencl_devices, cuda_devices;
+  int devices[ND_BACKEND_COUNT]; /* workers StarPU started, by kind (the CPU's: CPU workers) */
   int first_rank, last_rank;
 } nd_node_info;
 ND_EXPORT int nd_trainer_node(const nd_trainer *tr, int process, nd_node_info *out);
@@ -267,15 +284,16 @@ ND_EXPORT int nd_trainer_agree_signal(nd_trainer *tr, int sig);
 ND_EXPORT int nd_trainer_plugin_kernel(const nd_trainer *tr, int i, const char **kind, const char **name,
                                        const char **origin);
 
-/* On a node whose ranks land on CPU workers and devices, the trainer times
- * two steps with all workers against two on the CPU workers alone, after
- * the calibration step, and keeps the faster (docs/scheduler.md, *Mixed
- * nodes*). The outcome: decided is 0 while there is none (one kind of
- * worker, strict placement, a fixed order, or the trial not over). */
+/* On a node whose ranks land on CPU workers and devices, nd_trainer_tune
+ * times two steps with all workers against two on the CPU workers alone,
+ * after the step that times the tasks, and keeps the faster
+ * (docs/scheduler.md, *Mixed nodes*). The outcome: decided is 0 where there
+ * is none (one kind of worker, strict placement, a fixed order, or no
+ * tuning pass). */
 typedef struct nd_device_trial {
   int decided;
   int kept_devices; /* 1: all workers; 0: the CPU workers alone, the devices idle */
-  long long step;   /* the step that ended the trial */
+  long long step;   /* the tuning step that ended the trial */
   double all_ms;    /* the faster step with all workers */
   double cpu_ms;    /* the faster step on the CPU workers alone */
 } nd_device_trial;

@@ -2,6 +2,7 @@
  * interface, replaceable kinds in the plugins' signature (so that built-ins
  * and plugins are called the same way), the others with the whole call. */
 #include <math.h>
+#include <starpu.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,8 +267,12 @@ static int load_batch(const nd_kcall *c) {
   return 0;
 }
 
+static void *buffer_data(void *buffer) { return (void *)STARPU_VECTOR_GET_PTR(buffer); }
+
 const nd_backend_ops nd__cpu_backend = {
     .device = ND_BACKEND_CPU,
+    .worker_type = STARPU_CPU_WORKER,
+    .buffer_data = buffer_data,
     .kernel = {[ND_TASK_MATMUL_FWD] = matmul_fwd,
                [ND_TASK_MATMUL_BWD_IN] = matmul_bwd_input,
                [ND_TASK_MATMUL_BWD_W] = matmul_bwd_weight,

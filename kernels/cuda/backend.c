@@ -221,8 +221,27 @@ static void *queue(int *device) {
   return S;
 }
 
+static void configure(struct starpu_conf *conf, int n, long spare_cores) {
+  (void)spare_cores;
+  conf->ncuda = n;
+}
+
+/* the implementations only enqueue on the worker's stream: StarPU waits for it */
+static void attach(struct starpu_codelet *cl, nd_worker_fn fn) {
+  cl->cuda_funcs[0] = fn;
+  cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
+}
+
+static void *buffer_data(void *buffer) { return (void *)STARPU_VECTOR_GET_PTR(buffer); }
+
 const nd_backend_ops nd__cuda_backend = {
     .device = ND_BACKEND_CUDA,
+    .worker_type = STARPU_CUDA_WORKER,
+    .present = nd_cuda_device_count,
+    .configure = configure,
+    .driver_takes_core = 1, /* StarPU's thread driving each device */
+    .attach = attach,
+    .buffer_data = buffer_data,
     .start = start,
     .stop = stop,
     .queue = queue,

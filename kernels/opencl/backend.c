@@ -3,6 +3,8 @@
  * the calling StarPU worker's queue. Kernel argument lists follow kernels.cl. */
 #include <math.h>
 #include <starpu.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "kernels/backend.h"
 #include "kernels/device.h"
@@ -303,8 +305,27 @@ static void *queue(int *device) {
   return q;
 }
 
+static void configure(struct starpu_conf *conf, int n, long spare_cores) {
+  conf->nopencl = n;
+  /* a CPU-type device runs on threads of its own: give it the cores the
+   * CPU workers leave (at least one each), unless the user chose */
+  char threads[24];
+  snprintf(threads, sizeof threads, "%ld", spare_cores >= n ? spare_cores / n : 1);
+  setenv("POCL_MAX_PTHREAD_COUNT", threads, 0);
+}
+
+static void attach(struct starpu_codelet *cl, nd_worker_fn fn) { cl->opencl_funcs[0] = fn; }
+
+static void *buffer_data(void *buffer) { return (void *)STARPU_VECTOR_GET_DEV_HANDLE(buffer); }
+
 const nd_backend_ops nd__opencl_backend = {
     .device = ND_BACKEND_OPENCL,
+    .worker_type = STARPU_OPENCL_WORKER,
+    .configure = configure,
+    .shares_cores = 1, /* PoCL's threads */
+    .missing_hint = "is an OpenCL platform such as PoCL installed? clinfo lists them",
+    .attach = attach,
+    .buffer_data = buffer_data,
     .start = nd_ocl_load,
     .stop = nd_ocl_unload,
     .queue = queue,
