@@ -7,31 +7,25 @@
 #include <string.h>
 
 #include "common/file.h"
+#include "common/hash.h"
 #include "tasks/mpi.h"
 #include "tasks/nodes.h"
 #include "train/trainer_internal.h"
 
-/* FNV-1a, 64 bits: a difference, not an attacker, is what it must catch. */
-static uint64_t fnv(uint64_t h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
-  return h;
-}
-
 uint64_t nd_trainer_config_hash(const nd_config *cfg) {
-  uint64_t h = 14695981039346656037ULL;
+  uint64_t h = ND_FNV_BASIS;
   char *yaml = NULL;
   size_t len = 0;
-  if (nd_config_dump(cfg, &yaml, &len) == 0) h = fnv(h, yaml, len);
+  if (nd_config_dump(cfg, &yaml, &len) == 0) h = nd__fnv(h, yaml, len);
   free(yaml);
   for (int64_t i = 0; i < cfg->kernels.n_plugins; i++) {
     char *bytes = NULL;
     size_t n = 0;
     /* a plugin this process cannot read hashes differently from one it can */
     if (nd__read_file(cfg->kernels.plugins[i], (size_t)1 << 30, &bytes, &n) == 0)
-      h = fnv(h, bytes, n);
+      h = nd__fnv(h, bytes, n);
     else
-      h = fnv(h, "unreadable", 10);
+      h = nd__fnv(h, "unreadable", 10);
     free(bytes);
   }
   return h;
