@@ -1,6 +1,7 @@
 /* A trainer across the processes of an mpirun launch: what they must agree
- * on (the configuration's hash) and what they report together (bytes sent
- * against the plan's prediction, tasks submitted per process). */
+ * on (the configuration's hash, a failure of one of them, a signal) and what
+ * they report together (bytes sent against the plan's prediction, tasks
+ * submitted per process). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,4 +71,9 @@ int nd_trainer_agree_signal(nd_trainer *tr, int sig) {
   int agreed = order[nd_mpi_max(mine)];
   if (agreed != 0 && agreed != SIGUSR1) nd_mpi_stop_agreed();
   return agreed;
+}
+
+int nd_trainer_agree(nd_trainer *tr, int rc, nd_error *err) {
+  (void)tr;
+  return nd_mpi_agree(rc, err);
 }

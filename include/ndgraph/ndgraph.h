@@ -261,6 +261,15 @@ ND_EXPORT int nd_trainer_node(const nd_trainer *tr, int process, nd_node_info *o
  * collective under mpirun; sig itself without. Once a stop is agreed, the
  * processes' exits (130, 143) end the job cleanly instead of aborting it. */
 ND_EXPORT int nd_trainer_agree_signal(nd_trainer *tr, int sig);
+/* Under mpirun, how the processes stand after a stretch of work of the
+ * caller's own that may fail on one of them only (writing a metrics file):
+ * each passes its status (0, or the error it met, with err) and all get the
+ * same, 0 or the error of the first process that failed. That process's
+ * err names it ("process P: ...") and is the job's one line: the others'
+ * standard error is closed, and the processes end together, cleanly. The
+ * trainer's own operations (steps, evaluations, checkpoints) agree on
+ * their outcome this way already. A collective under mpirun; rc without. */
+ND_EXPORT int nd_trainer_agree(nd_trainer *tr, int rc, nd_error *err);
 
 /* The i-th task kind (from 0) whose kernel a plugin supplies: its kind, the
  * kernel's name and the plugin's path. ND_EINVAL past the end. */
