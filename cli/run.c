@@ -232,7 +232,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   print_balance(tr);
   /* under mpirun a step of the start may fail on one process only (process
    * 0's files, a --resume only one was given): all agree on the start before
-   * the first step, which waits on every process */
+   * the first step, which waits on every process, and compare their data
+   * and checkpoint */
   /* the save directory is process 0's (under mpirun the others only gather) */
   /* the newest checkpoint of an earlier run in save_dir, for a note once a step has run */
   long long earlier = 0;
@@ -244,7 +245,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   if (!rc && resume) rc = resume_from(tr, resume, err);
   if (!rc && metrics_path[0] && !(metrics = open_metrics(metrics_path, resume != NULL)))
     rc = metrics_failed(metrics_path, "open", err);
-  if ((rc = nd_trainer_agree(tr, rc, err))) goto done;
+  if ((rc = nd_trainer_agree(tr, rc, err)) || (rc = nd_trainer_check_shared(tr, err))) goto done;
   print_header(cfg, tr);
   if (procs.processes > 1)
     printf("mpirun: %d processes; process 0 submits %lld of the step's %lld tasks\n", procs.processes,

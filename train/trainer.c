@@ -51,6 +51,7 @@ struct nd_trainer {
   int64_t steps_run;              /* training steps this trainer ran (not resumed): the bytes predicted */
   int64_t checkpoint_bytes;       /* sent by StarPU-MPI gathering checkpoints, which no prediction holds */
   char resume_note[ND_ERROR_MAX]; /* why resuming skipped a newer checkpoint */
+  char resumed[ND_PATH_MAX];      /* the checkpoint directory loaded ("" none) */
 };
 
 static double now_ms(void) {
@@ -208,6 +209,7 @@ const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
 int64_t nd__trainer_steps_run(const nd_trainer *tr) { return tr->steps_run; }
 int64_t nd__trainer_checkpoint_bytes(const nd_trainer *tr) { return tr->checkpoint_bytes; }
 char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
+char *nd__trainer_resumed(nd_trainer *tr) { return tr->resumed; }
 const char *nd_trainer_resume_note(const nd_trainer *tr) { return tr->resume_note; }
 struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) {
   return tr->kernels;
@@ -402,14 +404,14 @@ static int dataset(const nd_trainer *tr, nd_dataset **ds, const char *spec, nd_e
 }
 
 /* data.val too, so that a bad one stops the run before its first step, not at its first evaluation */
-static int open_data(nd_trainer *tr, nd_error *err) {
+int nd__trainer_open_data(nd_trainer *tr, nd_error *err) {
   int rc = dataset(tr, &tr->train, tr->cfg.data.train, err);
   return rc || !tr->cfg.data.val[0] ? rc : dataset(tr, &tr->val, tr->cfg.data.val, err);
 }
 
 int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   /* opened on first use; under mpirun agreed on before a step that waits on every process */
-  int rc = tr->train ? 0 : nd_mpi_agree(open_data(tr, err), err);
+  int rc = tr->train ? 0 : nd_mpi_agree(nd__trainer_open_data(tr, err), err);
   if (rc) return rc;
   nd_step s = base_step(tr);
   s.data = tr->train;
@@ -514,7 +516,7 @@ int nd_trainer_check_save_dir(nd_trainer *tr, nd_save_dir_check *out, nd_error *
   memset(out, 0, sizeof *out);
   if (!dir[0]) return 0;
   uint64_t avail;
-  int rc = open_data(tr, err);
+  int rc = nd__trainer_open_data(tr, err);
   if (!rc) rc = nd_checkpoint_clean_stale(dir, &out->removed, &out->restored, err);
   if (!rc) rc = nd_checkpoint_check_dir(dir, &avail, err);
   if (rc) return rc;
@@ -539,5 +541,6 @@ int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *e
   nd_ckpt_state s;
   int rc = nd_ckpt_load(&m, dir, with_state, &s, err);
   if (!rc && with_state) tr->steps_done = s.step;
+  if (!rc) snprintf(tr->resumed, sizeof tr->resumed, "%s", dir);
   return rc;
 }
