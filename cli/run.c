@@ -191,6 +191,19 @@ static int on_signal(nd_trainer *tr, int sig, const char *save_dir, long long *s
   return sig == SIGUSR1 ? 0 : 128 + sig;
 }
 
+/* --resume: the checkpoint loaded, said on the step lines' output. */
+static int resume_from(nd_trainer *tr, const char *resume, nd_error *err) {
+  char dir[PATH_TEXT];
+  int with_state, rc = nd_trainer_resume(tr, resume, dir, sizeof dir, &with_state, err);
+  if (rc) return rc;
+  if (nd_trainer_resume_note(tr)[0]) printf("%s\n", nd_trainer_resume_note(tr));
+  if (with_state)
+    printf("resumed from %s at step %lld\n", dir, nd_trainer_steps_done(tr));
+  else
+    printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
+  return 0;
+}
+
 /* The loop: steps up to train.steps, each logged, evaluated and saved as the
  * configuration asks. A positive return is the exit status a signal asked for. */
 static int train(const nd_config *cfg, const char *metrics_path, const char *resume, const char *trace_path,
@@ -223,30 +236,24 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       fprintf(stderr, "ndgraph: note: process %d could not silence its standard output\n", procs.process);
   }
   print_balance(tr);
+  /* under mpirun a step of the start may fail on one process only (process
+   * 0's files, a --resume only one was given): all agree on the start before
+   * the first step, which waits on every process, and compare their data
+   * and checkpoint */
   /* the save directory is process 0's (under mpirun the others only gather) */
   /* the newest checkpoint of an earlier run in save_dir, for a note once a step has run */
   long long earlier = 0;
-  if (procs.process == 0 && (rc = prepare_save_dir(tr, save_dir, &earlier, err))) goto done;
+  if (procs.process == 0) rc = prepare_save_dir(tr, save_dir, &earlier, err);
   if (resume) earlier = 0;
   /* a trace that cannot be written is found now, not at the traced step */
-  if ((trace_path[0] && (rc = nd_check_writable(trace_path, err))) || (svg[0] && (rc = nd_check_writable(svg, err))))
-    goto done;
+  if (!rc && trace_path[0]) rc = nd_check_writable(trace_path, err);
+  if (!rc && svg[0]) rc = nd_check_writable(svg, err);
   /* the schedule measured before the first step, and before a resume loads over the steps it ran */
-  if ((rc = nd_trainer_tune(tr, err))) goto done;
-  if (resume) {
-    char dir[PATH_TEXT];
-    int with_state;
-    if ((rc = nd_trainer_resume(tr, resume, dir, sizeof dir, &with_state, err))) goto done;
-    if (nd_trainer_resume_note(tr)[0]) printf("%s\n", nd_trainer_resume_note(tr));
-    if (with_state)
-      printf("resumed from %s at step %lld\n", dir, nd_trainer_steps_done(tr));
-    else
-      printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
-  }
-  if (metrics_path[0] && !(metrics = open_metrics(metrics_path, resume != NULL))) {
+  if ((rc = nd_trainer_agree(tr, rc, err)) || (rc = nd_trainer_tune(tr, err))) goto done;
+  if (resume) rc = resume_from(tr, resume, err);
+  if (!rc && metrics_path[0] && !(metrics = open_metrics(metrics_path, resume != NULL)))
     rc = metrics_failed(metrics_path, "open", err);
-    goto done;
-  }
+  if ((rc = nd_trainer_agree(tr, rc, err)) || (rc = nd_trainer_check_shared(tr, err))) goto done;
   print_header(cfg, tr);
   if (procs.processes > 1)
     printf("mpirun: %d processes; process 0 submits %lld of the step's %lld tasks\n", procs.processes,
@@ -281,11 +288,12 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       printf("step %5lld | loss %.4f | lr %.3e | %8.1f ms | %8.0f tokens/s | %6.2f GFLOP/s\n", r.step, r.loss, r.lr,
              r.step_ms, r.tokens_per_s, r.gflops);
       fflush(stdout);
+      /* process 0 writes it: every process learns whether it could */
       rc = log_json(metrics, metrics_path, err,
                     "{\"step\": %lld, \"loss\": %.17g, \"lr\": %.9g, \"grad_norm\": %.9g, \"step_ms\": %.3f, "
                     "\"tokens_per_s\": %.1f, \"gflops\": %.3f}",
                     r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops);
-      if (rc) goto save_and_stop;
+      if ((rc = nd_trainer_agree(tr, rc, err))) goto save_and_stop;
     }
     if (val[0] && eval_every && (r.step % eval_every == 0 || r.step == last)) {
       double loss;
@@ -295,7 +303,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       fflush(stdout);
       rc = log_json(metrics, metrics_path, err, "{\"step\": %lld, \"val_loss\": %.17g, \"tokens\": %lld}", r.step, loss,
                     tokens);
-      if (rc) goto save_and_stop;
+      if ((rc = nd_trainer_agree(tr, rc, err))) goto save_and_stop;
     }
     if (save_dir[0] && ((save_every && r.step % save_every == 0) || r.step == last)) {
       if ((rc = nd_trainer_save(tr, err))) goto done;
@@ -310,6 +318,12 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   /* a stop asked for during the last step */
   int sig = nd_trainer_agree_signal(tr, nd_cli_signal_take());
   if (sig && sig != SIGUSR1) rc = on_signal(tr, sig, save_dir, &saved, err);
+  if (!rc) {
+    /* the metrics file's last bytes on disk, or its failure every process's */
+    int closed = metrics ? fclose(metrics) : 0;
+    metrics = NULL;
+    rc = nd_trainer_agree(tr, closed ? metrics_failed(metrics_path, "write", err) : 0, err);
+  }
   if (!rc && procs.processes > 1 && !nd_trainer_processes(tr, &procs)) {
     printf("mpirun: StarPU-MPI sent %lld bytes for the steps, the plan predicts %lld", procs.bytes_sent,
            procs.bytes_predicted);

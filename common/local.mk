@@ -2,7 +2,7 @@
 # reading a whole file, loading the machine's topology (hwloc), the names
 # of the device kinds, kernels' row blocks shared with idle workers.
 # Includes nothing from the other folders.
-libndgraph_internal_la_SOURCES += common/error.c common/error.h common/atomic.c common/atomic.h common/file.c common/file.h \
+libndgraph_internal_la_SOURCES += common/error.c common/error.h common/atomic.c common/atomic.h common/file.c common/file.h common/hash.h \
 	common/topology.c common/topology.h \
 	common/device.c common/device.h \
 	common/share.c common/share.h

@@ -14,7 +14,8 @@
 static int joined, rank, size = 1;
 static int starpu_mpi_on;
 static int stats_ours;  /* ndgraph asked StarPU-MPI to count, not the user */
-static int agreed_stop; /* every process stops here together (a signal) */
+static int agreed_stop; /* every process ends here together (a signal, an agreed failure) */
+static int apart;       /* this process failed where the others wait on it */
 
 /* The launcher's variables: MPI starts only under one (no cost otherwise). */
 static int launched(void) {
@@ -23,9 +24,10 @@ static int launched(void) {
 }
 
 /* A process that fails alone would leave the others waiting for its data:
- * any non-zero exit aborts the job (the others stop at once, and mpirun
- * names this process); a clean exit, or a stop all processes agreed on,
- * finalizes (process 0 may still be writing the checkpoint). */
+ * a non-zero exit that the processes did not agree on aborts the job (the
+ * others stop at once); a clean exit, or an end all processes agreed on
+ * (nd_mpi_agree, a signal), finalizes (process 0 may still be writing the
+ * checkpoint). */
 static void at_exit(int status, void *arg) {
   (void)arg;
   int finalized = 0;
@@ -52,6 +54,21 @@ static int start_mpi(nd_error *err) {
   return 0;
 }
 
+/* The processes end together and one line says why: `speaker`'s, the
+ * first failure they agreed on (a later agreement, such as the checkpoint
+ * written on the way out, keeps it). The others' standard error is closed,
+ * so that the line is not repeated, and every exit finalizes instead of
+ * aborting the job. */
+static int speaker = -1;
+static void end_together(int who) {
+  agreed_stop = 1;
+  if (speaker >= 0) return;
+  speaker = who;
+  fflush(stderr);
+  /* a standard error that cannot be closed only repeats the line */
+  if (rank != speaker) (void)!freopen("/dev/null", "w", stderr);
+}
+
 int nd_mpi_join(uint64_t hash, const char *source, nd_error *err) {
   if (!launched()) return 0;
   int rc;
@@ -64,15 +81,53 @@ int nd_mpi_join(uint64_t hash, const char *source, nd_error *err) {
     if (all[p] != all[0]) differs = p;
   free(all);
   if (differs < 0) return 0;
-  /* every process saw the same difference: they leave together, and
-   * process 0 alone says why (one line, not one per process) */
-  MPI_Finalize();
-  if (rank != 0 && !freopen("/dev/null", "w", stderr)) return ND_ECONFIG;
+  /* every process saw the same difference: process 0 compares them all */
+  end_together(0);
   return nd__fail(err, ND_ECONFIG,
                   "%s: process %d runs a different configuration or plugins than process 0 (mpirun: every process "
                   "must read the same configuration)",
                   source, differs);
 }
+
+/* err's line, prefixed with this process's number */
+static void name_process(int rc, nd_error *err) {
+  char msg[ND_ERROR_MAX];
+  snprintf(msg, sizeof msg, "%s", err->msg[0] ? err->msg : nd_strerror(rc));
+  nd__fail(err, rc, "process %d: %s", rank, msg);
+}
+
+int nd_mpi_agree(int rc, nd_error *err) {
+  if (!joined || apart) return rc;
+  nd_error unused;
+  if (!err) err = &unused;
+  int *all = malloc((size_t)size * sizeof *all);
+  if (!all) return nd_mpi_apart(rc ? rc : nd__fail(err, ND_ENOMEM, "mpirun: out of memory"), err);
+  MPI_Allgather(&rc, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+  int first = -1, failed = 0;
+  for (int p = 0; p < size; p++)
+    if (all[p]) failed++, first = first < 0 ? p : first;
+  int agreed = first < 0 ? 0 : all[first];
+  free(all);
+  if (!agreed || speaker >= 0) return agreed;
+  end_together(first);
+  /* a failure of every process is the job's (a layout, say): said as in one process */
+  if (rank == first && failed < size)
+    name_process(rc, err);
+  else if (rank != first)
+    nd__fail(err, agreed, "process %d failed (its line says why)", first);
+  return agreed;
+}
+
+int nd_mpi_apart(int rc, nd_error *err) {
+  if (!joined || apart || !rc) return rc;
+  nd_error unused = {0};
+  if (!err) err = &unused;
+  apart = 1;
+  name_process(rc, err);
+  return rc;
+}
+
+int nd_mpi_is_apart(void) { return apart; }
 
 int nd_mpi_rank(void) { return joined ? rank : 0; }
 int nd_mpi_size(void) { return joined ? size : 1; }
@@ -90,6 +145,8 @@ int nd_mpi_starpu_init(struct starpu_conf *conf) {
 }
 
 void nd_mpi_starpu_shutdown(void) {
+  /* its closing barrier would wait for processes that wait on this one */
+  if (apart) return;
   if (!starpu_mpi_on) {
     starpu_shutdown();
     return;

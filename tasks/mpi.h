@@ -20,6 +20,23 @@
  * process, naming the first process that differs from process 0. Without
  * mpirun: 0, nothing started. */
 int nd_mpi_join(uint64_t hash, const char *source, nd_error *err);
+/* The one place where a process's failure becomes the job's (docs/nodes.md):
+ * every process passes its own status since the last agreement (rc, with
+ * err) and all return the same, 0 when none failed, otherwise the code of
+ * the first process that failed. Its err names it ("process P: ...", unless
+ * every process failed alike: then the failure is the job's), the others'
+ * standard error is closed so that the line is said once, and every exit is
+ * clean (MPI finalized, not aborted). A later agreement keeps the first
+ * line. A collective: every process calls it at the same point, with
+ * nothing collective skipped on the way by a failure. Outside a launch, or
+ * once apart: rc. */
+int nd_mpi_agree(int rc, nd_error *err);
+/* This process failed inside an exchange that the others wait on (they will
+ * never reach an agreement): err names it, nothing here waits on the others
+ * any more (StarPU-MPI's closing barrier is skipped) and its non-zero exit
+ * aborts the job. Returns rc. */
+int nd_mpi_apart(int rc, nd_error *err);
+int nd_mpi_is_apart(void);
 /* This process and how many there are: 0 and 1 outside a launch. */
 int nd_mpi_rank(void);
 int nd_mpi_size(void);

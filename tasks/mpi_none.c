@@ -9,6 +9,15 @@ int nd_mpi_join(uint64_t hash, const char *source, nd_error *err) {
   (void)hash, (void)source, (void)err;
   return 0;
 }
+int nd_mpi_agree(int rc, nd_error *err) {
+  (void)err;
+  return rc;
+}
+int nd_mpi_apart(int rc, nd_error *err) {
+  (void)err;
+  return rc;
+}
+int nd_mpi_is_apart(void) { return 0; }
 int nd_mpi_rank(void) { return 0; }
 int nd_mpi_size(void) { return 1; }
 int nd_mpi_starpu_init(struct starpu_conf *conf) { return starpu_init(conf); }

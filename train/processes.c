@@ -1,37 +1,32 @@
 /* A trainer across the processes of an mpirun launch: what they must agree
- * on (the configuration's hash) and what they report together (bytes sent
- * against the plan's prediction, tasks submitted per process). */
+ * on (the configuration's hash, a failure of one of them, a signal) and what
+ * they report together (bytes sent against the plan's prediction, tasks
+ * submitted per process). */
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/file.h"
+#include "common/hash.h"
 #include "tasks/mpi.h"
 #include "tasks/nodes.h"
 #include "train/trainer_internal.h"
 
-/* FNV-1a, 64 bits: a difference, not an attacker, is what it must catch. */
-static uint64_t fnv(uint64_t h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
-  return h;
-}
-
 uint64_t nd_trainer_config_hash(const nd_config *cfg) {
-  uint64_t h = 14695981039346656037ULL;
+  uint64_t h = ND_FNV_BASIS;
   char *yaml = NULL;
   size_t len = 0;
-  if (nd_config_dump(cfg, &yaml, &len) == 0) h = fnv(h, yaml, len);
+  if (nd_config_dump(cfg, &yaml, &len) == 0) h = nd__fnv(h, yaml, len);
   free(yaml);
   for (int64_t i = 0; i < cfg->kernels.n_plugins; i++) {
     char *bytes = NULL;
     size_t n = 0;
     /* a plugin this process cannot read hashes differently from one it can */
     if (nd__read_file(cfg->kernels.plugins[i], (size_t)1 << 30, &bytes, &n) == 0)
-      h = fnv(h, bytes, n);
+      h = nd__fnv(h, bytes, n);
     else
-      h = fnv(h, "unreadable", 10);
+      h = nd__fnv(h, "unreadable", 10);
     free(bytes);
   }
   return h;
@@ -76,4 +71,9 @@ int nd_trainer_agree_signal(nd_trainer *tr, int sig) {
   int agreed = order[nd_mpi_max(mine)];
   if (agreed != 0 && agreed != SIGUSR1) nd_mpi_stop_agreed();
   return agreed;
+}
+
+int nd_trainer_agree(nd_trainer *tr, int rc, nd_error *err) {
+  (void)tr;
+  return nd_mpi_agree(rc, err);
 }

@@ -43,6 +43,7 @@ struct nd_trainer {
   int64_t steps_run;              /* training steps this trainer ran (not resumed): the bytes predicted */
   int64_t checkpoint_bytes;       /* sent by StarPU-MPI gathering checkpoints, which no prediction holds */
   char resume_note[ND_ERROR_MAX]; /* why resuming skipped a newer checkpoint */
+  char resumed[ND_PATH_MAX];      /* the checkpoint directory loaded ("" none) */
 };
 
 static double now_ms(void) {
@@ -201,6 +202,7 @@ const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
 int64_t nd__trainer_steps_run(const nd_trainer *tr) { return tr->steps_run; }
 int64_t nd__trainer_checkpoint_bytes(const nd_trainer *tr) { return tr->checkpoint_bytes; }
 char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
+char *nd__trainer_resumed(nd_trainer *tr) { return tr->resumed; }
 const char *nd_trainer_resume_note(const nd_trainer *tr) { return tr->resume_note; }
 struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) {
   return tr->kernels;
@@ -216,18 +218,24 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if (!tr) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
   tr->cfg = *cfg;
   const nd_config *c = &tr->cfg;
+  /* under mpirun each phase ends with the processes agreeing on how it went
+   * (a failure on one of them is every one's), before the next phase waits
+   * on all of them: StarPU-MPI's start, the balancing steps */
   /* plugins first: the graph's costs come from the kernels that will run it */
-  if ((rc = nd_kernels_open(&tr->kernels, c, err))) goto fail;
-  if ((rc = build_graphs(tr, err))) goto fail;
-  nd_plan plan;
-  if ((rc = nd_plan_compute(tr->step_graph, &plan))) goto oom;
-  tr->model_flops = plan.model_flops;
-  nd_plan_free(&plan);
+  if (!(rc = nd_kernels_open(&tr->kernels, c, err)) && !(rc = build_graphs(tr, err))) {
+    nd_plan plan;
+    if (nd_plan_compute(tr->step_graph, &plan)) {
+      rc = nd__fail(err, ND_ENOMEM, "trainer: out of memory");
+    } else {
+      tr->model_flops = plan.model_flops;
+      nd_plan_free(&plan);
+    }
+  }
+  if ((rc = nd_mpi_agree(rc, err))) goto fail;
   tr->seqs_per_step = c->parallelism.data_parallel_size * c->parallelism.micro_batches * c->train.micro_batch_size;
-  if ((rc = nd_runtime_start(c, err))) goto fail;
-  tr->runtime_started = 1;
-  if ((rc = nd_sched_check_memory(tr->step_graph, c, err))) goto fail;
-  if ((rc = bind(tr, err))) goto fail;
+  tr->runtime_started = !(rc = nd_runtime_start(c, err));
+  if (!rc && !(rc = nd_sched_check_memory(tr->step_graph, c, err))) rc = bind(tr, err);
+  if ((rc = nd_mpi_agree(rc, err))) goto fail;
   /* stage_layers: auto measures the devices on the even split; a new split
    * rebuilds, the even one kept starts again on the same executor, so that
    * it runs exactly what equal stages run */
@@ -250,20 +258,20 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
       tr->steps_done = 0;
       if (!(rc = build_graphs(tr, err))) rc = bind(tr, err);
     }
-    if (rc) goto fail;
+    if ((rc = nd_mpi_agree(rc, err))) goto fail;
   }
   *out = tr;
   return 0;
-oom:
-  nd__fail(err, ND_ENOMEM, "trainer: out of memory");
-  rc = ND_ENOMEM;
 fail:
   nd_trainer_close(tr);
   return rc;
 }
 
 void nd_trainer_close(nd_trainer *tr) {
-  if (!tr) return;
+  /* a process apart (tasks/mpi.h) leaves StarPU as it is: unregistering its
+   * data would wait on transfers the others never finish, and its exit
+   * aborts the job anyway */
+  if (!tr || nd_mpi_is_apart()) return;
   nd_trace_recorder_free(tr->rec);
   nd_exec_free(tr->exec);
   if (tr->runtime_started) nd_runtime_stop();
@@ -320,13 +328,14 @@ static int dataset(const nd_trainer *tr, nd_dataset **ds, const char *spec, nd_e
 }
 
 /* data.val too, so that a bad one stops the run before its first step, not at its first evaluation */
-static int open_data(nd_trainer *tr, nd_error *err) {
+int nd__trainer_open_data(nd_trainer *tr, nd_error *err) {
   int rc = dataset(tr, &tr->train, tr->cfg.data.train, err);
   return rc || !tr->cfg.data.val[0] ? rc : dataset(tr, &tr->val, tr->cfg.data.val, err);
 }
 
 int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
-  int rc = open_data(tr, err);
+  /* opened on first use; under mpirun agreed on before a step that waits on every process */
+  int rc = tr->train ? 0 : nd_mpi_agree(nd__trainer_open_data(tr, err), err);
   if (rc) return rc;
   nd_step s = base_step(tr);
   s.data = tr->train;
@@ -334,7 +343,9 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   s.lr = (float)learning_rate(&tr->cfg, tr->steps_done);
   s.adam_t = (int)tr->steps_done + 1;
   double t0 = now_ms();
-  if ((rc = nd_exec_run(tr->exec, 0, &s, err))) return rc;
+  /* every process reads the step's statistics from their owners: all of
+   * them, or none when one failed (a kernel's error is its process's) */
+  if ((rc = nd_mpi_agree(nd_exec_run(tr->exec, 0, &s, err), err))) return rc;
   double ms = now_ms() - t0;
   double loss = total_loss(tr, tr->step_graph);
   tr->steps_done++;
@@ -359,15 +370,17 @@ int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double 
   const nd_dataset *ds;
   int rc;
   if (data) {
-    if ((rc = dataset(tr, &own, data, err))) return rc;
+    rc = dataset(tr, &own, data, err);
     ds = own;
   } else {
     if (!c->data.val[0])
       return nd__fail(err, ND_EINVAL, "%s: data.val is not set: nothing to evaluate on",
                       nd__config_origin(c, "data.val"));
-    if ((rc = dataset(tr, &tr->val, c->data.val, err))) return rc;
+    rc = dataset(tr, &tr->val, c->data.val, err);
     ds = tr->val;
   }
+  /* every process evaluates, or none */
+  if ((rc = nd_mpi_agree(rc, err))) goto done;
   int64_t seqs = batches * c->train.micro_batch_size;
   nd_step s = base_step(tr);
   s.data = ds;
@@ -376,7 +389,7 @@ int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double 
   double total = 0.0;
   for (int64_t base = 0; base < seqs; base += tr->seqs_per_step) {
     s.seq_base = base;
-    if ((rc = nd_exec_run(tr->exec, tr->eval_index, &s, err))) goto done;
+    if ((rc = nd_mpi_agree(nd_exec_run(tr->exec, tr->eval_index, &s, err), err))) goto done;
     total += total_loss(tr, tr->step_graph);
   }
   *loss = total;
@@ -412,10 +425,14 @@ int nd_trainer_save(nd_trainer *tr, nd_error *err) {
   int64_t before = nd_mpi_bytes_sent();
   int removed, rc = nd_ckpt_save(&m, &s, err);
   tr->checkpoint_bytes += nd_mpi_bytes_sent() - before;
+  /* out of memory while gathering: the others may wait for this process's
+   * pieces; anything else (process 0's writing, a value that is not finite,
+   * which every process gathers) all learn */
+  if (rc == ND_ENOMEM) return nd_mpi_apart(rc, err);
   /* retention only once the new one is complete */
-  return rc || m.gather_only ? rc
-                             : nd_checkpoint_prune(tr->cfg.train.save_dir, tr->steps_done,
-                                                   tr->cfg.train.keep_checkpoints, &removed, err);
+  if (!rc && !m.gather_only)
+    rc = nd_checkpoint_prune(tr->cfg.train.save_dir, tr->steps_done, tr->cfg.train.keep_checkpoints, &removed, err);
+  return nd_mpi_agree(rc, err);
 }
 
 int nd_trainer_check_save_dir(nd_trainer *tr, nd_save_dir_check *out, nd_error *err) {
@@ -423,7 +440,7 @@ int nd_trainer_check_save_dir(nd_trainer *tr, nd_save_dir_check *out, nd_error *
   memset(out, 0, sizeof *out);
   if (!dir[0]) return 0;
   uint64_t avail;
-  int rc = open_data(tr, err);
+  int rc = nd__trainer_open_data(tr, err);
   if (!rc) rc = nd_checkpoint_clean_stale(dir, &out->removed, &out->restored, err);
   if (!rc) rc = nd_checkpoint_check_dir(dir, &avail, err);
   if (rc) return rc;
@@ -448,5 +465,6 @@ int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *e
   nd_ckpt_state s;
   int rc = nd_ckpt_load(&m, dir, with_state, &s, err);
   if (!rc && with_state) tr->steps_done = s.step;
+  if (!rc) snprintf(tr->resumed, sizeof tr->resumed, "%s", dir);
   return rc;
 }

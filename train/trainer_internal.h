@@ -20,6 +20,10 @@ int64_t nd__trainer_checkpoint_bytes(const nd_trainer *tr);
 uint64_t nd_trainer_config_hash(const nd_config *cfg);
 /* ND_ERROR_MAX bytes: nd_trainer_resume's note (train/resume.c) */
 char *nd__trainer_resume_note(nd_trainer *tr);
+/* ND_PATH_MAX bytes: the checkpoint directory the trainer loaded ("" none) */
+char *nd__trainer_resumed(nd_trainer *tr);
+/* Opens data.train and data.val, unless open already. */
+int nd__trainer_open_data(nd_trainer *tr, nd_error *err);
 /* The trainer's kernel table (kernels/registry.h). */
 struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr);
 /* The trainer's trace recorder, made at its first traced step. */

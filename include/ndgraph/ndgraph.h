@@ -278,6 +278,23 @@ ND_EXPORT int nd_trainer_node(const nd_trainer *tr, int process, nd_node_info *o
  * collective under mpirun; sig itself without. Once a stop is agreed, the
  * processes' exits (130, 143) end the job cleanly instead of aborting it. */
 ND_EXPORT int nd_trainer_agree_signal(nd_trainer *tr, int sig);
+/* Under mpirun, how the processes stand after a stretch of work of the
+ * caller's own that may fail on one of them only (writing a metrics file):
+ * each passes its status (0, or the error it met, with err) and all get the
+ * same, 0 or the error of the first process that failed. That process's
+ * err names it ("process P: ...") and is the job's one line: the others'
+ * standard error is closed, and the processes end together, cleanly. The
+ * trainer's own operations (steps, evaluations, checkpoints) agree on
+ * their outcome this way already. A collective under mpirun; rc without. */
+ND_EXPORT int nd_trainer_agree(nd_trainer *tr, int rc, nd_error *err);
+/* Under mpirun, before the first step: every process opens its data and
+ * compares with process 0 the data files (size, first and last 64 KiB) and
+ * the checkpoint it resumed from (its files), so that processes reading
+ * different files under the same path, or resuming from different
+ * checkpoints, do not train on inconsistent state. ND_EDATA or
+ * ND_ECHECKPOINT on every process, the line naming the one that differs
+ * (as nd_trainer_agree). A collective under mpirun; 0 without. */
+ND_EXPORT int nd_trainer_check_shared(nd_trainer *tr, nd_error *err);
 
 /* The i-th task kind (from 0) whose kernel a plugin supplies: its kind, the
  * kernel's name and the plugin's path. ND_EINVAL past the end. */
