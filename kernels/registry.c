@@ -11,6 +11,7 @@
 
 #include "common/device.h"
 #include "common/error.h"
+#include "kernels/probe.h"
 
 #define ND__MAX_IMPLS       8
 #define ND__MAX_ACTIVATIONS 16
@@ -220,6 +221,7 @@ static void set_error(nd_kernel_registry *reg, const char *msg) {
 int nd__kernels_run_init(nd_kernels *k, const char *origin, nd_plugin_init_fn init, nd_error *err) {
   loading ld = {k, origin, ND_KERNEL_ABI_VERSION, ""};
   nd_kernel_registry reg = {ND_KERNEL_ABI_VERSION, add_kernel, add_activation, set_error, &ld, add_activation_for};
+  nd__probe_stage("%s: %s", origin, ND_PLUGIN_ENTRY);
   int rc = init(&reg, ND_KERNEL_ABI_VERSION);
   if (rc == ND_PLUGIN_EABI && !ld.error[0]) {
     /* built against version 1: the same registry, without what version 2 added */
