@@ -1,9 +1,9 @@
 #!/bin/bash
 # Plugins that take their process down (tests/plugins/fault.c): a crash, an
 # abort, a hang or an exit in a constructor, in the init or in a kernel, at
-# the start-up probe (run, plan) or in kernel-check, ends ndgraph with one
-# line naming the plugin and the kernel, never silently, never with a pass,
-# never a hang.
+# the start-up probe (run, plan), in kernel-check or later in the run, ends
+# ndgraph with one line naming the plugin and the kernel, never silently,
+# never with a pass, never a hang.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 F="${ND_BUILDDIR:-.}/tests/plugins/.libs"
 TINY="--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16 --set model.vocab_size=256 --set runtime.workers=1 --set train.eval_every=0 --set train.save_dir="
@@ -55,6 +55,19 @@ expect 1 "^ndgraph: $F/libfault_segv.so: $K: killed by signal 11 \(Segmentation 
 st=$?
 grep -q "^step     1 | loss" "$tmp/out"
 ok $((st != 0 || $? != 0)) "run: a crashing kernel that is not selected is never called (exit $st)"
+
+# ---- later in the run (a worker thread): one line from the signal handler, or from exit
+# (where cores go to a program, whatever ulimit says, timeout adds a note of its own)
+timeout -k 10 60 "$ndgraph" run $TINY --set train.steps=2 --set "kernels.plugins=[$F/libfault_late_segv.so]" $RES \
+  >"$tmp/out" 2>"$tmp/err"
+st=$?
+grep -v "^timeout: the monitored command dumped core$" "$tmp/err" >"$tmp/ours"
+[ "$st" -eq 139 ] && [ "$(wc -l <"$tmp/ours")" -eq 1 ] &&
+  grep -qE "^ndgraph: $F/libfault_late_segv.so: $K: killed by signal 11 \(Segmentation fault\) while running$" "$tmp/ours"
+ok $? "run: a kernel that crashes on a training step's sizes: the line, then the signal (exit $st)"
+expect 1 "^ndgraph: $F/libfault_late_exit.so: $K: called exit\(0\) while running$" \
+  "run: a kernel that calls exit(0) on a training step's sizes: exit 1, not 0" -- \
+  "$ndgraph" run $TINY --set train.steps=2 --set "kernels.plugins=[$F/libfault_late_exit.so]" $RES
 
 # ---- kernel-check: FAIL and exit 1, the line on stderr
 check_fault() { # PATTERN NAME PLUGIN [--timeout S]
