@@ -3,7 +3,7 @@
 # abort, a hang or an exit in a constructor, in the init or in a kernel, at
 # the start-up probe (run, plan), in kernel-check or later in the run, ends
 # ndgraph with one line naming the plugin and the kernel, never silently,
-# never with a pass, never a hang.
+# never with a pass, never a hang. A cost model's impossible FLOPs are refused.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 F="${ND_BUILDDIR:-.}/tests/plugins/.libs"
 TINY="--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set model.seq_len=16 --set model.vocab_size=256 --set runtime.workers=1 --set train.eval_every=0 --set train.save_dir="
@@ -91,5 +91,13 @@ grep -q "^kernel-check fault (.*): PASS$" "$tmp/out" && [ "$(grep -c 'vs fp64: o
 ok $((st != 0 || $? != 0)) "kernel-check: a kernel right on the checked sizes passes, its 3 cases printed (exit $st)"
 expect 2 "^ndgraph: --timeout '0': expected a whole number from 1 to 86400$" \
   "kernel-check: a timeout of 0 is refused" -- "$ndgraph" kernel-check --timeout 0 "$F/libfault_segv.so" fault
+
+# ---- cost models: a negative cost or one that overflows the step's total is refused, exit 2
+expect 2 "^ndgraph: $F/libfault_cost_neg.so: $K: the cost model gives -1 FLOPs for a task \(0 or more expected\)$" \
+  "plan: a cost of -1 FLOPs" -- "$ndgraph" plan $TINY --set "kernels.plugins=[$F/libfault_cost_neg.so]" $RES
+expect 2 "^ndgraph: $F/libfault_cost_max.so: $K: the cost model's FLOPs overflow the step's total \(9223372036854775807 for a task\)$" \
+  "plan: a cost of INT64_MAX FLOPs" -- "$ndgraph" plan $TINY --set "kernels.plugins=[$F/libfault_cost_max.so]" $RES
+expect 2 "^ndgraph: $F/libfault_cost_neg.so: $K: the cost model gives -1 FLOPs" "run: a cost of -1 FLOPs" -- \
+  "$ndgraph" run $TINY --set train.steps=1 --set "kernels.plugins=[$F/libfault_cost_neg.so]" $RES
 
 done_testing
