@@ -4,7 +4,7 @@
  *   ndgraph plan [CONFIG] [--set k=v]... [--dot FILE] [--json] [--nodes N] [--auto [--calibration FILE]]
  *   ndgraph calibrate [CONFIG] [--set k=v]... [-o FILE]
  *   ndgraph eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set k=v]...
- *   ndgraph kernel-check PLUGIN.so NAME
+ *   ndgraph kernel-check [--timeout SECONDS] PLUGIN.so NAME
  *   ndgraph trace summarize FILE [--json] | ndgraph trace svg FILE -o OUT
  *
  * Exit status: 0 success, 1 failure at run time, 2 bad input (usage,
@@ -26,7 +26,7 @@ static void usage(FILE *f) {
              "       time every task kind on this machine's devices (a calibration file for plan --auto)\n"
              "  eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set ...]...\n"
              "       mean cross-entropy of a checkpoint, as one JSON line\n"
-             "  kernel-check PLUGIN.so NAME\n"
+             "  kernel-check [--timeout SECONDS] PLUGIN.so NAME\n"
              "       check a plugin's kernel or activation NAME against ndgraph's reference\n"
              "  trace summarize FILE [--json] | trace svg FILE -o OUT.svg\n"
              "       bubbles, critical path and efficiency of a Chrome trace; its Gantt chart\n"

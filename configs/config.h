@@ -15,6 +15,9 @@
 #define ND_NAME_MAX         64
 #define ND_MAX_OVERRIDES    16
 #define ND_MAX_SECTIONS     16
+/* kernels.probe_timeout's default, and kernel-check's: the seconds one call
+ * of a plugin (its init, a kernel) may take in the start-up probe */
+#define ND_PROBE_TIMEOUT_S  30
 
 enum nd_data_format { ND_FORMAT_TEXT, ND_FORMAT_TOKENS_U16, ND_FORMAT_TOKENS_U32 };
 enum nd_arch { ND_ARCH_GPT2, ND_ARCH_LLAMA };
@@ -123,6 +126,7 @@ struct nd_config {
     char plugins[ND_MAX_PLUGINS][ND_PATH_MAX];
     int64_t n_overrides;
     struct nd_kernel_override overrides[ND_MAX_OVERRIDES];
+    int64_t probe_timeout; /* seconds */
   } kernels;
 
   nd_loc loc[128];                     /* indexed by the key table of configs/keys.c */

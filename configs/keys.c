@@ -42,7 +42,9 @@
     .size = ITEM(sec.field), .max_items = COUNT(sec.field), .min = (lo), .max = (hi)                \
   }
 
-#define BILLION INT64_C(1000000000)
+#define BILLION  INT64_C(1000000000)
+#define TEXT_(x) #x
+#define TEXT(x)  TEXT_(x) /* a number's default as the table writes it */
 
 static const struct nd__name formats[] = {
     {"text", ND_FORMAT_TEXT}, {"tokens-u16", ND_FORMAT_TOKENS_U16}, {"tokens-u32", ND_FORMAT_TOKENS_U32}, {NULL, 0}};
@@ -158,6 +160,7 @@ const struct nd__key nd__keys[] = {
 
     LIST(kernels, plugins, ND__T_STRS, plugins, n_plugins, 1, 0),
     LIST(kernels, override, ND__T_PAIRS, overrides, n_overrides, 0, 0),
+    INT(kernels, probe_timeout, 1, 86400, TEXT(ND_PROBE_TIMEOUT_S)),
 };
 const size_t nd__n_keys = sizeof nd__keys / sizeof nd__keys[0];
 

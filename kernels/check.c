@@ -10,6 +10,7 @@
 #include "common/device.h"
 #include "common/error.h"
 #include "kernels/backend.h"
+#include "kernels/probe.h"
 #include "kernels/reference.h"
 #include "kernels/registry.h"
 
@@ -183,6 +184,13 @@ static int cases(enum nd_task_kind kind, nd_task *t, int max) {
   return n;
 }
 
+/* In the start-up probe and kernel-check (a child process): the call that
+ * follows, named if it never comes back. */
+static void stage(const nd__kernel_impl *im, const char *kind, int dev) {
+  nd__probe_stage("%s: kernel '%s' for %s%s%s", im->origin, im->name, kind, dev == ND_BACKEND_CPU ? "" : " on ",
+                  dev == ND_BACKEND_CPU ? "" : nd_device_name(dev));
+}
+
 static int returned(const nd__kernel_impl *im, const char *kind, const char *what, int rc, nd_error *err) {
   return nd__fail(err, ND_EPLUGIN, "%s: kernel '%s' for %s returned %d on a %s", im->origin, im->name, kind, rc, what);
 }
@@ -214,6 +222,7 @@ static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int dev
     }
     mine.a.user = im->user[dev];
     nd_error why = {0};
+    stage(im, nd_task_kind_name(kind), dev);
     rc = call(dev, im->fn[dev], &mine, &why);
     double e = rc ? NAN : out_err(&mine, ref);
     reference_free(ref);
@@ -264,11 +273,13 @@ static int activation_on(const nd__kernel_impl *im, int dev, int64_t n, const fl
   a.user = im->user[dev];
   d[0].data = yd, d[1].data = xc;
   nd_error why = {0};
+  stage(im, "activation_fwd", dev);
   if ((rc = ops->check_call(im->fn[dev], d, 2, &a, &why))) goto failed;
   t.kind = ND_TASK_ACT_BWD;
   nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
   a.user = im->user[dev];
   d[0].data = gd, d[1].data = xc, d[2].data = dc;
+  stage(im, "activation_bwd", dev);
   if ((rc = ops->check_call(im->fn2[dev], d, 3, &a, &why))) goto failed;
   double ef = rel(yd, y, n), eb = rel(gd, dinp, n);
   int pass_f = ef < ND__TOL, pass_b = eb < ND__TOL;
@@ -316,6 +327,7 @@ static int check_activation(const nd__kernel_impl *im, int64_t n, int quick, FIL
   nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
   a.user = im->user[ND_BACKEND_CPU];
   float *fwd_out[3] = {y, yp, ym}, *fwd_in[3] = {x, xp, xm};
+  stage(im, "activation_fwd", ND_BACKEND_CPU);
   for (int k = 0; k < 3; k++) {
     d[0].data = fwd_out[k];
     d[1].data = fwd_in[k];
@@ -330,6 +342,7 @@ static int check_activation(const nd__kernel_impl *im, int64_t n, int quick, FIL
   d[0].data = dinp;
   d[1].data = x;
   d[2].data = dout;
+  stage(im, "activation_bwd", ND_BACKEND_CPU);
   if ((rc = im->fn2[ND_BACKEND_CPU](d, 3, &a))) {
     rc = returned(im, "activation_bwd", quick ? "validation call" : "check", rc, err);
     goto cleanup;

@@ -6,9 +6,11 @@ libndgraph_internal_la_SOURCES += kernels/cpu/kernels.h kernels/cpu/simd_exp.h k
 	kernels/cpu/rmsnorm.c kernels/cpu/rope.c kernels/cpu/swiglu.c \
 	kernels/cpu/openblas_core.c
 # the backend interface, the compiled-in backends (cpu, opencl), the kernel
-# table and plugins (include/ndgraph/kernel.h)
+# table and plugins (include/ndgraph/kernel.h), their start-up probe in a
+# child process and the guard around their calls
 libndgraph_internal_la_SOURCES += kernels/backend.h kernels/blas.h kernels/backends.c kernels/cpu/backend.c \
-	kernels/device.h kernels/device.c kernels/registry.h kernels/registry.c kernels/layout.c kernels/plugin.c kernels/check.c kernels/reference.h kernels/reference.c kernels/plugin_check.c
+	kernels/device.h kernels/device.c kernels/registry.h kernels/registry.c kernels/layout.c kernels/plugin.c kernels/check.c kernels/reference.h kernels/reference.c kernels/plugin_check.c \
+	kernels/probe.h kernels/probe.c kernels/guard.h kernels/guard.c
 libndgraph_internal_la_LIBADD += -ldl
 ndgraphinclude_HEADERS += include/ndgraph/kernel.h
 include kernels/opencl/local.mk

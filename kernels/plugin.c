@@ -1,6 +1,7 @@
 /* Loading kernel plugins (dlopen) and setting a table up from a
  * configuration: built-ins, in-process inits, the configuration's plugins,
- * the selection, and one validation call of each selected plugin kernel. */
+ * the selection, and one validation call of each selected plugin kernel,
+ * all first in a child process (kernels/probe.h) when plugins are named. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "common/error.h"
+#include "kernels/probe.h"
 #include "kernels/registry.h"
 
 #define ND__MAX_STATIC 16
@@ -106,6 +108,7 @@ static int load(nd_kernels *k, const char *path, nd_error *err) {
   int rc = check_extent(path, file, st.st_size, err);
   if (rc) return rc;
   dlerror();
+  nd__probe_stage("%s: loading the plugin (its constructors)", path);
   void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
   if (!h)
     return nd__fail(err, ND_EPLUGIN, "%s: not a loadable shared object: %s", path, dl_reason(file, why, sizeof why));
@@ -147,15 +150,37 @@ static int validate(const nd_kernels *k, nd_error *err) {
   return 0;
 }
 
-int nd_kernels_open(nd_kernels **out, const nd_config *cfg, nd_error *err) {
+/* The table for cfg; check: with the validation calls. */
+static int open_table(nd_kernels **out, const nd_config *cfg, int check, nd_error *err) {
   nd_kernels *k = NULL;
   int rc = start(&k, err);
   for (int64_t i = 0; i < cfg->kernels.n_plugins && !rc; i++) rc = load(k, cfg->kernels.plugins[i], err);
   if (!rc) rc = nd__kernels_select(k, cfg, err);
-  if (!rc) rc = validate(k, err);
+  if (!rc && check) rc = validate(k, err);
   if (rc) nd_kernels_close(k);
   *out = rc ? NULL : k;
   return rc;
+}
+
+static int probe_table(const void *cfg, nd_error *err) {
+  nd_kernels *k;
+  int rc = open_table(&k, cfg, 1, err);
+  nd_kernels_close(k);
+  return rc;
+}
+
+/* The plugins' constructors, inits and validation calls run first in a
+ * child: a plugin that crashes, hangs or exits there is named and ndgraph
+ * stays up. Then the same table here, its kernels not called again: they
+ * have just passed on the same inputs. */
+int nd_kernels_open(nd_kernels **out, const nd_config *cfg, nd_error *err) {
+  *out = NULL;
+  if (cfg->kernels.n_plugins > 0) {
+    nd__probe_ctx ctx = {"the start-up probe", "kernels.probe_timeout", (int)cfg->kernels.probe_timeout};
+    int rc = nd__probe(&ctx, probe_table, cfg, err);
+    if (rc) return rc;
+  }
+  return open_table(out, cfg, cfg->kernels.n_plugins == 0, err);
 }
 
 int nd_kernels_open_one(nd_kernels **out, const char *path, nd_error *err) {

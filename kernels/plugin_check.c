@@ -4,9 +4,17 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "kernels/probe.h"
 #include "kernels/registry.h"
 
-int nd_kernel_check(const char *plugin, const char *name, FILE *out, nd_error *err) {
+typedef struct check_args {
+  const char *plugin, *name;
+  FILE *out;
+} check_args;
+
+static int check(const void *arg, nd_error *err) {
+  const char *plugin = ((const check_args *)arg)->plugin, *name = ((const check_args *)arg)->name;
+  FILE *out = ((const check_args *)arg)->out;
   nd_kernels *k = NULL;
   int rc = nd_kernels_open_one(&k, plugin, err);
   int checked = 0, failed = 0;
@@ -28,4 +36,13 @@ int nd_kernel_check(const char *plugin, const char *name, FILE *out, nd_error *e
   if (!checked)
     return nd__fail(err, ND_EINVAL, "%s: the plugin registers no activation or kernel named '%s'", plugin, name);
   return failed;
+}
+
+/* In a child process (kernels/probe.h): a plugin that crashes, hangs or
+ * exits is named and fails the check instead of ending it (an exit(0)
+ * would read as a pass). */
+int nd_kernel_check(const char *plugin, const char *name, int timeout_s, FILE *out, nd_error *err) {
+  check_args a = {plugin, name, out};
+  nd__probe_ctx ctx = {"kernel-check", "--timeout", timeout_s > 0 ? timeout_s : ND_PROBE_TIMEOUT_S};
+  return nd__probe(&ctx, check, &a, err);
 }

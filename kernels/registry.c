@@ -11,6 +11,7 @@
 
 #include "common/device.h"
 #include "common/error.h"
+#include "kernels/probe.h"
 
 #define ND__MAX_IMPLS       8
 #define ND__MAX_ACTIVATIONS 16
@@ -220,6 +221,7 @@ static void set_error(nd_kernel_registry *reg, const char *msg) {
 int nd__kernels_run_init(nd_kernels *k, const char *origin, nd_plugin_init_fn init, nd_error *err) {
   loading ld = {k, origin, ND_KERNEL_ABI_VERSION, ""};
   nd_kernel_registry reg = {ND_KERNEL_ABI_VERSION, add_kernel, add_activation, set_error, &ld, add_activation_for};
+  nd__probe_stage("%s: %s", origin, ND_PLUGIN_ENTRY);
   int rc = init(&reg, ND_KERNEL_ABI_VERSION);
   if (rc == ND_PLUGIN_EABI && !ld.error[0]) {
     /* built against version 1: the same registry, without what version 2 added */
@@ -309,7 +311,23 @@ int nd__kernels_selected(const nd_kernels *k, enum nd_task_kind kind, const char
   return 1;
 }
 
-void nd_kernels_apply_costs(const nd_kernels *k, nd_graph *g) {
+/* A plugin's figure for one task of g: not negative, and small enough that
+ * the step's sum of n tasks cannot overflow whatever the others are. */
+static int cost_in_range(const nd_kernels *k, const nd_graph *g, const nd_task *t, int64_t v, const char *unit,
+                         nd_error *err) {
+  const nd__kernel_slot *s = &k->slot[ND_BACKEND_CPU][t->kind];
+  if (v < 0)
+    return nd__fail(err, ND_EPLUGIN,
+                    "%s: kernel '%s' for %s: the cost model gives %lld %s for a task (0 or more expected)", s->origin,
+                    s->name, nd_task_kind_name(t->kind), (long long)v, unit);
+  if (v > INT64_MAX / g->n_tasks)
+    return nd__fail(err, ND_EPLUGIN,
+                    "%s: kernel '%s' for %s: the cost model's %s overflow the step's total (%lld for a task)",
+                    s->origin, s->name, nd_task_kind_name(t->kind), unit, (long long)v);
+  return 0;
+}
+
+int nd_kernels_apply_costs(const nd_kernels *k, nd_graph *g, nd_error *err) {
   for (int32_t i = 0; i < g->n_tasks; i++) {
     nd_task *t = &g->tasks[i];
     nd_cost_fn cost = k->cost[t->kind];
@@ -320,9 +338,12 @@ void nd_kernels_apply_costs(const nd_kernels *k, nd_graph *g) {
     a.user = k->cost_user[t->kind];
     int64_t flops = t->flops, bytes = t->bytes;
     cost(d, n, &a, &flops, &bytes);
-    t->flops = flops >= 0 ? flops : 0;
-    t->bytes = bytes >= 0 ? bytes : 0;
+    int rc = cost_in_range(k, g, t, flops, "FLOPs", err);
+    if (rc || (rc = cost_in_range(k, g, t, bytes, "bytes", err))) return rc;
+    t->flops = flops;
+    t->bytes = bytes;
   }
+  return 0;
 }
 
 /* ---------------------------------------------------------------- failures */

@@ -55,8 +55,10 @@ const nd__kernel_slot *nd__kernels_slot(const nd_kernels *k, int dev, enum nd_ta
 int nd__kernels_runs(const nd_kernels *k, int dev, const nd_task *t);
 
 /* Plugins' cost models replace the IR's flops (and bytes) of g's tasks
- * whose kernel they provide: run after building g, before planning it. */
-void nd_kernels_apply_costs(const nd_kernels *k, nd_graph *g);
+ * whose kernel they provide: run after building g, before planning it. A
+ * negative figure, or one over INT64_MAX / tasks (the step's total could
+ * overflow), is refused: ND_EPLUGIN naming the plugin and the kernel. */
+int nd_kernels_apply_costs(const nd_kernels *k, nd_graph *g, nd_error *err);
 
 /* Finding registered implementations (kernel-check, validation). NULL when none. */
 const nd__kernel_impl *nd__kernel_find(const nd_kernels *k, enum nd_task_kind kind, const char *name);

@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "kernels/guard.h"
+
 /* The task's buffers on backend dev as descriptors, and the call. */
 static void run(void *buffers[], void *arg, int dev) {
   const nd__task_ctx *c = arg;
@@ -24,7 +26,9 @@ static void run(void *buffers[], void *arg, int dev) {
   const nd__kernel_slot *s = nd__kernels_slot(c->kernels, dev, t->kind);
   if (ops->queue) call.a.queue = ops->queue(&call.a.device);
   call.a.user = s->user;
+  nd__guard_enter(s, t->kind);
   int rc = s->fn ? s->fn(d, call.n, &call.a) : s->impl(&call);
+  nd__guard_leave();
   if (rc) nd__kernel_report(c->kernels, t->kind, dev, rc);
 }
 

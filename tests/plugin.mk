@@ -35,6 +35,42 @@ tests_plugins_libdata_entry_la_SOURCES = tests/plugins/bad.c
 tests_plugins_libdata_entry_la_CPPFLAGS = $(AM_CPPFLAGS) -DDATA_ENTRY
 tests_plugins_libdata_entry_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
 
+# Plugins that take their process down, one per case of tests/plugins/fault.c.
+check_LTLIBRARIES += tests/plugins/libfault_ctor.la tests/plugins/libfault_init.la tests/plugins/libfault_segv.la tests/plugins/libfault_abort.la tests/plugins/libfault_heap.la tests/plugins/libfault_spin.la tests/plugins/libfault_exit.la tests/plugins/libfault_late_segv.la tests/plugins/libfault_late_exit.la tests/plugins/libfault_cost_neg.la tests/plugins/libfault_cost_max.la
+tests_plugins_libfault_ctor_la_SOURCES = tests/plugins/fault.c
+tests_plugins_libfault_ctor_la_CPPFLAGS = $(AM_CPPFLAGS) -DFAULT_CTOR
+tests_plugins_libfault_ctor_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libfault_init_la_SOURCES = tests/plugins/fault.c
+tests_plugins_libfault_init_la_CPPFLAGS = $(AM_CPPFLAGS) -DFAULT_INIT
+tests_plugins_libfault_init_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libfault_segv_la_SOURCES = tests/plugins/fault.c
+tests_plugins_libfault_segv_la_CPPFLAGS = $(AM_CPPFLAGS) -DFAULT_SEGV
+tests_plugins_libfault_segv_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libfault_abort_la_SOURCES = tests/plugins/fault.c
+tests_plugins_libfault_abort_la_CPPFLAGS = $(AM_CPPFLAGS) -DFAULT_ABORT
+tests_plugins_libfault_abort_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libfault_heap_la_SOURCES = tests/plugins/fault.c
+tests_plugins_libfault_heap_la_CPPFLAGS = $(AM_CPPFLAGS) -DFAULT_HEAP
+tests_plugins_libfault_heap_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libfault_spin_la_SOURCES = tests/plugins/fault.c
+tests_plugins_libfault_spin_la_CPPFLAGS = $(AM_CPPFLAGS) -DFAULT_SPIN
+tests_plugins_libfault_spin_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libfault_exit_la_SOURCES = tests/plugins/fault.c
+tests_plugins_libfault_exit_la_CPPFLAGS = $(AM_CPPFLAGS) -DFAULT_EXIT
+tests_plugins_libfault_exit_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libfault_late_segv_la_SOURCES = tests/plugins/fault.c
+tests_plugins_libfault_late_segv_la_CPPFLAGS = $(AM_CPPFLAGS) -DFAULT_LATE_SEGV
+tests_plugins_libfault_late_segv_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libfault_late_exit_la_SOURCES = tests/plugins/fault.c
+tests_plugins_libfault_late_exit_la_CPPFLAGS = $(AM_CPPFLAGS) -DFAULT_LATE_EXIT
+tests_plugins_libfault_late_exit_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libfault_cost_neg_la_SOURCES = tests/plugins/fault.c
+tests_plugins_libfault_cost_neg_la_CPPFLAGS = $(AM_CPPFLAGS) -DFAULT_COST_NEG
+tests_plugins_libfault_cost_neg_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libfault_cost_max_la_SOURCES = tests/plugins/fault.c
+tests_plugins_libfault_cost_max_la_CPPFLAGS = $(AM_CPPFLAGS) -DFAULT_COST_MAX
+tests_plugins_libfault_cost_max_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+
 # Losses with the example plugin against the built-in path and a test-local SiLU.
 check_PROGRAMS += tests/test_plugin
 TESTS += tests/test_plugin
@@ -47,3 +83,7 @@ EXTRA_DIST += tests/plugin.sh
 # A plugin built against kernel ABI version 1 still loads.
 TESTS += tests/plugin_abi.sh
 EXTRA_DIST += tests/plugin_abi.sh
+# Plugins that crash, abort, hang or exit, at the start-up probe, in kernel-check
+# and in the run; cost models out of range.
+TESTS += tests/plugin_faults.sh
+EXTRA_DIST += tests/plugin_faults.sh

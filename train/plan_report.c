@@ -32,7 +32,7 @@ int nd_plan_report(const nd_config *cfg, FILE *out, int json, const char *dot_pa
   int rc = nd_kernels_open(&k, cfg, err);
   if (rc) return rc;
   if ((rc = nd_graph_build(&g, cfg, 0, err))) goto done;
-  nd_kernels_apply_costs(k, g);
+  if ((rc = nd_kernels_apply_costs(k, g, err))) goto done;
   if ((rc = nd_plan_compute(g, &p))) {
     rc = nd__fail(err, rc, "plan: out of memory");
     goto done;

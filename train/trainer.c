@@ -193,9 +193,8 @@ static int build_graphs(nd_trainer *tr, nd_error *err) {
   if ((rc = nd_graph_build(&tr->step_graph, &tr->cfg, 0, err)) ||
       (rc = nd_graph_build(&tr->eval_graph, &tr->cfg, 1, err)))
     return rc;
-  nd_kernels_apply_costs(tr->kernels, tr->step_graph);
-  nd_kernels_apply_costs(tr->kernels, tr->eval_graph);
-  return 0;
+  if ((rc = nd_kernels_apply_costs(tr->kernels, tr->step_graph, err))) return rc;
+  return nd_kernels_apply_costs(tr->kernels, tr->eval_graph, err);
 }
 
 const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }

@@ -145,8 +145,11 @@ ND_EXPORT int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd
  * kernel or activation it registers under `name` against ndgraph's
  * double-precision reference on random inputs, one line per case to out.
  * 0 when every case passes, 1 when one fails; a negative ND_E* code when the
- * plugin cannot be used or registers nothing under name (ND_EINVAL). */
-ND_EXPORT int nd_kernel_check(const char *plugin, const char *name, FILE *out, nd_error *err);
+ * plugin cannot be used or registers nothing under name (ND_EINVAL). All of
+ * it runs in a child process: a plugin that crashes, exits or makes no
+ * progress for timeout_s seconds (0: kernels.probe_timeout's default) in one
+ * call gives ND_ERUNTIME and a line naming it and what was running. */
+ND_EXPORT int nd_kernel_check(const char *plugin, const char *name, int timeout_s, FILE *out, nd_error *err);
 
 /* ----------------------------------------------------------------- traces */
 
