@@ -44,6 +44,7 @@ struct nd_trainer {
   int64_t checkpoint_bytes;       /* sent by StarPU-MPI gathering checkpoints, which no prediction holds */
   char resume_note[ND_ERROR_MAX]; /* why resuming skipped a newer checkpoint */
   char resumed[ND_PATH_MAX];      /* the checkpoint directory loaded ("" none) */
+  int data_agreed;                /* every process opened the data sets (nd_trainer_step) */
 };
 
 static double now_ms(void) {
@@ -333,9 +334,12 @@ int nd__trainer_open_data(nd_trainer *tr, nd_error *err) {
 }
 
 int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
-  /* opened on first use; under mpirun agreed on before a step that waits on every process */
-  int rc = tr->train ? 0 : nd_mpi_agree(nd__trainer_open_data(tr, err), err);
+  /* opened on first use; under mpirun agreed on before a step that waits on
+   * every process, once on each (process 0 alone may have opened them,
+   * checking the save directory) */
+  int rc = tr->data_agreed ? 0 : nd_mpi_agree(nd__trainer_open_data(tr, err), err);
   if (rc) return rc;
+  tr->data_agreed = 1;
   nd_step s = base_step(tr);
   s.data = tr->train;
   s.seq_base = tr->steps_done * tr->seqs_per_step;
