@@ -36,3 +36,8 @@ check_PROGRAMS += tests/test_forward
 TESTS += tests/test_forward
 tests_test_forward_SOURCES = tests/test_forward.c tests/runtime/harness.h tests/tap.h
 tests_test_forward_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_llama_ref
+TESTS += tests/test_llama_ref
+tests_test_llama_ref_SOURCES = tests/test_llama_ref.c tests/ref/llama.c tests/ref/llama.h tests/ref/ref.c \
+	tests/ref/ref.h tests/runtime/harness.h tests/tap.h
+tests_test_llama_ref_LDADD = $(ND_TEST_LIBS)
