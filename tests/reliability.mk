@@ -26,3 +26,7 @@ tests_test_trace_fuzz_LDADD = $(ND_TEST_LIBS)
 EXTRA_DIST += tests/fuzz tests/fuzz_safetensors.c tests/fuzz_trace.c
 TESTS += tests/test_kill.sh
 EXTRA_DIST += tests/test_kill.sh
+check_PROGRAMS += tests/test_dp_order
+TESTS += tests/test_dp_order
+tests_test_dp_order_SOURCES = tests/test_dp_order.c tests/runtime/harness.h tests/tap.h
+tests_test_dp_order_LDADD = $(ND_TEST_LIBS)

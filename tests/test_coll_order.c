@@ -8,7 +8,9 @@
  * submission order, no participant starts before every input of its
  * collective is written or before the previous collective has ended, and
  * every run ends (an alarm catches a deadlock), and each collective calls its
- * observer's callback once. Under lws and ndgraph's ndws.
+ * observer's callback once. Under lws and ndgraph's ndws. Those runs see a
+ * wrong order only when the timing shows it; the dependencies themselves,
+ * read from StarPU's task graph, are checked too, the same every run.
  * Also which all-reduces a placement sends to NCCL (nd_coll_gpu_units). */
 #include <signal.h>
 #include <starpu.h>
@@ -169,6 +171,106 @@ static void run(const char *policy_name, struct starpu_sched_policy *policy) {
   starpu_shutdown();
 }
 
+/* ------------------------------------------------ the dependencies themselves */
+
+/* The order above is observed only when the timing lets a wrong order show;
+ * here it is read from the task graph StarPU builds, every run the same. A
+ * held task writes every input; behind it, collective 1 over parts 0, 1, 2
+ * and collective 2 over parts 2, 3 are submitted, and nothing can run, so
+ * each task's successors (starpu_task_get_task_succs) are what the submission
+ * declared. Asserted: each collective's gate precedes all of its participants,
+ * and every participant of collective 1, also those on parts collective 2 does
+ * not touch, precedes collective 2's gate (only the gate's read-write access
+ * to the ordering token gives that). */
+static void noop(void *buffers[], void *arg) { (void)buffers, (void)arg; }
+static struct starpu_codelet noop_part = {.cpu_funcs = {noop}, .nbuffers = STARPU_VARIABLE_NBUFFERS, .name = "p"};
+static struct starpu_codelet hold_cl = {
+    .where = STARPU_NOWHERE, .nbuffers = 4, .modes = {STARPU_W, STARPU_W, STARPU_W, STARPU_W}, .name = "hold"};
+
+/* the tasks t precedes directly, each once (at most 16) */
+static int succs(struct starpu_task *t, struct starpu_task *out[16]) {
+  struct starpu_task *all[32];
+  int n = starpu_task_get_task_succs(t, 32, all), m = 0;
+  for (int i = 0; i < n && i < 32; i++) {
+    int seen = 0;
+    for (int j = 0; j < m; j++) seen |= out[j] == all[i];
+    if (!seen && m < 16) out[m++] = all[i];
+  }
+  return m;
+}
+static int is_gate(const struct starpu_task *t) {
+  return t->cl && t->cl->name && !strcmp(t->cl->name, "collective_gate");
+}
+
+/* Whether a precedes b, directly or through the tasks without a codelet that
+ * StarPU inserts (a writer after several readers waits on one such task). */
+static int precedes(struct starpu_task *a, struct starpu_task *b, int depth) {
+  struct starpu_task *s[16];
+  int n = succs(a, s);
+  for (int i = 0; i < n; i++)
+    if (s[i] == b || (!s[i]->cl && depth > 0 && precedes(s[i], b, depth - 1))) return 1;
+  return 0;
+}
+
+static void deps(void) {
+  struct starpu_conf conf;
+  starpu_conf_init(&conf);
+  conf.ncpus = 1;
+  conf.ncuda = 0;
+  conf.nopencl = 0;
+  conf.precedence_over_environment_variables = 1;
+  conf.sched_policy_name = "lws";
+  if (starpu_init(&conf)) {
+    skip("dependencies: StarPU did not start");
+    return;
+  }
+  static int value[4];
+  static part_arg pa[2][3] = {{{0, 0}, {0, 1}, {0, 2}}, {{1, 0}, {1, 1}}};
+  starpu_data_handle_t h[4];
+  for (int r = 0; r < 4; r++)
+    starpu_vector_data_register(&h[r], STARPU_MAIN_RAM, (uintptr_t)&value[r], 1, sizeof value[r]);
+  const starpu_tag_t held = 0x6e64, release = 0x6e65;
+  starpu_tag_declare_deps(held, 1, release);
+  struct starpu_task *hold = starpu_task_create();
+  hold->cl = &hold_cl;
+  for (int r = 0; r < 4; r++) hold->handles[r] = h[r];
+  hold->use_tag = 1;
+  hold->tag_id = held;
+  hold->detach = 0;
+  hold->destroy = 0;
+  int workers[3] = {0, 0, 0}, rc = starpu_task_submit(hold);
+  starpu_data_handle_t p1[3] = {h[0], h[1], h[2]}, p2[2] = {h[2], h[3]};
+  void *a1[3] = {&pa[0][0], &pa[0][1], &pa[0][2]}, *a2[2] = {&pa[1][0], &pa[1][1]};
+  rc |= nd__coll_submit(&noop_part, p1, workers, a1, 3, NULL, NULL);
+  rc |= nd__coll_submit(&noop_part, p2, workers, a2, 2, NULL, NULL);
+  ok(rc == 0, "dependencies: a held task and two collectives submitted");
+  /* the gates, among the held task's successors; each one's participants */
+  struct starpu_task *gate[2] = {NULL}, *part[2][3] = {{NULL}}, *s[16], *ps[16];
+  int nparts[2] = {0}, n = succs(hold, s);
+  for (int i = 0; i < n; i++) {
+    if (!is_gate(s[i])) continue;
+    int m = succs(s[i], ps);
+    for (int j = 0; j < m; j++) {
+      if (ps[j]->cl != &noop_part) continue;
+      const part_arg *a = ps[j]->cl_arg;
+      gate[a->k] = s[i];
+      if (nparts[a->k] < 3) part[a->k][nparts[a->k]++] = ps[j];
+    }
+  }
+  ok(gate[0] && gate[1] && gate[0] != gate[1] && nparts[0] == 3 && nparts[1] == 2,
+     "dependencies: each gate precedes every participant of its collective (%d of 3, %d of 2)", nparts[0], nparts[1]);
+  int before = 0;
+  for (int j = 0; j < nparts[0]; j++) before += gate[1] && precedes(part[0][j], gate[1], 4);
+  ok(before == 3, "dependencies: collective 2's gate follows all 3 participants of collective 1 (%d do)", before);
+  starpu_tag_notify_from_apps(release);
+  if (starpu_task_wait(hold)) diag("dependencies: the held task failed");
+  starpu_task_destroy(hold);
+  starpu_task_wait_for_all();
+  nd__coll_stop();
+  for (int r = 0; r < 4; r++) starpu_data_unregister(h[r]);
+  starpu_shutdown();
+}
+
 /* ------------------------------------------------ which all-reduces go to NCCL */
 
 static nd_graph *graph(int dp, int tp) {
@@ -240,6 +342,7 @@ int main(void) {
   setenv("STARPU_WORKERS_NOBIND", "1", 1);
   signal(SIGALRM, on_alarm);
   plan();
+  deps();
   run("lws", NULL);
   run("ndws", &nd_ndws_policy);
   return done_testing();
