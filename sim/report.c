@@ -32,8 +32,14 @@ static void print_text(FILE *out, const nd_planning *p) {
     if (count[k]) fprintf(out, " %d %s", count[k], nd_device_name(k));
   fprintf(out, " worker(s); calibration: %s\n", p->cal.machine);
   fprintf(out,
-          "global batch: %lld sequences of %lld tokens; %d layouts simulated, %d rejected for memory, in %.2f s\n\n",
+          "global batch: %lld sequences of %lld tokens; %d layouts simulated, %d rejected for memory, in %.2f s\n",
           (long long)p->global_batch, (long long)p->seq_len, p->n_plans + p->n_rejected, p->n_rejected, p->seconds);
+  if (p->n_extrapolated)
+    fprintf(out,
+            "%d layouts have stages of more than %d layers: simulated with %d and %d layers in the shortest stage, "
+            "extrapolated per layer\n",
+            p->n_extrapolated, ND_PLAN_LAYERS_WHOLE, ND_PLAN_LAYERS_STEP, 2 * ND_PLAN_LAYERS_STEP);
+  fprintf(out, "\n");
   fprintf(out,
           " #  step ms   tokens/s  bubble  dp tp pp  mb x seq  slots  stages     placement scheduler  peak memory\n");
   for (int i = 0; i < p->n_plans && i < ND_PLAN_SHOWN; i++) {
@@ -87,6 +93,7 @@ static int print_json(FILE *out, const nd_planning *p) {
   for (int i = 0; i < p->n_rejected; i++) cJSON_AddItemToArray(rejected, plan_json(p, &p->rejected[i], 1));
   cJSON_AddNumberToObject(root, "global_batch", (double)p->global_batch);
   cJSON_AddNumberToObject(root, "planning_seconds", p->seconds);
+  cJSON_AddNumberToObject(root, "extrapolated_layouts", p->n_extrapolated);
   char *text = cJSON_Print(root);
   cJSON_Delete(root);
   if (!text) return ND_ENOMEM;
