@@ -6,6 +6,7 @@
 
 #include "common/device.h"
 #include "common/error.h"
+#include "sim/machine.h"
 #include "sim/planner.h"
 
 #define ND_PLAN_SHOWN 10
@@ -116,7 +117,8 @@ int nd_plan_auto(const nd_config *cfg, const char *calibration, FILE *out, int j
 
 int nd_plan_auto_apply(nd_config *cfg, const char *calibration, FILE *out, nd_error *err) {
   nd_planning p;
-  int rc = nd_planning_run(&p, cfg, calibration, err);
+  int rc = nd_sim_machine_check_here(cfg, err);
+  if (!rc) rc = nd_planning_run(&p, cfg, calibration, err);
   if (rc) return rc;
   char sets[ND_PLAN_MAX_SETS][64];
   int n = nd_candidate_sets(&p.plans[0], sets);
