@@ -54,6 +54,7 @@ typedef struct ctx {
   const nd_config *base;
   nd_error *err;
   const char *calibration; /* its file, NULL: the built-in estimates */
+  int processes;            /* the layouts must cut across this many processes */
   int total;                /* layouts to simulate */
   struct timespec started;  /* wall clock, for progress() */
   double reported_s;        /* when progress() last spoke; 0: never */
@@ -188,7 +189,10 @@ static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_conf
   static const char *const scheds[] = {"ndws", "1f1b", "zbh1", "zbh2", "gpipe"};
   for (size_t k = 0; k < sizeof scheds / sizeof scheds[0] && !rc; k++) {
     int fixed = k >= 1;
-    if (fixed && g->pp < 2) continue;
+    /* several processes: ndws alone, as a fixed order does not finish a
+     * step under mpirun today (pp 2, 1f1b, one stage per process waits
+     * forever) and parallelism.auto must not pick a layout that hangs */
+    if (fixed && (g->pp < 2 || c->processes > 1)) continue;
     for (int place = 0; place < 3 && !rc; place++) {
       /* a fixed order pins every task to its home: placement changes nothing */
       if (fixed && place != ND_PLACEMENT_STRICT) continue;
@@ -265,6 +269,7 @@ static int evaluate(ctx *c, nd_candidate *cand, nd_graph **g, nd_config *cfg) {
    * activation pools), which policies() changes as it goes */
   nd_candidate as_built = *cand;
   int rc = build(c, cand, removed, cfg, g);
+  if (!rc && nd_process_units(*g) < c->processes) rc = 1; /* it cannot be cut across the processes */
   if (!rc) rc = policies(c, cand, *g, cfg, 0, &o[1]);
   if (!rc && removed) {
     nd_graph_free(*g);
@@ -366,7 +371,8 @@ static void progress(ctx *c, int done) {
 static int each_layout(ctx *c, int *count) {
   const nd_config *cfg = c->base;
   int64_t heads = cfg->model.n_head, L = cfg->model.n_layer;
-  int workers = c->p->machine.n_workers, rc = 0, done = 0;
+  /* N processes bring N machines' workers: the mesh may have that many ranks */
+  int workers = c->p->machine.n_workers * c->processes, rc = 0, done = 0;
   for (int dp = 1; dp <= workers && !rc; dp++) {
     if (c->p->global_batch % dp) continue;
     int64_t per_replica = c->p->global_batch / dp;
@@ -397,13 +403,13 @@ static int each_layout(ctx *c, int *count) {
   return rc;
 }
 
-int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibration, nd_error *err) {
+int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibration, int processes, nd_error *err) {
   memset(p, 0, sizeof *p);
   clock_t t0 = clock();
   int rc = calibration ? nd_calibration_load(&p->cal, calibration, err) : (nd_calibration_default(&p->cal), 0);
   if (!rc) rc = nd_sim_machine_from(cfg, &p->cal, &p->machine, err);
   if (rc) return rc;
-  ctx c = {.p = p, .base = cfg, .err = err, .calibration = calibration};
+  ctx c = {.p = p, .base = cfg, .err = err, .calibration = calibration, .processes = processes};
   p->global_batch = cfg->train.micro_batch_size * cfg->parallelism.micro_batches * cfg->parallelism.data_parallel_size;
   p->seq_len = cfg->model.seq_len;
   each_layout(&c, &c.total);
@@ -416,6 +422,15 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
     /* a calibration that cannot time the model has said so */
     if (rc == ND_ECONFIG) return rc;
     return nd__fail(err, rc, "%s: planning failed: %s", nd__config_origin(cfg, NULL), nd_strerror(rc));
+  }
+  if (!p->n_plans && !p->n_rejected && processes > 1) {
+    nd__fail(err, ND_ECONFIG,
+             "%s: plan --auto: no layout cuts across %d processes (each takes a data-parallel replica or a "
+             "pipeline stage, or a rank with runtime.split_tensor_groups; the global batch, n_head and n_layer "
+             "bound them)",
+             nd__config_origin(cfg, NULL), processes);
+    nd_planning_free(p);
+    return ND_ECONFIG;
   }
   if (!p->n_plans) {
     /* the layout that came closest, and by how much it misses */

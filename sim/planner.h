@@ -43,8 +43,11 @@ typedef struct nd_planning {
 } nd_planning;
 
 /* Enumerates, rejects what exceeds a device's memory, simulates the rest.
- * calibration: a calibration file, or NULL for the built-in estimates. */
-int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibration, nd_error *err);
+ * calibration: a calibration file, or NULL for the built-in estimates;
+ * processes: the launch's (mpirun -np, plan --nodes; 1 alone): up to that
+ * many times the workers' ranks, only layouts that cut across them, and
+ * ndws alone (docs/nodes.md). */
+int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibration, int processes, nd_error *err);
 void nd_planning_free(nd_planning *p);
 
 /* The --set assignments ("section.key=value") that turn the configuration

@@ -103,34 +103,43 @@ static int print_json(FILE *out, const nd_planning *p) {
   return 0;
 }
 
-int nd_plan_auto(const nd_config *cfg, const char *calibration, FILE *out, int json, nd_error *err) {
+/* Sets cfg to candidate c's layout; "using" and the --set list on out when not NULL. */
+static int apply(nd_config *cfg, const nd_candidate *c, FILE *out, nd_error *err) {
+  char sets[ND_PLAN_MAX_SETS][64];
+  int n = nd_candidate_sets(c, sets), rc = 0;
+  if (out) fprintf(out, "using");
+  for (int i = 0; i < n && !rc; i++) {
+    if (out) fprintf(out, " %s", sets[i]);
+    char *eq = strchr(sets[i], '=');
+    *eq = 0;
+    rc = nd_config_set(cfg, sets[i], eq + 1, err);
+  }
+  if (out) fprintf(out, "\n");
+  return rc ? rc : nd_config_validate(cfg, err);
+}
+
+int nd_plan_auto(nd_config *cfg, const char *calibration, int processes, FILE *out, int json, nd_error *err) {
   nd_planning p;
-  int rc = nd_planning_run(&p, cfg, calibration, err);
+  int rc = nd_planning_run(&p, cfg, calibration, processes, err);
   if (rc) return rc;
   if (json)
     rc = print_json(out, &p);
   else
     print_text(out, &p);
+  if (rc) rc = nd__fail(err, rc, "plan --auto: out of memory");
+  if (!rc) rc = apply(cfg, &p.plans[0], NULL, err);
   nd_planning_free(&p);
-  return rc ? nd__fail(err, rc, "plan --auto: out of memory") : 0;
+  return rc;
 }
 
-int nd_plan_auto_apply(nd_config *cfg, const char *calibration, FILE *out, nd_error *err) {
+int nd_plan_auto_apply(nd_config *cfg, const char *calibration, int processes, FILE *out, nd_error *err) {
   nd_planning p;
   int rc = nd_sim_machine_check_here(cfg, err);
-  if (!rc) rc = nd_planning_run(&p, cfg, calibration, err);
+  if (!rc) rc = nd_planning_run(&p, cfg, calibration, processes, err);
   if (rc) return rc;
-  char sets[ND_PLAN_MAX_SETS][64];
-  int n = nd_candidate_sets(&p.plans[0], sets);
-  fprintf(out, "parallelism.auto: predicted %.2f ms per step (%d layouts simulated); using", p.plans[0].step_s * 1e3,
+  fprintf(out, "parallelism.auto: predicted %.2f ms per step (%d layouts simulated); ", p.plans[0].step_s * 1e3,
           p.n_plans);
-  for (int i = 0; i < n && !rc; i++) {
-    fprintf(out, " %s", sets[i]);
-    char *eq = strchr(sets[i], '=');
-    *eq = 0;
-    rc = nd_config_set(cfg, sets[i], eq + 1, err);
-  }
-  fprintf(out, "\n");
+  rc = apply(cfg, &p.plans[0], out, err);
   nd_planning_free(&p);
-  return rc ? rc : nd_config_validate(cfg, err);
+  return rc;
 }
