@@ -46,7 +46,7 @@ done
 # topology written elsewhere, whose layout would then train here
 expect_timeout=120 expect 2 "^ndgraph: $topo8: runtime.topology describes another machine \(8 cuda workers; this one: 1 cpu\)" \
   "run with parallelism.auto and another machine's topology: refused in one line, exit 2" -- \
-  "$ndgraph" run "${tiny[@]}" --set parallelism.auto=true --set runtime.topology="$topo8"
+  "$ndgraph" run "${tiny[@]}" --set parallelism.auto=true --set runtime.topology="$topo8" --calibration "$cal8"
 ! grep -q '^step' "$tmp/out"
 ok $? "... and nothing trained"
 timeout -k 10 120 "$ndgraph" run "${tiny[@]}" --set parallelism.auto=true --set runtime.topology="$good" >"$tmp/out" 2>"$tmp/err"
