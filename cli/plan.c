@@ -32,10 +32,11 @@ int nd_cli_plan(int argc, char **argv) {
   nd_error err = {0};
   int rc;
   if (opts[2].value)
-    rc = nd_plan_auto(cfg, opts[3].value, stdout, opts[1].value != NULL, &err);
+    rc = nd_plan_auto(cfg, opts[3].value, nodes ? (int)nodes : 1, stdout, opts[1].value != NULL, &err);
   else
     rc = nd_plan_report(cfg, stdout, opts[1].value != NULL, opts[0].value, &err);
   if (!rc && !opts[1].value && !opts[2].value) rc = nd_placement_report(cfg, stdout, &err);
+  /* with --auto, the cut of the best plan (cfg now holds it) */
   if (!rc && nodes) rc = nd_nodes_report(cfg, (int)nodes, stdout, &err);
   nd_config_free(cfg);
   return rc ? nd_cli_fail(rc, &err) : 0;

@@ -360,7 +360,9 @@ int nd_cli_run(int argc, char **argv) {
     nd_config_free(cfg);
     return ND_EXIT_BAD_INPUT;
   }
-  int rc = automatic ? nd_plan_auto_apply(cfg, opts[3].value, stdout, &err) : 0;
+  /* under mpirun, a layout that cuts across the launch's processes */
+  int process, processes = nd_launched_processes(&process);
+  int rc = automatic ? nd_plan_auto_apply(cfg, opts[3].value, processes, stdout, &err) : 0;
   if (!rc) rc = train(cfg, opts[0].value, opts[1].value, opts[2].value, &err);
   nd_config_free(cfg);
   if (rc > 0) return rc; /* the exit status a signal asked for */

@@ -12,6 +12,9 @@
  * devices (GPUs are OS devices under PCI). */
 int nd_topo_load(hwloc_topology_t *out, const char *path, nd_error *err);
 
+/* Whether the hwloc XML file at path loads, as nd_topo_load says. */
+int nd_topo_check(const char *path, nd_error *err);
+
 /* Is this OS device a GPU (of any vendor API hwloc knows; common/device.c)? */
 int nd_topo_is_gpu(hwloc_obj_t obj);
 

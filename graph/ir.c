@@ -20,6 +20,8 @@ const char *nd_tensor_kind_name(enum nd_tensor_kind kind) {
 
 int nd_rank_index(const nd_graph *g, nd_rank r) { return (r.dp * g->pp + r.pp) * g->tp + r.tp; }
 
+int nd_process_units(const nd_graph *g) { return g->dp * g->pp * (g->split_tp ? g->tp : 1); }
+
 int nd_act_slot(const nd_graph *g, int s, enum nd_act_pool pool, int mb) {
   int depth = g->pool_slots[s][pool];
   if (pool == ND_POOL_FWD_W && g->fwd_w_tail[s] && mb == g->micro_batches - 1) return depth;

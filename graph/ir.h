@@ -262,6 +262,10 @@ static inline const nd_access *nd_task_access(const nd_graph *g, const nd_task *
   return g->access + t->first_access;
 }
 int nd_rank_index(const nd_graph *g, nd_rank r);
+/* The units a launch of several processes deals out (docs/nodes.md): a
+ * (replica, stage) group each, or a rank each under split_tp; a layout cuts
+ * across at most this many processes. */
+int nd_process_units(const nd_graph *g);
 /* The place of a tensor in checkpoint order: GPT-2's wte, wpe, h.0 ... h.L-1, ln_f;
  * Llama's embed_tokens, layers 0 ... L-1, norm, lm_head. */
 int64_t nd_gpt_param_order(const char *hf_name); /* (dp, pp, tp) -> 0 .. dp*pp*tp - 1 */

@@ -19,6 +19,7 @@
 #include "common/atomic.h"
 #include "common/device.h"
 #include "common/file.h"
+#include "configs/text.h"
 #include "graph/priority.h"
 
 #define ND_CALIBRATION_FORMAT "ndgraph-calibration/1"
@@ -45,6 +46,15 @@ void nd_calibration_default(nd_calibration *c) {
   snprintf(c->machine, sizeof c->machine, "built-in estimates (no calibration file)");
 }
 
+/* Whether obj has more than one member of that name: JSON's parsers keep
+ * the first or the last, and either way one of the two is silently lost. */
+static int twice(const cJSON *obj, const char *name) {
+  int n = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, obj) n += it->string && strcmp(it->string, name) == 0;
+  return n > 1;
+}
+
 /* A number member from 0 to max, or *ok = 0 with the message (JSON's 1e999
  * parses as infinity, which no duration model can use; an hour of overhead
  * per task is no machine's either). */
@@ -52,6 +62,11 @@ static double number(const cJSON *obj, const char *name, double max, const char 
                      int *ok) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
   if (!v) return 0;
+  if (twice(obj, name)) {
+    if (*ok) snprintf(why, size, "%s.%s is given twice", where, name);
+    *ok = 0;
+    return 0;
+  }
   int non_negative = cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0;
   if (!non_negative || v->valuedouble > max) {
     if (*ok && !non_negative) snprintf(why, size, "%s.%s must be a non-negative number", where, name);
@@ -83,7 +98,12 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
   if (rc == ND_EDATA) return bad(err, path, "not a regular file");
   if (rc == ND_EINVAL) return bad(err, path, "larger than 64 MiB: not a calibration file");
   if (rc) return nd__fail(err, rc, "%s: out of memory", path);
-  cJSON *root = cJSON_ParseWithLength(text, len);
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  /* one JSON object and nothing after it but white space: a file with more
+   * (two files pasted together, a truncated edit) is not taken for its head */
+  size_t after = root ? (size_t)(end - text) : len;
+  while (after < len && text[after] && strchr(" \t\r\n", text[after])) after++;
   free(text);
   char why[256] = "";
   int ok = 1;
@@ -91,32 +111,46 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
     cJSON_Delete(root);
     return bad(err, path, "not a JSON object (a calibration file is JSON, see docs/planner.md)");
   }
+  if (after < len) {
+    cJSON_Delete(root);
+    snprintf(why, sizeof why, "text after the JSON object, at byte %zu", after);
+    return bad(err, path, why);
+  }
   const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
   const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
   const cJSON *kinds = cJSON_GetObjectItemCaseSensitive(root, "kinds");
   const cJSON *bus = cJSON_GetObjectItemCaseSensitive(root, "bus");
   const cJSON *machine = cJSON_GetObjectItemCaseSensitive(root, "machine");
   const cJSON *it, *dev;
-  if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, ND_CALIBRATION_FORMAT) != 0)
+  static const char *const members[] = {"format", "machine", "devices", "bus", "step_overhead_us", "kinds"};
+  for (size_t i = 0; i < sizeof members / sizeof members[0] && ok; i++)
+    if (twice(root, members[i])) snprintf(why, sizeof why, "\"%s\" is given twice", members[i]), ok = 0;
+  if (ok && (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, ND_CALIBRATION_FORMAT) != 0))
     snprintf(why, sizeof why, "\"format\" must be \"%s\"", ND_CALIBRATION_FORMAT), ok = 0;
-  else if (!cJSON_IsObject(kinds) || !kinds->child)
+  else if (ok && (!cJSON_IsObject(kinds) || !kinds->child))
     snprintf(why, sizeof why, "\"kinds\" must be an object with one entry per task kind"), ok = 0;
-  else if (devices && !cJSON_IsObject(devices))
+  else if (ok && devices && !cJSON_IsObject(devices))
     snprintf(why, sizeof why, "\"devices\" must be an object"), ok = 0;
-  else if (bus && !cJSON_IsObject(bus))
+  else if (ok && bus && !cJSON_IsObject(bus))
     snprintf(why, sizeof why, "\"bus\" must be an object"), ok = 0;
-  if (ok && cJSON_IsString(machine)) snprintf(c->machine, sizeof c->machine, "%s", machine->valuestring);
+  /* printed as it is by plan --auto: text, not a terminal's control sequences */
+  if (ok && machine && (!cJSON_IsString(machine) || !nd__text_ok(machine->valuestring, strlen(machine->valuestring))))
+    snprintf(why, sizeof why, "\"machine\" must be a string of text without control characters"), ok = 0;
+  if (ok && machine) snprintf(c->machine, sizeof c->machine, "%s", machine->valuestring);
   cJSON_ArrayForEach(it, (ok ? devices : NULL)) {
     int k = nd_device_from_name(it->string);
-    if (k < 0) {
+    if (k < 0 || twice(devices, it->string)) {
       char known[64];
       nd_device_names(known, sizeof known);
-      snprintf(why, sizeof why, "devices: unknown device kind '%.40s' (%s)", it->string, known), ok = 0;
+      if (k < 0) snprintf(why, sizeof why, "devices: unknown device kind '%.40s' (%s)", it->string, known), ok = 0;
+      else snprintf(why, sizeof why, "devices.%s is given twice", it->string), ok = 0;
       break;
     }
     char where[64];
     snprintf(where, sizeof where, "devices.%s", it->string);
-    c->memory[k] = (int64_t)number(it, "memory_bytes", MAX_BYTES, where, why, sizeof why, &ok);
+    double bytes = number(it, "memory_bytes", MAX_BYTES, where, why, sizeof why, &ok);
+    if (ok && bytes != floor(bytes)) snprintf(why, sizeof why, "%s.memory_bytes must be a whole number", where), ok = 0;
+    c->memory[k] = (int64_t)bytes;
     c->model.gap_s[k] = number(it, "gap_us", MAX_US, where, why, sizeof why, &ok) * 1e-6;
     if (k == ND_BACKEND_CPU)
       c->model.cpu_beside_opencl = number(it, "slowdown_beside_opencl", MAX_RATE, where, why, sizeof why, &ok);
@@ -128,10 +162,14 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
   }
   if (ok)
     c->model.step_overhead_s = number(root, "step_overhead_us", MAX_US, "(top level)", why, sizeof why, &ok) * 1e-6;
+  int timed = 0; /* an entry that gives a task some time */
   cJSON_ArrayForEach(it, (ok ? kinds : NULL)) {
     int kind = nd_task_kind_from_name(it->string);
-    if (kind < 0 || !cJSON_IsObject(it)) {
-      snprintf(why, sizeof why, kind < 0 ? "kinds: unknown task kind '%.40s'" : "kinds.%.40s must be an object",
+    if (kind < 0 || !cJSON_IsObject(it) || twice(kinds, it->string)) {
+      snprintf(why, sizeof why,
+               kind < 0             ? "kinds: unknown task kind '%.40s'"
+               : cJSON_IsObject(it) ? "kinds.%.40s is given twice"
+                                    : "kinds.%.40s must be an object",
                it->string),
           ok = 0;
       break;
@@ -140,21 +178,27 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
       int k = nd_device_from_name(dev->string);
       char where[96];
       snprintf(where, sizeof where, "kinds.%.40s.%.20s", it->string, dev->string);
-      if (k < 0 || !cJSON_IsObject(dev)) {
+      if (k < 0 || !cJSON_IsObject(dev) || twice(it, dev->string)) {
         char known[64];
         nd_device_names(known, sizeof known);
         if (k < 0) snprintf(why, sizeof why, "%s: unknown device kind (%s)", where, known), ok = 0;
-        else snprintf(why, sizeof why, "%s must be an object", where), ok = 0;
+        else if (!cJSON_IsObject(dev)) snprintf(why, sizeof why, "%s must be an object", where), ok = 0;
+        else snprintf(why, sizeof why, "%s is given twice", where), ok = 0;
         break;
       }
       double over = number(dev, "overhead_us", MAX_US, where, why, sizeof why, &ok);
       double gflops = number(dev, "gflops", MAX_RATE, where, why, sizeof why, &ok);
       double gbs = number(dev, "gbs", MAX_RATE, where, why, sizeof why, &ok);
+      timed |= over > 0 || gflops > 0 || gbs > 0;
       c->model.fit[kind][k] =
           (nd_sim_fit){1, over * 1e-6, gflops > 0 ? 1 / (gflops * 1e9) : 0, gbs > 0 ? 1 / (gbs * 1e9) : 0};
     }
     if (!ok) break;
   }
+  /* every task in no time ranks every layout at 0 ms: no measurement says that */
+  if (ok && !timed)
+    snprintf(why, sizeof why, "every entry of \"kinds\" is 0 (overhead_us, gflops, gbs): tasks would take no time"),
+        ok = 0;
   /* a file from before crossentropy_lse had a kind of its own: it times the
    * same per-row work as crossentropy_combine */
   if (ok && !cJSON_GetObjectItemCaseSensitive(kinds, nd_task_kind_name(ND_TASK_CE_LSE)))

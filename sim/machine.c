@@ -81,6 +81,44 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
   return 0;
 }
 
+/* "2 cpu, 1 opencl": m's workers by kind, by their kinds' names. */
+static void describe(const nd_sim_machine *m, char *buf, size_t size) {
+  int count[ND_BACKEND_COUNT] = {0}, at = 0;
+  for (int w = 0; w < m->n_workers; w++) count[m->kind[w]]++;
+  buf[0] = 0;
+  for (int k = 0; k < ND_BACKEND_COUNT; k++)
+    if (count[k] && at >= 0 && (size_t)at < size)
+      at += snprintf(buf + at, size - (size_t)at, "%s%d %s", at ? ", " : "", count[k], nd_device_name(k));
+}
+
+int nd_sim_machine_check_here(const nd_config *cfg, nd_error *err) {
+  if (!cfg->runtime.topology[0]) return 0;
+  nd_calibration cal;
+  nd_calibration_default(&cal);
+  nd_config here_cfg = *cfg;
+  here_cfg.runtime.topology[0] = 0;
+  nd_sim_machine there, here;
+  int rc = nd_sim_machine_from(cfg, &cal, &there, err);
+  if (rc) return rc;
+  if ((rc = nd_sim_machine_from(&here_cfg, &cal, &here, err))) {
+    nd_sim_machine_free(&there);
+    return rc;
+  }
+  int same = there.n_workers == here.n_workers;
+  for (int w = 0; same && w < here.n_workers; w++) same = there.kind[w] == here.kind[w];
+  char a[64], b[64];
+  describe(&there, a, sizeof a);
+  describe(&here, b, sizeof b);
+  nd_sim_machine_free(&there);
+  nd_sim_machine_free(&here);
+  if (same) return 0;
+  return nd__fail(err, ND_ECONFIG,
+                  "%s: runtime.topology describes another machine (%s workers; this one: %s): parallelism.auto plans "
+                  "for the machine that trains (empty runtime.topology, or plan --auto for that machine and train "
+                  "there with its --set list)",
+                  cfg->runtime.topology, a, b);
+}
+
 void nd_sim_machine_free(nd_sim_machine *m) {
   if (m->topology) hwloc_topology_destroy(m->topology);
   memset(m->obj, 0, sizeof m->obj);

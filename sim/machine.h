@@ -10,6 +10,10 @@
  * any; else the CPU workers and runtime.opencl_devices of this machine (or
  * of the topology's cores), as the runtime starts them. */
 int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_machine *m, nd_error *err);
+/* parallelism.auto: run trains on this machine, so a runtime.topology whose
+ * workers are not this machine's (a plan for them would pick their layout)
+ * is refused in one line (ND_ECONFIG); 0 when it has the same workers, or none. */
+int nd_sim_machine_check_here(const nd_config *cfg, nd_error *err);
 /* Releases the topology nd_sim_machine_from keeps (the workers' objects). */
 void nd_sim_machine_free(nd_sim_machine *m);
 

@@ -4,6 +4,7 @@
  * built as the IR, checked against every device's memory and simulated. */
 #include "sim/planner.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,10 +54,15 @@ typedef struct ctx {
   const nd_config *base;
   nd_error *err;
   const char *calibration; /* its file, NULL: the built-in estimates */
+  int processes;            /* the layouts must cut across this many processes */
+  int total;                /* layouts to simulate */
+  struct timespec started;  /* wall clock, for progress() */
+  double reported_s;        /* when progress() last spoke; 0: never */
 } ctx;
 
-/* Builds the candidate's graph; 1: skipped (the configuration rejects the layout). */
-static int build(ctx *c, const nd_candidate *cand, nd_config *cfg, nd_graph **g) {
+/* Builds the candidate's graph, with `removed` layers taken off every stage
+ * (0: the candidate itself); 1: skipped (the configuration rejects the layout). */
+static int build(ctx *c, const nd_candidate *cand, int removed, nd_config *cfg, nd_graph **g) {
   char sets[ND_PLAN_MAX_SETS][64];
   int n = nd_candidate_sets(cand, sets);
   *cfg = *c->base;
@@ -68,12 +74,18 @@ static int build(ctx *c, const nd_candidate *cand, nd_config *cfg, nd_graph **g)
     *eq = '=';
     if (rc) return 1;
   }
+  if (removed) {
+    cfg->model.n_layer = 0;
+    cfg->parallelism.n_stage_layers = cand->pp;
+    for (int s = 0; s < cand->pp; s++)
+      cfg->model.n_layer += cfg->parallelism.stage_layers[s] = cand->stage_layers[s] - removed;
+  }
   if (nd_config_validate(cfg, &ignored)) return 1;
   int rc = nd_graph_build(g, cfg, 0, c->err);
   return rc == ND_ENOMEM ? rc : rc ? 1 : 0;
 }
 
-/* Static memory per node (every tensor where its rank lives); 1 and a reason when a device overflows. */
+/* Memory per node over a device's; 1 and a reason when a device overflows. */
 static int over_memory(const nd_planning *p, nd_candidate *cand, const int64_t *bytes) {
   for (int n = 0; n < p->machine.n_nodes; n++)
     if (p->machine.memory[n] > 0 && bytes[n] > p->machine.memory[n]) {
@@ -121,22 +133,17 @@ static int trial_machine(const nd_sim_machine *m, const nd_graph *g, const nd_ca
   return cpu->n_workers > 0;
 }
 
-static int simulate(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_edges *e, const nd_config *cfg) {
-  nd_planning *p = c->p;
-  nd_sim_result r = {0}, cpu_r = {0};
-  nd_sim_machine cpu;
-  int rc = simulate_on(c, cand, g, e, cfg, &p->machine, &r);
-  if (!rc && trial_machine(&p->machine, g, cand, &cpu) && !(rc = simulate_on(c, cand, g, e, cfg, &cpu, &cpu_r)) &&
-      cpu_r.step_s < r.step_s)
-    r = cpu_r;
-  if (rc) return rc;
-  cand->step_s = r.step_s, cand->bubble = r.bubble;
-  cand->tokens_per_s = r.step_s > 0 ? (double)(p->global_batch * p->seq_len) / r.step_s : 0;
-  memcpy(cand->peak, r.peak_bytes, sizeof cand->peak);
-  memcpy(cand->busy_s, r.busy_s, sizeof cand->busy_s);
-  return over_memory(p, cand, r.peak_bytes) ? append(&p->rejected, &p->n_rejected, cand)
-                                            : append(&p->plans, &p->n_plans, cand);
-}
+/* What one graph of a candidate gives under each policy: the tensors' memory
+ * where their ranks live, and per placement and scheduler the step on the
+ * machine and, where the runtime's trial would run, on its CPU workers. */
+#define ND_PLAN_POLICIES 8
+typedef struct outcome {
+  int64_t bytes[ND_SIM_MAX_NODES];
+  int n, trial[ND_PLAN_POLICIES];
+  enum nd_placement placement[ND_PLAN_POLICIES];
+  const char *scheduler[ND_PLAN_POLICIES];
+  nd_sim_result r[ND_PLAN_POLICIES], cpu[ND_PLAN_POLICIES];
+} outcome;
 
 /* A task kind of g that the calibration times on none of m's workers, or -1. */
 static int untimed_kind(const nd_graph *g, const nd_sim_machine *m, const nd_sim_model *model) {
@@ -148,8 +155,10 @@ static int untimed_kind(const nd_graph *g, const nd_sim_machine *m, const nd_sim
   return -1;
 }
 
-/* Every placement and scheduler of one graph. */
-static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_config *cfg) {
+/* Every placement and scheduler of one graph, into o; memory_only: the
+ * tensors' memory alone (a longer graph of the candidate is over a device's
+ * memory already: it only takes part in the extrapolation of its bytes). */
+static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_config *cfg, int memory_only, outcome *o) {
   nd_planning *p = c->p;
   int untimed = untimed_kind(g, &p->machine, &p->cal.model);
   if (untimed >= 0) {
@@ -168,34 +177,120 @@ static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_conf
   if (rc) return rc;
   /* memory of the tensors where their ranks live, before any simulation */
   nd_rank_map pl = {0};
-  int64_t bytes[ND_SIM_MAX_NODES] = {0};
+  memset(o, 0, sizeof *o);
   rc = nd_sim_rank_map(&p->machine, g, &pl);
   for (int32_t x = 0; x < g->n_tensors && !rc; x++)
-    bytes[pl.units[pl.first[nd_rank_index(g, g->tensors[x].home)]].node] += g->tensors[x].bytes;
-  if (!rc && over_memory(p, cand, bytes)) {
-    snprintf(cand->scheduler, sizeof cand->scheduler, "any");
-    memcpy(cand->peak, bytes, sizeof bytes);
-    rc = append(&p->rejected, &p->n_rejected, cand);
-    goto cleanup;
-  }
+    o->bytes[pl.units[pl.first[nd_rank_index(g, g->tensors[x].home)]].node] += g->tensors[x].bytes;
+  nd_rank_map_free(&pl);
+  if (rc || memory_only || over_memory(p, cand, o->bytes)) goto cleanup;
   /* ndgraph's own policies: StarPU's dmda family decides from its history
    * models, which calibrate themselves during the first runs of a shape, so
    * what it does in a short run is not what the simulator replays */
   static const char *const scheds[] = {"ndws", "1f1b", "zbh1", "zbh2", "gpipe"};
   for (size_t k = 0; k < sizeof scheds / sizeof scheds[0] && !rc; k++) {
     int fixed = k >= 1;
-    if (fixed && g->pp < 2) continue;
-    for (int pl = 0; pl < 3 && !rc; pl++) {
+    /* several processes: ndws alone, as a fixed order does not finish a
+     * step under mpirun today (pp 2, 1f1b, one stage per process waits
+     * forever) and parallelism.auto must not pick a layout that hangs */
+    if (fixed && (g->pp < 2 || c->processes > 1)) continue;
+    for (int place = 0; place < 3 && !rc; place++) {
       /* a fixed order pins every task to its home: placement changes nothing */
-      if (fixed && pl != ND_PLACEMENT_STRICT) continue;
+      if (fixed && place != ND_PLACEMENT_STRICT) continue;
+      int i = o->n++;
       snprintf(cand->scheduler, sizeof cand->scheduler, "%s", scheds[k]);
-      cand->placement = (enum nd_placement)pl;
-      rc = simulate(c, cand, g, &e, cfg);
+      cand->placement = o->placement[i] = (enum nd_placement)place;
+      o->scheduler[i] = scheds[k];
+      nd_sim_machine cpu;
+      rc = simulate_on(c, cand, g, &e, cfg, &p->machine, &o->r[i]);
+      if (!rc && (o->trial[i] = trial_machine(&p->machine, g, cand, &cpu)))
+        rc = simulate_on(c, cand, g, &e, cfg, &cpu, &o->cpu[i]);
     }
   }
 cleanup:
-  nd_rank_map_free(&pl);
   nd_edges_free(&e);
+  return rc;
+}
+
+/* x at 0 layers removed, from xa at `removed` + STEP and xb at `removed`. */
+static double extrapolate(double xa, double xb, int removed) {
+  return xb + (xb - xa) * removed / ND_PLAN_LAYERS_STEP;
+}
+static int64_t extrapolate_bytes(int64_t xa, int64_t xb, int removed) {
+  return xb + (xb - xa) * removed / ND_PLAN_LAYERS_STEP;
+}
+
+/* The result of the full candidate from those of two shorter graphs. */
+static nd_sim_result extrapolate_result(const nd_sim_result *a, const nd_sim_result *b, int removed, int workers) {
+  nd_sim_result r = *b;
+  double busy = 0;
+  r.step_s = extrapolate(a->step_s, b->step_s, removed);
+  for (int w = 0; w < workers; w++) busy += r.busy_s[w] = extrapolate(a->busy_s[w], b->busy_s[w], removed);
+  for (int n = 0; n < ND_SIM_MAX_NODES; n++)
+    r.peak_bytes[n] = extrapolate_bytes(a->peak_bytes[n], b->peak_bytes[n], removed);
+  r.transfer_bytes = extrapolate_bytes(a->transfer_bytes, b->transfer_bytes, removed);
+  /* busy can come out a hair over the step where both are extrapolated */
+  r.bubble = r.step_s > 0 ? fmax(0, 1 - busy / (r.step_s * workers)) : 0;
+  return r;
+}
+
+/* Files the candidate under each policy of o: a plan, or rejected for memory. */
+static int record(ctx *c, nd_candidate *cand, const outcome *o) {
+  nd_planning *p = c->p;
+  if (over_memory(p, cand, o->bytes)) {
+    snprintf(cand->scheduler, sizeof cand->scheduler, "any");
+    memcpy(cand->peak, o->bytes, sizeof cand->peak);
+    return append(&p->rejected, &p->n_rejected, cand);
+  }
+  int rc = 0;
+  for (int i = 0; i < o->n && !rc; i++) {
+    const nd_sim_result *r = o->trial[i] && o->cpu[i].step_s < o->r[i].step_s ? &o->cpu[i] : &o->r[i];
+    snprintf(cand->scheduler, sizeof cand->scheduler, "%s", o->scheduler[i]);
+    cand->placement = o->placement[i];
+    cand->step_s = r->step_s, cand->bubble = r->bubble;
+    cand->tokens_per_s = r->step_s > 0 ? (double)(p->global_batch * p->seq_len) / r->step_s : 0;
+    memcpy(cand->peak, r->peak_bytes, sizeof cand->peak);
+    memcpy(cand->busy_s, r->busy_s, sizeof cand->busy_s);
+    rc = over_memory(p, cand, r->peak_bytes) ? append(&p->rejected, &p->n_rejected, cand)
+                                             : append(&p->plans, &p->n_plans, cand);
+  }
+  return rc;
+}
+
+/* The candidate simulated under every policy, whole or, with long stages,
+ * extrapolated; *g: the graph simulated last (the shortest stages), for the
+ * caller's per-layer times. 1: skipped (the configuration rejects it). */
+static int evaluate(ctx *c, nd_candidate *cand, nd_graph **g, nd_config *cfg) {
+  int shortest = cand->stage_layers[0];
+  for (int s = 1; s < cand->pp; s++) shortest = cand->stage_layers[s] < shortest ? cand->stage_layers[s] : shortest;
+  int removed = shortest > ND_PLAN_LAYERS_WHOLE ? shortest - 2 * ND_PLAN_LAYERS_STEP : 0;
+  outcome *o = malloc(2 * sizeof *o);
+  if (!o) return ND_ENOMEM;
+  /* both graphs built with the same configuration (the scheduler sizes the
+   * activation pools), which policies() changes as it goes */
+  nd_candidate as_built = *cand;
+  int rc = build(c, cand, removed, cfg, g);
+  if (!rc && nd_process_units(*g) < c->processes) rc = 1; /* it cannot be cut across the processes */
+  if (!rc) rc = policies(c, cand, *g, cfg, 0, &o[1]);
+  if (!rc && removed) {
+    nd_graph_free(*g);
+    *g = NULL;
+    rc = build(c, &as_built, removed + ND_PLAN_LAYERS_STEP, cfg, g);
+    if (!rc) rc = policies(c, cand, *g, cfg, o[1].n == 0, &o[0]);
+    for (int n = 0; n < ND_SIM_MAX_NODES && !rc; n++)
+      o[1].bytes[n] = extrapolate_bytes(o[0].bytes[n], o[1].bytes[n], removed);
+    for (int i = 0; i < o[1].n && !rc; i++) {
+      o[1].r[i] = extrapolate_result(&o[0].r[i], &o[1].r[i], removed, c->p->machine.n_workers);
+      if (o[1].trial[i]) {
+        int cpus = 0;
+        for (int w = 0; w < c->p->machine.n_workers; w++) cpus += c->p->machine.kind[w] == ND_BACKEND_CPU;
+        o[1].cpu[i] = extrapolate_result(&o[0].cpu[i], &o[1].cpu[i], removed, cpus);
+      }
+    }
+  }
+  int before = c->p->n_plans + c->p->n_rejected;
+  if (!rc) rc = record(c, cand, &o[1]);
+  if (!rc && removed) c->p->n_extrapolated += c->p->n_plans + c->p->n_rejected - before;
+  free(o);
   return rc;
 }
 
@@ -204,23 +299,27 @@ cleanup:
 static int layouts(ctx *c, nd_candidate *cand) {
   nd_config cfg;
   nd_graph *g = NULL;
+  int L = (int)c->base->model.n_layer, pp = cand->pp;
   cand->uneven = 0;
+  for (int s = 0; s < pp; s++) cand->stage_layers[s] = L / pp + (s < L % pp);
   snprintf(cand->scheduler, sizeof cand->scheduler, "ndws"); /* policies() tries each */
-  int rc = build(c, cand, &cfg, &g);
-  if (rc) return rc > 0 ? 0 : rc;
-  rc = policies(c, cand, g, &cfg);
-  int pp = g->pp, L = g->L;
+  int rc = evaluate(c, cand, &g, &cfg);
+  if (rc) {
+    nd_graph_free(g);
+    return rc > 0 ? 0 : rc;
+  }
   double other[ND_MAX_STAGES] = {0}, per_layer[ND_MAX_STAGES] = {0};
   int mixed = 0;
   nd_rank_map pl;
-  if (!rc && pp > 1 && L < 257 && !(rc = nd_sim_rank_map(&c->p->machine, g, &pl))) {
+  /* per layer and outside the layers: the same in a graph of shorter stages */
+  if (pp > 1 && L < 257 && !(rc = nd_sim_rank_map(&c->p->machine, g, &pl))) {
     nd_unit_check can = nd_sim_unit_check(&c->p->cal.model);
     for (int32_t i = 0; i < g->n_tasks; i++) {
       const nd_task *t = &g->tasks[i];
       if (t->rank.dp || t->rank.tp) continue;
       int kind = pl.units[nd_task_unit(g, &pl, &can, t, 0)].kind;
       double sec = nd_sim_task_seconds(&c->p->cal.model, t, kind);
-      if (t->layer >= 0 && t->layer < L)
+      if (t->layer >= 0 && t->layer < g->L)
         per_layer[t->rank.pp] += sec > 0 ? sec : 0;
       else
         other[t->rank.pp] += sec > 0 ? sec : 0;
@@ -239,11 +338,10 @@ static int layouts(ctx *c, nd_candidate *cand) {
   for (int s = 0; s < pp; s++) even &= cand->stage_layers[s] == L / pp + (s < L % pp);
   if (even) return 0;
   cand->uneven = 1;
-  rc = build(c, cand, &cfg, &g);
-  if (rc) return rc > 0 ? 0 : rc;
-  rc = policies(c, cand, g, &cfg);
+  g = NULL;
+  rc = evaluate(c, cand, &g, &cfg);
   nd_graph_free(g);
-  return rc;
+  return rc > 0 ? 0 : rc;
 }
 
 static int by_step(const void *a, const void *b) {
@@ -251,20 +349,33 @@ static int by_step(const void *a, const void *b) {
   return (x->step_s > y->step_s) - (x->step_s < y->step_s);
 }
 
-int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibration, nd_error *err) {
-  memset(p, 0, sizeof *p);
-  clock_t t0 = clock();
-  int rc = calibration ? nd_calibration_load(&p->cal, calibration, err) : (nd_calibration_default(&p->cal), 0);
-  if (!rc) rc = nd_sim_machine_from(cfg, &p->cal, &p->machine, err);
-  if (rc) return rc;
-  ctx c = {p, cfg, err, calibration};
-  int64_t dp0 = cfg->parallelism.data_parallel_size, heads = cfg->model.n_head, L = cfg->model.n_layer;
-  p->global_batch = cfg->train.micro_batch_size * cfg->parallelism.micro_batches * dp0;
-  p->seq_len = cfg->model.seq_len;
-  int workers = p->machine.n_workers;
+/* A line on stderr while planning takes long (a model of a thousand layers
+ * on a large machine): how far it is, so that a silent minute is not taken
+ * for a hang. */
+#define ND_PLAN_QUIET_S    2.0
+#define ND_PLAN_PROGRESS_S 10.0
+
+static void progress(ctx *c, int done) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  double s = (double)(now.tv_sec - c->started.tv_sec) + 1e-9 * (double)(now.tv_nsec - c->started.tv_nsec);
+  if (s < (c->reported_s > 0 ? c->reported_s + ND_PLAN_PROGRESS_S : ND_PLAN_QUIET_S)) return;
+  c->reported_s = s;
+  fprintf(stderr, "ndgraph: plan --auto: %d of %d shapes (dp, tp, pp, micro-batches, slots) simulated in %.0f s\n",
+          done, c->total, s);
+  fflush(stderr);
+}
+
+/* Every dp x tp x pp x micro-batches x slots of the model and global batch
+ * that fits the workers: counted (count not NULL), or simulated. */
+static int each_layout(ctx *c, int *count) {
+  const nd_config *cfg = c->base;
+  int64_t heads = cfg->model.n_head, L = cfg->model.n_layer;
+  /* N processes bring N machines' workers: the mesh may have that many ranks */
+  int workers = c->p->machine.n_workers * c->processes, rc = 0, done = 0;
   for (int dp = 1; dp <= workers && !rc; dp++) {
-    if (p->global_batch % dp) continue;
-    int64_t per_replica = p->global_batch / dp;
+    if (c->p->global_batch % dp) continue;
+    int64_t per_replica = c->p->global_batch / dp;
     for (int tp = 1; dp * tp <= workers && !rc; tp++) {
       if (heads % tp) continue;
       for (int pp = 1; dp * tp * pp <= workers && pp <= L && pp <= ND_MAX_STAGES && !rc; pp++)
@@ -273,17 +384,37 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
           /* slots: the 1F1B minimum and one more (more only adds memory) */
           int lo = pp < m ? pp : m, hi = pp + 1 < m ? pp + 1 : m;
           for (int slots = lo; slots <= hi && !rc; slots++) {
+            if (count) {
+              ++*count;
+              continue;
+            }
             nd_candidate cand = {.dp = dp,
                                  .tp = tp,
                                  .pp = pp,
                                  .micro_batches = m,
                                  .micro_batch_size = (int)(per_replica / m),
                                  .slots = slots};
-            rc = layouts(&c, &cand);
+            rc = layouts(c, &cand);
+            progress(c, ++done);
           }
         }
     }
   }
+  return rc;
+}
+
+int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibration, int processes, nd_error *err) {
+  memset(p, 0, sizeof *p);
+  clock_t t0 = clock();
+  int rc = calibration ? nd_calibration_load(&p->cal, calibration, err) : (nd_calibration_default(&p->cal), 0);
+  if (!rc) rc = nd_sim_machine_from(cfg, &p->cal, &p->machine, err);
+  if (rc) return rc;
+  ctx c = {.p = p, .base = cfg, .err = err, .calibration = calibration, .processes = processes};
+  p->global_batch = cfg->train.micro_batch_size * cfg->parallelism.micro_batches * cfg->parallelism.data_parallel_size;
+  p->seq_len = cfg->model.seq_len;
+  each_layout(&c, &c.total);
+  clock_gettime(CLOCK_MONOTONIC, &c.started);
+  rc = each_layout(&c, NULL);
   if (!rc && p->n_plans > 1) qsort(p->plans, (size_t)p->n_plans, sizeof *p->plans, by_step);
   p->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
   if (rc) {
@@ -291,6 +422,15 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
     /* a calibration that cannot time the model has said so */
     if (rc == ND_ECONFIG) return rc;
     return nd__fail(err, rc, "%s: planning failed: %s", nd__config_origin(cfg, NULL), nd_strerror(rc));
+  }
+  if (!p->n_plans && !p->n_rejected && processes > 1) {
+    nd__fail(err, ND_ECONFIG,
+             "%s: plan --auto: no layout cuts across %d processes (each takes a data-parallel replica or a "
+             "pipeline stage, or a rank with runtime.split_tensor_groups; the global batch, n_head and n_layer "
+             "bound them)",
+             nd__config_origin(cfg, NULL), processes);
+    nd_planning_free(p);
+    return ND_ECONFIG;
   }
   if (!p->n_plans) {
     /* the layout that came closest, and by how much it misses */

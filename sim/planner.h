@@ -9,6 +9,16 @@
 
 #define ND_PLAN_MAX_SETS 10
 
+/* Stages longer than ND_PLAN_LAYERS_WHOLE layers are not simulated layer by
+ * layer: every layer of a stage is the same work, so once a few dozen are in
+ * flight a step grows by a constant per layer. The candidate is simulated
+ * with ND_PLAN_LAYERS_STEP and twice as many layers in its shortest stage
+ * (every stage shortened alike) and extrapolated from the two (docs/planner.md:
+ * within 2% of the whole simulation). Shorter stages, every layout of the
+ * tests included, are simulated whole. */
+#define ND_PLAN_LAYERS_STEP  32
+#define ND_PLAN_LAYERS_WHOLE (3 * ND_PLAN_LAYERS_STEP)
+
 typedef struct nd_candidate {
   int dp, tp, pp, micro_batches, micro_batch_size, slots, uneven;
   int stage_layers[ND_MAX_STAGES];
@@ -27,13 +37,17 @@ typedef struct nd_planning {
   int n_plans;
   nd_candidate *rejected;
   int n_rejected;
+  int n_extrapolated; /* layouts with stages too long to simulate whole (sim/planner.c) */
   int64_t global_batch, seq_len;
   double seconds; /* spent planning */
 } nd_planning;
 
 /* Enumerates, rejects what exceeds a device's memory, simulates the rest.
- * calibration: a calibration file, or NULL for the built-in estimates. */
-int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibration, nd_error *err);
+ * calibration: a calibration file, or NULL for the built-in estimates;
+ * processes: the launch's (mpirun -np, plan --nodes; 1 alone): up to that
+ * many times the workers' ranks, only layouts that cut across them, and
+ * ndws alone (docs/nodes.md). */
+int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibration, int processes, nd_error *err);
 void nd_planning_free(nd_planning *p);
 
 /* The --set assignments ("section.key=value") that turn the configuration

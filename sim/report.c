@@ -6,6 +6,7 @@
 
 #include "common/device.h"
 #include "common/error.h"
+#include "sim/machine.h"
 #include "sim/planner.h"
 
 #define ND_PLAN_SHOWN 10
@@ -32,8 +33,14 @@ static void print_text(FILE *out, const nd_planning *p) {
     if (count[k]) fprintf(out, " %d %s", count[k], nd_device_name(k));
   fprintf(out, " worker(s); calibration: %s\n", p->cal.machine);
   fprintf(out,
-          "global batch: %lld sequences of %lld tokens; %d layouts simulated, %d rejected for memory, in %.2f s\n\n",
+          "global batch: %lld sequences of %lld tokens; %d layouts simulated, %d rejected for memory, in %.2f s\n",
           (long long)p->global_batch, (long long)p->seq_len, p->n_plans + p->n_rejected, p->n_rejected, p->seconds);
+  if (p->n_extrapolated)
+    fprintf(out,
+            "%d layouts have stages of more than %d layers: simulated with %d and %d layers in the shortest stage, "
+            "extrapolated per layer\n",
+            p->n_extrapolated, ND_PLAN_LAYERS_WHOLE, ND_PLAN_LAYERS_STEP, 2 * ND_PLAN_LAYERS_STEP);
+  fprintf(out, "\n");
   fprintf(out,
           " #  step ms   tokens/s  bubble  dp tp pp  mb x seq  slots  stages     placement scheduler  peak memory\n");
   for (int i = 0; i < p->n_plans && i < ND_PLAN_SHOWN; i++) {
@@ -87,6 +94,7 @@ static int print_json(FILE *out, const nd_planning *p) {
   for (int i = 0; i < p->n_rejected; i++) cJSON_AddItemToArray(rejected, plan_json(p, &p->rejected[i], 1));
   cJSON_AddNumberToObject(root, "global_batch", (double)p->global_batch);
   cJSON_AddNumberToObject(root, "planning_seconds", p->seconds);
+  cJSON_AddNumberToObject(root, "extrapolated_layouts", p->n_extrapolated);
   char *text = cJSON_Print(root);
   cJSON_Delete(root);
   if (!text) return ND_ENOMEM;
@@ -95,33 +103,43 @@ static int print_json(FILE *out, const nd_planning *p) {
   return 0;
 }
 
-int nd_plan_auto(const nd_config *cfg, const char *calibration, FILE *out, int json, nd_error *err) {
+/* Sets cfg to candidate c's layout; "using" and the --set list on out when not NULL. */
+static int apply(nd_config *cfg, const nd_candidate *c, FILE *out, nd_error *err) {
+  char sets[ND_PLAN_MAX_SETS][64];
+  int n = nd_candidate_sets(c, sets), rc = 0;
+  if (out) fprintf(out, "using");
+  for (int i = 0; i < n && !rc; i++) {
+    if (out) fprintf(out, " %s", sets[i]);
+    char *eq = strchr(sets[i], '=');
+    *eq = 0;
+    rc = nd_config_set(cfg, sets[i], eq + 1, err);
+  }
+  if (out) fprintf(out, "\n");
+  return rc ? rc : nd_config_validate(cfg, err);
+}
+
+int nd_plan_auto(nd_config *cfg, const char *calibration, int processes, FILE *out, int json, nd_error *err) {
   nd_planning p;
-  int rc = nd_planning_run(&p, cfg, calibration, err);
+  int rc = nd_planning_run(&p, cfg, calibration, processes, err);
   if (rc) return rc;
   if (json)
     rc = print_json(out, &p);
   else
     print_text(out, &p);
+  if (rc) rc = nd__fail(err, rc, "plan --auto: out of memory");
+  if (!rc) rc = apply(cfg, &p.plans[0], NULL, err);
   nd_planning_free(&p);
-  return rc ? nd__fail(err, rc, "plan --auto: out of memory") : 0;
+  return rc;
 }
 
-int nd_plan_auto_apply(nd_config *cfg, const char *calibration, FILE *out, nd_error *err) {
+int nd_plan_auto_apply(nd_config *cfg, const char *calibration, int processes, FILE *out, nd_error *err) {
   nd_planning p;
-  int rc = nd_planning_run(&p, cfg, calibration, err);
+  int rc = nd_sim_machine_check_here(cfg, err);
+  if (!rc) rc = nd_planning_run(&p, cfg, calibration, processes, err);
   if (rc) return rc;
-  char sets[ND_PLAN_MAX_SETS][64];
-  int n = nd_candidate_sets(&p.plans[0], sets);
-  fprintf(out, "parallelism.auto: predicted %.2f ms per step (%d layouts simulated); using", p.plans[0].step_s * 1e3,
+  fprintf(out, "parallelism.auto: predicted %.2f ms per step (%d layouts simulated); ", p.plans[0].step_s * 1e3,
           p.n_plans);
-  for (int i = 0; i < n && !rc; i++) {
-    fprintf(out, " %s", sets[i]);
-    char *eq = strchr(sets[i], '=');
-    *eq = 0;
-    rc = nd_config_set(cfg, sets[i], eq + 1, err);
-  }
-  fprintf(out, "\n");
+  rc = apply(cfg, &p.plans[0], out, err);
   nd_planning_free(&p);
-  return rc ? rc : nd_config_validate(cfg, err);
+  return rc;
 }

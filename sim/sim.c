@@ -46,6 +46,7 @@ typedef struct sim {
   uint32_t *valid;   /* per tensor: nodes with a valid copy */
   uint32_t *present; /* per tensor: nodes that ever held it */
   heap q[ND_SIM_MAX_WORKERS];
+  int32_t runnable[ND_SIM_MAX_WORKERS][ND_SIM_MAX_WORKERS]; /* [v][w]: tasks of q[v] that w may run */
   heap events; /* running tasks by end */
   int32_t running[ND_SIM_MAX_WORKERS];
   double free_at[ND_SIM_MAX_WORKERS], queued_s[ND_SIM_MAX_WORKERS];
@@ -128,6 +129,12 @@ static double expected_s(sim *S, int32_t t, int w) {
 }
 static double ready_at(const sim *S, int w) { return fmax(S->free_at[w], S->now) + S->queued_s[w]; }
 
+/* Task t joins (+1) or leaves (-1) q[v]: the workers that may run it count it. */
+static void count_runnable(sim *S, int v, int32_t t, int delta) {
+  for (int w = 0; w < S->m->n_workers; w++)
+    if (may_run(S, t, w)) S->runnable[v][w] += delta;
+}
+
 /* Queues a ready task as the policy's push does. */
 static void push(sim *S, int32_t t, int releaser) {
   const nd_sim_schedule *s = S->s;
@@ -152,22 +159,34 @@ static void push(sim *S, int32_t t, int releaser) {
   if (w < 0) w = 0; /* nothing may run it: the checks of the schedule prevent this */
   S->queued_s[w] += expected_s(S, t, w);
   heap_push(S, &S->q[w], t, queue_before);
+  count_runnable(S, w, t, 1);
 }
 
-/* The best task of victim v's queue that w may run, or -1; an index into its heap. */
+/* May w take task t of victim v's queue? A thief must also finish it before
+ * the owner would (its running task, the tasks queued ahead, then t). */
+static int acceptable(sim *S, int v, int w, int32_t t) {
+  if (!may_run(S, t, w)) return 0;
+  if (v == w || !S->s->steal_if_faster) return 1;
+  const heap *h = &S->q[v];
+  double own = fmax(S->free_at[v], S->now) + expected_s(S, t, v);
+  for (int32_t k = 0; k < h->n; k++)
+    if (queue_before(S, h->v[k], t)) own += expected_s(S, h->v[k], v);
+  return S->now + expected_s(S, t, w) < own;
+}
+
+/* The best task of victim v's queue that w may take, or -1; an index into
+ * its heap. The top is the best of the queue, so when it is acceptable
+ * nothing else need be looked at (the owner, whose queue holds only tasks it
+ * may run, never scans); a thief that may run none of v's tasks does not
+ * scan either (ndws keeps a count of stealable tasks for the same reason). */
 static int32_t find(sim *S, int v, int w) {
   heap *h = &S->q[v];
+  if (!h->n || !S->runnable[v][w]) return -1;
+  if (acceptable(S, v, w, h->v[0])) return 0;
   int32_t best = -1;
-  for (int32_t i = 0; i < h->n; i++) {
+  for (int32_t i = 1; i < h->n; i++) {
     int32_t t = h->v[i];
-    if (!may_run(S, t, w) || (best >= 0 && !queue_before(S, t, h->v[best]))) continue;
-    if (v != w && S->s->steal_if_faster) { /* a thief must finish it before the owner would */
-      double own = fmax(S->free_at[v], S->now) + expected_s(S, t, v);
-      for (int32_t k = 0; k < h->n; k++) /* and the tasks queued ahead of it */
-        if (queue_before(S, h->v[k], t)) own += expected_s(S, h->v[k], v);
-      if (S->now + expected_s(S, t, w) >= own) continue;
-    }
-    best = i;
+    if ((best < 0 || queue_before(S, t, h->v[best])) && acceptable(S, v, w, t)) best = i;
   }
   return best;
 }
@@ -213,6 +232,7 @@ static void dispatch(sim *S) {
       }
       if (at < 0) continue;
       int32_t t = heap_take(S, &S->q[victim], at, queue_before);
+      count_runnable(S, victim, t, -1);
       S->queued_s[victim] = fmax(0, S->queued_s[victim] - expected_s(S, t, victim));
       start(S, t, w);
     }

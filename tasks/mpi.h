@@ -108,7 +108,6 @@ int nd_mpi_launched(int *process);
  * spread across processes first and pipeline neighbours land on the same
  * or the next process. Units are numbered replica, then stage, then shard. */
 int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs);
-int nd_mpi_units(const nd_graph *g);
 int nd_mpi_unit_of(const nd_graph *g, nd_rank r);
 /* The process each task of g runs on ([g->n_tasks], malloc'ed; NULL when
  * out of memory): its rank's, except a data-parallel sum of a gradient,

@@ -20,15 +20,13 @@ int nd_mpi_launched(int *process) {
   return getenv("PMIX_RANK") ? 1 : 0;
 }
 
-int nd_mpi_units(const nd_graph *g) { return g->dp * g->pp * (g->split_tp ? g->tp : 1); }
-
 int nd_mpi_unit_of(const nd_graph *g, nd_rank r) {
   int pair = r.dp * g->pp + r.pp;
   return g->split_tp ? pair * g->tp + r.tp : pair;
 }
 
 int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs) {
-  return (int)((int64_t)nd_mpi_unit_of(g, r) * procs / nd_mpi_units(g));
+  return (int)((int64_t)nd_mpi_unit_of(g, r) * procs / nd_process_units(g));
 }
 
 typedef struct dp_sum {
@@ -89,10 +87,10 @@ int *nd_mpi_task_processes(const nd_graph *g, int procs) {
 }
 
 int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err) {
-  if (procs <= nd_mpi_units(g)) return 0;
+  if (procs <= nd_process_units(g)) return 0;
   if (g->split_tp)
     return nd__fail(err, ND_ECONFIG, "mpirun: %d processes, but the mesh has only %d ranks to place", procs,
-                    nd_mpi_units(g));
+                    nd_process_units(g));
   return nd__fail(err, ND_ECONFIG,
                   "mpirun: %d processes, but data_parallel_size %d x pipeline_parallel_size %d gives only %d "
                   "(replica, stage) groups to place (a tensor-parallel group stays in one process unless "

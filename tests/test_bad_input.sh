@@ -96,11 +96,11 @@ b=$(printf 'v%.0s' $(seq 1 70))"
 mkfifo "$tmp/fifo.yaml" # never written: reading it must not wait
 expect_timeout=60 expect 2 "fifo.yaml: error: cannot read: not a regular file" \
   "a FIFO as the configuration: one line, exit 2, no wait for a writer" -- "$ndgraph" plan "$tmp/fifo.yaml"
-expect_timeout=60 expect 1 "^ndgraph: $tmp/fifo.yaml: cannot read the topology: not a regular file$" \
-  "a FIFO as runtime.topology: one line, no wait for a writer" -- "$ndgraph" plan --set runtime.topology="$tmp/fifo.yaml"
-expect 1 "^ndgraph: $tmp/bad.yaml: not an hwloc XML topology" "a topology that is not hwloc XML says so" -- \
+expect_timeout=60 expect 2 "^ndgraph: $tmp/fifo.yaml: cannot read the topology: not a regular file$" \
+  "a FIFO as runtime.topology: one line, exit 2, no wait for a writer" -- "$ndgraph" plan --set runtime.topology="$tmp/fifo.yaml"
+expect 2 "^ndgraph: $tmp/bad.yaml: not an hwloc XML topology" "a topology that is not hwloc XML says so" -- \
   "$ndgraph" plan --set runtime.topology="$tmp/bad.yaml"
-expect 1 "^ndgraph: $tmp/none.xml: cannot read the topology: No such file or directory$" \
+expect 2 "^ndgraph: $tmp/none.xml: cannot read the topology: No such file or directory$" \
   "a missing topology says it is missing" -- "$ndgraph" plan --set runtime.topology="$tmp/none.xml"
 printf 'keep me\n' >"$tmp/step.dot"; chmod 0444 "$tmp/step.dot"; mkdir "$tmp/ro"; chmod 0555 "$tmp/ro"
 "$ndgraph" plan --dot "$tmp/step.dot" >/dev/null 2>&1

@@ -2,7 +2,7 @@
 # plan --auto: a ranked plan for the 8-GPU topology with the hand-written GPU
 # calibration, plans that are --set arguments as they are, memory rejections
 # that name the device and the numbers, and a malformed calibration file as
-# one line and exit 2.
+# one line and exit 2; a model of a thousand layers planned in seconds.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 
 gpu=(--set runtime.topology="$srcdir/tests/topologies/gpu8-nvlink2x4.xml" --calibration "$srcdir/configs/calibration-8gpu.json")
@@ -90,8 +90,8 @@ ok $? "a kind the calibration times on no worker is named, exit 2 ($st): $(cat "
 mkfifo "$tmp/topo.fifo"
 timeout -k 10 60 "$ndgraph" plan --auto --set runtime.topology="$tmp/topo.fifo" >/dev/null 2>"$tmp/err"
 st=$?
-[ "$st" -eq 1 ] && grep -q "^ndgraph: $tmp/topo.fifo: cannot read the topology: not a regular file$" "$tmp/err"
-ok $? "plan --auto: a FIFO as the topology is refused, not waited on (exit $st): $(cat "$tmp/err")"
+[ "$st" -eq 2 ] && grep -q "^ndgraph: $tmp/topo.fifo: cannot read the topology: not a regular file$" "$tmp/err"
+ok $? "plan --auto: a FIFO as the topology is refused, not waited on, exit 2 ($st): $(cat "$tmp/err")"
 
 # the placement trial: where ranks would land on the CPU worker and a device,
 # the runtime keeps the faster of the two placements, so the simulator must
@@ -204,4 +204,15 @@ ok $? "run --calibration without parallelism.auto: exit 2 ($st), no step: $(cat 
 st=$?
 [ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "$tmp/garbage.json" "$tmp/err"
 ok $? "run with parallelism.auto and a malformed calibration: exit 2 ($st), one line: $(cat "$tmp/err")"
+# a thousand layers: the planner's time grows gently with the model (the
+# timeout is generous, not a timing: before, this took over five minutes)
+timeout -k 10 60 "$ndgraph" plan --auto --set model.n_layer=1024 --set model.n_embd=32 \
+  --set parallelism.micro_batches=16 --json >"$tmp/long.json" 2>"$tmp/err"
+st=$?
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["plans"] and d["extrapolated_layouts"] > 0
+assert all(p["predicted_step_ms"] > 0 and 0 <= p["bubble"] < 1 for p in d["plans"])' "$tmp/long.json" 2>/dev/null
+ok $? "plan --auto on 1024 layers answers within 60 s (exit $st), its long stages extrapolated ($(head -c 200 "$tmp/err"))"
 done_testing

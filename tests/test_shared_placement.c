@@ -146,7 +146,7 @@ static int every_layout(const char *const *model, const char *const *machine, in
   *n = 0;
   int set = 0;
   for (const char *const *kv = machine; base && *kv && !set; kv++) set = nd_config_set_assignment(base, *kv, &err);
-  if (!base || set || nd_planning_run(&p, base, NULL, &err)) {
+  if (!base || set || nd_planning_run(&p, base, NULL, 1, &err)) {
     snprintf(why, size, "plan --auto: %.200s", err.msg);
     nd_config_free(base);
     return 1;
@@ -211,7 +211,7 @@ static int gpu_topology(int *n, char *why, size_t size) {
   nd_unit *units = NULL;
   int gpus = 0, bad = 1, n_units = 0;
   *n = 0;
-  if (!cfg || nd_planning_run(&p, cfg, cal, &err)) {
+  if (!cfg || nd_planning_run(&p, cfg, cal, 1, &err)) {
     snprintf(why, size, "plan --auto: %.200s", err.msg);
     nd_config_free(cfg);
     return 1;

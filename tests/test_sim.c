@@ -295,6 +295,63 @@ static void calibration_file(void) {
   rmdir(dir);
 }
 
+/* Every key of a hand-written file lands in its own field: the values are
+ * all different, so a reader that took one key's value for another's (the
+ * bus's two bandwidths, say) fails here. */
+static void calibration_keys(void) {
+  char dir[] = "/tmp/nd-test-sim-XXXXXX", path[64];
+  if (!ok(mkdtemp(dir) != NULL, "a temporary directory")) return;
+  snprintf(path, sizeof path, "%s/keys.json", dir);
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fputs("{\"format\": \"ndgraph-calibration/1\", \"machine\": \"keys\",\n"
+          " \"devices\": {\"cpu\": {\"memory_bytes\": 1001, \"gap_us\": 2, \"slowdown_beside_opencl\": 3},\n"
+          "             \"opencl\": {\"memory_bytes\": 1004, \"gap_us\": 5},\n"
+          "             \"cuda\": {\"memory_bytes\": 1006, \"gap_us\": 7}},\n"
+          " \"bus\": {\"host_device_gbs\": 8, \"device_device_gbs\": 9, \"latency_us\": 10},\n"
+          " \"step_overhead_us\": 11,\n"
+          " \"kinds\": {\"matmul_fwd\": {\"cpu\": {\"overhead_us\": 12, \"gflops\": 13, \"gbs\": 14},\n"
+          "                           \"cuda\": {\"overhead_us\": 15, \"gflops\": 16, \"gbs\": 17}}}}\n",
+          f);
+    fclose(f);
+  }
+  nd_calibration c;
+  nd_error err = {0};
+  int rc = nd_calibration_load(&c, path, &err);
+  ok(rc == 0, "a file giving every key loads (%s)", err.msg);
+  const nd_sim_fit *cpu = &c.model.fit[ND_TASK_MATMUL_FWD][ND_BACKEND_CPU],
+                   *cuda = &c.model.fit[ND_TASK_MATMUL_FWD][ND_BACKEND_CUDA];
+  struct {
+    const char *key;
+    double got, want;
+  } keys[] = {
+      {"devices.cpu.memory_bytes", (double)c.memory[ND_BACKEND_CPU], 1001},
+      {"devices.cpu.gap_us", c.model.gap_s[ND_BACKEND_CPU], 2e-6},
+      {"devices.cpu.slowdown_beside_opencl", c.model.cpu_beside_opencl, 3},
+      {"devices.opencl.memory_bytes", (double)c.memory[ND_BACKEND_OPENCL], 1004},
+      {"devices.opencl.gap_us", c.model.gap_s[ND_BACKEND_OPENCL], 5e-6},
+      {"devices.cuda.memory_bytes", (double)c.memory[ND_BACKEND_CUDA], 1006},
+      {"devices.cuda.gap_us", c.model.gap_s[ND_BACKEND_CUDA], 7e-6},
+      {"bus.host_device_gbs", c.host_device_bps, 8e9},
+      {"bus.device_device_gbs", c.device_device_bps, 9e9},
+      {"bus.latency_us", c.latency_s, 10e-6},
+      {"step_overhead_us", c.model.step_overhead_s, 11e-6},
+      {"kinds.matmul_fwd.cpu.overhead_us", cpu->overhead_s, 12e-6},
+      {"kinds.matmul_fwd.cpu.gflops", cpu->s_per_flop, 1 / 13e9},
+      {"kinds.matmul_fwd.cpu.gbs", cpu->s_per_byte, 1 / 14e9},
+      {"kinds.matmul_fwd.cuda.overhead_us", cuda->overhead_s, 15e-6},
+      {"kinds.matmul_fwd.cuda.gflops", cuda->s_per_flop, 1 / 16e9},
+      {"kinds.matmul_fwd.cuda.gbs", cuda->s_per_byte, 1 / 17e9},
+  };
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    ok(rc == 0 && fabs(keys[i].got - keys[i].want) <= 1e-9 * keys[i].want, "read back: %s (got %g, want %g)",
+       keys[i].key, keys[i].got, keys[i].want);
+  ok(rc == 0 && strcmp(c.machine, "keys") == 0 && !c.model.fit[ND_TASK_MATMUL_FWD][ND_BACKEND_OPENCL].valid,
+     "read back: machine, and no opencl entry for matmul_fwd");
+  remove(path);
+  rmdir(dir);
+}
+
 int main(void) {
   chain();
   fork_join(3, 6);
@@ -308,5 +365,6 @@ int main(void) {
   transfer();
   beside_opencl();
   calibration_file();
+  calibration_keys();
   return done_testing();
 }

@@ -10,6 +10,7 @@
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/model.h"
 #include "common/error.h"
+#include "common/topology.h"
 #include "configs/config.h"
 #include "data/dataset.h"
 #include "graph/ir.h"
@@ -213,6 +214,9 @@ const nd_balance *nd__trainer_balance(const nd_trainer *tr) { return &tr->balanc
 int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   int rc = nd_config_validate(cfg, err);
   if (rc) return rc;
+  /* runtime.topology is the machine plan describes; a run trains on this
+   * one, but a file that is no topology is bad input here as it is there */
+  if (cfg->runtime.topology[0] && (rc = nd_topo_check(cfg->runtime.topology, err))) return rc;
   if ((rc = nd_mpi_join(nd_trainer_config_hash(cfg), cfg->source, err))) return rc;
   nd_trainer *tr = calloc(1, sizeof *tr);
   if (!tr) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");

@@ -129,12 +129,16 @@ ND_EXPORT int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_err
  * reports as `--nodes N`, from process 0 alone. */
 ND_EXPORT int nd_launched_processes(int *process);
 /* `ndgraph plan --auto`: every layout of cfg's model and global batch that
- * fits the machine (runtime.topology, or this one) simulated with the
- * calibration file (NULL: built-in estimates), best ten printed (text, or
- * {"plans": [...]} with every plan when json). docs/planner.md. */
-ND_EXPORT int nd_plan_auto(const nd_config *cfg, const char *calibration, FILE *out, int json, nd_error *err);
-/* parallelism.auto: applies the best plan's settings to cfg and prints them on out. */
-ND_EXPORT int nd_plan_auto_apply(nd_config *cfg, const char *calibration, FILE *out, nd_error *err);
+ * fits the machine (runtime.topology, or this one) and cuts across
+ * `processes` processes (1: one process) simulated with the calibration file
+ * (NULL: built-in estimates), best ten printed (text, or {"plans": [...]}
+ * with every plan when json); cfg then holds the best plan's settings (for
+ * nd_nodes_report). docs/planner.md. */
+ND_EXPORT int nd_plan_auto(nd_config *cfg, const char *calibration, int processes, FILE *out, int json,
+                           nd_error *err);
+/* parallelism.auto: applies the best plan's settings to cfg and prints them
+ * on out; refuses a runtime.topology whose workers are not this machine's. */
+ND_EXPORT int nd_plan_auto_apply(nd_config *cfg, const char *calibration, int processes, FILE *out, nd_error *err);
 /* `ndgraph calibrate`: times every task kind on every device of this machine
  * over the shapes cfg's layouts need and writes a calibration file to path. */
 ND_EXPORT int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *err);
