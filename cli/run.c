@@ -268,12 +268,16 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     if (tracing && nd_trace_wanted(cfg, first, last, step)) {
       /* a step that ran, its files not written (ND_EIO): only the trace is lost */
       if ((rc = nd_trainer_step_traced(tr, trace_path, svg, &r, &tasks, err))) {
-        if (rc == ND_EIO) goto save_and_stop;
+        if (rc == ND_EIO || (rc == ND_EDATA && procs.processes == 1)) goto save_and_stop;
         goto done;
       }
       printf("trace: step %lld, %d tasks -> %s%s%s\n", step, tasks, trace_path, trace_path[0] && svg[0] ? ", " : "",
              svg);
     } else if ((rc = nd_trainer_step(tr, &r, err))) {
+      /* data that changed under the run: the step was not applied, the steps
+       * before it are kept (in one process: under mpirun the other processes
+       * applied their part of the step) */
+      if (rc == ND_EDATA && procs.processes == 1) goto save_and_stop;
       goto done;
     }
     if (earlier) {
@@ -298,7 +302,10 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     if (val[0] && eval_every && (r.step % eval_every == 0 || r.step == last)) {
       double loss;
       long long tokens;
-      if ((rc = nd_trainer_eval(tr, NULL, eval_batches, &loss, &tokens, err))) goto done;
+      if ((rc = nd_trainer_eval(tr, NULL, eval_batches, &loss, &tokens, err))) {
+        if (rc == ND_EDATA) goto save_and_stop;
+        goto done;
+      }
       printf("step %5lld | val_loss %.4f (%lld tokens)\n", r.step, loss, tokens);
       fflush(stdout);
       rc = log_json(metrics, metrics_path, err, "{\"step\": %lld, \"val_loss\": %.17g, \"tokens\": %lld}", r.step, loss,
@@ -332,8 +339,10 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   }
   goto done;
 save_and_stop:
-  /* the metrics or the trace are lost, the training need not be */
-  if (save_dir[0] && saved != nd_trainer_steps_done(tr) && nd_trainer_save(tr, &(nd_error){0}) == 0)
+  /* the metrics, the trace or the data's rest are lost, the steps done need
+   * not be (none when this run has done none) */
+  if (save_dir[0] && saved != nd_trainer_steps_done(tr) && nd_trainer_steps_done(tr) >= first &&
+      nd_trainer_save(tr, &(nd_error){0}) == 0)
     printf("step %5lld | checkpoint %s/step-%lld, before stopping\n", nd_trainer_steps_done(tr), save_dir,
            nd_trainer_steps_done(tr));
 done:

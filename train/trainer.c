@@ -337,6 +337,15 @@ int nd__trainer_open_data(nd_trainer *tr, nd_error *err) {
   return rc || !tr->cfg.data.val[0] ? rc : dataset(tr, &tr->val, tr->cfg.data.val, err);
 }
 
+/* A step's outcome: a failed read of its data (the file cut short or
+ * rewritten under the run) is what went wrong, whatever the tasks reported
+ * after it. The step was not applied (tasks/codelets.c): the state is that
+ * of the steps done. */
+static int data_failed(nd_dataset *ds, int rc, nd_error *err) {
+  int failed = nd_dataset_failure(ds, err);
+  return failed ? failed : rc;
+}
+
 int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   /* opened on first use; under mpirun agreed on before a step that waits on
    * every process, once on each (process 0 alone may have opened them,
@@ -352,7 +361,7 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   double t0 = now_ms();
   /* every process reads the step's statistics from their owners: all of
    * them, or none when one failed (a kernel's error is its process's) */
-  if ((rc = nd_mpi_agree(nd_exec_run(tr->exec, 0, &s, err), err))) return rc;
+  if ((rc = nd_mpi_agree(data_failed(tr->train, nd_exec_run(tr->exec, 0, &s, err), err), err))) return rc;
   double ms = now_ms() - t0;
   double loss = total_loss(tr, tr->step_graph);
   tr->steps_done++;
@@ -373,8 +382,7 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
 int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,
                     nd_error *err) {
   const nd_config *c = &tr->cfg;
-  nd_dataset *own = NULL;
-  const nd_dataset *ds;
+  nd_dataset *own = NULL, *ds;
   int rc;
   if (data) {
     rc = dataset(tr, &own, data, err);
@@ -396,7 +404,7 @@ int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double 
   double total = 0.0;
   for (int64_t base = 0; base < seqs; base += tr->seqs_per_step) {
     s.seq_base = base;
-    if ((rc = nd_mpi_agree(nd_exec_run(tr->exec, tr->eval_index, &s, err), err))) goto done;
+    if ((rc = nd_mpi_agree(data_failed(ds, nd_exec_run(tr->exec, tr->eval_index, &s, err), err), err))) goto done;
     total += total_loss(tr, tr->step_graph);
   }
   *loss = total;

@@ -201,7 +201,10 @@ ND_EXPORT int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, n
  * priorities and every placement the configuration allows. ND_EINVAL after
  * a step. */
 ND_EXPORT int nd_trainer_tune(nd_trainer *tr, nd_error *err);
-/* Runs one training step. A non-finite loss is an error (ND_ENUMERIC). */
+/* Runs one training step. A non-finite loss is an error (ND_ENUMERIC).
+ * Data that cannot be read as it was at open (the file shrank, or holds an
+ * id >= vocab_size now) is ND_EDATA naming the file; the step is then not
+ * applied, and the state stays that of the steps done (it can be saved). */
 ND_EXPORT int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err);
 /* Mean cross-entropy over `batches` batches of micro_batch_size sequences read
  * llm.c-style from the start of data (NULL: data.val). */
