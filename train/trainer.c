@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/model.h"
@@ -46,6 +47,7 @@ struct nd_trainer {
   char resume_note[ND_ERROR_MAX]; /* why resuming skipped a newer checkpoint */
   char resumed[ND_PATH_MAX];      /* the checkpoint directory loaded ("" none) */
   int data_agreed;                /* every process opened the data sets (nd_trainer_step) */
+  int save_lock;                  /* the lock on train.save_dir, -1 when not held */
 };
 
 static double now_ms(void) {
@@ -220,6 +222,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if ((rc = nd_mpi_join(nd_trainer_config_hash(cfg), cfg->source, err))) return rc;
   nd_trainer *tr = calloc(1, sizeof *tr);
   if (!tr) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
+  tr->save_lock = -1;
   tr->cfg = *cfg;
   const nd_config *c = &tr->cfg;
   /* under mpirun each phase ends with the processes agreeing on how it went
@@ -284,6 +287,7 @@ void nd_trainer_close(nd_trainer *tr) {
   nd_graph_free(tr->eval_graph);
   nd_dataset_close(tr->train);
   nd_dataset_close(tr->val);
+  if (tr->save_lock >= 0) close(tr->save_lock); /* the next run may write there */
   free(tr->ckpt);
   free(tr);
 }
@@ -456,8 +460,11 @@ int nd_trainer_check_save_dir(nd_trainer *tr, nd_save_dir_check *out, nd_error *
   if (!dir[0]) return 0;
   uint64_t avail;
   int rc = nd__trainer_open_data(tr, err);
-  if (!rc) rc = nd_checkpoint_clean_stale(dir, &out->removed, &out->restored, err);
   if (!rc) rc = nd_checkpoint_check_dir(dir, &avail, err);
+  /* one writer, held until the trainer closes; taken before the tidying,
+   * so that a run refused removes and puts back nothing */
+  if (!rc && tr->save_lock < 0) rc = nd_checkpoint_lock(dir, &tr->save_lock, err);
+  if (!rc) rc = nd_checkpoint_clean_stale(dir, &out->removed, &out->restored, err);
   if (rc) return rc;
   /* weights and Adam's two moments, each tensor's entry in its file's JSON
    * header (its name, shape and offsets: under 256 bytes), config.json and
