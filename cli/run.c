@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -150,6 +151,25 @@ static void print_nodes(const nd_config *cfg, const nd_trainer *tr, int processe
   }
 }
 
+/* Paths that name one file: the same text, or the same inode (a relative
+ * path and an absolute one). */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return strcmp(a, b) == 0 ||
+         (stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+/* A resume that goes on with other data than its checkpoint's steps read:
+ * allowed (a new data set to fine-tune on), but said. */
+static void note_other_data(const nd_config *cfg, const nd_trainer *tr, const char *dir) {
+  char data[PATH_TEXT];
+  const char *before = nd_trainer_resumed_data(tr);
+  text(cfg, "data.train", data, sizeof data);
+  if (before[0] && !same_file(before, data))
+    fprintf(stderr, "ndgraph: note: %s was trained on %s (its state.json); this run goes on with data.train %s\n", dir,
+            before, data);
+}
+
 /* train.save_dir tidied and checked before the first step, not at the first save. */
 static int prepare_save_dir(nd_trainer *tr, const char *save_dir, long long *newest, nd_error *err) {
   nd_save_dir_check c;
@@ -192,15 +212,18 @@ static int on_signal(nd_trainer *tr, int sig, const char *save_dir, long long *s
 }
 
 /* --resume: the checkpoint loaded, said on the step lines' output. */
-static int resume_from(nd_trainer *tr, const char *resume, nd_error *err) {
+static int resume_from(nd_trainer *tr, const nd_config *cfg, const char *resume, int speaks, nd_error *err) {
   char dir[PATH_TEXT];
   int with_state, rc = nd_trainer_resume(tr, resume, dir, sizeof dir, &with_state, err);
   if (rc) return rc;
   if (nd_trainer_resume_note(tr)[0]) printf("%s\n", nd_trainer_resume_note(tr));
-  if (with_state)
+  if (with_state) {
     printf("resumed from %s at step %lld\n", dir, nd_trainer_steps_done(tr));
-  else
+    fflush(stdout);
+    if (speaks) note_other_data(cfg, tr, dir);
+  } else {
     printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
+  }
   return 0;
 }
 
@@ -250,7 +273,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   if (!rc && svg[0]) rc = nd_check_writable(svg, err);
   /* the schedule measured before the first step, and before a resume loads over the steps it ran */
   if ((rc = nd_trainer_agree(tr, rc, err)) || (rc = nd_trainer_tune(tr, err))) goto done;
-  if (resume) rc = resume_from(tr, resume, err);
+  /* under mpirun, process 0 speaks for the job (its standard output alone is kept) */
+  if (resume) rc = resume_from(tr, cfg, resume, procs.process == 0, err);
   if (!rc && metrics_path[0] && !(metrics = open_metrics(metrics_path, resume != NULL)))
     rc = metrics_failed(metrics_path, "open", err);
   if ((rc = nd_trainer_agree(tr, rc, err)) || (rc = nd_trainer_check_shared(tr, err))) goto done;

@@ -48,6 +48,7 @@ struct nd_trainer {
   char resumed[ND_PATH_MAX];      /* the checkpoint directory loaded ("" none) */
   int data_agreed;                /* every process opened the data sets (nd_trainer_step) */
   int save_lock;                  /* the lock on train.save_dir, -1 when not held */
+  char resumed_data[ND_PATH_MAX]; /* the data.train of the checkpoint loaded with its state */
 };
 
 static double now_ms(void) {
@@ -207,6 +208,7 @@ int64_t nd__trainer_checkpoint_bytes(const nd_trainer *tr) { return tr->checkpoi
 char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
 char *nd__trainer_resumed(nd_trainer *tr) { return tr->resumed; }
 const char *nd_trainer_resume_note(const nd_trainer *tr) { return tr->resume_note; }
+const char *nd_trainer_resumed_data(const nd_trainer *tr) { return tr->resumed_data; }
 struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) {
   return tr->kernels;
 }
@@ -440,7 +442,8 @@ int nd_trainer_save(nd_trainer *tr, nd_error *err) {
   /* several processes: every one takes part in the gathering (the reads
    * are collective), process 0 writes */
   m.gather_only = nd_mpi_rank() != 0;
-  nd_ckpt_state s = {tr->steps_done, tr->steps_done * tr->seqs_per_step, tr->steps_done};
+  nd_ckpt_state s = {
+      .step = tr->steps_done, .data_position = tr->steps_done * tr->seqs_per_step, .adam_t = tr->steps_done};
   int64_t before = nd_mpi_bytes_sent();
   int removed, rc = nd_ckpt_save(&m, &s, err);
   tr->checkpoint_bytes += nd_mpi_bytes_sent() - before;
@@ -486,7 +489,10 @@ int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *e
   nd_ckpt_model m = ckpt_model(tr);
   nd_ckpt_state s;
   int rc = nd_ckpt_load(&m, dir, with_state, &s, err);
-  if (!rc && with_state) tr->steps_done = s.step;
+  if (!rc && with_state) {
+    tr->steps_done = s.step;
+    memcpy(tr->resumed_data, s.data, sizeof s.data);
+  }
   if (!rc) snprintf(tr->resumed, sizeof tr->resumed, "%s", dir);
   return rc;
 }

@@ -248,6 +248,10 @@ ND_EXPORT int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, siz
 /* After nd_trainer_resume of a save_dir: why a newer step-N there was not
  * used (it lacks a file), as one line; "" when the newest was used. */
 ND_EXPORT const char *nd_trainer_resume_note(const nd_trainer *tr);
+/* After a checkpoint was loaded with its state: the data.train its steps
+ * read, as its state.json records it ("" when it names none), for a
+ * warning when the run goes on with other data. */
+ND_EXPORT const char *nd_trainer_resumed_data(const nd_trainer *tr);
 
 /* The devices a trainer's tasks run on: per enum nd_kernel_backend, how
  * many workers StarPU started (count[ND_BACKEND_CPU]: CPU workers). */
