@@ -53,6 +53,13 @@ int nd_checkpoint_newer_incomplete(const char *save_dir, int64_t step, int64_t *
  * (UINT64_MAX when unknown). */
 int nd_checkpoint_check_dir(const char *save_dir, uint64_t *avail, nd_error *err);
 
+/* One writer per save_dir (created already): an advisory lock on
+ * SAVE_DIR/.lock, held until *fd is closed or the process ends, whatever
+ * ends it. ND_EIO naming save_dir (and the holder's pid when known) when
+ * another process holds it. On a file system without locks nothing is held
+ * (*fd is -1) and the run goes on. */
+int nd_checkpoint_lock(const char *save_dir, int *fd, nd_error *err);
+
 /* Internal. A name PREFIX N with N decimal; with rest, what follows N
  * (from its first '.') is allowed and returned in *rest. */
 int nd__checkpoint_step_of(const char *name, const char *prefix, int64_t *step, const char **rest);

@@ -281,7 +281,8 @@ static int check_config(const nd_ckpt_model *m, const char *dir, int required, n
   return rc;
 }
 
-/* state.json: integers only, in the range a run can reach. */
+/* state.json: integers only, in the range a run can reach, and the data
+ * path (older checkpoints lack it). */
 static int read_state(const char *dir, nd_ckpt_state *s, nd_error *err) {
   char path[ND_PATH_MAX + 64];
   snprintf(path, sizeof path, "%s/state.json", dir);
@@ -296,6 +297,10 @@ static int read_state(const char *dir, nd_ckpt_state *s, nd_error *err) {
   s->adam_t = s->step;
   if (!rc) rc = int_field(doc, path, "adam_t", 1, 0, max_step, &s->adam_t, err);
   if (!rc) rc = int_field(doc, path, "data_position", 1, 0, INT64_C(1) << 53, &s->data_position, err);
+  const cJSON *data = cJSON_GetObjectItemCaseSensitive(doc, "data");
+  if (!rc && data && (!cJSON_IsString(data) || strlen(data->valuestring) >= sizeof s->data))
+    rc = nd__fail(err, ND_ECHECKPOINT, "%s: \"data\" must be a path (a string under %d bytes)", path, ND_PATH_MAX);
+  if (!rc && data) strcpy(s->data, data->valuestring);
   cJSON_Delete(doc);
   return rc;
 }

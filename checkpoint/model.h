@@ -29,9 +29,12 @@ typedef struct nd_ckpt_model {
   int gather_only; /* several processes (docs/nodes.md): gather with the others, write nothing */
 } nd_ckpt_model;
 
-/* What state.json holds: steps done, sequences consumed, Adam's t. */
+/* What state.json holds: steps done, sequences consumed, Adam's t, and the
+ * data.train the steps read. Saving records the configuration's data.train;
+ * loading fills data ("" when state.json names none). */
 typedef struct nd_ckpt_state {
   int64_t step, data_position, adam_t;
+  char data[ND_PATH_MAX];
 } nd_ckpt_state;
 
 /* Writes train.save_dir/step-N (N = s->step) after checking that every

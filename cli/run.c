@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -150,6 +151,25 @@ static void print_nodes(const nd_config *cfg, const nd_trainer *tr, int processe
   }
 }
 
+/* Paths that name one file: the same text, or the same inode (a relative
+ * path and an absolute one). */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return strcmp(a, b) == 0 ||
+         (stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+/* A resume that goes on with other data than its checkpoint's steps read:
+ * allowed (a new data set to fine-tune on), but said. */
+static void note_other_data(const nd_config *cfg, const nd_trainer *tr, const char *dir) {
+  char data[PATH_TEXT];
+  const char *before = nd_trainer_resumed_data(tr);
+  text(cfg, "data.train", data, sizeof data);
+  if (before[0] && !same_file(before, data))
+    fprintf(stderr, "ndgraph: note: %s was trained on %s (its state.json); this run goes on with data.train %s\n", dir,
+            before, data);
+}
+
 /* train.save_dir tidied and checked before the first step, not at the first save. */
 static int prepare_save_dir(nd_trainer *tr, const char *save_dir, long long *newest, nd_error *err) {
   nd_save_dir_check c;
@@ -192,15 +212,18 @@ static int on_signal(nd_trainer *tr, int sig, const char *save_dir, long long *s
 }
 
 /* --resume: the checkpoint loaded, said on the step lines' output. */
-static int resume_from(nd_trainer *tr, const char *resume, nd_error *err) {
+static int resume_from(nd_trainer *tr, const nd_config *cfg, const char *resume, int speaks, nd_error *err) {
   char dir[PATH_TEXT];
   int with_state, rc = nd_trainer_resume(tr, resume, dir, sizeof dir, &with_state, err);
   if (rc) return rc;
   if (nd_trainer_resume_note(tr)[0]) printf("%s\n", nd_trainer_resume_note(tr));
-  if (with_state)
+  if (with_state) {
     printf("resumed from %s at step %lld\n", dir, nd_trainer_steps_done(tr));
-  else
+    fflush(stdout);
+    if (speaks) note_other_data(cfg, tr, dir);
+  } else {
     printf("initialized from the weights of %s (no optimizer state: training starts at step 0)\n", dir);
+  }
   return 0;
 }
 
@@ -250,7 +273,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   if (!rc && svg[0]) rc = nd_check_writable(svg, err);
   /* the schedule measured before the first step, and before a resume loads over the steps it ran */
   if ((rc = nd_trainer_agree(tr, rc, err)) || (rc = nd_trainer_tune(tr, err))) goto done;
-  if (resume) rc = resume_from(tr, resume, err);
+  /* under mpirun, process 0 speaks for the job (its standard output alone is kept) */
+  if (resume) rc = resume_from(tr, cfg, resume, procs.process == 0, err);
   if (!rc && metrics_path[0] && !(metrics = open_metrics(metrics_path, resume != NULL)))
     rc = metrics_failed(metrics_path, "open", err);
   if ((rc = nd_trainer_agree(tr, rc, err)) || (rc = nd_trainer_check_shared(tr, err))) goto done;
@@ -268,12 +292,16 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     if (tracing && nd_trace_wanted(cfg, first, last, step)) {
       /* a step that ran, its files not written (ND_EIO): only the trace is lost */
       if ((rc = nd_trainer_step_traced(tr, trace_path, svg, &r, &tasks, err))) {
-        if (rc == ND_EIO) goto save_and_stop;
+        if (rc == ND_EIO || (rc == ND_EDATA && procs.processes == 1)) goto save_and_stop;
         goto done;
       }
       printf("trace: step %lld, %d tasks -> %s%s%s\n", step, tasks, trace_path, trace_path[0] && svg[0] ? ", " : "",
              svg);
     } else if ((rc = nd_trainer_step(tr, &r, err))) {
+      /* data that changed under the run: the step was not applied, the steps
+       * before it are kept (in one process: under mpirun the other processes
+       * applied their part of the step) */
+      if (rc == ND_EDATA && procs.processes == 1) goto save_and_stop;
       goto done;
     }
     if (earlier) {
@@ -298,7 +326,10 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     if (val[0] && eval_every && (r.step % eval_every == 0 || r.step == last)) {
       double loss;
       long long tokens;
-      if ((rc = nd_trainer_eval(tr, NULL, eval_batches, &loss, &tokens, err))) goto done;
+      if ((rc = nd_trainer_eval(tr, NULL, eval_batches, &loss, &tokens, err))) {
+        if (rc == ND_EDATA) goto save_and_stop;
+        goto done;
+      }
       printf("step %5lld | val_loss %.4f (%lld tokens)\n", r.step, loss, tokens);
       fflush(stdout);
       rc = log_json(metrics, metrics_path, err, "{\"step\": %lld, \"val_loss\": %.17g, \"tokens\": %lld}", r.step, loss,
@@ -332,8 +363,10 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   }
   goto done;
 save_and_stop:
-  /* the metrics or the trace are lost, the training need not be */
-  if (save_dir[0] && saved != nd_trainer_steps_done(tr) && nd_trainer_save(tr, &(nd_error){0}) == 0)
+  /* the metrics, the trace or the data's rest are lost, the steps done need
+   * not be (none when this run has done none) */
+  if (save_dir[0] && saved != nd_trainer_steps_done(tr) && nd_trainer_steps_done(tr) >= first &&
+      nd_trainer_save(tr, &(nd_error){0}) == 0)
     printf("step %5lld | checkpoint %s/step-%lld, before stopping\n", nd_trainer_steps_done(tr), save_dir,
            nd_trainer_steps_done(tr));
 done:

@@ -22,10 +22,10 @@
 
 /* The values of one submission that the graph does not hold. */
 typedef struct nd_step {
-  const nd_dataset *data; /* where load_batch reads */
-  int64_t seq_base;       /* first global sequence of this batch */
-  int64_t seq_limit;      /* sequences from here on count for nothing (evaluation tail) */
-  float loss_scale;       /* 1 / tokens of the global batch */
+  nd_dataset *data;  /* where load_batch reads (its failures kept there) */
+  int64_t seq_base;  /* first global sequence of this batch */
+  int64_t seq_limit; /* sequences from here on count for nothing (evaluation tail) */
+  float loss_scale;  /* 1 / tokens of the global batch */
   float lr, beta1, beta2, eps, weight_decay, grad_clip;
   int adam_t; /* AdamW step number, from 1 */
 } nd_step;

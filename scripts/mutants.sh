@@ -36,6 +36,9 @@ mutants=(
   "placement-blocks~placement/placement.c~s/zigzag = tp == 1 \&\& per_replica > 0;/zigzag = 0;/~stages that share units share them in blocks, not in V order"
   "chain-across-layers~tasks/chain.c~s/a->micro_batch == b->micro_batch \&\& a->layer == b->layer \&\&/a->micro_batch == b->micro_batch \&\&/~a chain runs on into the next layer's tasks"
   "auto-no-restart~train/trainer.c~s/rc = tr->steps_done ? nd__trainer_restart(tr, err) : 0;/rc = 0;/~stage_layers auto keeps the even split without restarting from step 0"
+  "token-range-edge~data/dataset.c~s/(int64_t)largest_id(p, w, n) < ds->vocab_size/(int64_t)largest_id(p, w, n) <= ds->vocab_size/~a token id equal to vocab_size accepted, at open and at each read"
+  "bad-data-step-applied~tasks/codelets.c~s/nd_dataset_failed(c->step->data)) return;/nd_dataset_failed(c->step->data) \&\& 0) return;/~a step whose data could not be read is applied"
+  "no-save-dir-lock~train/trainer.c~s/rc = nd_checkpoint_lock(dir, \&tr->save_lock, err);/rc = 0;/~two runs write the same save_dir"
 )
 
 if [ "${1:-}" = --list ]; then

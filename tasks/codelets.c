@@ -12,6 +12,11 @@
 static void run(void *buffers[], void *arg, int dev) {
   const nd__task_ctx *c = arg;
   const nd_task *t = c->task;
+  /* A step whose data could not be read (nd_dataset_read) is not applied:
+   * every load_batch precedes every update (they read the global gradient
+   * norm), so the parameters and Adam's moments stay those of the steps
+   * done, which the run can still save. */
+  if (t->kind == ND_TASK_ADAMW && c->step && c->step->data && nd_dataset_failed(c->step->data)) return;
   const nd_backend_ops *ops = nd__backend(dev);
   int n = t->n_access;
   void *ptr[n + 1];

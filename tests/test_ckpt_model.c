@@ -65,7 +65,7 @@ static void expect_refused(const char *what, const char *dir, int with_state, co
 
 static void test_save_refuses_non_finite(void) {
   nd_ckpt_model m = model();
-  nd_ckpt_state s = {7, 28, 7};
+  nd_ckpt_state s = {.step = 7, .data_position = 28, .adam_t = 7};
   nd_error err = {0};
   nan_in = ND_GATHER_ADAM_V;
   int rc = nd_ckpt_save(&m, &s, &err);
@@ -78,7 +78,7 @@ static void test_save_refuses_non_finite(void) {
 
 static void test_round_trip(const char *dir) {
   nd_ckpt_model m = model();
-  nd_ckpt_state s = {3, 12, 3}, back = {0};
+  nd_ckpt_state s = {.step = 3, .data_position = 12, .adam_t = 3}, back = {.step = 0};
   nd_error err = {0};
   ok(nd_ckpt_save(&m, &s, &err) == 0, "save step 3 (%s)", err.msg);
   ok(nd_ckpt_load(&m, dir, 1, &back, &err) == 0 && back.step == 3 && back.data_position == 12 && back.adam_t == 3 &&
@@ -112,6 +112,7 @@ static void test_state(const char *good) {
              {"{\"step\": \"3\"}", "\"step\" must be an integer"},
              {"{}", "\"step\" must be an integer in 0..1000000000 (missing)"},
              {"{\"step\": 3, \"adam_t\": 1e20}", "\"adam_t\" must be an integer"},
+             {"{\"step\": 3, \"data\": 5}", "\"data\" must be a path"},
              {"[3]", "not a JSON object"},
              {"{\"step\": 3", "not a JSON object"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -191,7 +192,7 @@ static void test_prune(void) {
   nd_ckpt_model m = model();
   nd_error err = {0};
   for (int64_t step = 1; step <= 9; step += step == 3 ? 6 : 1) {
-    nd_ckpt_state s = {step, 0, step};
+    nd_ckpt_state s = {.step = step, .adam_t = step};
     nd_ckpt_save(&m, &s, &err);
   }
   mkdir(path_in(cfg->train.save_dir, "step-0"), 0777);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/model.h"
@@ -46,6 +47,8 @@ struct nd_trainer {
   char resume_note[ND_ERROR_MAX]; /* why resuming skipped a newer checkpoint */
   char resumed[ND_PATH_MAX];      /* the checkpoint directory loaded ("" none) */
   int data_agreed;                /* every process opened the data sets (nd_trainer_step) */
+  int save_lock;                  /* the lock on train.save_dir, -1 when not held */
+  char resumed_data[ND_PATH_MAX]; /* the data.train of the checkpoint loaded with its state */
 };
 
 static double now_ms(void) {
@@ -205,6 +208,7 @@ int64_t nd__trainer_checkpoint_bytes(const nd_trainer *tr) { return tr->checkpoi
 char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
 char *nd__trainer_resumed(nd_trainer *tr) { return tr->resumed; }
 const char *nd_trainer_resume_note(const nd_trainer *tr) { return tr->resume_note; }
+const char *nd_trainer_resumed_data(const nd_trainer *tr) { return tr->resumed_data; }
 struct nd_kernels *nd__trainer_kernels(const nd_trainer *tr) {
   return tr->kernels;
 }
@@ -220,6 +224,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   if ((rc = nd_mpi_join(nd_trainer_config_hash(cfg), cfg->source, err))) return rc;
   nd_trainer *tr = calloc(1, sizeof *tr);
   if (!tr) return nd__fail(err, ND_ENOMEM, "trainer: out of memory");
+  tr->save_lock = -1;
   tr->cfg = *cfg;
   const nd_config *c = &tr->cfg;
   /* under mpirun each phase ends with the processes agreeing on how it went
@@ -284,6 +289,7 @@ void nd_trainer_close(nd_trainer *tr) {
   nd_graph_free(tr->eval_graph);
   nd_dataset_close(tr->train);
   nd_dataset_close(tr->val);
+  if (tr->save_lock >= 0) close(tr->save_lock); /* the next run may write there */
   free(tr->ckpt);
   free(tr);
 }
@@ -337,6 +343,15 @@ int nd__trainer_open_data(nd_trainer *tr, nd_error *err) {
   return rc || !tr->cfg.data.val[0] ? rc : dataset(tr, &tr->val, tr->cfg.data.val, err);
 }
 
+/* A step's outcome: a failed read of its data (the file cut short or
+ * rewritten under the run) is what went wrong, whatever the tasks reported
+ * after it. The step was not applied (tasks/codelets.c): the state is that
+ * of the steps done. */
+static int data_failed(nd_dataset *ds, int rc, nd_error *err) {
+  int failed = nd_dataset_failure(ds, err);
+  return failed ? failed : rc;
+}
+
 int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   /* opened on first use; under mpirun agreed on before a step that waits on
    * every process, once on each (process 0 alone may have opened them,
@@ -352,7 +367,7 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   double t0 = now_ms();
   /* every process reads the step's statistics from their owners: all of
    * them, or none when one failed (a kernel's error is its process's) */
-  if ((rc = nd_mpi_agree(nd_exec_run(tr->exec, 0, &s, err), err))) return rc;
+  if ((rc = nd_mpi_agree(data_failed(tr->train, nd_exec_run(tr->exec, 0, &s, err), err), err))) return rc;
   double ms = now_ms() - t0;
   double loss = total_loss(tr, tr->step_graph);
   tr->steps_done++;
@@ -373,8 +388,7 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
 int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,
                     nd_error *err) {
   const nd_config *c = &tr->cfg;
-  nd_dataset *own = NULL;
-  const nd_dataset *ds;
+  nd_dataset *own = NULL, *ds;
   int rc;
   if (data) {
     rc = dataset(tr, &own, data, err);
@@ -396,7 +410,7 @@ int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double 
   double total = 0.0;
   for (int64_t base = 0; base < seqs; base += tr->seqs_per_step) {
     s.seq_base = base;
-    if ((rc = nd_mpi_agree(nd_exec_run(tr->exec, tr->eval_index, &s, err), err))) goto done;
+    if ((rc = nd_mpi_agree(data_failed(ds, nd_exec_run(tr->exec, tr->eval_index, &s, err), err), err))) goto done;
     total += total_loss(tr, tr->step_graph);
   }
   *loss = total;
@@ -428,7 +442,8 @@ int nd_trainer_save(nd_trainer *tr, nd_error *err) {
   /* several processes: every one takes part in the gathering (the reads
    * are collective), process 0 writes */
   m.gather_only = nd_mpi_rank() != 0;
-  nd_ckpt_state s = {tr->steps_done, tr->steps_done * tr->seqs_per_step, tr->steps_done};
+  nd_ckpt_state s = {
+      .step = tr->steps_done, .data_position = tr->steps_done * tr->seqs_per_step, .adam_t = tr->steps_done};
   int64_t before = nd_mpi_bytes_sent();
   int removed, rc = nd_ckpt_save(&m, &s, err);
   tr->checkpoint_bytes += nd_mpi_bytes_sent() - before;
@@ -448,8 +463,11 @@ int nd_trainer_check_save_dir(nd_trainer *tr, nd_save_dir_check *out, nd_error *
   if (!dir[0]) return 0;
   uint64_t avail;
   int rc = nd__trainer_open_data(tr, err);
-  if (!rc) rc = nd_checkpoint_clean_stale(dir, &out->removed, &out->restored, err);
   if (!rc) rc = nd_checkpoint_check_dir(dir, &avail, err);
+  /* one writer, held until the trainer closes; taken before the tidying,
+   * so that a run refused removes and puts back nothing */
+  if (!rc && tr->save_lock < 0) rc = nd_checkpoint_lock(dir, &tr->save_lock, err);
+  if (!rc) rc = nd_checkpoint_clean_stale(dir, &out->removed, &out->restored, err);
   if (rc) return rc;
   /* weights and Adam's two moments, each tensor's entry in its file's JSON
    * header (its name, shape and offsets: under 256 bytes), config.json and
@@ -471,7 +489,10 @@ int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *e
   nd_ckpt_model m = ckpt_model(tr);
   nd_ckpt_state s;
   int rc = nd_ckpt_load(&m, dir, with_state, &s, err);
-  if (!rc && with_state) tr->steps_done = s.step;
+  if (!rc && with_state) {
+    tr->steps_done = s.step;
+    memcpy(tr->resumed_data, s.data, sizeof s.data);
+  }
   if (!rc) snprintf(tr->resumed, sizeof tr->resumed, "%s", dir);
   return rc;
 }

@@ -201,7 +201,10 @@ ND_EXPORT int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, n
  * priorities and every placement the configuration allows. ND_EINVAL after
  * a step. */
 ND_EXPORT int nd_trainer_tune(nd_trainer *tr, nd_error *err);
-/* Runs one training step. A non-finite loss is an error (ND_ENUMERIC). */
+/* Runs one training step. A non-finite loss is an error (ND_ENUMERIC).
+ * Data that cannot be read as it was at open (the file shrank, or holds an
+ * id >= vocab_size now) is ND_EDATA naming the file; the step is then not
+ * applied, and the state stays that of the steps done (it can be saved). */
 ND_EXPORT int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err);
 /* Mean cross-entropy over `batches` batches of micro_batch_size sequences read
  * llm.c-style from the start of data (NULL: data.val). */
@@ -245,6 +248,10 @@ ND_EXPORT int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, siz
 /* After nd_trainer_resume of a save_dir: why a newer step-N there was not
  * used (it lacks a file), as one line; "" when the newest was used. */
 ND_EXPORT const char *nd_trainer_resume_note(const nd_trainer *tr);
+/* After a checkpoint was loaded with its state: the data.train its steps
+ * read, as its state.json records it ("" when it names none), for a
+ * warning when the run goes on with other data. */
+ND_EXPORT const char *nd_trainer_resumed_data(const nd_trainer *tr);
 
 /* The devices a trainer's tasks run on: per enum nd_kernel_backend, how
  * many workers StarPU started (count[ND_BACKEND_CPU]: CPU workers). */

@@ -251,20 +251,12 @@ static int adamw(const nd_kcall *c) {
   return 0;
 }
 
-/* [tokens (B, T)], [targets (B, T)] from the dataset */
+/* [tokens (B, T)], [targets (B, T)] from the dataset. A read that fails
+ * (the file cut short or rewritten under the run) leaves zero ids and its
+ * message with the dataset, where the trainer takes it (nd_dataset_failure). */
 static int load_batch(const nd_kcall *c) {
   const struct nd_load_args *a = &c->task->a.load;
-  int32_t *tokens = CI(0), *targets = CI(1);
-  /* nd_dataset_sequence fills both: a row of scratch stands in for the one not wanted */
-  int32_t *scratch = tokens && targets ? NULL : malloc((size_t)a->T * sizeof *scratch);
-  if (!scratch && !(tokens && targets)) return ND_ENOMEM;
-  for (int i = 0; i < a->B; i++) {
-    int64_t seq = c->step->seq_base + a->seq0 + i;
-    nd_dataset_sequence(c->step->data, seq, tokens ? tokens + (int64_t)i * a->T : scratch,
-                        targets ? targets + (int64_t)i * a->T : scratch);
-  }
-  free(scratch);
-  return 0;
+  return nd_dataset_read(c->step->data, c->step->seq_base + a->seq0, a->B, CI(0), CI(1));
 }
 
 static void *buffer_data(void *buffer) { return (void *)STARPU_VECTOR_GET_PTR(buffer); }
