@@ -13,24 +13,25 @@
 #define GPT2_LN_EPS 1e-5
 
 /* A real field of obj near want (relative 1e-6: the JSON's printed digits);
- * absent is accepted. name is the field as the message shows it. */
+ * absent is accepted. name is the field as the message shows it; code is
+ * what a different value is: ND_ECHECKPOINT where the configuration has a key
+ * for it (the two disagree), ND_ENOTIMPL where ndgraph computes only want. */
 static int real_field(const cJSON *obj, const char *path, const char *field, const char *name, const char *key,
-                      double want, nd_error *err) {
+                      double want, int code, nd_error *err) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
   if (!v || cJSON_IsNull(v)) return 0;
   if (!cJSON_IsNumber(v)) return nd__fail(err, ND_ECHECKPOINT, "%s: %s must be a number", path, name);
   if (!(fabs(v->valuedouble - want) <= 1e-6 * fabs(want)))
-    return nd__fail(err, ND_ECHECKPOINT, "%s: %s is %g, %s %g", path, name, v->valuedouble, key, want);
+    return nd__fail(err, code, "%s: %s is %g, %s %g", path, name, v->valuedouble, key, want);
   return 0;
 }
 
 /* A boolean field that ndgraph computes only at `want` (absent or null: transformers' default, which is want). */
-static int bool_field(const cJSON *doc, const char *path, const char *field, int want, const char *why,
-                      nd_error *err) {
+static int bool_field(const cJSON *doc, const char *path, const char *field, int want, const char *why, nd_error *err) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, field);
   if (!v || cJSON_IsNull(v) || (cJSON_IsBool(v) && cJSON_IsTrue(v) == want)) return 0;
   if (!cJSON_IsBool(v)) return nd__fail(err, ND_ECHECKPOINT, "%s: %s must be a boolean", path, field);
-  return nd__fail(err, ND_ECHECKPOINT, "%s: %s is %s: %s", path, field, want ? "false" : "true", why);
+  return nd__fail(err, ND_ENOTIMPL, "%s: %s is %s: %s", path, field, want ? "false" : "true", why);
 }
 
 /* A string field among the (NULL-ended) accepted ones; absent is accepted. */
@@ -41,7 +42,7 @@ static int string_field(const cJSON *doc, const char *path, const char *field, c
   if (!cJSON_IsString(v)) return nd__fail(err, ND_ECHECKPOINT, "%s: %s must be a string", path, field);
   for (int i = 0; accepted[i]; i++)
     if (strcmp(v->valuestring, accepted[i]) == 0) return 0;
-  return nd__fail(err, ND_ECHECKPOINT, "%s: %s is %s: %s", path, field, v->valuestring, why);
+  return nd__fail(err, ND_ENOTIMPL, "%s: %s is %s: %s", path, field, v->valuestring, why);
 }
 
 /* rope_parameters (transformers 5, which puts rope_theta there) or
@@ -53,13 +54,15 @@ static int rope_field(const cJSON *doc, const char *path, const char *field, con
   const cJSON *type = cJSON_GetObjectItemCaseSensitive(r, "rope_type");
   if (!type) type = cJSON_GetObjectItemCaseSensitive(r, "type"); /* the older spelling */
   if (type && (!cJSON_IsString(type) || strcmp(type->valuestring, "default") != 0))
-    return nd__fail(err, ND_ECHECKPOINT, "%s: %s.%s is %s: ndgraph computes only the default RoPE", path, field,
+    return nd__fail(err, ND_ENOTIMPL, "%s: %s.%s is %s: ndgraph computes only the default RoPE", path, field,
                     type->string, cJSON_IsString(type) ? type->valuestring : "not a string");
   char name[64];
   snprintf(name, sizeof name, "%s.rope_theta", field);
-  int rc = real_field(r, path, "rope_theta", name, "the configuration has model.rope_theta", c->model.rope_theta, err);
+  int rc = real_field(r, path, "rope_theta", name, "the configuration has model.rope_theta", c->model.rope_theta,
+                      ND_ECHECKPOINT, err);
   snprintf(name, sizeof name, "%s.partial_rotary_factor", field);
-  if (!rc) rc = real_field(r, path, "partial_rotary_factor", name, "ndgraph rotates whole heads:", 1.0, err);
+  if (!rc)
+    rc = real_field(r, path, "partial_rotary_factor", name, "ndgraph rotates whole heads:", 1.0, ND_ENOTIMPL, err);
   return rc;
 }
 
@@ -72,7 +75,7 @@ static int window_field(const cJSON *doc, const char *path, const nd_config *c, 
   if (!w || cJSON_IsNull(w) || cJSON_IsFalse(use)) return 0;
   if (!cJSON_IsNumber(w)) return nd__fail(err, ND_ECHECKPOINT, "%s: sliding_window must be a number or null", path);
   if (w->valuedouble >= (double)c->model.seq_len) return 0;
-  return nd__fail(err, ND_ECHECKPOINT,
+  return nd__fail(err, ND_ENOTIMPL,
                   "%s: sliding_window is %g, shorter than model.seq_len %lld: ndgraph's attention sees the whole "
                   "context",
                   path, w->valuedouble, (long long)c->model.seq_len);
@@ -80,36 +83,37 @@ static int window_field(const cJSON *doc, const char *path, const nd_config *c, 
 
 static int llama_fields(const cJSON *doc, const char *path, const nd_config *c, nd_error *err) {
   int rc = real_field(doc, path, "rms_norm_eps", "rms_norm_eps", "the configuration has model.rms_norm_eps",
-                      c->model.rms_norm_eps, err);
+                      c->model.rms_norm_eps, ND_ECHECKPOINT, err);
   if (!rc)
     rc = real_field(doc, path, "rope_theta", "rope_theta", "the configuration has model.rope_theta",
-                    c->model.rope_theta, err);
+                    c->model.rope_theta, ND_ECHECKPOINT, err);
   if (!rc) rc = rope_field(doc, path, "rope_parameters", c, err);
   if (!rc) rc = rope_field(doc, path, "rope_scaling", c, err);
   if (!rc) rc = bool_field(doc, path, "attention_bias", 0, "ndgraph's Llama has no q/k/v/o projection biases", err);
   if (!rc) rc = bool_field(doc, path, "mlp_bias", 0, "ndgraph's Llama has no MLP biases", err);
-  if (!rc) rc = string_field(doc, path, "hidden_act", (const char *const[]){"silu", NULL}, "ndgraph computes silu", err);
+  if (!rc)
+    rc = string_field(doc, path, "hidden_act", (const char *const[]){"silu", NULL}, "ndgraph computes silu", err);
   if (!rc)
     rc = real_field(doc, path, "head_dim", "head_dim", "ndgraph's head size is model.n_embd / model.n_head",
-                    (double)(c->model.n_embd / c->model.n_head), err);
+                    (double)(c->model.n_embd / c->model.n_head), ND_ENOTIMPL, err);
   if (!rc) rc = window_field(doc, path, c, err);
   return rc;
 }
 
 static int gpt2_fields(const cJSON *doc, const char *path, const nd_config *c, nd_error *err) {
   int rc = real_field(doc, path, "layer_norm_epsilon", "layer_norm_epsilon", "ndgraph's GPT-2 LayerNorm uses",
-                      GPT2_LN_EPS, err);
+                      GPT2_LN_EPS, ND_ENOTIMPL, err);
   /* ndgraph's gelu is the tanh approximation: transformers' gelu_new (or gelu_pytorch_tanh) */
   const cJSON *act = cJSON_GetObjectItemCaseSensitive(doc, "activation_function");
   if (!rc && act && strcmp(c->model.activation, "gelu") != 0)
-    rc = nd__fail(err, ND_ECHECKPOINT, "%s: activation_function is %s, the configuration has model.activation %s",
-                  path, cJSON_IsString(act) ? act->valuestring : "not a string", c->model.activation);
+    rc = nd__fail(err, ND_ECHECKPOINT, "%s: activation_function is %s, the configuration has model.activation %s", path,
+                  cJSON_IsString(act) ? act->valuestring : "not a string", c->model.activation);
   if (!rc)
     rc = string_field(doc, path, "activation_function", (const char *const[]){"gelu_new", "gelu_pytorch_tanh", NULL},
                       "ndgraph's gelu is the tanh approximation (gelu_new)", err);
   if (!rc)
-    rc = real_field(doc, path, "n_inner", "n_inner", "ndgraph's GPT-2 MLP is 4 * model.n_embd:",
-                    4.0 * (double)c->model.n_embd, err);
+    rc = real_field(doc, path, "n_inner", "n_inner",
+                    "ndgraph's GPT-2 MLP is 4 * model.n_embd:", 4.0 * (double)c->model.n_embd, ND_ENOTIMPL, err);
   if (!rc) rc = bool_field(doc, path, "scale_attn_weights", 1, "ndgraph scales attention by 1/sqrt(head size)", err);
   if (!rc)
     rc = bool_field(doc, path, "scale_attn_by_inverse_layer_idx", 0, "ndgraph scales every layer's attention alike",

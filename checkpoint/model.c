@@ -79,10 +79,10 @@ int nd_ckpt_save(const nd_ckpt_model *m, const nd_ckpt_state *s, nd_error *err) 
                        c->model.n_layer,       c->model.n_head,
                        nd_config_n_kv_head(c), c->model.rms_norm_eps,
                        c->model.rope_theta,    c->model.tie_word_embeddings};
-  if (c->model.arch == ND_ARCH_LLAMA ? nd_hf_llama_config_json(&config_json, &llama)
-                                     : nd_hf_config_json(&config_json, c->model.vocab_size,
-                                                         c->model.seq_len + (m->extra ? m->extra->rows : 0),
-                                                         c->model.n_embd, c->model.n_layer, c->model.n_head))
+  if (c->model.arch == ND_ARCH_LLAMA
+          ? nd_hf_llama_config_json(&config_json, &llama)
+          : nd_hf_config_json(&config_json, c->model.vocab_size, c->model.seq_len + (m->extra ? m->extra->rows : 0),
+                              c->model.n_embd, c->model.n_layer, c->model.n_head))
     goto oom;
   if (!(state = cJSON_CreateObject()) || !cJSON_AddNumberToObject(state, "step", (double)s->step) ||
       !cJSON_AddNumberToObject(state, "data_position", (double)s->data_position) ||
@@ -129,14 +129,13 @@ static int load_tensor(const nd_ckpt_model *m, const nd_safetensors *st, const c
   for (int d = 0; d < ndim && ok; d++) ok = shape[d] == t->shape[d];
   nd_ckpt_rows *x = extra_rows(m, k);
   int64_t rows = 0;
-  if (!ok && x && ndim == 2 && shape[1] == t->shape[1] && shape[0] > t->shape[0])
-    ok = 1, rows = shape[0] - t->shape[0];
+  if (!ok && x && ndim == 2 && shape[1] == t->shape[1] && shape[0] > t->shape[0]) ok = 1, rows = shape[0] - t->shape[0];
   if (x && what == ND_GATHER_PARAM) { /* the weights say how many rows are kept */
     for (int w = 0; w < 4; w++) free(x->data[w]), x->data[w] = NULL;
     x->rows = rows;
   } else if (ok && x && rows != x->rows) {
-    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has %" PRId64 " rows, the weights' %s has %" PRId64, path,
-                    name, shape[0], t->name, t->shape[0] + x->rows);
+    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has %" PRId64 " rows, the weights' %s has %" PRId64, path, name,
+                    shape[0], t->name, t->shape[0] + x->rows);
   }
   if (!ok) {
     char got[128], want[128];

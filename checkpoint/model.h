@@ -37,7 +37,7 @@ typedef struct nd_ckpt_model {
   int (*gather)(void *user, int k, enum nd_gather what, float *out);
   void (*scatter)(void *user, int k, enum nd_gather what, const float *in);
   void *user;
-  int gather_only; /* several processes (docs/nodes.md): gather with the others, write nothing */
+  int gather_only;     /* several processes (docs/nodes.md): gather with the others, write nothing */
   nd_ckpt_rows *extra; /* wpe.weight's rows past model.seq_len (the caller frees data[]); NULL: none kept */
 } nd_ckpt_model;
 
