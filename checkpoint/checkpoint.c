@@ -194,6 +194,28 @@ static cJSON *hf_config_new(const char *architecture, const char *model_type) {
   return c;
 }
 
+/* What transformers needs beside the model, the same in every config.json:
+ * the weights' dtype, and bos/eos ids valid for the vocabulary. ndgraph
+ * trains on ids it does not interpret, so both name the last id, as GPT-2's
+ * <|endoftext|> is (50256 of 50257); without them transformers falls back to
+ * GPT-2's 50256, past a small vocabulary. Returns 0, or -1 out of memory. */
+static int hf_config_common(cJSON *c, int64_t vocab_size) {
+  return cJSON_AddStringToObject(c, "torch_dtype", "float32") &&
+                 cJSON_AddNumberToObject(c, "bos_token_id", (double)(vocab_size - 1)) &&
+                 cJSON_AddNumberToObject(c, "eos_token_id", (double)(vocab_size - 1))
+             ? 0
+             : -1;
+}
+
+/* rope_parameters as transformers 5 reads it (the default RoPE and its
+ * theta; earlier versions read the top-level rope_theta, also written). */
+static int hf_rope_parameters(cJSON *c, double rope_theta) {
+  cJSON *r = cJSON_AddObjectToObject(c, "rope_parameters");
+  return r && cJSON_AddStringToObject(r, "rope_type", "default") && cJSON_AddNumberToObject(r, "rope_theta", rope_theta)
+             ? 0
+             : -1;
+}
+
 int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64_t n_embd, int64_t n_layer,
                       int64_t n_head) {
   *out = NULL;
@@ -213,7 +235,7 @@ int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64
       !cJSON_AddNumberToObject(c, "initializer_range", 0.02) || !cJSON_AddNumberToObject(c, "resid_pdrop", 0.0) ||
       !cJSON_AddNumberToObject(c, "embd_pdrop", 0.0) || !cJSON_AddNumberToObject(c, "attn_pdrop", 0.0) ||
       !cJSON_AddTrueToObject(c, "tie_word_embeddings") || !cJSON_AddTrueToObject(c, "scale_attn_weights") ||
-      !cJSON_AddTrueToObject(c, "use_cache"))
+      !cJSON_AddTrueToObject(c, "use_cache") || hf_config_common(c, vocab_size))
     goto out;
   *out = cJSON_Print(c);
   if (*out) rc = 0;
@@ -244,8 +266,8 @@ int nd_hf_llama_config_json(char **out, const nd_hf_llama *m) {
       !cJSON_AddBoolToObject(c, "tie_word_embeddings", m->tie_word_embeddings) ||
       !cJSON_AddFalseToObject(c, "attention_bias") || !cJSON_AddFalseToObject(c, "mlp_bias") ||
       !cJSON_AddNumberToObject(c, "attention_dropout", 0.0) || !cJSON_AddNumberToObject(c, "initializer_range", 0.02) ||
-      !cJSON_AddNumberToObject(c, "pretraining_tp", 1) || !cJSON_AddStringToObject(c, "torch_dtype", "float32") ||
-      !cJSON_AddTrueToObject(c, "use_cache"))
+      !cJSON_AddNumberToObject(c, "pretraining_tp", 1) || !cJSON_AddTrueToObject(c, "use_cache") ||
+      hf_rope_parameters(c, m->rope_theta) || hf_config_common(c, m->vocab_size))
     goto out;
   *out = cJSON_Print(c);
   if (*out) rc = 0;

@@ -397,6 +397,20 @@ static void test_hf_config(void) {
      "hf config: sizes");
   ok(NUM("layer_norm_epsilon") == 1e-5 && strcmp(STR("activation_function"), "gelu_new") == 0,
      "hf config: epsilon 1e-5, gelu_new");
+  ok(NUM("bos_token_id") == 50256 && NUM("eos_token_id") == 50256 && strcmp(STR("torch_dtype"), "float32") == 0,
+     "hf config: bos/eos the last id (50256), torch_dtype float32");
+  cJSON_Delete(c);
+  free(js);
+  nd_hf_llama m = {256, 64, 32, 48, 2, 4, 2, 1e-5, 500000.0, 0};
+  ok(nd_hf_llama_config_json(&js, &m) == 0 && js, "hf llama config: built");
+  c = cJSON_Parse(js ? js : "");
+  cJSON *rope = cJSON_GetObjectItemCaseSensitive(c, "rope_parameters");
+  const cJSON *theta = cJSON_GetObjectItemCaseSensitive(rope, "rope_theta"),
+              *type = cJSON_GetObjectItemCaseSensitive(rope, "rope_type");
+  ok(NUM("bos_token_id") == 255 && NUM("eos_token_id") == 255 && strcmp(STR("torch_dtype"), "float32") == 0 &&
+         cJSON_IsNumber(theta) && theta->valuedouble == 500000.0 && cJSON_IsString(type) &&
+         strcmp(type->valuestring, "default") == 0,
+     "hf llama config: bos/eos 255 of 256, torch_dtype, rope_parameters {default, 500000}");
 #undef NUM
 #undef STR
   cJSON_Delete(c);
