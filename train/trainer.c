@@ -461,7 +461,7 @@ int nd_trainer_check_save_dir(nd_trainer *tr, nd_save_dir_check *out, nd_error *
   return 0;
 }
 
-int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *err) {
+int nd__trainer_load_dir(nd_trainer *tr, const char *dir, int with_state, nd_error *err) {
   nd_ckpt_model m = ckpt_model(tr);
   nd_ckpt_state s;
   int rc = nd_ckpt_load(&m, dir, with_state, &s, err);
