@@ -45,16 +45,41 @@ static int string_field(const cJSON *doc, const char *path, const char *field, c
   return nd__fail(err, ND_ENOTIMPL, "%s: %s is %s: %s", path, field, v->valuestring, why);
 }
 
+/* Llama 3's scaling parameters in r (required), against the configuration's. */
+static int llama3_fields(const cJSON *r, const char *path, const char *field, const nd_config *c, nd_error *err) {
+  const struct {
+    const char *name, *key;
+    double want;
+  } p[] = {{"factor", "model.rope_factor", c->model.rope_factor},
+           {"low_freq_factor", "model.rope_low_freq_factor", c->model.rope_low_freq_factor},
+           {"high_freq_factor", "model.rope_high_freq_factor", c->model.rope_high_freq_factor},
+           {"original_max_position_embeddings", "model.rope_original_context", (double)c->model.rope_original_context}};
+  int rc = 0;
+  for (size_t i = 0; i < sizeof p / sizeof p[0] && !rc; i++) {
+    char name[96], key[96];
+    snprintf(name, sizeof name, "%s.%s", field, p[i].name);
+    snprintf(key, sizeof key, "the configuration has %s", p[i].key);
+    if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(r, p[i].name)))
+      rc = nd__fail(err, ND_ECHECKPOINT, "%s: %s must be a number (rope_type llama3)", path, name);
+    else
+      rc = real_field(r, path, p[i].name, name, key, p[i].want, ND_ECHECKPOINT, err);
+  }
+  return rc;
+}
+
 /* rope_parameters (transformers 5, which puts rope_theta there) or
- * rope_scaling (earlier versions): the default RoPE only. */
-static int rope_field(const cJSON *doc, const char *path, const char *field, const nd_config *c, nd_error *err) {
+ * rope_scaling (earlier versions): the default RoPE, or Llama 3's scaling
+ * with the configuration's parameters. *kind: 0 absent, 1 default, 2 llama3. */
+static int rope_field(const cJSON *doc, const char *path, const char *field, const nd_config *c, int *kind,
+                      nd_error *err) {
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(doc, field);
   if (!r || cJSON_IsNull(r)) return 0;
   if (!cJSON_IsObject(r)) return nd__fail(err, ND_ECHECKPOINT, "%s: %s must be an object or null", path, field);
   const cJSON *type = cJSON_GetObjectItemCaseSensitive(r, "rope_type");
   if (!type) type = cJSON_GetObjectItemCaseSensitive(r, "type"); /* the older spelling */
-  if (type && (!cJSON_IsString(type) || strcmp(type->valuestring, "default") != 0))
-    return nd__fail(err, ND_ENOTIMPL, "%s: %s.%s is %s: ndgraph computes only the default RoPE", path, field,
+  int is3 = cJSON_IsString(type) && strcmp(type->valuestring, "llama3") == 0;
+  if (type && !is3 && (!cJSON_IsString(type) || strcmp(type->valuestring, "default") != 0))
+    return nd__fail(err, ND_ENOTIMPL, "%s: %s.%s is %s: ndgraph computes the default RoPE and llama3's", path, field,
                     type->string, cJSON_IsString(type) ? type->valuestring : "not a string");
   char name[64];
   snprintf(name, sizeof name, "%s.rope_theta", field);
@@ -63,6 +88,8 @@ static int rope_field(const cJSON *doc, const char *path, const char *field, con
   snprintf(name, sizeof name, "%s.partial_rotary_factor", field);
   if (!rc)
     rc = real_field(r, path, "partial_rotary_factor", name, "ndgraph rotates whole heads:", 1.0, ND_ENOTIMPL, err);
+  *kind = is3 ? 2 : 1;
+  if (!rc && is3) rc = llama3_fields(r, path, field, c, err);
   return rc;
 }
 
@@ -87,8 +114,15 @@ static int llama_fields(const cJSON *doc, const char *path, const nd_config *c, 
   if (!rc)
     rc = real_field(doc, path, "rope_theta", "rope_theta", "the configuration has model.rope_theta",
                     c->model.rope_theta, ND_ECHECKPOINT, err);
-  if (!rc) rc = rope_field(doc, path, "rope_parameters", c, err);
-  if (!rc) rc = rope_field(doc, path, "rope_scaling", c, err);
+  int params = 0, scaling = 0;
+  if (!rc) rc = rope_field(doc, path, "rope_parameters", c, &params, err);
+  if (!rc) rc = rope_field(doc, path, "rope_scaling", c, &scaling, err);
+  if (!rc && params && scaling && params != scaling)
+    rc = nd__fail(err, ND_ECHECKPOINT, "%s: rope_parameters and rope_scaling name different RoPE types", path);
+  if (!rc && params != 2 && scaling != 2 && c->model.rope_factor != 1.0)
+    rc = nd__fail(err, ND_ECHECKPOINT,
+                  "%s: rope_parameters has no rope_type llama3, the configuration has model.rope_factor %g", path,
+                  c->model.rope_factor);
   if (!rc) rc = bool_field(doc, path, "attention_bias", 0, "ndgraph's Llama has no q/k/v/o projection biases", err);
   if (!rc) rc = bool_field(doc, path, "mlp_bias", 0, "ndgraph's Llama has no MLP biases", err);
   if (!rc)

@@ -13,7 +13,8 @@
 
 /* doc is the parsed config.json at path. A value ndgraph does not compute
  * is ND_ENOTIMPL (bad input: exit 2); one that disagrees with a key of the
- * configuration (model.rope_theta, model.rms_norm_eps, model.activation) is
+ * configuration (model.rope_theta and Llama 3's RoPE scaling, model.rms_norm_eps,
+ * model.activation) is
  * ND_ECHECKPOINT, as a size that differs. */
 int nd__hf_config_fields(const cJSON *doc, const char *path, const nd_config *c, nd_error *err);
 

@@ -74,11 +74,20 @@ int nd_ckpt_save(const nd_ckpt_model *m, const nd_ckpt_state *s, nd_error *err) 
       (rc = gather_all(m, ND_GATHER_ADAM_V, opt + n, names + 2 * n, err)))
     goto done;
   rc = ND_ENOMEM;
-  nd_hf_llama llama = {c->model.vocab_size,    c->model.seq_len,
-                       c->model.n_embd,        nd_config_intermediate_size(c),
-                       c->model.n_layer,       c->model.n_head,
-                       nd_config_n_kv_head(c), c->model.rms_norm_eps,
-                       c->model.rope_theta,    c->model.tie_word_embeddings};
+  nd_hf_llama llama = {c->model.vocab_size,
+                       c->model.seq_len,
+                       c->model.n_embd,
+                       nd_config_intermediate_size(c),
+                       c->model.n_layer,
+                       c->model.n_head,
+                       nd_config_n_kv_head(c),
+                       c->model.rms_norm_eps,
+                       c->model.rope_theta,
+                       c->model.tie_word_embeddings,
+                       c->model.rope_factor,
+                       c->model.rope_low_freq_factor,
+                       c->model.rope_high_freq_factor,
+                       c->model.rope_original_context};
   if (c->model.arch == ND_ARCH_LLAMA
           ? nd_hf_llama_config_json(&config_json, &llama)
           : nd_hf_config_json(&config_json, c->model.vocab_size, c->model.seq_len + (m->extra ? m->extra->rows : 0),

@@ -193,7 +193,7 @@ static void test_tensors(const char *good) {
 
 /* A config.json field that changes the model (checkpoint/hf_config.c) is
  * refused before any tensor is read: one line naming the file and the field. */
-static void test_fields(const char *good, nd_config *llama) {
+static void test_fields(const char *good, nd_config *llama, nd_config *llama3) {
   static const struct {
     int llama;
     const char *json, *why;
@@ -210,7 +210,23 @@ static void test_fields(const char *good, nd_config *llama) {
       {1, "{\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 500000.0}}",
        "rope_parameters.rope_theta is 500000, the configuration has model.rope_theta 10000"},
       {1, "{\"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 8.0}}",
-       "rope_parameters.rope_type is yarn: ndgraph computes only the default RoPE"},
+       "rope_parameters.rope_type is yarn: ndgraph computes the default RoPE and llama3's"},
+      {1,
+       "{\"rope_parameters\": {\"rope_type\": \"llama3\", \"factor\": 8.0, \"low_freq_factor\": 1.0, "
+       "\"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 8192}}",
+       "rope_parameters.factor is 8, the configuration has model.rope_factor 1"},
+      {1, "{\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 1.0, \"low_freq_factor\": 1.0}}",
+       "rope_scaling.high_freq_factor must be a number (rope_type llama3)"},
+      {2,
+       "{\"rope_parameters\": {\"rope_type\": \"default\"}, \"rope_scaling\": {\"rope_type\": \"llama3\", "
+       "\"factor\": 8, \"low_freq_factor\": 1, \"high_freq_factor\": 4, \"original_max_position_embeddings\": 8192}}",
+       "rope_parameters and rope_scaling name different RoPE types"},
+      {2, "{\"rope_parameters\": {\"rope_type\": \"default\"}}",
+       "rope_parameters has no rope_type llama3, the configuration has model.rope_factor 8"},
+      {2,
+       "{\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0, \"low_freq_factor\": 1.0, "
+       "\"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 4096}}",
+       "rope_scaling.original_max_position_embeddings is 4096, the configuration has model.rope_original_context 8192"},
       {1, "{\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}}", "rope_scaling.type is linear"},
       {1, "{\"rope_scaling\": {\"rope_type\": \"default\", \"partial_rotary_factor\": 0.5}}",
        "rope_scaling.partial_rotary_factor is 0.5"},
@@ -224,9 +240,12 @@ static void test_fields(const char *good, nd_config *llama) {
   nd_config *gpt2 = cfg;
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     const char *d = variant(good, "field", "config.json", bad[i].json);
-    cfg = bad[i].llama ? llama : gpt2;
+    cfg = bad[i].llama == 2 ? llama3 : bad[i].llama ? llama : gpt2;
     /* a value ndgraph does not compute is bad input; one that disagrees with the configuration, a checkpoint's */
-    int code = strstr(bad[i].why, "the configuration has") ? ND_ECHECKPOINT : ND_ENOTIMPL;
+    int code =
+        strstr(bad[i].why, "the configuration has") || strstr(bad[i].why, "must be") || strstr(bad[i].why, "differ")
+            ? ND_ECHECKPOINT
+            : ND_ENOTIMPL;
     expect_code(code, bad[i].json, d, 0, (const char *const[]){path_in(d, "config.json"), bad[i].why, NULL});
   }
   /* the values ndgraph computes load, whichever way they are written */
@@ -242,14 +261,24 @@ static void test_fields(const char *good, nd_config *llama) {
       "{\"vocab_size\": 256, \"n_positions\": 64, \"n_embd\": 128, \"n_layer\": 4, \"n_head\": 4, "
       "\"activation_function\": \"gelu_new\", \"layer_norm_epsilon\": 1e-5, \"n_inner\": null, "
       "\"sliding_window\": 64, \"scale_attn_weights\": true}";
-  const char *const accepted[] = {ok_gpt2, ok_llama};
-  for (int i = 0; i < 2; i++) {
+  /* transformers 5's llama3 scaling, rope_theta inside rope_parameters */
+  char ok_llama3[1200];
+  snprintf(ok_llama3, sizeof ok_llama3,
+           "{\"model_type\": \"llama\", \"vocab_size\": 256, \"max_position_embeddings\": 128, "
+           "\"hidden_size\": 128, \"intermediate_size\": %lld, \"num_hidden_layers\": 4, "
+           "\"num_attention_heads\": 4, \"rope_parameters\": {\"rope_type\": \"llama3\", \"rope_theta\": 10000.0, "
+           "\"factor\": 8.0, \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, "
+           "\"original_max_position_embeddings\": 8192}}",
+           (long long)nd_config_intermediate_size(llama3));
+  const char *const accepted[] = {ok_gpt2, ok_llama, ok_llama3};
+  nd_config *cfgs[] = {gpt2, llama, llama3};
+  for (int i = 0; i < 3; i++) {
     const char *d = variant(good, "field", "config.json", accepted[i]);
     nd_error err = {0};
     nd_ckpt_state s;
-    cfg = i ? llama : gpt2;
+    cfg = cfgs[i];
     nd_ckpt_model m = model();
-    ok(nd_ckpt_load(&m, d, 0, &s, &err) == 0, "%s: loads (%s)", i ? "llama" : "gpt2", err.msg);
+    ok(nd_ckpt_load(&m, d, 0, &s, &err) == 0, "%s: loads (%s)", accepted[i], err.msg);
   }
   cfg = gpt2;
 }
@@ -379,8 +408,14 @@ int main(void) {
   if (nd_config_new(&llama) || nd_config_set_assignment(llama, "model.arch=llama", &err) ||
       nd_config_set_assignment(llama, "model.n_embd=128", &err))
     return 2;
-  test_fields(good, llama);
+  nd_config *llama3;
+  if (nd_config_new(&llama3) || nd_config_set_assignment(llama3, "model.arch=llama", &err) ||
+      nd_config_set_assignment(llama3, "model.n_embd=128", &err) ||
+      nd_config_set_assignment(llama3, "model.rope_factor=8", &err))
+    return 2;
+  test_fields(good, llama, llama3);
   nd_config_free(llama);
+  nd_config_free(llama3);
   test_unused(good);
   test_longer_positions();
   test_prune();
