@@ -5,6 +5,7 @@
 #include "checkpoint/hf_config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/error.h"
@@ -139,9 +140,12 @@ static int gpt2_fields(const cJSON *doc, const char *path, const nd_config *c, n
                       GPT2_LN_EPS, ND_ENOTIMPL, err);
   /* ndgraph's gelu is the tanh approximation: transformers' gelu_new (or gelu_pytorch_tanh) */
   const cJSON *act = cJSON_GetObjectItemCaseSensitive(doc, "activation_function");
-  if (!rc && act && strcmp(c->model.activation, "gelu") != 0)
+  if (!rc && strcmp(c->model.activation, "gelu") != 0) /* a plugin's: transformers computes another */
     rc = nd__fail(err, ND_ECHECKPOINT, "%s: activation_function is %s, the configuration has model.activation %s", path,
-                  cJSON_IsString(act) ? act->valuestring : "not a string", c->model.activation);
+                  !act                  ? "gelu_new (absent)"
+                  : cJSON_IsString(act) ? act->valuestring
+                                        : "not a string",
+                  c->model.activation);
   if (!rc)
     rc = string_field(doc, path, "activation_function", (const char *const[]){"gelu_new", "gelu_pytorch_tanh", NULL},
                       "ndgraph's gelu is the tanh approximation (gelu_new)", err);
