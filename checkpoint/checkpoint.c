@@ -194,6 +194,42 @@ static cJSON *hf_config_new(const char *architecture, const char *model_type) {
   return c;
 }
 
+/* What transformers needs beside the model, the same in every config.json:
+ * the weights' dtype, and bos/eos ids valid for the vocabulary. ndgraph
+ * trains on ids it does not interpret, so both name the last id, as GPT-2's
+ * <|endoftext|> is (50256 of 50257); without them transformers falls back to
+ * GPT-2's 50256, past a small vocabulary. Returns 0, or -1 out of memory. */
+static int hf_config_common(cJSON *c, int64_t vocab_size) {
+  return cJSON_AddStringToObject(c, "torch_dtype", "float32") &&
+                 cJSON_AddNumberToObject(c, "bos_token_id", (double)(vocab_size - 1)) &&
+                 cJSON_AddNumberToObject(c, "eos_token_id", (double)(vocab_size - 1))
+             ? 0
+             : -1;
+}
+
+/* rope_parameters as transformers 5 reads it (the RoPE type, its theta and
+ * Llama 3's scaling), and rope_scaling as earlier versions read it (null for
+ * the default RoPE; their theta is the top-level rope_theta, also written). */
+static int hf_rope_parameters(cJSON *c, const nd_hf_llama *m) {
+  int llama3 = m->rope_factor != 1.0;
+  cJSON *r = cJSON_AddObjectToObject(c, "rope_parameters"), *scaling;
+  if (!r || !cJSON_AddStringToObject(r, "rope_type", llama3 ? "llama3" : "default") ||
+      !cJSON_AddNumberToObject(r, "rope_theta", m->rope_theta))
+    return -1;
+  if (!llama3) return cJSON_AddNullToObject(c, "rope_scaling") ? 0 : -1;
+  if (!cJSON_AddNumberToObject(r, "factor", m->rope_factor) ||
+      !cJSON_AddNumberToObject(r, "low_freq_factor", m->rope_low_freq_factor) ||
+      !cJSON_AddNumberToObject(r, "high_freq_factor", m->rope_high_freq_factor) ||
+      !cJSON_AddNumberToObject(r, "original_max_position_embeddings", (double)m->rope_original_context) ||
+      !(scaling = cJSON_Duplicate(r, 1)))
+    return -1;
+  if (!cJSON_AddItemToObject(c, "rope_scaling", scaling)) {
+    cJSON_Delete(scaling);
+    return -1;
+  }
+  return 0;
+}
+
 int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64_t n_embd, int64_t n_layer,
                       int64_t n_head) {
   *out = NULL;
@@ -213,7 +249,7 @@ int nd_hf_config_json(char **out, int64_t vocab_size, int64_t n_positions, int64
       !cJSON_AddNumberToObject(c, "initializer_range", 0.02) || !cJSON_AddNumberToObject(c, "resid_pdrop", 0.0) ||
       !cJSON_AddNumberToObject(c, "embd_pdrop", 0.0) || !cJSON_AddNumberToObject(c, "attn_pdrop", 0.0) ||
       !cJSON_AddTrueToObject(c, "tie_word_embeddings") || !cJSON_AddTrueToObject(c, "scale_attn_weights") ||
-      !cJSON_AddTrueToObject(c, "use_cache"))
+      !cJSON_AddTrueToObject(c, "use_cache") || hf_config_common(c, vocab_size))
     goto out;
   *out = cJSON_Print(c);
   if (*out) rc = 0;
@@ -240,12 +276,12 @@ int nd_hf_llama_config_json(char **out, const nd_hf_llama *m) {
       !cJSON_AddNumberToObject(c, "head_dim", (double)(m->hidden_size / m->num_attention_heads)) ||
       !cJSON_AddStringToObject(c, "hidden_act", "silu") ||
       !cJSON_AddNumberToObject(c, "rms_norm_eps", m->rms_norm_eps) ||
-      !cJSON_AddNumberToObject(c, "rope_theta", m->rope_theta) || !cJSON_AddNullToObject(c, "rope_scaling") ||
+      !cJSON_AddNumberToObject(c, "rope_theta", m->rope_theta) ||
       !cJSON_AddBoolToObject(c, "tie_word_embeddings", m->tie_word_embeddings) ||
       !cJSON_AddFalseToObject(c, "attention_bias") || !cJSON_AddFalseToObject(c, "mlp_bias") ||
       !cJSON_AddNumberToObject(c, "attention_dropout", 0.0) || !cJSON_AddNumberToObject(c, "initializer_range", 0.02) ||
-      !cJSON_AddNumberToObject(c, "pretraining_tp", 1) || !cJSON_AddStringToObject(c, "torch_dtype", "float32") ||
-      !cJSON_AddTrueToObject(c, "use_cache"))
+      !cJSON_AddNumberToObject(c, "pretraining_tp", 1) || !cJSON_AddTrueToObject(c, "use_cache") ||
+      hf_rope_parameters(c, m) || hf_config_common(c, m->vocab_size))
     goto out;
   *out = cJSON_Print(c);
   if (*out) rc = 0;

@@ -78,6 +78,9 @@ typedef struct nd_hf_llama {
   int64_t num_hidden_layers, num_attention_heads, num_key_value_heads;
   double rms_norm_eps, rope_theta;
   int tie_word_embeddings;
+  /* Llama 3's RoPE scaling (rope_type llama3); factor 1: the default RoPE */
+  double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
+  int64_t rope_original_context;
 } nd_hf_llama;
 
 /* The Hugging Face Llama config.json (model_type llama, LlamaForCausalLM,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checkpoint/checkpoint.h"
+#include "checkpoint/hf_config.h"
 #include "checkpoint/safetensors.h"
 #include "common/error.h"
 #include "common/file.h"
@@ -28,18 +29,30 @@ static int64_t first_non_finite(const float *x, int64_t n) {
   return -1;
 }
 
+/* The rows past model.seq_len that tensor k carries (nd_ckpt_rows), or NULL. */
+static nd_ckpt_rows *extra_rows(const nd_ckpt_model *m, int k) {
+  return m->extra && strcmp(m->tensors[k].name, "wpe.weight") == 0 ? m->extra : NULL;
+}
+
 /* Gathers every tensor of one kind into named whole tensors (the caller frees data). */
 static int gather_all(const nd_ckpt_model *m, enum nd_gather what, nd_st_tensor *out, char (*names)[96],
                       nd_error *err) {
   for (int k = 0; k < m->n; k++) {
     const nd_ckpt_tensor *t = &m->tensors[k];
-    float *full = malloc((size_t)t->numel * sizeof *full);
+    const nd_ckpt_rows *x = extra_rows(m, k);
+    int64_t rows = x ? x->rows : 0, more = rows * t->shape[1];
+    float *full = malloc((size_t)(t->numel + more) * sizeof *full);
     if (!full) return nd__fail(err, ND_ENOMEM, "%s: out of memory writing the checkpoint", m->cfg->train.save_dir);
     snprintf(names[k], sizeof names[k], "%s%s", prefix[what], t->name);
-    out[k] = (nd_st_tensor){.name = names[k], .ndim = t->ndim, .data = full, .shape = {t->shape[0], t->shape[1]}};
+    out[k] =
+        (nd_st_tensor){.name = names[k], .ndim = t->ndim, .data = full, .shape = {t->shape[0] + rows, t->shape[1]}};
     if (m->gather(m->user, k, what, full))
       return nd__fail(err, ND_EINVAL, "%s: cannot gather tensor %s", m->cfg->train.save_dir, names[k]);
-    int64_t bad = first_non_finite(full, t->numel);
+    if (more && x->data[what])
+      memcpy(full + t->numel, x->data[what], (size_t)more * sizeof *full);
+    else if (more)
+      memset(full + t->numel, 0, (size_t)more * sizeof *full);
+    int64_t bad = first_non_finite(full, t->numel + more);
     if (bad >= 0)
       return nd__fail(err, ND_ENUMERIC,
                       "%s: checkpoint not written: tensor %s holds a non-finite value (%g at element %" PRId64 ")",
@@ -61,14 +74,24 @@ int nd_ckpt_save(const nd_ckpt_model *m, const nd_ckpt_state *s, nd_error *err) 
       (rc = gather_all(m, ND_GATHER_ADAM_V, opt + n, names + 2 * n, err)))
     goto done;
   rc = ND_ENOMEM;
-  nd_hf_llama llama = {c->model.vocab_size,    c->model.seq_len,
-                       c->model.n_embd,        nd_config_intermediate_size(c),
-                       c->model.n_layer,       c->model.n_head,
-                       nd_config_n_kv_head(c), c->model.rms_norm_eps,
-                       c->model.rope_theta,    c->model.tie_word_embeddings};
-  if (c->model.arch == ND_ARCH_LLAMA ? nd_hf_llama_config_json(&config_json, &llama)
-                                     : nd_hf_config_json(&config_json, c->model.vocab_size, c->model.seq_len,
-                                                         c->model.n_embd, c->model.n_layer, c->model.n_head))
+  nd_hf_llama llama = {c->model.vocab_size,
+                       c->model.seq_len,
+                       c->model.n_embd,
+                       nd_config_intermediate_size(c),
+                       c->model.n_layer,
+                       c->model.n_head,
+                       nd_config_n_kv_head(c),
+                       c->model.rms_norm_eps,
+                       c->model.rope_theta,
+                       c->model.tie_word_embeddings,
+                       c->model.rope_factor,
+                       c->model.rope_low_freq_factor,
+                       c->model.rope_high_freq_factor,
+                       c->model.rope_original_context};
+  if (c->model.arch == ND_ARCH_LLAMA
+          ? nd_hf_llama_config_json(&config_json, &llama)
+          : nd_hf_config_json(&config_json, c->model.vocab_size, c->model.seq_len + (m->extra ? m->extra->rows : 0),
+                              c->model.n_embd, c->model.n_layer, c->model.n_head))
     goto oom;
   if (!(state = cJSON_CreateObject()) || !cJSON_AddNumberToObject(state, "step", (double)s->step) ||
       !cJSON_AddNumberToObject(state, "data_position", (double)s->data_position) ||
@@ -113,6 +136,16 @@ static int load_tensor(const nd_ckpt_model *m, const nd_safetensors *st, const c
   if (rc) return rc;
   int ok = ndim == t->ndim;
   for (int d = 0; d < ndim && ok; d++) ok = shape[d] == t->shape[d];
+  nd_ckpt_rows *x = extra_rows(m, k);
+  int64_t rows = 0;
+  if (!ok && x && ndim == 2 && shape[1] == t->shape[1] && shape[0] > t->shape[0]) ok = 1, rows = shape[0] - t->shape[0];
+  if (x && what == ND_GATHER_PARAM) { /* the weights say how many rows are kept */
+    for (int w = 0; w < 4; w++) free(x->data[w]), x->data[w] = NULL;
+    x->rows = rows;
+  } else if (ok && x && rows != x->rows) {
+    return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has %" PRId64 " rows, the weights' %s has %" PRId64, path, name,
+                    shape[0], t->name, t->shape[0] + x->rows);
+  }
   if (!ok) {
     char got[128], want[128];
     shape_text(got, sizeof got, shape, ndim);
@@ -120,10 +153,13 @@ static int load_tensor(const nd_ckpt_model *m, const nd_safetensors *st, const c
     return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s has shape %s, the configuration needs %s", path, name, got,
                     want);
   }
-  int64_t bad = first_non_finite(data, t->numel);
+  int64_t more = rows * t->shape[1], bad = first_non_finite(data, t->numel + more);
   if (bad >= 0)
     return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s holds a non-finite value (%g at element %" PRId64 ")", path,
                     name, (double)data[bad], bad);
+  if (more && !(x->data[what] = malloc((size_t)more * sizeof *data)))
+    return nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+  if (more) memcpy(x->data[what], data + t->numel, (size_t)more * sizeof *data);
   /* the mapping is read-only and may be unaligned for the copy's users */
   float *copy = malloc((size_t)t->numel * sizeof *copy);
   if (!copy) return nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
@@ -161,6 +197,40 @@ static int no_extra_layer(const nd_ckpt_model *m, const nd_safetensors *st, cons
   return 0;
 }
 
+/* A buffer that Hugging Face files may hold beside the weights, recomputed
+ * from config.json: GPT-2's causal masks, older Llamas' RoPE frequencies. */
+static int is_buffer(const char *name) {
+  static const char *const buffers[] = {".attn.bias", ".attn.masked_bias", ".rotary_emb.inv_freq"};
+  size_t n = strlen(name);
+  for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) {
+    size_t b = strlen(buffers[i]);
+    if (n > b && strcmp(name + n - b, buffers[i]) == 0) return 1;
+  }
+  return 0;
+}
+
+/* Every tensor of the file is one the model loaded (of kind a or b): one it
+ * has no place for (a bias, an untied head) would otherwise be dropped, and
+ * the model computed would not be the file's. */
+static int no_unused(const nd_ckpt_model *m, const nd_safetensors *st, const char *path, enum nd_gather a,
+                     enum nd_gather b, nd_error *err) {
+  static const char hf[] = "transformer."; /* Hugging Face GPT2LMHeadModel's body */
+  for (int i = 0; i < nd_safetensors_count(st); i++) {
+    const char *name = nd_safetensors_name(st, i), *at = name;
+    if (strncmp(at, hf, sizeof hf - 1) == 0) at += sizeof hf - 1;
+    int used = a == ND_GATHER_PARAM && is_buffer(at);
+    for (int k = 0; k < m->n && !used; k++) {
+      size_t pa = strlen(prefix[a]), pb = strlen(prefix[b]);
+      used = (strncmp(at, prefix[a], pa) == 0 && strcmp(at + pa, m->tensors[k].name) == 0) ||
+             (strncmp(at, prefix[b], pb) == 0 && strcmp(at + pb, m->tensors[k].name) == 0);
+    }
+    if (!used)
+      return nd__fail(err, ND_ECHECKPOINT, "%s: tensor %s is not one of the configured model's: it would be dropped",
+                      path, name);
+  }
+  return 0;
+}
+
 static int load_file(const nd_ckpt_model *m, const char *dir, const char *file, enum nd_gather a, int with_b,
                      enum nd_gather b, nd_error *err) {
   char path[ND_PATH_MAX + 64];
@@ -170,6 +240,7 @@ static int load_file(const nd_ckpt_model *m, const char *dir, const char *file, 
   if (!rc) rc = no_extra_layer(m, st, path, err);
   for (int k = 0; k < m->n && !rc; k++)
     if (!(rc = load_tensor(m, st, path, k, a, err)) && with_b) rc = load_tensor(m, st, path, k, b, err);
+  if (!rc) rc = no_unused(m, st, path, a, with_b ? b : a, err);
   nd_safetensors_close(st);
   return rc;
 }
@@ -209,29 +280,31 @@ static int int_field(const cJSON *doc, const char *path, const char *key, int op
   return 0;
 }
 
-/* A real field near want (relative 1e-6: the JSON's printed digits); absent is accepted. */
-static int real_field(const cJSON *doc, const char *path, const char *field, const char *key, double want,
-                      nd_error *err) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, field);
-  if (!v) return 0;
-  if (!cJSON_IsNumber(v)) return nd__fail(err, ND_ECHECKPOINT, "%s: \"%s\" must be a number", path, field);
-  if (!(fabs(v->valuedouble - want) <= 1e-6 * fabs(want)))
-    return nd__fail(err, ND_ECHECKPOINT, "%s: %s is %g, the configuration has %s %g", path, field, v->valuedouble, key,
-                    want);
-  return 0;
+/* config.json's model family and the fields beyond the sizes
+ * (checkpoint/hf_config.h), checked before the tensors: a file of a model
+ * ndgraph does not compute (a head size of its own, biases, an untied head)
+ * is refused by its field rather than by a tensor's shape or name. */
+static int check_kind(const cJSON *doc, const char *path, const nd_config *c, nd_error *err) {
+  int llama = c->model.arch == ND_ARCH_LLAMA;
+  const char *arch = llama ? "llama" : "gpt2";
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(doc, "model_type");
+  if (type && (!cJSON_IsString(type) || strcmp(type->valuestring, arch) != 0))
+    return nd__fail(err, ND_ECHECKPOINT, "%s: model_type is %s, the configuration has model.arch %s", path,
+                    cJSON_IsString(type) ? type->valuestring : "not a string", arch);
+  const cJSON *tie = cJSON_GetObjectItemCaseSensitive(doc, "tie_word_embeddings");
+  if (llama && tie && (!cJSON_IsBool(tie) || cJSON_IsTrue(tie) != !!c->model.tie_word_embeddings))
+    return nd__fail(err, ND_ECHECKPOINT,
+                    "%s: tie_word_embeddings is %s, the configuration has "
+                    "model.tie_word_embeddings %s",
+                    path, cJSON_IsBool(tie) ? (cJSON_IsTrue(tie) ? "true" : "false") : "not a boolean",
+                    c->model.tie_word_embeddings ? "true" : "false");
+  return nd__hf_config_fields(doc, path, c, err);
 }
 
-/* config.json against the configuration: the model family, the sizes that
- * shape the tensors and, for Llama, what else changes the function computed
- * (a Llama's context may be longer than model.seq_len: RoPE has no position
- * table). */
-static int check_config(const nd_ckpt_model *m, const char *dir, int required, nd_error *err) {
-  char path[ND_PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/config.json", dir);
-  int missing;
-  cJSON *doc = read_json(path, &missing, err);
-  if (!doc) return missing && !required ? 0 : ND_ECHECKPOINT;
-  const nd_config *c = m->cfg;
+/* config.json's sizes against the configuration (a model's context may be
+ * longer than model.seq_len: Llama's RoPE has no position table, and GPT-2's
+ * rows of wpe past seq_len are kept aside, nd_ckpt_rows). */
+static int check_sizes(const cJSON *doc, const char *path, const nd_config *c, nd_error *err) {
   int llama = c->model.arch == ND_ARCH_LLAMA;
   /* at_least: the file's value may exceed the configuration's; optional: HF's default is want */
   typedef struct {
@@ -240,7 +313,7 @@ static int check_config(const nd_ckpt_model *m, const char *dir, int required, n
     int at_least, optional;
   } field;
   const field gpt2[] = {{"vocab_size", "model.vocab_size", c->model.vocab_size, 0, 0},
-                        {"n_positions", "model.seq_len", c->model.seq_len, 0, 0},
+                        {"n_positions", "model.seq_len", c->model.seq_len, 1, 0},
                         {"n_embd", "model.n_embd", c->model.n_embd, 0, 0},
                         {"n_layer", "model.n_layer", c->model.n_layer, 0, 0},
                         {"n_head", "model.n_head", c->model.n_head, 0, 0}};
@@ -253,12 +326,7 @@ static int check_config(const nd_ckpt_model *m, const char *dir, int required, n
                            {"num_key_value_heads", "model.n_kv_head", nd_config_n_kv_head(c), 0, 1}};
   const field *f = llama ? llama_f : gpt2;
   size_t nf = llama ? sizeof llama_f / sizeof llama_f[0] : sizeof gpt2 / sizeof gpt2[0];
-  const char *arch = llama ? "llama" : "gpt2";
-  const cJSON *type = cJSON_GetObjectItemCaseSensitive(doc, "model_type");
   int rc = 0;
-  if (type && (!cJSON_IsString(type) || strcmp(type->valuestring, arch) != 0))
-    rc = nd__fail(err, ND_ECHECKPOINT, "%s: model_type is %s, the configuration has model.arch %s", path,
-                  cJSON_IsString(type) ? type->valuestring : "not a string", arch);
   for (size_t i = 0; i < nf && !rc; i++) {
     int64_t got = f[i].want;
     rc = int_field(doc, path, f[i].field, f[i].optional, 1, INT64_C(1) << 53, &got, err);
@@ -266,18 +334,6 @@ static int check_config(const nd_ckpt_model *m, const char *dir, int required, n
       rc = nd__fail(err, ND_ECHECKPOINT, "%s: %s is %" PRId64 ", the configuration has %s %" PRId64 "%s", path,
                     f[i].field, got, f[i].key, f[i].want, f[i].at_least ? " (at most the file's)" : "");
   }
-  if (!rc && llama) rc = real_field(doc, path, "rms_norm_eps", "model.rms_norm_eps", c->model.rms_norm_eps, err);
-  if (!rc && llama) rc = real_field(doc, path, "rope_theta", "model.rope_theta", c->model.rope_theta, err);
-  if (!rc && llama) {
-    const cJSON *tie = cJSON_GetObjectItemCaseSensitive(doc, "tie_word_embeddings");
-    if (tie && (!cJSON_IsBool(tie) || cJSON_IsTrue(tie) != !!c->model.tie_word_embeddings))
-      rc = nd__fail(err, ND_ECHECKPOINT,
-                    "%s: tie_word_embeddings is %s, the configuration has "
-                    "model.tie_word_embeddings %s",
-                    path, cJSON_IsBool(tie) ? (cJSON_IsTrue(tie) ? "true" : "false") : "not a boolean",
-                    c->model.tie_word_embeddings ? "true" : "false");
-  }
-  cJSON_Delete(doc);
   return rc;
 }
 
@@ -313,11 +369,18 @@ static int exists(const char *dir, const char *file) {
 }
 
 int nd_ckpt_load(const nd_ckpt_model *m, const char *dir, int with_state, nd_ckpt_state *s, nd_error *err) {
-  int ours = exists(dir, "state.json") || exists(dir, "optimizer.safetensors");
-  /* the tensors first: a shape that differs is named with its tensor */
-  int rc = load_file(m, dir, "model.safetensors", ND_GATHER_PARAM, 0, ND_GATHER_PARAM, err);
-  if (!rc) rc = check_config(m, dir, ours || with_state, err);
+  int ours = exists(dir, "state.json") || exists(dir, "optimizer.safetensors"), missing;
+  char path[ND_PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/config.json", dir);
+  /* required when DIR is an ndgraph checkpoint; a bare weights file may lack it */
+  cJSON *doc = read_json(path, &missing, err);
+  int rc = doc || (missing && !ours && !with_state) ? 0 : ND_ECHECKPOINT;
+  if (!rc && doc) rc = check_kind(doc, path, m->cfg, err);
+  /* the tensors next: a shape that differs is named with its tensor */
+  if (!rc) rc = load_file(m, dir, "model.safetensors", ND_GATHER_PARAM, 0, ND_GATHER_PARAM, err);
+  if (!rc && doc) rc = check_sizes(doc, path, m->cfg, err);
   if (!rc && with_state) rc = read_state(dir, s, err);
   if (!rc && with_state) rc = load_file(m, dir, "optimizer.safetensors", ND_GATHER_ADAM_M, 1, ND_GATHER_ADAM_V, err);
+  cJSON_Delete(doc);
   return rc;
 }

@@ -18,6 +18,17 @@ typedef struct nd_ckpt_tensor {
   int64_t numel;
 } nd_ckpt_tensor;
 
+/* A position table (GPT-2's wpe.weight) loaded from a file with more rows
+ * than model.seq_len: the model trains the first seq_len; the rows past them,
+ * of each kind (nd_gather: weights and Adam's moments), are kept here and
+ * written back unchanged, so that a fine-tune at a shorter context keeps the
+ * checkpoint's whole context. data[kind] NULL: zeros (Adam's moments of a
+ * file without optimizer state). */
+typedef struct nd_ckpt_rows {
+  int64_t rows;
+  float *data[4];
+} nd_ckpt_rows;
+
 typedef struct nd_ckpt_model {
   const nd_config *cfg; /* model sizes for config.json, train.save_dir, data.train */
   const nd_ckpt_tensor *tensors;
@@ -26,7 +37,8 @@ typedef struct nd_ckpt_model {
   int (*gather)(void *user, int k, enum nd_gather what, float *out);
   void (*scatter)(void *user, int k, enum nd_gather what, const float *in);
   void *user;
-  int gather_only; /* several processes (docs/nodes.md): gather with the others, write nothing */
+  int gather_only;     /* several processes (docs/nodes.md): gather with the others, write nothing */
+  nd_ckpt_rows *extra; /* wpe.weight's rows past model.seq_len (the caller frees data[]); NULL: none kept */
 } nd_ckpt_model;
 
 /* What state.json holds: steps done, sequences consumed, Adam's t, and the
@@ -45,8 +57,11 @@ int nd_ckpt_save(const nd_ckpt_model *m, const nd_ckpt_state *s, nd_error *err);
 /* Loads DIR/model.safetensors and, with with_state, optimizer.safetensors
  * and state.json into *s. DIR/config.json is read and compared with the
  * configuration (required when DIR is an ndgraph checkpoint: it has a
- * state.json or optimizer.safetensors; a bare weights file may lack it).
- * Errors name the file and the tensor or field: ND_ECHECKPOINT. */
+ * state.json or optimizer.safetensors; a bare weights file may lack it); a
+ * field that changes the model is honoured or refused (checkpoint/hf_config.h)
+ * before any tensor is read, and a tensor of the files that the model does
+ * not use is refused, never dropped. Errors name the file and the tensor or
+ * field: ND_ECHECKPOINT. */
 int nd_ckpt_load(const nd_ckpt_model *m, const char *dir, int with_state, nd_ckpt_state *s, nd_error *err);
 
 #endif

@@ -446,9 +446,16 @@ void nd_safetensors_close(nd_safetensors *st) {
   free(st);
 }
 
-int nd_safetensors_count(const nd_safetensors *st) { return st->n; }
+int nd_safetensors_count(const nd_safetensors *st) {
+  int n = 0;
+  for (; st; st = st->next) n += st->n;
+  return n;
+}
 
-const char *nd_safetensors_name(const nd_safetensors *st, int i) { return i >= 0 && i < st->n ? st->e[i].name : NULL; }
+const char *nd_safetensors_name(const nd_safetensors *st, int i) {
+  for (; st && i >= st->n; st = st->next) i -= st->n;
+  return st && i >= 0 ? st->e[i].name : NULL;
+}
 
 static const entry *find_in(const nd_safetensors *st, const char *name) {
   size_t plen = strlen(PREFIX);

@@ -32,7 +32,8 @@ typedef struct nd_safetensors nd_safetensors;
 int nd_safetensors_open(nd_safetensors **out, const char *path, nd_error *err);
 void nd_safetensors_close(nd_safetensors *st);
 
-/* Number of tensors (every dtype), and the name of tensor i in file order. */
+/* Number of tensors (every dtype, every shard), and the name of tensor i in
+ * file order (shard after shard). */
 int nd_safetensors_count(const nd_safetensors *st);
 const char *nd_safetensors_name(const nd_safetensors *st, int i);
 

@@ -5,4 +5,4 @@
 libndgraph_internal_la_SOURCES += common/error.c common/error.h common/atomic.c common/atomic.h common/file.c common/file.h common/hash.h \
 	common/topology.c common/topology.h \
 	common/device.c common/device.h \
-	common/share.c common/share.h
+	common/share.c common/share.h common/rope.h

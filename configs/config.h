@@ -58,6 +58,9 @@ struct nd_config {
      * nd_config_intermediate_size) */
     int64_t n_kv_head, intermediate_size;
     double rms_norm_eps, rope_theta;
+    /* Llama 3's RoPE scaling (Hugging Face's rope_type llama3); factor 1: none */
+    double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
+    int64_t rope_original_context;
     int tie_word_embeddings;
   } model;
 

@@ -77,6 +77,10 @@ const struct nd__key nd__keys[] = {
     ONLY(LLAMA, INT_, model, intermediate_size, 0, INT64_C(1) << 18, "0"),
     ONLY(LLAMA, FLOAT_, model, rms_norm_eps, 0.0, 1, 1.0, 0, "1e-5"),
     ONLY(LLAMA, FLOAT_, model, rope_theta, 1.0, 0, 1e12, 0, "10000"),
+    ONLY(LLAMA, FLOAT_, model, rope_factor, 1.0, 0, 1e6, 0, "1"),
+    ONLY(LLAMA, FLOAT_, model, rope_low_freq_factor, 0.0, 1, 1e6, 0, "1"),
+    ONLY(LLAMA, FLOAT_, model, rope_high_freq_factor, 0.0, 1, 1e6, 0, "4"),
+    ONLY(LLAMA, INT_, model, rope_original_context, 1, INT64_C(1) << 24, "8192"),
     ONLY(LLAMA, BOOL_, model, tie_word_embeddings, "false"),
 
     INT(parallelism, data_parallel_size, 1, 1024, "1"),

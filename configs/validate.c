@@ -106,6 +106,12 @@ static int check_llama(const nd_config *cfg, nd_error *err) {
     return fail_at(cfg, err, KEYS("model.n_embd", "model.n_head"),
                    "the head size model.n_embd / model.n_head (%" PRId64 ") must be even for rotary embeddings",
                    cfg->model.n_embd / head);
+  /* Llama 3's scaling blends the wavelengths between the two bounds */
+  if (cfg->model.rope_factor != 1.0 && !(cfg->model.rope_high_freq_factor > cfg->model.rope_low_freq_factor))
+    return fail_at(cfg, err, KEYS("model.rope_high_freq_factor", "model.rope_low_freq_factor"),
+                   "model.rope_high_freq_factor (%g) must exceed model.rope_low_freq_factor (%g) when "
+                   "model.rope_factor is not 1",
+                   cfg->model.rope_high_freq_factor, cfg->model.rope_low_freq_factor);
   return 0;
 }
 

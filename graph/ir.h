@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "common/rope.h"
 #include "configs/config.h"
 
 /* A position in the device mesh: data-parallel replica, pipeline stage, tensor-parallel shard. */
@@ -148,7 +149,7 @@ struct nd_rms_args {
 struct nd_rope_args {
   int64_t n;
   int B, T, H, hs;
-  float theta;
+  nd_rope rope;
 }; /* n = B*T*H*hs, as nd_ew_args */
 struct nd_ew_args {
   int64_t n;

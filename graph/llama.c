@@ -170,14 +170,19 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
 
 /* ------------------------------------------------------------ tasks of this family */
 
+/* The RoPE of the configuration: theta and Llama 3's scaling (docs/models.md). */
+static nd_rope rope_of(const nd_config *c) {
+  return (nd_rope){(float)c->model.rope_theta, (float)c->model.rope_factor, (float)c->model.rope_low_freq_factor,
+                   (float)c->model.rope_high_freq_factor, (float)c->model.rope_original_context};
+}
+
 static void rope(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_rank r, int mb, int l, int32_t out,
                  int32_t in, int heads) {
   nd_graph *g = b->g;
   nd__task_spec s;
   nd__spec_init(&s, kind, ph, r, mb, l);
   int hs = g->C / g->NH;
-  s.t.a.rope =
-      (struct nd_rope_args){(int64_t)g->B * g->T * heads * hs, g->B, g->T, heads, hs, (float)b->cfg->model.rope_theta};
+  s.t.a.rope = (struct nd_rope_args){(int64_t)g->B * g->T * heads * hs, g->B, g->T, heads, hs, rope_of(b->cfg)};
   nd__acc(&s, out, ND_ACCESS_W);
   nd__acc(&s, in, ND_ACCESS_R);
   nd__emit(b, &s);

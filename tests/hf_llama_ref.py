@@ -60,14 +60,41 @@ def rms(x, w, eps):
     return out
 
 
-def rope(x, heads, hs, theta):
+def frequencies(cfg, hs):
+    """theta^(-2i/hs) for each pair i, with Llama 3's scaling where config.json
+    names it (rope_parameters, or rope_scaling before transformers 5): a
+    wavelength 2 pi / f longer than context / low_freq_factor is stretched by
+    factor, one shorter than context / high_freq_factor kept, and in between
+    f is mixed with f / factor, its weight (context / wavelength - low) /
+    (high - low) going from 0 to 1."""
+    r = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    theta = r.get("rope_theta", cfg.get("rope_theta", 10000.0))
+    kind = r.get("rope_type", r.get("type", "default"))
+    assert kind in ("default", "llama3"), f"rope_type {kind} is not implemented here"
+    out = []
+    for i in range(hs // 2):
+        f = theta ** (-2.0 * i / hs)
+        if kind == "llama3":
+            ctx, lo, hi, k = (r["original_max_position_embeddings"], r["low_freq_factor"], r["high_freq_factor"],
+                              r["factor"])
+            wavelength = 2 * math.pi / f
+            if wavelength > ctx / lo:
+                f = f / k
+            elif wavelength >= ctx / hi:
+                w = (ctx / wavelength - lo) / (hi - lo)
+                f = w * f + (1 - w) * f / k
+        out.append(f)
+    return out
+
+
+def rope(x, heads, hs, freq):
     half = hs // 2
     out = []
     for t, xt in enumerate(x):
         y = list(xt)
         for h in range(heads):
             for i in range(half):
-                a = t * theta ** (-2.0 * i / hs)
+                a = t * freq[i]
                 x0, x1 = xt[h * hs + i], xt[h * hs + i + half]
                 y[h * hs + i] = x0 * math.cos(a) - x1 * math.sin(a)
                 y[h * hs + i + half] = x1 * math.cos(a) + x0 * math.sin(a)
@@ -113,15 +140,16 @@ def main():
     assert cfg["model_type"] == "llama" and cfg["architectures"] == ["LlamaForCausalLM"]
     W = load(d)
     C, NH, KV = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    hs, eps, theta = C // NH, cfg["rms_norm_eps"], cfg["rope_theta"]
+    hs, eps = C // NH, cfg["rms_norm_eps"]
+    freq = frequencies(cfg, hs)
     toks = list(open(path, "rb").read()[:T + 1])
     emb = W["model.embed_tokens.weight"][1]
     x = [emb[t * C:(t + 1) * C] for t in toks[:T]]
     for l in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{l}."
         h = rms(x, W[p + "input_layernorm.weight"], eps)
-        q = rope(linear(h, W[p + "self_attn.q_proj.weight"]), NH, hs, theta)
-        k = rope(linear(h, W[p + "self_attn.k_proj.weight"]), KV, hs, theta)
+        q = rope(linear(h, W[p + "self_attn.q_proj.weight"]), NH, hs, freq)
+        k = rope(linear(h, W[p + "self_attn.k_proj.weight"]), KV, hs, freq)
         v = linear(h, W[p + "self_attn.v_proj.weight"])
         y = [[0.0] * C for _ in range(T)]
         for hd in range(NH):

@@ -35,7 +35,7 @@ expect 1 "$tmp/far.bin: token 257 at offset 3000002 is >= vocab_size 256" \
   "a bad token id past the first checked chunk is named with its offset" -- \
   "$ndgraph" run "${tiny[@]}" --set data.format=tokens-u16 --set model.vocab_size=256 --set data.train="$tmp/far.bin" \
   --set data.val="$tmp/far.bin"
-expect 1 "$tmp/nope/model.safetensors" "an unreadable checkpoint is named" -- \
+expect 1 "$tmp/nope: cannot open directory" "an unreadable checkpoint (neither a step-N nor a save folder) is named" -- \
   "$ndgraph" eval "${tiny[@]}" --checkpoint "$tmp/nope"
 
 # a good checkpoint, then one of another shape

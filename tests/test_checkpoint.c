@@ -397,6 +397,37 @@ static void test_hf_config(void) {
      "hf config: sizes");
   ok(NUM("layer_norm_epsilon") == 1e-5 && strcmp(STR("activation_function"), "gelu_new") == 0,
      "hf config: epsilon 1e-5, gelu_new");
+  ok(NUM("bos_token_id") == 50256 && NUM("eos_token_id") == 50256 && strcmp(STR("torch_dtype"), "float32") == 0,
+     "hf config: bos/eos the last id (50256), torch_dtype float32");
+  cJSON_Delete(c);
+  free(js);
+  nd_hf_llama m = {256, 64, 32, 48, 2, 4, 2, 1e-5, 500000.0, 0, 1.0, 1.0, 4.0, 8192};
+  ok(nd_hf_llama_config_json(&js, &m) == 0 && js, "hf llama config: built");
+  c = cJSON_Parse(js ? js : "");
+  cJSON *rope = cJSON_GetObjectItemCaseSensitive(c, "rope_parameters");
+  const cJSON *theta = cJSON_GetObjectItemCaseSensitive(rope, "rope_theta"),
+              *type = cJSON_GetObjectItemCaseSensitive(rope, "rope_type");
+  ok(NUM("bos_token_id") == 255 && NUM("eos_token_id") == 255 && strcmp(STR("torch_dtype"), "float32") == 0 &&
+         cJSON_IsNumber(theta) && theta->valuedouble == 500000.0 && cJSON_IsString(type) &&
+         strcmp(type->valuestring, "default") == 0,
+     "hf llama config: bos/eos 255 of 256, torch_dtype, rope_parameters {default, 500000}");
+  cJSON_Delete(c);
+  free(js);
+  m.rope_factor = 8, m.rope_original_context = 4096;
+  ok(nd_hf_llama_config_json(&js, &m) == 0 && js, "hf llama config with llama3 scaling: built");
+  c = cJSON_Parse(js ? js : "");
+  const cJSON *keys[2] = {cJSON_GetObjectItemCaseSensitive(c, "rope_parameters"),
+                          cJSON_GetObjectItemCaseSensitive(c, "rope_scaling")};
+  int good = 1;
+  for (int i = 0; i < 2; i++) {
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(keys[i], "rope_type");
+    good &= cJSON_IsString(t) && strcmp(t->valuestring, "llama3") == 0 &&
+            cJSON_GetObjectItemCaseSensitive(keys[i], "factor")->valuedouble == 8 &&
+            cJSON_GetObjectItemCaseSensitive(keys[i], "low_freq_factor")->valuedouble == 1 &&
+            cJSON_GetObjectItemCaseSensitive(keys[i], "high_freq_factor")->valuedouble == 4 &&
+            cJSON_GetObjectItemCaseSensitive(keys[i], "original_max_position_embeddings")->valuedouble == 4096;
+  }
+  ok(good, "hf llama config: rope_parameters and rope_scaling {llama3, 8, 1, 4, 4096}");
 #undef NUM
 #undef STR
   cJSON_Delete(c);

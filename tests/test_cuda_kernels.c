@@ -144,15 +144,16 @@ static void rmsnorm(int N, int C, int with_skip, float beta) {
   for (int i = 0; i < 8; i++) free(all[i]), cudaFree(gall[i]);
 }
 
-static void rope(int B, int T, int H, int hs, float theta) {
+static void rope(int B, int T, int H, int hs, nd_rope r) {
   int64_t n = (int64_t)B * T * H * hs;
   float *x = host(n), *y = host(n), *dx = host(n);
   float *gx = dev(x, (size_t)n * 4), *gy = dev(NULL, (size_t)n * 4);
   char name[96];
-  snprintf(name, sizeof name, "rope (B %d, T %d, %d heads of %d, theta %g) forward", B, T, H, hs, theta);
-  nd_rope_forward(y, x, B, T, H, hs, theta), nd_cuda_rope_forward(0, gy, gx, B, T, H, hs, theta);
+  snprintf(name, sizeof name, "rope (B %d, T %d, %d heads of %d, theta %g, llama3 factor %g) forward", B, T, H, hs,
+           r.theta, r.factor);
+  nd_rope_forward(y, x, B, T, H, hs, r), nd_cuda_rope_forward(0, gy, gx, B, T, H, hs, r);
   check(name, gy, y, n, 1e-5);
-  nd_rope_backward(dx, x, B, T, H, hs, theta), nd_cuda_rope_backward(0, gy, gx, B, T, H, hs, theta);
+  nd_rope_backward(dx, x, B, T, H, hs, r), nd_cuda_rope_backward(0, gy, gx, B, T, H, hs, r);
   check("  backward", gy, dx, n, 1e-5);
   free(x), free(y), free(dx), cudaFree(gx), cudaFree(gy);
 }
@@ -310,9 +311,11 @@ int main(void) {
   rmsnorm(7, 33, 1, 0.0f);
   rmsnorm(64, 768, 0, 1.0f);
   rmsnorm(16, 1600, 1, 1.0f);
-  rope(2, 16, 2, 8, 10000.0f);
-  rope(1, 64, 4, 16, 500000.0f);
-  rope(3, 9, 3, 6, 10000.0f);
+  rope(2, 16, 2, 8, ND_ROPE_DEFAULT(10000.0f));
+  rope(1, 64, 4, 16, ND_ROPE_DEFAULT(500000.0f));
+  rope(3, 9, 3, 6, ND_ROPE_DEFAULT(10000.0f));
+  /* Llama 3's scaling, its three regimes: pair 0 kept, 1 blended, 2.. divided */
+  rope(1, 64, 4, 16, (nd_rope){500000.0f, 8.0f, 0.5f, 4.0f, 32.0f});
   gqa(h, 2, 16, 4, 2, 8);
   gqa(h, 1, 64, 4, 1, 16);
   gqa(h, 3, 9, 6, 3, 5);

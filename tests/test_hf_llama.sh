@@ -8,14 +8,16 @@
 # rewritten by that program as Hugging Face writes large models (bf16, two
 # shards and model.safetensors.index.json) loads in ndgraph, which converts it
 # to fp32 (the same loss as the reference on the bf16 weights), and fine-tunes
-# from it.
+# from it. With Llama 3's RoPE scaling (its three regimes met: pair 0 of a
+# head of 8 kept, 1 blended, 2 and 3 stretched), the reference built from
+# config.json's rope_parameters gives ndgraph's loss too.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 prog="$srcdir/tests/${ND_LLAMA_REF:-hf_llama_ref.py}"
 diag "reference: $prog"
 reference() { python3 "$prog" "$@" 2>"$tmp/referr"; }
 comments() { sed 's/^#* */# /' "$tmp/referr"; } # what the reference last said on stderr
-same() { # same EVAL_JSON REF_LOSS: within 1e-5 relative
-  python3 -c "import json,sys; a=json.loads(sys.argv[1])['loss']; b=float(sys.argv[2]); print(f'# ndgraph {a!r}, reference {b!r}'); sys.exit(0 if abs(a-b) <= 1e-5*abs(b) else 1)" "$1" "$2"
+same() { # same EVAL_JSON REF_LOSS [TOLERANCE]: within 1e-5 relative, or TOLERANCE
+  python3 -c "import json,sys; a=json.loads(sys.argv[1])['loss']; b=float(sys.argv[2]); print(f'# ndgraph {a!r}, reference {b!r}'); sys.exit(0 if abs(a-b) <= float(sys.argv[3])*abs(b) else 1)" "$1" "$2" "${3:-1e-5}"
 }
 
 printf 'Once upon a time, a small llama' >"$tmp/data.txt"
@@ -48,4 +50,27 @@ ok $? "ndgraph reads the bf16 shards as the reference does ($ev vs $ref)"
 ok $? "ndgraph fine-tunes from the bf16 shards"
 test -f "$tmp/ft/step-3/model.safetensors" && grep -q '"F32"' "$tmp/ft/step-3/model.safetensors"
 ok $? "and saves fp32"
+llama3=(--set model.rope_factor=8 --set model.rope_low_freq_factor=1 --set model.rope_high_freq_factor=4
+        --set model.rope_original_context=64)
+"$ndgraph" run "$@" --set model.tie_word_embeddings=false "${llama3[@]}" --set train.steps=3 --set train.eval_every=0 \
+  --set train.save_dir="$tmp/llama3" >"$tmp/out" 2>&1
+ok $? "llama3 RoPE scaling: trains 3 steps and saves"
+ev=$("$ndgraph" eval "$@" --set model.tie_word_embeddings=false "${llama3[@]}" --checkpoint "$tmp/llama3" \
+  --data "$tmp/data.txt" --batches 1 2>&1)
+ref=$(reference "$tmp/llama3/step-3" "$tmp/data.txt" 16)
+comments
+# after 3 steps the scaling moves the loss by about 3e-6 relative: 1e-6 tells them apart
+same "$ev" "$ref" 1e-6
+ok $? "llama3 RoPE scaling: the reference built from config.json gives ndgraph's loss within 1e-6 ($ev vs $ref)"
+cp -r "$tmp/llama3/step-3" "$tmp/unscaled"
+python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['rope_parameters']=dict(rope_type='default', rope_theta=10000.0); c['rope_scaling']=None; json.dump(c, open(sys.argv[1], 'w'))" "$tmp/unscaled/config.json"
+plain=$(reference "$tmp/unscaled" "$tmp/data.txt" 16)
+comments
+! same "$ev" "$plain" 1e-6
+ok $? "which the reference without the scaling does not ($plain)"
+ev=$("$ndgraph" eval "$@" --set model.tie_word_embeddings=false --checkpoint "$tmp/llama3" --data "$tmp/data.txt" \
+  --batches 1 2>&1)
+status=$?
+[ $status -eq 1 ] && [[ "$ev" == *"rope_parameters.factor is 8, the configuration has model.rope_factor 1"* ]]
+ok $? "and a configuration without the scaling refuses it, naming the field (exit $status: $ev)"
 done_testing

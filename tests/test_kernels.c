@@ -745,15 +745,30 @@ static void test_rmsnorm(int N, int C, float eps) {
   free_all();
 }
 
+/* The frequency of pair i, in double, from the definitions: theta^(-2i/hs),
+ * and Llama 3's scaling of it by its wavelength 2 pi / f against the
+ * original context: longer than context / low, f / factor; shorter than
+ * context / high, f; between, the mix of the two whose weight on f,
+ * (context / wavelength - low) / (high - low), goes from 0 to 1 across. */
+static double ref_inv_freq(nd_rope r, int i, int hs) {
+  double f = pow(r.theta, -2.0 * i / hs);
+  if (r.factor == 1.0f) return f;
+  double wavelength = 2 * M_PI / f, lo = (double)r.context / r.low, hi = (double)r.context / r.high;
+  if (wavelength > lo) return f / r.factor;
+  if (wavelength < hi) return f;
+  double w = ((double)r.context / wavelength - r.low) / ((double)r.high - r.low);
+  return w * f + (1 - w) * f / r.factor;
+}
+
 /* Hugging Face's rotate_half rotation of x (B, T, H, hs) at each position, in double */
-static void ref_rope(double *out, const double *x, int B, int T, int H, int hs, double theta) {
+static void ref_rope(double *out, const double *x, int B, int T, int H, int hs, nd_rope r) {
   int half = hs / 2;
   for (int b = 0; b < B; b++)
     for (int t = 0; t < T; t++)
       for (int h = 0; h < H; h++) {
         size_t o = (((size_t)b * T + t) * H + h) * hs;
         for (int i = 0; i < half; i++) {
-          double a = t * pow(theta, -2.0 * i / hs);
+          double a = t * ref_inv_freq(r, i, hs);
           out[o + i] = x[o + i] * cos(a) - x[o + i + half] * sin(a);
           out[o + i + half] = x[o + i + half] * cos(a) + x[o + i] * sin(a);
         }
@@ -763,27 +778,46 @@ static void ref_rope(double *out, const double *x, int B, int T, int H, int hs, 
 typedef struct {
   double *inp, *dout, *out;
   int B, T, H, hs;
-  double theta;
+  nd_rope r;
 } rope_ctx;
 
 static double rope_obj(void *p) {
   rope_ctx *c = p;
-  ref_rope(c->out, c->inp, c->B, c->T, c->H, c->hs, c->theta);
+  ref_rope(c->out, c->inp, c->B, c->T, c->H, c->hs, c->r);
   return dot(c->dout, c->out, (int64_t)c->B * c->T * c->H * c->hs);
 }
 
-static void test_rope(int B, int T, int H, int hs, float theta) {
+/* Llama 3.1's scaling (theta 500000, factor 8, low 1, high 4, context 8192)
+ * on a head of 128: every frequency within 1e-6 of the closed form, and each
+ * regime met (the highest kept, the lowest divided by 8, some between). */
+static void test_rope_freq(void) {
+  nd_rope r = {500000.0f, 8.0f, 1.0f, 4.0f, 8192.0f};
+  double worst = 0;
+  int kept = 0, divided = 0, blended = 0;
+  for (int i = 0; i < 64; i++) {
+    double want = ref_inv_freq(r, i, 128), got = nd_rope_inv_freq(r, i, 128), plain = pow(500000.0, -i / 64.0);
+    worst = fmax(worst, fabs(got - want) / want);
+    kept += fabs(want / plain - 1) < 1e-12, divided += fabs(want * 8 / plain - 1) < 1e-12;
+    blended += fabs(want / plain - 1) >= 1e-12 && fabs(want * 8 / plain - 1) >= 1e-12;
+  }
+  ok(worst < 1e-6 && kept > 0 && divided > 0 && blended > 0 && nd_rope_inv_freq(r, 0, 128) == 1.0f,
+     "llama3 inv_freq against the closed form: rel err %.2e (%d kept, %d blended, %d divided)", worst, kept, blended,
+     divided);
+}
+
+static void test_rope(int B, int T, int H, int hs, nd_rope r) {
   int64_t n = (int64_t)B * T * H * hs;
   float *inp = falloc(n), *dout = falloc(n), *out = falloc(n), *dinp = falloc(n);
   nd_ref_fill(inp, n, &rng, -1, 1);
   nd_ref_fill(dout, n, &rng, -1, 1);
-  rope_ctx c = {dcopy(inp, n), dcopy(dout, n), dalloc(n), B, T, H, hs, theta};
-  nd_rope_forward(out, inp, B, T, H, hs, theta);
+  rope_ctx c = {dcopy(inp, n), dcopy(dout, n), dalloc(n), B, T, H, hs, r};
+  nd_rope_forward(out, inp, B, T, H, hs, r);
   rope_obj(&c);
   double e = nd_ref_rel_err(out, c.out, n);
-  ok(e < TOL_FWD, "rope forward B=%d T=%d H=%d hs=%d theta=%g: rel err %.2e", B, T, H, hs, (double)theta, e);
+  ok(e < TOL_FWD, "rope forward B=%d T=%d H=%d hs=%d theta=%g llama3 factor %g: rel err %.2e", B, T, H, hs,
+     (double)r.theta, (double)r.factor, e);
   fill_nan(dinp, n);
-  nd_rope_backward(dinp, dout, B, T, H, hs, theta);
+  nd_rope_backward(dinp, dout, B, T, H, hs, r);
   double *g = dalloc(n);
   fd_grad(g, c.inp, n, rope_obj, &c);
   e = nd_ref_rel_err(dinp, g, n);
@@ -944,9 +978,12 @@ int main(void) {
   test_rmsnorm(3, 5, 1e-5f);
   test_rmsnorm(7, 64, 1e-6f);
   test_rmsnorm(2, 21, 1e-5f);
-  test_rope(1, 1, 1, 2, 10000.0f);
-  test_rope(2, 5, 3, 4, 10000.0f);
-  test_rope(1, 16, 2, 8, 500000.0f);
+  test_rope(1, 1, 1, 2, ND_ROPE_DEFAULT(10000.0f));
+  test_rope(2, 5, 3, 4, ND_ROPE_DEFAULT(10000.0f));
+  test_rope(1, 16, 2, 8, ND_ROPE_DEFAULT(500000.0f));
+  /* Llama 3's scaling: at hs 16, pair 0 kept, 1 blended, 2.. divided */
+  test_rope(2, 24, 2, 16, (nd_rope){10000.0f, 4.0f, 0.5f, 2.0f, 16.0f});
+  test_rope_freq();
   test_swiglu(1);
   test_swiglu(1000);
   test_gqa(1, 1, 1, 1, 1);

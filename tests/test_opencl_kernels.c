@@ -298,14 +298,23 @@ static int cases(kcase *out) {
     memcpy(k.mode, (uint8_t[]){RW, R, R, R}, 4);
     out[n++] = k;
   }
-  static const int rp[][4] = {{2, 16, 2, 8}, {1, 64, 4, 16}, {3, 9, 3, 6}};
-  for (int s = 0; s < 3; s++) {
+  static const int rp[][4] = {{2, 16, 2, 8}, {1, 64, 4, 16}, {3, 9, 3, 6}, {3, 9, 3, 6}};
+  for (int s = 0; s < 4; s++) {
     int B = rp[s][0], T = rp[s][1], H = rp[s][2], hs = rp[s][3];
     int64_t m = (int64_t)B * T * H * hs;
     kcase k = {.lower_tri = -1, .tol = 1e-5};
-    k.t.a.rope = (struct nd_rope_args){m, B, T, H, hs, s == 1 ? 500000.0f : 10000.0f};
+    /* the last: Llama 3's scaling, pair 0 kept, 1 blended, 2 divided */
+    k.t.a.rope = (struct nd_rope_args){m,
+                                       B,
+                                       T,
+                                       H,
+                                       hs,
+                                       s == 3   ? (nd_rope){10000.0f, 4.0f, 0.1f, 2.0f, 16.0f}
+                                       : s == 1 ? ND_ROPE_DEFAULT(500000.0f)
+                                                : ND_ROPE_DEFAULT(10000.0f)};
     for (int bwd = 0; bwd <= 1; bwd++) {
-      snprintf(names[n], 96, "rope_%s B %d T %d H %d hs %d", bwd ? "bwd" : "fwd", B, T, H, hs);
+      snprintf(names[n], 96, "rope_%s B %d T %d H %d hs %d%s", bwd ? "bwd" : "fwd", B, T, H, hs,
+               s == 3 ? " llama3" : "");
       k.name = names[n], k.t.kind = bwd ? ND_TASK_ROPE_BWD : ND_TASK_ROPE_FWD, k.n = 2;
       memcpy(k.numel, (int64_t[]){m, m}, sizeof(int64_t) * 2);
       memcpy(k.mode, (uint8_t[]){W, R}, 2);

@@ -163,6 +163,14 @@ class LlamaForCausalLM(nn.Module):
     def forward(self, ids):  # ids (B, T) -> logits (B, T, vocab)
         hd, T = self.c["head_dim"], ids.shape[1]
         inv_freq = 1.0 / self.c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)
+        if self.c["rope_type"] == "llama3":
+            # Llama 3: a wavelength longer than context / low is stretched by
+            # factor, one shorter than context / high kept, and between them
+            # the weight on the unstretched frequency rises linearly in context / wavelength
+            r = self.c["rope"]
+            ctx, lo, hi = r["original_max_position_embeddings"], r["low_freq_factor"], r["high_freq_factor"]
+            w = ((ctx * inv_freq / (2 * math.pi) - lo) / (hi - lo)).clamp(0.0, 1.0)
+            inv_freq = w * inv_freq + (1 - w) * inv_freq / r["factor"]
         freqs = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)  # (T, hd / 2)
         emb = torch.cat((freqs, freqs), dim=-1)  # (T, hd)
         cos, sin = emb.cos().to(self.lm_head.weight.dtype), emb.sin().to(self.lm_head.weight.dtype)
@@ -182,8 +190,13 @@ def config(d):
         fail(f"{path}: {e}")
     if c.get("model_type") != "llama" or "LlamaForCausalLM" not in c.get("architectures", []):
         fail(f"{path}: not a LlamaForCausalLM (model_type {c.get('model_type')!r})")
-    if c.get("rope_scaling"):
-        fail(f"{path}: rope_scaling {c['rope_scaling']!r} is not implemented here")
+    # transformers 5 writes the RoPE (and its theta) in rope_parameters, earlier versions in rope_scaling
+    r = c.get("rope_parameters") or c.get("rope_scaling") or {}
+    c["rope"], c["rope_type"] = r, r.get("rope_type", r.get("type", "default"))
+    if c["rope_type"] not in ("default", "llama3"):
+        fail(f"{path}: rope_type {c['rope_type']!r} is not implemented here")
+    if "rope_theta" in r:
+        c["rope_theta"] = r["rope_theta"]
     if c.get("hidden_act", "silu") != "silu":
         fail(f"{path}: hidden_act {c['hidden_act']!r}, expected silu")
     c.setdefault("num_key_value_heads", c["num_attention_heads"])

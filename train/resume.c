@@ -42,5 +42,11 @@ int nd_trainer_resume(nd_trainer *tr, const char *dir, char *used, size_t size, 
   if (rc) return rc;
   snprintf(probe, sizeof probe, "%s/optimizer.safetensors", used);
   *with_state = stat(probe, &st) == 0;
-  return nd_trainer_load(tr, used, *with_state, err);
+  return nd__trainer_load_dir(tr, used, *with_state, err);
+}
+
+int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *err) {
+  char used[ND_PATH_MAX + 64];
+  int rc = resolve(dir, used, sizeof used, nd__trainer_resume_note(tr), err);
+  return rc ? rc : nd__trainer_load_dir(tr, used, with_state, err);
 }

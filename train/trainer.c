@@ -40,6 +40,7 @@ struct nd_trainer {
   /* the model's whole tensors: Hugging Face name, shape, element count */
   int n_hf;
   nd_ckpt_tensor *ckpt;           /* [n_hf] */
+  nd_ckpt_rows wpe_extra;         /* GPT-2's positions past model.seq_len of a loaded checkpoint */
   nd_balance balance;             /* stage_layers: auto */
   nd_trace_recorder *rec;         /* the steps traced so far */
   int64_t steps_run;              /* training steps this trainer ran (not resumed): the bytes predicted */
@@ -291,6 +292,7 @@ void nd_trainer_close(nd_trainer *tr) {
   nd_dataset_close(tr->val);
   if (tr->save_lock >= 0) close(tr->save_lock); /* the next run may write there */
   free(tr->ckpt);
+  for (int w = 0; w < 4; w++) free(tr->wpe_extra.data[w]);
   free(tr);
 }
 
@@ -434,7 +436,7 @@ static void scatter_one(void *user, int k, enum nd_gather what, const float *in)
 }
 
 static nd_ckpt_model ckpt_model(nd_trainer *tr) {
-  return (nd_ckpt_model){&tr->cfg, tr->ckpt, tr->n_hf, gather_one, scatter_one, tr, 0};
+  return (nd_ckpt_model){&tr->cfg, tr->ckpt, tr->n_hf, gather_one, scatter_one, tr, 0, &tr->wpe_extra};
 }
 
 int nd_trainer_save(nd_trainer *tr, nd_error *err) {
@@ -485,7 +487,7 @@ int nd_trainer_check_save_dir(nd_trainer *tr, nd_save_dir_check *out, nd_error *
   return 0;
 }
 
-int nd_trainer_load(nd_trainer *tr, const char *dir, int with_state, nd_error *err) {
+int nd__trainer_load_dir(nd_trainer *tr, const char *dir, int with_state, nd_error *err) {
   nd_ckpt_model m = ckpt_model(tr);
   nd_ckpt_state s;
   int rc = nd_ckpt_load(&m, dir, with_state, &s, err);

@@ -18,6 +18,9 @@ int64_t nd__trainer_checkpoint_bytes(const nd_trainer *tr);
 /* What every process of an mpirun launch must agree on: the configuration
  * as text and the bytes of each plugin (train/processes.c). */
 uint64_t nd_trainer_config_hash(const nd_config *cfg);
+/* nd_trainer_load of a checkpoint directory itself (a step-N or a Hugging
+ * Face one), not a save_dir. */
+int nd__trainer_load_dir(nd_trainer *tr, const char *dir, int with_state, nd_error *err);
 /* ND_ERROR_MAX bytes: nd_trainer_resume's note (train/resume.c) */
 char *nd__trainer_resume_note(nd_trainer *tr);
 /* ND_PATH_MAX bytes: the checkpoint directory the trainer loaded ("" none) */

@@ -183,7 +183,8 @@ typedef struct nd_step_result {
  * trainer per process at a time. */
 ND_EXPORT int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err);
 ND_EXPORT void nd_trainer_close(nd_trainer *tr);
-/* Loads a checkpoint directory (step-N/): the model, and with_state the
+/* Loads a checkpoint directory (step-N/, or a save_dir: its newest complete
+ * step-N, as nd_trainer_resume finds it): the model, and with_state the
  * optimizer and the step count too. Shapes must match the configuration,
  * every value must be finite, config.json must agree with the configuration
  * (required in an ndgraph checkpoint; a bare weights file may lack it) and

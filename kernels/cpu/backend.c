@@ -119,13 +119,13 @@ static int rmsnorm_bwd_weight(const nd_kcall *c) {
 
 static int rope_fwd(const nd_kcall *c) {
   const struct nd_rope_args *a = &c->task->a.rope;
-  nd_rope_forward(CF(0), CF(1), a->B, a->T, a->H, a->hs, a->theta);
+  nd_rope_forward(CF(0), CF(1), a->B, a->T, a->H, a->hs, a->rope);
   return 0;
 }
 
 static int rope_bwd(const nd_kcall *c) {
   const struct nd_rope_args *a = &c->task->a.rope;
-  nd_rope_backward(CF(0), CF(1), a->B, a->T, a->H, a->hs, a->theta);
+  nd_rope_backward(CF(0), CF(1), a->B, a->T, a->H, a->hs, a->rope);
   return 0;
 }
 

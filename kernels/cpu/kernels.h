@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "common/rope.h"
+
 /* ---- linear layer: out (M, N) = inp (M, K) . W + bias
  * trans_w = 0: W is (K, N).  trans_w = 1: W is (N, K) and is used transposed
  * (the tied LM head: logits = x . wte^T).  bias (N) may be NULL. */
@@ -69,8 +71,8 @@ void nd_rmsnorm_backward_weight(float *dweight, const float *dout, const float *
  * each head of size hs, element i < hs/2 pairs with i + hs/2, rotated by
  * pos * theta^(-2i/hs), pos the position in its sequence. x (B, T, H, hs).
  * The backward rotates by the opposite angle. out may not alias inp. */
-void nd_rope_forward(float *out, const float *inp, int B, int T, int H, int hs, float theta);
-void nd_rope_backward(float *dinp, const float *dout, int B, int T, int H, int hs, float theta);
+void nd_rope_forward(float *out, const float *inp, int B, int T, int H, int hs, nd_rope r);
+void nd_rope_backward(float *dinp, const float *dout, int B, int T, int H, int hs, nd_rope r);
 
 /* ---- gated SiLU MLP: out = silu(gate) * up, n elements; the backward
  * overwrites dgate and dup. */

@@ -3,10 +3,11 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "common/rope.h"
 #include "kernels/cpu/kernels.h"
 
 /* sign +1: the forward rotation; -1: its transpose (the backward). */
-static void rotate(float *out, const float *inp, int B, int T, int H, int hs, float theta, float sign) {
+static void rotate(float *out, const float *inp, int B, int T, int H, int hs, nd_rope r, float sign) {
   // out, inp (B, T, H, hs)
   const int half = hs / 2;
   for (int b = 0; b < B; b++)
@@ -17,7 +18,7 @@ static void rotate(float *out, const float *inp, int B, int T, int H, int hs, fl
         float *y = out + row + (size_t)h * hs;
         for (int i = 0; i < half; i++) {
           // as Hugging Face computes it: inv_freq and the angle in single precision
-          float inv_freq = 1.0f / powf(theta, (float)(2 * i) / (float)hs);
+          float inv_freq = nd_rope_inv_freq(r, i, hs);
           float ang = (float)t * inv_freq, c = cosf(ang), s = sign * sinf(ang);
           float x0 = x[i], x1 = x[i + half];
           y[i] = x0 * c - x1 * s;
@@ -27,10 +28,10 @@ static void rotate(float *out, const float *inp, int B, int T, int H, int hs, fl
     }
 }
 
-void nd_rope_forward(float *out, const float *inp, int B, int T, int H, int hs, float theta) {
-  rotate(out, inp, B, T, H, hs, theta, 1.0f);
+void nd_rope_forward(float *out, const float *inp, int B, int T, int H, int hs, nd_rope r) {
+  rotate(out, inp, B, T, H, hs, r, 1.0f);
 }
 
-void nd_rope_backward(float *dinp, const float *dout, int B, int T, int H, int hs, float theta) {
-  rotate(dinp, dout, B, T, H, hs, theta, -1.0f);
+void nd_rope_backward(float *dinp, const float *dout, int B, int T, int H, int hs, nd_rope r) {
+  rotate(dinp, dout, B, T, H, hs, r, -1.0f);
 }

@@ -81,12 +81,12 @@ static int rmsnorm_bwd_weight(const nd_kcall *c) {
 
 static int rope_fwd(const nd_kcall *c) {
   const struct nd_rope_args *r = &c->task->a.rope;
-  return nd_cuda_rope_forward(S, F(0), F(1), r->B, r->T, r->H, r->hs, r->theta);
+  return nd_cuda_rope_forward(S, F(0), F(1), r->B, r->T, r->H, r->hs, r->rope);
 }
 
 static int rope_bwd(const nd_kcall *c) {
   const struct nd_rope_args *r = &c->task->a.rope;
-  return nd_cuda_rope_backward(S, F(0), F(1), r->B, r->T, r->H, r->hs, r->theta);
+  return nd_cuda_rope_backward(S, F(0), F(1), r->B, r->T, r->H, r->hs, r->rope);
 }
 
 static int swiglu_fwd(const nd_kcall *c) { return nd_cuda_swiglu_forward(S, F(0), F(1), F(2), c->task->a.ew.n); }

@@ -12,6 +12,8 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
+#include "common/rope.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -58,8 +60,8 @@ int nd_cuda_rmsnorm_backward_input(cudaStream_t s, float *dinp, const float *dsk
 int nd_cuda_rmsnorm_backward_weight(cudaStream_t s, float *dweight, const float *dout, const float *inp,
                                     const float *rstd, int N, int C, float beta);
 
-int nd_cuda_rope_forward(cudaStream_t s, float *out, const float *inp, int B, int T, int H, int hs, float theta);
-int nd_cuda_rope_backward(cudaStream_t s, float *dinp, const float *dout, int B, int T, int H, int hs, float theta);
+int nd_cuda_rope_forward(cudaStream_t s, float *out, const float *inp, int B, int T, int H, int hs, nd_rope rope);
+int nd_cuda_rope_backward(cudaStream_t s, float *dinp, const float *dout, int B, int T, int H, int hs, nd_rope rope);
 
 int nd_cuda_swiglu_forward(cudaStream_t s, float *out, const float *gate, const float *up, int64_t n);
 int nd_cuda_swiglu_backward(cudaStream_t s, float *dgate, float *dup, const float *gate, const float *up,

@@ -276,9 +276,18 @@ static int rope(const nd_kcall *c, float sign) {
   const struct nd_rope_args *r = &c->task->a.rope;
   cl_mem out = M(0), inp = M(1);
   size_t g[] = {(size_t)r->B * r->T * r->H, (size_t)r->hs / 2};
-  nd_ocl_arg a[] = {ND_OCL_ARG(out),   ND_OCL_ARG(inp),      ND_OCL_ARG(r->T), ND_OCL_ARG(r->H),
-                    ND_OCL_ARG(r->hs), ND_OCL_ARG(r->theta), ND_OCL_ARG(sign)};
-  return nd_ocl_run(ND_OCL_rope, 2, g, 7, a);
+  nd_ocl_arg a[] = {ND_OCL_ARG(out),
+                    ND_OCL_ARG(inp),
+                    ND_OCL_ARG(r->T),
+                    ND_OCL_ARG(r->H),
+                    ND_OCL_ARG(r->hs),
+                    ND_OCL_ARG(r->rope.theta),
+                    ND_OCL_ARG(r->rope.factor),
+                    ND_OCL_ARG(r->rope.low),
+                    ND_OCL_ARG(r->rope.high),
+                    ND_OCL_ARG(r->rope.context),
+                    ND_OCL_ARG(sign)};
+  return nd_ocl_run(ND_OCL_rope, 2, g, 11, a);
 }
 
 static int rope_fwd(const nd_kcall *c) { return rope(c, 1.0f); }

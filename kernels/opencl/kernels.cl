@@ -321,11 +321,24 @@ __kernel void nd_rms_bwd_w(__global float *dw, __global const float *dout, __glo
   dw[j] = sw;
 }
 
-/* rotary embedding, rotate_half: global (B*T*H, hs/2); sign -1 is the backward */
-__kernel void nd_rope(__global float *out, __global const float *inp, int T, int H, int hs, float theta, float sign) {
+/* rotary embedding, rotate_half: global (B*T*H, hs/2); sign -1 is the
+ * backward. The frequencies are common/rope.h's nd_rope_inv_freq: theta, and
+ * Llama 3's scaling (factor 1: none) of the wavelengths longer than
+ * context / high, blended up to context / low. */
+__kernel void nd_rope(__global float *out, __global const float *inp, int T, int H, int hs, float theta, float factor,
+                      float low, float high, float context, float sign) {
   size_t r = get_global_id(0);
   int i = get_global_id(1), hh = hs / 2, t = (int)(r / H % T);
   float inv_freq = 1.0f / pow(theta, (float)(2 * i) / (float)hs);
+  if (factor != 1.0f) {
+    float wavelen = 6.283185307179586f / inv_freq;
+    if (wavelen > context / low) {
+      inv_freq = inv_freq / factor;
+    } else if (wavelen >= context / high) {
+      float smooth = (context / wavelen - low) / (high - low);
+      inv_freq = (1.0f - smooth) * inv_freq / factor + smooth * inv_freq;
+    }
+  }
   float ang = (float)t * inv_freq, c = cos(ang), s = sign * sin(ang);
   float x0 = inp[r * hs + i], x1 = inp[r * hs + i + hh];
   out[r * hs + i] = x0 * c - x1 * s;
