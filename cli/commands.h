@@ -11,6 +11,21 @@ int nd_cli_kernel_check(int argc, char **argv);
 int nd_cli_trace(int argc, char **argv);
 int nd_cli_calibrate(int argc, char **argv);
 
+/* The launcher's grace after SIGTERM (cli/grace.c): seconds before it kills
+ * the processes, the setting that changes it and the launcher's name;
+ * setting NULL outside a launcher. */
+typedef struct nd_cli_grace {
+  double seconds;
+  const char *setting, *launcher;
+} nd_cli_grace;
+nd_cli_grace nd_cli_stop_grace(void);
+/* One line at the start of a run: the grace, and what a checkpoint of
+ * need_bytes has to fit in it. */
+void nd_cli_grace_note(nd_cli_grace g, double need_bytes);
+/* One warning, the first time a checkpoint took longer than the grace:
+ * what to set, and to what. */
+void nd_cli_grace_check(nd_cli_grace g, long long step, double took_s);
+
 /* Exit statuses (cli/exit.c holds the table from error codes). The input a
  * command reads to know what to do, its configuration or the trace it
  * summarizes, is bad input whatever the reason it cannot be read. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -170,12 +171,14 @@ static void note_other_data(const nd_config *cfg, const nd_trainer *tr, const ch
             before, data);
 }
 
-/* train.save_dir tidied and checked before the first step, not at the first save. */
-static int prepare_save_dir(nd_trainer *tr, const char *save_dir, long long *newest, nd_error *err) {
+/* train.save_dir tidied and checked before the first step, not at the first
+ * save; *need gets the bytes of one checkpoint. */
+static int prepare_save_dir(nd_trainer *tr, const char *save_dir, long long *newest, double *need, nd_error *err) {
   nd_save_dir_check c;
   int rc = nd_trainer_check_save_dir(tr, &c, err);
   if (rc || !save_dir[0]) return rc;
   *newest = c.newest;
+  *need = (double)c.need_bytes;
   if (c.removed || c.restored)
     printf("checkpoint: %s: removed %d temporary director%s of stopped runs, put back %d checkpoint%s\n", save_dir,
            c.removed, c.removed == 1 ? "y" : "ies", c.restored, c.restored == 1 ? "" : "s");
@@ -183,6 +186,20 @@ static int prepare_save_dir(nd_trainer *tr, const char *save_dir, long long *new
     fprintf(stderr, "ndgraph: warning: %s: %.1f MB free, one checkpoint needs about %.1f MB\n", save_dir,
             (double)c.free_bytes / 1e6, (double)c.need_bytes / 1e6);
   return 0;
+}
+
+/* The launcher's grace after SIGTERM, as process 0 reports it (the others: none). */
+static nd_cli_grace grace;
+
+/* nd_trainer_save, timed against that grace. */
+static int save(nd_trainer *tr, nd_error *err) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  int rc = nd_trainer_save(tr, err);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  if (!rc)
+    nd_cli_grace_check(grace, nd_trainer_steps_done(tr), (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
+  return rc;
 }
 
 /* A signal between steps: a checkpoint of the steps done (unless save_dir is
@@ -197,7 +214,7 @@ static int on_signal(nd_trainer *tr, int sig, const char *save_dir, long long *s
   long long step = nd_trainer_steps_done(tr);
   int rc;
   if (save_dir[0] && *saved != step) {
-    if ((rc = nd_trainer_save(tr, err))) return rc;
+    if ((rc = save(tr, err))) return rc;
     *saved = step;
   }
   /* with standard output gone, the line goes where it can still be read */
@@ -266,7 +283,9 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   /* the save directory is process 0's (under mpirun the others only gather) */
   /* the newest checkpoint of an earlier run in save_dir, for a note once a step has run */
   long long earlier = 0;
-  if (procs.process == 0) rc = prepare_save_dir(tr, save_dir, &earlier, err);
+  double need = 0;
+  if (procs.process == 0) rc = prepare_save_dir(tr, save_dir, &earlier, &need, err);
+  grace = procs.process == 0 && save_dir[0] ? nd_cli_stop_grace() : (nd_cli_grace){0};
   if (resume) earlier = 0;
   /* a trace that cannot be written is found now, not at the traced step */
   if (!rc && trace_path[0]) rc = nd_check_writable(trace_path, err);
@@ -283,6 +302,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     printf("mpirun: %d processes; process 0 submits %lld of the step's %lld tasks\n", procs.processes,
            procs.tasks_submitted, procs.tasks);
   print_nodes(cfg, tr, procs.processes);
+  nd_cli_grace_note(grace, need);
   print_device_trial(tr);
   long long last = num(cfg, "train.steps"), first = nd_trainer_steps_done(tr) + 1;
   while (nd_trainer_steps_done(tr) < last) {
@@ -337,7 +357,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       if ((rc = nd_trainer_agree(tr, rc, err))) goto save_and_stop;
     }
     if (save_dir[0] && ((save_every && r.step % save_every == 0) || r.step == last)) {
-      if ((rc = nd_trainer_save(tr, err))) goto done;
+      if ((rc = save(tr, err))) goto done;
       saved = r.step;
       printf("step %5lld | checkpoint %s/step-%lld\n", r.step, save_dir, r.step);
     }
