@@ -335,7 +335,7 @@ static void test_longer_positions(void) {
   nd_safetensors_write(path_in(dir, "model.safetensors"), file, 3, &err);
   n_model = 3;
   nd_ckpt_model m = model();
-  nd_ckpt_state s = {11, 0, 11}, back;
+  nd_ckpt_state s = {.step = 11, .adam_t = 11}, back;
   ok(nd_ckpt_load(&m, dir, 0, &back, &err) == 0 && extra.rows == 2 && loaded[2][5] == 5 && extra.data[0] &&
          extra.data[0][0] == 6 && extra.data[0][3] == 9,
      "wpe.weight [5, 2] into a model of 3 positions: rows 0..2 loaded, 3..4 kept (%s)", err.msg);
