@@ -544,6 +544,18 @@ void nd_exec_release(nd_exec *ex, int32_t tensor) {
   if (ex->procs > 1) nd_mpi_forget(ex->handles[tensor]);
 }
 
+double nd_exec_read_f64(nd_exec *ex, int32_t tensor) {
+  double v = *(double *)nd_exec_acquire(ex, tensor, 0);
+  nd_exec_release(ex, tensor);
+  return v;
+}
+
+double nd_exec_read_loss(nd_exec *ex, const nd_graph *g) {
+  double sum = 0.0;
+  for (int d = 0; d < g->dp; d++) sum += nd_exec_read_f64(ex, g->loss[d]);
+  return sum;
+}
+
 void nd_exec_free(nd_exec *ex) {
   if (!ex) return;
   if (ex->observer.task_done) nd_exec_observe(ex, NULL);

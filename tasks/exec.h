@@ -105,5 +105,10 @@ int64_t nd_exec_visited(const nd_exec *ex, int which);
  * brings the tensor from its owner; a write is for the owner only. */
 void *nd_exec_acquire(nd_exec *ex, int32_t tensor, int write);
 void nd_exec_release(nd_exec *ex, int32_t tensor);
+/* A one-element f64 tensor's value (a statistic of the step), read as
+ * nd_exec_acquire reads; and g's loss, its replicas' shares summed in
+ * replica order. */
+double nd_exec_read_f64(nd_exec *ex, int32_t tensor);
+double nd_exec_read_loss(nd_exec *ex, const nd_graph *g);
 
 #endif

@@ -307,19 +307,6 @@ static nd_step base_step(const nd_trainer *tr) {
                    .loss_scale = (float)(1.0 / ((double)tr->seqs_per_step * (double)c->model.seq_len))};
 }
 
-static double read_f64(nd_trainer *tr, int32_t tensor) {
-  double v = *(double *)nd_exec_acquire(tr->exec, tensor, 0);
-  nd_exec_release(tr->exec, tensor);
-  return v;
-}
-
-/* The replicas' shares of the loss, summed in replica order. */
-static double total_loss(nd_trainer *tr, const nd_graph *g) {
-  double sum = 0.0;
-  for (int d = 0; d < g->dp; d++) sum += read_f64(tr, g->loss[d]);
-  return sum;
-}
-
 int nd_trainer_device_trial(const nd_trainer *tr, nd_device_trial *out) {
   if (!tr || !out) return ND_EINVAL;
   *out = tr->decided;
@@ -349,36 +336,34 @@ int nd__trainer_open_data(nd_trainer *tr, nd_error *err) {
  * rewritten under the run) is what went wrong, whatever the tasks reported
  * after it. The step was not applied (tasks/codelets.c): the state is that
  * of the steps done. */
-static int data_failed(nd_dataset *ds, int rc, nd_error *err) {
-  int failed = nd_dataset_failure(ds, err);
-  return failed ? failed : rc;
-}
-
 int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   /* opened on first use; under mpirun agreed on before a step that waits on
    * every process, once on each (process 0 alone may have opened them,
    * checking the save directory) */
-  int rc = tr->data_agreed ? 0 : nd_mpi_agree(nd__trainer_open_data(tr, err), err);
-  if (rc) return rc;
-  tr->data_agreed = 1;
   nd_step s = base_step(tr);
-  s.data = tr->train;
   s.seq_base = tr->steps_done * tr->seqs_per_step;
   s.lr = (float)learning_rate(&tr->cfg, tr->steps_done);
   s.adam_t = (int)tr->steps_done + 1;
+  int rc = tr->data_agreed ? 0 : nd_mpi_agree(nd__trainer_open_data(tr, err), err);
+  if (rc) return rc;
+  tr->data_agreed = 1;
+  s.data = tr->train;
   double t0 = now_ms();
-  /* every process reads the step's statistics from their owners: all of
+  rc = nd_exec_run(tr->exec, 0, &s, err);
+  /* a batch the data set could not read: its error, not the run's; then
+   * every process reads the step's statistics from their owners: all of
    * them, or none when one failed (a kernel's error is its process's) */
-  if ((rc = nd_mpi_agree(data_failed(tr->train, nd_exec_run(tr->exec, 0, &s, err), err), err))) return rc;
+  int lost = nd_dataset_failure(tr->train, err);
+  if ((rc = nd_mpi_agree(lost ? lost : rc, err))) return rc;
   double ms = now_ms() - t0;
-  double loss = total_loss(tr, tr->step_graph);
+  double loss = nd_exec_read_loss(tr->exec, tr->step_graph);
   tr->steps_done++;
   tr->steps_run++;
   memset(res, 0, sizeof *res);
   res->step = tr->steps_done;
   res->loss = loss;
   res->lr = s.lr;
-  res->grad_norm = sqrt(read_f64(tr, tr->step_graph->grad_normsq));
+  res->grad_norm = sqrt(nd_exec_read_f64(tr->exec, tr->step_graph->grad_normsq));
   res->step_ms = ms;
   res->tokens_per_s = (double)tr->seqs_per_step * (double)tr->cfg.model.seq_len / (ms / 1e3);
   res->gflops = (double)tr->model_flops / (ms / 1e3) / 1e9;
@@ -412,8 +397,10 @@ int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double 
   double total = 0.0;
   for (int64_t base = 0; base < seqs; base += tr->seqs_per_step) {
     s.seq_base = base;
-    if ((rc = nd_mpi_agree(data_failed(ds, nd_exec_run(tr->exec, tr->eval_index, &s, err), err), err))) goto done;
-    total += total_loss(tr, tr->step_graph);
+    rc = nd_exec_run(tr->exec, tr->eval_index, &s, err);
+    int lost = nd_dataset_failure(ds, err);
+    if ((rc = nd_mpi_agree(lost ? lost : rc, err))) goto done;
+    total += nd_exec_read_loss(tr->exec, tr->step_graph);
   }
   *loss = total;
   *tokens = seqs * c->model.seq_len;
