@@ -1,15 +1,15 @@
 /* RoPE's frequencies, shared by the graph (task arguments) and every
- * backend's rotation (CPU and CUDA through this header; OpenCL's kernels.cl
- * is its twin): theta, and Llama 3's scaling of the long wavelengths
- * (factor 1: none, the default RoPE). Plain C, compiled by nvcc too. */
+ * backend's rotation (the CPU's and a device compiler's through this
+ * header; OpenCL's kernels.cl is its twin): theta, and Llama 3's scaling of
+ * the long wavelengths (factor 1: none, the default RoPE). Plain C. */
 #ifndef ND_COMMON_ROPE_H
 #define ND_COMMON_ROPE_H
 
 #include <math.h>
 
-#ifdef __CUDACC__
-#define ND_ROPE_FN __host__ __device__ static inline
-#else
+/* a backend whose compiler needs qualifiers for code that runs on the
+ * device and the host defines ND_ROPE_FN first */
+#ifndef ND_ROPE_FN
 #define ND_ROPE_FN static inline
 #endif
 

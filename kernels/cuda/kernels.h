@@ -12,6 +12,10 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
+/* common/rope.h's frequencies run on the device too */
+#ifdef __CUDACC__
+#define ND_ROPE_FN __host__ __device__ static inline
+#endif
 #include "common/rope.h"
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
 /* Rotary position embedding, Hugging Face's rotate_half convention: the CUDA
  * twin of kernels/cpu/rope.c, inv_freq and the angle in single precision as
  * there (precise powf/cosf/sinf: nvcc is not given --use_fast_math). */
+#define ND_ROPE_FN __host__ __device__ static inline /* common/rope.h's frequencies on the device */
 #include "common/rope.h"
 #include "kernels/cuda/common.cuh"
 
