@@ -10,24 +10,28 @@
 #include "common/hash.h"
 #include "ndgraph/ndgraph.h"
 
+/* A regular file opened for reading in *fd: ND_EIO where it cannot be
+ * opened, ND_EDATA where it is something else. Non-blocking: opening a FIFO
+ * would wait for a writer forever. */
+static int open_regular(const char *path, int *fd) {
+  struct stat st;
+  if ((*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) return ND_EIO;
+  if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode)) return 0;
+  close(*fd);
+  return ND_EDATA;
+}
+
 int nd__read_file(const char *path, size_t max, char **text, size_t *len) {
   *text = NULL;
-  /* non-blocking, and a regular file only: opening a FIFO would wait for a
-   * writer forever */
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0) return ND_EIO;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return ND_EDATA;
-  }
+  int fd, rc = open_regular(path, &fd);
+  if (rc) return rc;
   FILE *f = fdopen(fd, "rb");
   if (!f) {
     close(fd);
     return ND_EIO;
   }
   long size = -1;
-  int rc = ND_EIO;
+  rc = ND_EIO;
   if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
   if (size < 0 || fseek(f, 0, SEEK_SET) != 0) goto done;
   rc = ND_EINVAL;
@@ -50,12 +54,12 @@ done:
 }
 
 int nd__file_fingerprint(const char *path, uint64_t *hash) {
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  int fd, rc = open_regular(path, &fd);
   struct stat st;
-  if (fd < 0) return ND_EIO;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (rc) return rc;
+  if (fstat(fd, &st) != 0) {
     close(fd);
-    return ND_EDATA;
+    return ND_EIO;
   }
   char *block = malloc(ND_FINGERPRINT_BLOCK);
   if (!block) {
@@ -68,7 +72,6 @@ int nd__file_fingerprint(const char *path, uint64_t *hash) {
   int64_t first = size < ND_FINGERPRINT_BLOCK ? size : ND_FINGERPRINT_BLOCK;
   int64_t last_at = size - ND_FINGERPRINT_BLOCK > first ? size - ND_FINGERPRINT_BLOCK : first;
   int64_t spans[2][2] = {{0, first}, {last_at, size - last_at}};
-  int rc = 0;
   for (int s = 0; s < 2 && !rc; s++) {
     ssize_t n = spans[s][1] ? pread(fd, block, (size_t)spans[s][1], (off_t)spans[s][0]) : 0;
     if (n != (ssize_t)spans[s][1])

@@ -3,4 +3,4 @@
 if ND_MPI
 TESTS += tests/test_nodes.sh tests/test_mpi_failures.sh tests/test_mpi_sigterm.sh
 endif
-EXTRA_DIST += tests/test_nodes.sh tests/test_mpi_failures.sh tests/test_mpi_sigterm.sh
+EXTRA_DIST += tests/test_nodes.sh tests/test_mpi_failures.sh tests/test_mpi_sigterm.sh tests/mpirun.sh

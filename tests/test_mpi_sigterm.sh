@@ -7,14 +7,7 @@
 # a value; and with the setting the docs name, SIGTERM to mpirun leaves a
 # complete checkpoint of tens of MB that resumes.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
-
-if ! command -v mpirun >/dev/null; then
-  echo "1..0 # SKIP no mpirun"
-  exit 0
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 STARPU_NCPU=1 STARPU_WORKERS_NOBIND=1
-export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
-mpirun=(mpirun --oversubscribe -x STARPU_HOME -x STARPU_SILENT -x STARPU_NCPU -x STARPU_WORKERS_NOBIND)
+. "${ND_SRCDIR:-.}/tests/mpirun.sh"
 cfg=$(cd "$srcdir" && pwd)/configs/quickstart.yaml
 # a wide vocabulary: the checkpoint (weights and Adam's moments) is about 50 MB
 run=("$ndgraph" run "$cfg" --set model.n_layer=1 --set model.n_embd=64 --set model.n_head=2 --set model.seq_len=16

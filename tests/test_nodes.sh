@@ -5,10 +5,7 @@
 # 1e-4; checkpoints resume across process counts; a different configuration
 # is refused; a killed process ends the job; StarPU-MPI's bytes match the plan.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
-
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 STARPU_NCPU=1 STARPU_WORKERS_NOBIND=1
-export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
-mpirun=(mpirun --oversubscribe -x STARPU_HOME -x STARPU_SILENT -x STARPU_NCPU -x STARPU_WORKERS_NOBIND)
+. "${ND_SRCDIR:-.}/tests/mpirun.sh"
 cfg="$srcdir/configs/quickstart.yaml"
 tiny=(--set model.n_layer=3 --set model.n_embd=32 --set model.n_head=2 --set model.seq_len=16 --set train.steps=3
   --set log.every=1 --set train.save_dir= --set train.eval_every=0 --set train.warmup_steps=1
