@@ -78,6 +78,14 @@ static int open_in_place(nd__atomic_file *f, nd_error *err) {
   return 0;
 }
 
+/* An existing file is replaced by a new one created beside it: a directory
+ * that takes no new files (/proc: creating one there says "No such file or
+ * directory", though the file is there) is named as the reason. */
+static int replace_failed(const char *path, int errnum, nd_error *err) {
+  if (errnum == ENOENT) return nd__fail(err, ND_EIO, "%s: cannot replace: its directory takes no new files", path);
+  return nd__fail(err, ND_EIO, "%s: cannot replace: %s", path, strerror(errnum));
+}
+
 int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
   int in_place, rc;
   mode_t mode;
@@ -90,7 +98,7 @@ int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
     f->tmp = NULL;
     rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
   } else if ((f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-    rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", path, strerror(errno));
+    rc = mode ? replace_failed(path, errno, err) : nd__fail(err, ND_EIO, "%s: cannot create: %s", path, strerror(errno));
   } else if (mode && fchmod(f->fd, mode) != 0) {
     /* the replacement keeps the mode of the file it replaces (0600 stays private) */
     rc = nd__fail(err, ND_EIO, "%s: cannot keep its mode: %s", path, strerror(errno));

@@ -116,6 +116,11 @@ expect 1 "^ndgraph: $tmp/ro.dot: not writable \\(read-only\\)$" "run --trace ref
   "$ndgraph" run "${tiny[@]}" --trace "$tmp/ro.dot"
 expect 1 "^ndgraph: $tmp/ro.dot: not writable \\(read-only\\)$" "calibrate -o refuses a read-only file" -- \
   "$ndgraph" calibrate -o "$tmp/ro.dot"
+# a file that exists where no new file can be made beside it (/proc): the reason, not "No such file or directory"
+expect 1 "^ndgraph: /proc/version: not writable \\((read-only|Permission denied)\\)$" \
+  "plan --dot /proc/version says why it cannot be written" -- "$ndgraph" plan --dot /proc/version
+expect 1 "^ndgraph: /proc/self/comm: cannot replace: its directory takes no new files$" \
+  "plan --dot /proc/self/comm says why it cannot be replaced" -- "$ndgraph" plan --dot /proc/self/comm
 if [ "$(id -u)" != 0 ]; then
   expect 1 "$tmp/ro/step.dot" "plan --dot into a directory it cannot write names the file" -- \
     "$ndgraph" plan --dot "$tmp/ro/step.dot"
