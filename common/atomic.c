@@ -98,7 +98,8 @@ int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
     f->tmp = NULL;
     rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
   } else if ((f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-    rc = mode ? replace_failed(path, errno, err) : nd__fail(err, ND_EIO, "%s: cannot create: %s", path, strerror(errno));
+    rc =
+        mode ? replace_failed(path, errno, err) : nd__fail(err, ND_EIO, "%s: cannot create: %s", path, strerror(errno));
   } else if (mode && fchmod(f->fd, mode) != 0) {
     /* the replacement keeps the mode of the file it replaces (0600 stays private) */
     rc = nd__fail(err, ND_EIO, "%s: cannot keep its mode: %s", path, strerror(errno));
