@@ -67,5 +67,8 @@ int nd_cli_count(const char *option, const char *text, long long max, long long 
 void nd_cli_signals_hold(void);
 void nd_cli_signals_catch(void);
 int nd_cli_signal_take(void);
+/* the newest complete checkpoint (step 0: none), for the line a second SIGINT
+ * prints on stderr as it stops at once; called by the process that speaks */
+void nd_cli_signals_saved(const char *save_dir, long long step);
 
 #endif

@@ -190,15 +190,18 @@ static int prepare_save_dir(nd_trainer *tr, const char *save_dir, long long *new
 
 /* The launcher's grace after SIGTERM, as process 0 reports it (the others: none). */
 static nd_cli_grace grace;
+/* process 0, which speaks for the job (a second SIGINT's line included) */
+static int speaks;
 
-/* nd_trainer_save, timed against that grace. */
-static int save(nd_trainer *tr, nd_error *err) {
+/* nd_trainer_save, timed against that grace, and named to a second SIGINT. */
+static int save(nd_trainer *tr, const char *save_dir, nd_error *err) {
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
   int rc = nd_trainer_save(tr, err);
   clock_gettime(CLOCK_MONOTONIC, &b);
   if (!rc)
     nd_cli_grace_check(grace, nd_trainer_steps_done(tr), (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
+  if (!rc && speaks) nd_cli_signals_saved(save_dir, nd_trainer_steps_done(tr));
   return rc;
 }
 
@@ -214,7 +217,7 @@ static int on_signal(nd_trainer *tr, int sig, const char *save_dir, long long *s
   long long step = nd_trainer_steps_done(tr);
   int rc;
   if (save_dir[0] && *saved != step) {
-    if ((rc = save(tr, err))) return rc;
+    if ((rc = save(tr, save_dir, err))) return rc;
     *saved = step;
   }
   /* with standard output gone, the line goes where it can still be read */
@@ -285,6 +288,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   long long earlier = 0;
   double need = 0;
   if (procs.process == 0) rc = prepare_save_dir(tr, save_dir, &earlier, &need, err);
+  speaks = procs.process == 0;
+  if (speaks) nd_cli_signals_saved(save_dir, earlier);
   grace = procs.process == 0 && save_dir[0] ? nd_cli_stop_grace() : (nd_cli_grace){0};
   if (resume) earlier = 0;
   /* a trace that cannot be written is found now, not at the traced step */
@@ -357,7 +362,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       if ((rc = nd_trainer_agree(tr, rc, err))) goto save_and_stop;
     }
     if (save_dir[0] && ((save_every && r.step % save_every == 0) || r.step == last)) {
-      if ((rc = save(tr, err))) goto done;
+      if ((rc = save(tr, save_dir, err))) goto done;
       saved = r.step;
       printf("step %5lld | checkpoint %s/step-%lld\n", r.step, save_dir, r.step);
     }

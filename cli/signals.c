@@ -4,18 +4,47 @@
  * is a closed terminal (an ssh session that drops) and SIGPIPE a closed
  * standard output (`ndgraph run | head`): either would otherwise kill the run
  * and its unsaved steps. A SIGHUP ignored when the run starts (`nohup`) stays
- * ignored. A second SIGINT stops at once: the checkpoint being written stays
- * a hidden temporary, removed at the next start, and the last complete one
- * is untouched. */
+ * ignored. A second SIGINT stops at once, with one line on stderr: the
+ * checkpoint being written stays a hidden temporary, removed at the next
+ * start, and the last complete one, which the line names, is untouched. */
 #include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
 
 static volatile sig_atomic_t pending;
 
+/* The line a second SIGINT prints, made outside the handler (which may only
+ * write it): two buffers, the one in use never rewritten, said_at naming it
+ * (-1: nothing to say, a process that does not speak for the job). */
+static char said[2][4400]; /* train.save_dir (cli/run.c keeps 4200 bytes) and the words */
+static size_t said_len[2];
+static volatile sig_atomic_t said_at = -1;
+
+void nd_cli_signals_saved(const char *save_dir, long long step) {
+  int next = said_at == 0;
+  int n = !save_dir[0]
+              ? snprintf(said[next], sizeof said[next],
+                         "ndgraph: a second SIGINT: stopped at once; nothing saved (train.save_dir is empty)\n")
+          : step > 0 ? snprintf(said[next], sizeof said[next],
+                                "ndgraph: a second SIGINT: stopped at once, the checkpoint the first asked for "
+                                "abandoned; the last complete one, %s/step-%lld, is intact\n",
+                                save_dir, step)
+                     : snprintf(said[next], sizeof said[next],
+                                "ndgraph: a second SIGINT: stopped at once, the checkpoint the first asked for "
+                                "abandoned; %s holds no complete one\n",
+                                save_dir);
+  said_len[next] = n < 0 ? 0 : (size_t)n < sizeof said[next] ? (size_t)n : sizeof said[next] - 1;
+  said_at = next;
+}
+
 static void on_signal(int sig) {
-  if (sig == SIGINT && pending == SIGINT) _exit(130);
+  if (sig == SIGINT && pending == SIGINT) {
+    int at = said_at;
+    if (at >= 0 && write(STDERR_FILENO, said[at], said_len[at]) < 0) _exit(130);
+    _exit(130);
+  }
   /* a stop the user asked for is not downgraded to a checkpoint-and-continue,
    * nor renamed by the broken pipe its own messages may cause */
   int asked = pending == SIGINT || pending == SIGTERM || pending == SIGHUP;

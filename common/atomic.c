@@ -39,11 +39,16 @@ int nd__fsync_parent(const char *path, nd_error *err) {
 /* What stands at path, into *real: a device or a pipe (`-o /dev/stdout`,
  * `>(gzip > x)`, *in_place set) is written in place, as a user who names one
  * expects, and never replaced by a file; a symbolic link to a file stays, its
- * target (*real) gets the content. A directory, a socket, a block device or
- * a symbolic link to nothing is refused. */
-static int resolve(const char *path, char **real, int *in_place, nd_error *err) {
+ * target (*real) gets the content, with the mode it had (*mode; 0 for a new
+ * file). A directory, a socket, a block device, a symbolic link to nothing
+ * and a file its user may not write are refused: replacing one by rename
+ * would need only the directory's permission, and the user asked for it to
+ * stay (a mode without write bits says so even to root, whom access()
+ * lets write anything). */
+static int resolve(const char *path, char **real, int *in_place, mode_t *mode, nd_error *err) {
   struct stat st, link;
   *real = NULL;
+  *mode = 0;
   if (!*path) return nd__fail(err, ND_EIO, "the output file's name is empty");
   int exists = stat(path, &st) == 0;
   *in_place = exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
@@ -52,6 +57,12 @@ static int resolve(const char *path, char **real, int *in_place, nd_error *err) 
   if (exists && !S_ISREG(st.st_mode) && !*in_place)
     return nd__fail(err, ND_EIO, "%s: %s, not a file to write", path,
                     S_ISDIR(st.st_mode) ? "a directory" : "a socket or block device");
+  if (exists && S_ISREG(st.st_mode)) {
+    if (!(st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)))
+      return nd__fail(err, ND_EIO, "%s: not writable (read-only)", path);
+    if (access(path, W_OK) != 0) return nd__fail(err, ND_EIO, "%s: not writable (%s)", path, strerror(errno));
+    *mode = st.st_mode & 07777;
+  }
   *real = exists && S_ISREG(st.st_mode) ? realpath(path, NULL) : strdup(path);
   if (!*real) return nd__fail(err, errno == ENOMEM ? ND_ENOMEM : ND_EIO, "%s: %s", path, strerror(errno));
   return 0;
@@ -67,18 +78,31 @@ static int open_in_place(nd__atomic_file *f, nd_error *err) {
   return 0;
 }
 
+/* An existing file is replaced by a new one created beside it: a directory
+ * that takes no new files (/proc: creating one there says "No such file or
+ * directory", though the file is there) is named as the reason. */
+static int replace_failed(const char *path, int errnum, nd_error *err) {
+  if (errnum == ENOENT) return nd__fail(err, ND_EIO, "%s: cannot replace: its directory takes no new files", path);
+  return nd__fail(err, ND_EIO, "%s: cannot replace: %s", path, strerror(errnum));
+}
+
 int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
   int in_place, rc;
+  mode_t mode;
   f->fd = -1;
   f->tmp = NULL;
-  if ((rc = resolve(path, &f->path, &in_place, err))) return rc;
+  if ((rc = resolve(path, &f->path, &in_place, &mode, err))) return rc;
   if (in_place) {
     rc = open_in_place(f, err);
   } else if (asprintf(&f->tmp, "%s.tmp.%ld", f->path, (long)getpid()) < 0) {
     f->tmp = NULL;
     rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
   } else if ((f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-    rc = nd__fail(err, ND_EIO, "%s: cannot create: %s", path, strerror(errno));
+    rc =
+        mode ? replace_failed(path, errno, err) : nd__fail(err, ND_EIO, "%s: cannot create: %s", path, strerror(errno));
+  } else if (mode && fchmod(f->fd, mode) != 0) {
+    /* the replacement keeps the mode of the file it replaces (0600 stays private) */
+    rc = nd__fail(err, ND_EIO, "%s: cannot keep its mode: %s", path, strerror(errno));
   }
   if (rc) nd__atomic_abort(f);
   return rc;
@@ -86,7 +110,8 @@ int nd__atomic_open(nd__atomic_file *f, const char *path, nd_error *err) {
 
 int nd_check_writable(const char *path, nd_error *err) {
   char *real;
-  int in_place, rc = resolve(path, &real, &in_place, err);
+  mode_t mode;
+  int in_place, rc = resolve(path, &real, &in_place, &mode, err);
   if (!rc && !in_place) {
     /* a new file, or one replaced by rename: its directory takes the temporary */
     char *slash = strrchr(real, '/');

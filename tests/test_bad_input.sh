@@ -102,10 +102,25 @@ expect 2 "^ndgraph: $tmp/bad.yaml: not an hwloc XML topology" "a topology that i
   "$ndgraph" plan --set runtime.topology="$tmp/bad.yaml"
 expect 2 "^ndgraph: $tmp/none.xml: cannot read the topology: No such file or directory$" \
   "a missing topology says it is missing" -- "$ndgraph" plan --set runtime.topology="$tmp/none.xml"
-printf 'keep me\n' >"$tmp/step.dot"; chmod 0444 "$tmp/step.dot"; mkdir "$tmp/ro"; chmod 0555 "$tmp/ro"
+printf 'keep me\n' >"$tmp/step.dot"; chmod 0600 "$tmp/step.dot"; mkdir "$tmp/ro"; chmod 0555 "$tmp/ro"
 "$ndgraph" plan --dot "$tmp/step.dot" >/dev/null 2>&1
-grep -q '^digraph step' "$tmp/step.dot" && ! ls "$tmp" | grep -q 'step.dot.tmp'
-ok $? "plan --dot replaces its file whole, leaving no temporary file"
+grep -q '^digraph step' "$tmp/step.dot" && ! ls "$tmp" | grep -q 'step.dot.tmp' && [ "$(stat -c %a "$tmp/step.dot")" = 600 ]
+ok $? "plan --dot replaces its file whole, with its mode, leaving no temporary file"
+# a read-only file is one the user wants kept, even by root (whom its directory lets replace it)
+printf 'keep me\n' >"$tmp/ro.dot"; chmod 0444 "$tmp/ro.dot"
+expect 1 "^ndgraph: $tmp/ro.dot: not writable \\(read-only\\)$" "plan --dot refuses a read-only file" -- \
+  "$ndgraph" plan --dot "$tmp/ro.dot"
+[ "$(cat "$tmp/ro.dot")" = "keep me" ] && [ "$(stat -c %a "$tmp/ro.dot")" = 444 ]
+ok $? "plan --dot leaves a read-only file as it was"
+expect 1 "^ndgraph: $tmp/ro.dot: not writable \\(read-only\\)$" "run --trace refuses a read-only file before any step" -- \
+  "$ndgraph" run "${tiny[@]}" --trace "$tmp/ro.dot"
+expect 1 "^ndgraph: $tmp/ro.dot: not writable \\(read-only\\)$" "calibrate -o refuses a read-only file" -- \
+  "$ndgraph" calibrate -o "$tmp/ro.dot"
+# a file that exists where no new file can be made beside it (/proc): the reason, not "No such file or directory"
+expect 1 "^ndgraph: /proc/version: not writable \\((read-only|Permission denied)\\)$" \
+  "plan --dot /proc/version says why it cannot be written" -- "$ndgraph" plan --dot /proc/version
+expect 1 "^ndgraph: /proc/self/comm: cannot replace: its directory takes no new files$" \
+  "plan --dot /proc/self/comm says why it cannot be replaced" -- "$ndgraph" plan --dot /proc/self/comm
 if [ "$(id -u)" != 0 ]; then
   expect 1 "$tmp/ro/step.dot" "plan --dot into a directory it cannot write names the file" -- \
     "$ndgraph" plan --dot "$tmp/ro/step.dot"

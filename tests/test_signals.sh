@@ -87,11 +87,29 @@ kill -0 "$pid" 2>/dev/null && [ "$(grep -c '^step ' "$tmp/NOHUP.out")" -gt $((n 
 ok $? "nohup: SIGHUP stays ignored, steps go on"
 kill -TERM "$pid"; finish; ok $(($? != 143)) "nohup: SIGTERM still stops it, exit 143"
 
-# a second SIGINT: no waiting for the checkpoint; whatever is left is complete
-start INT2 "$tmp/ck-INT2" --set train.save_every=1; ok $? "double SIGINT: the run is under way"
-kill -INT "$pid"; kill -INT "$pid"; finish; got=$?
+# a second SIGINT: no waiting for the checkpoint; whatever is left is complete, and one line on stderr says
+# which. Two signals sent at once merge into one, so the second comes 0.2 s after the first, both early in
+# a step of about a second (a larger model), just after the line of the step before
+slow=(--set model.n_embd=256 --set model.seq_len=128 --set train.micro_batch_size=8)
+# next_line FILE PATTERN: waits for one more line matching PATTERN in FILE
+next_line() {
+  local n; n=$(grep -c "$2" "$1")
+  for _ in $(seq 1000); do [ "$(grep -c "$2" "$1")" -gt "$n" ] && return 0; sleep 0.02; done; return 1
+}
+start INT2 "$tmp/ck-INT2" --set train.save_every=2 "${slow[@]}"; ok $? "double SIGINT: the run is under way"
+# after an odd step's line no checkpoint is written: the next step begins
+next_line "$tmp/INT2.out" "^step  *[0-9]*[13579] | loss"; kill -INT "$pid"; sleep 0.2; kill -INT "$pid"; finish; got=$?
 [ "$got" -eq 130 ]; ok $? "double SIGINT: exit 130 (got $got)"
 all_complete "$tmp/ck-INT2"; ok $? "double SIGINT: every step-N left is complete"
+step=$(sed -n "s|^ndgraph: a second SIGINT: stopped at once, the checkpoint the first asked for abandoned; the last complete one, $tmp/ck-INT2/step-\([0-9]*\), is intact\$|\1|p" \
+       "$tmp/INT2.err")
+[ -n "$step" ] && [ -d "$tmp/ck-INT2/step-$step" ] && [ "$(wc -l <"$tmp/INT2.err")" -eq 1 ] && ! grep -q SIGINT "$tmp/INT2.out"
+ok $? "double SIGINT: one line on stderr names the last complete checkpoint ($(head -c 300 "$tmp/INT2.err"))"
+# no checkpoint yet (train.save_every 0): the line says there is none
+start INT3 "$tmp/ck-INT3" "${slow[@]}"; ok $? "double SIGINT, nothing saved yet: the run is under way"
+next_line "$tmp/INT3.out" "^step .*loss"; kill -INT "$pid"; sleep 0.2; kill -INT "$pid"; finish; got=$?
+[ "$got" -eq 130 ] && [ "$(cat "$tmp/INT3.err")" = "ndgraph: a second SIGINT: stopped at once, the checkpoint the first asked for abandoned; $tmp/ck-INT3 holds no complete one" ]
+ok $? "double SIGINT before any checkpoint: exit 130, one line saying none is complete ($(head -c 300 "$tmp/INT3.err"))"
 
 # a closed standard output (`ndgraph run | head`): the step in flight ends, a
 # checkpoint is written and named on stderr, exit 141 (it used to kill the run)

@@ -274,6 +274,14 @@ printf '{"traceEvents": [{"ph": "X", "name": "a\\nb\\u0001c", "pid": 0, "tid": 0
 msg=$("$ND" trace summarize "$TMP/bad-name.json" 2>&1 >/dev/null)
 [ $? -eq 2 ] && [ "$msg" = "ndgraph: $TMP/bad-name.json: event 0 (\"a?b?c\"): dur inf is not a time within +-1e18 us" ]
 ok $? "a name with a newline in an error: still one line ($msg)"
+# names in the summary come from the file: a terminal must not act on their control characters (ESC, BEL,
+# the C1 CSI U+009B), shown as \xHH; other UTF-8 text as it is
+sed -e 's/"matmul_fwd"/"matmul\\u001b[31m_fwd"/' -e 's/"CPU 1"/"CPU\\u0007 \\u009b1"/' -e 's/"CPU 0"/"CPU é0"/' \
+  "$HAND" >"$TMP/ctrl.json"
+"$ND" trace summarize "$TMP/ctrl.json" >"$TMP/out.txt" 2>&1
+[ $? -eq 0 ] && [ "$(LC_ALL=C tr -d '\n\040-\176' <"$TMP/out.txt" | LC_ALL=C tr -d '\303\251' | wc -c)" -eq 0 ] &&
+  has '^  matmul\\x1b\[31m_fwd +2 +0\.130 ms' && has '^  CPU\\x07 \\xc2\\x9b1 +2 ' && has '^  CPU é0 +4 '
+ok $? "summarize: control characters in names escaped, UTF-8 kept"
 "$ND" trace frobnicate "$HAND" >/dev/null 2>&1
 [ $? -eq 2 ]; ok $? "an unknown trace action is a usage error"
 

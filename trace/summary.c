@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/escape.h"
 #include "graph/bound.h"
 
 /* Timestamps are printed to the nanosecond: ties within that are ties. */
@@ -325,14 +326,19 @@ void nd_trace_summary_free(nd_trace_summary *s) {
 
 static double fraction(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
 
+/* a name from the trace file, its control characters escaped (common/escape.h) */
+typedef char shown_name[4 * ND_TRACE_NAME_MAX];
+
 static void print_groups(FILE *f, const char *title, const nd_trace_group *g, int n, double work) {
+  shown_name a;
   fprintf(f, "time per %s:\n", title);
   for (int i = 0; i < n; i++)
-    fprintf(f, "  %-24s %6d  %10.3f ms  %5.1f%%\n", g[i].name, g[i].count, g[i].time_us / 1e3,
+    fprintf(f, "  %-24s %6d  %10.3f ms  %5.1f%%\n", nd__escape(a, sizeof a, g[i].name), g[i].count, g[i].time_us / 1e3,
             100 * fraction(g[i].time_us, work));
 }
 
 static void print_text(FILE *f, const char *what, const nd_trace_model *m, const nd_trace_summary *s) {
+  shown_name a, b, c;
   fprintf(f, "trace %s: %d tasks on %d workers, span %.3f ms (%.3f .. %.3f ms)\n", what, s->tasks, s->workers,
           s->span_us / 1e3, s->start_us / 1e3, s->end_us / 1e3);
   if (m->n_steps) {
@@ -350,15 +356,16 @@ static void print_text(FILE *f, const char *what, const nd_trace_model *m, const
   /* the workers' column as wide as their longest name (an OpenCL device's runs to 70 bytes) */
   int w = 24;
   for (int t = 0; t < m->n_threads; t++)
-    if (nd_trace_is_worker(&m->threads[t]) && (int)strlen(m->threads[t].name) > w) w = (int)strlen(m->threads[t].name);
+    if (nd_trace_is_worker(&m->threads[t]) && (int)strlen(nd__escape(a, sizeof a, m->threads[t].name)) > w)
+      w = (int)strlen(a);
   fprintf(f, "  %-*s %6s  %10s  %10s  %7s\n", w, "worker", "tasks", "busy ms", "idle ms", "bubble");
   double idle = 0;
   for (int t = 0; t < m->n_threads; t++) {
     if (!nd_trace_is_worker(&m->threads[t])) continue;
     double w_idle = s->span_us - s->busy_us[t];
     idle += w_idle;
-    fprintf(f, "  %-*s %6d  %10.3f  %10.3f  %6.1f%%\n", w, m->threads[t].name, m->threads[t].n_slices,
-            s->busy_us[t] / 1e3, w_idle / 1e3, 100 * fraction(w_idle, s->span_us));
+    fprintf(f, "  %-*s %6d  %10.3f  %10.3f  %6.1f%%\n", w, nd__escape(a, sizeof a, m->threads[t].name),
+            m->threads[t].n_slices, s->busy_us[t] / 1e3, w_idle / 1e3, 100 * fraction(w_idle, s->span_us));
   }
   fprintf(f, "  %-*s %6d  %10.3f  %10.3f  %6.1f%%\n", w, "all", s->tasks, s->work_us / 1e3, idle / 1e3,
           100 * fraction(idle, s->span_us * s->workers));
@@ -371,16 +378,17 @@ static void print_text(FILE *f, const char *what, const nd_trace_model *m, const
   for (int t = 0; t < m->n_threads; t++) {
     const nd_trace_idle *x = &s->idle[t];
     if (!nd_trace_is_worker(&m->threads[t])) continue;
-    fprintf(f, "  %-*s %10.3f  %10.3f  %10.3f (%5d)  %10.3f  %10.3f\n", w, m->threads[t].name, x->lead_us / 1e3,
-            x->wait_us / 1e3, x->short_us / 1e3, x->n_short, x->ready_us / 1e3, x->tail_us / 1e3);
+    fprintf(f, "  %-*s %10.3f  %10.3f  %10.3f (%5d)  %10.3f  %10.3f\n", w, nd__escape(a, sizeof a, m->threads[t].name),
+            x->lead_us / 1e3, x->wait_us / 1e3, x->short_us / 1e3, x->n_short, x->ready_us / 1e3, x->tail_us / 1e3);
   }
   print_groups(f, "kind", s->kinds, s->n_kinds, s->work_us);
   print_groups(f, "phase", s->phases, s->n_phases, s->work_us);
   fprintf(f, "critical path: %d tasks, %.3f ms of work\n", s->path_len, s->path_us / 1e3);
   for (int32_t i = 0; i < s->path_len; i++) {
     const nd_trace_slice *x = &m->slices[s->path[i]];
-    fprintf(f, "  %10.3f ms  +%8.3f ms  %-24s %-12s %-10s mb %d\n", (x->ts - s->start_us) / 1e3, x->dur / 1e3, x->name,
-            m->threads[x->thread].name, x->phase[0] ? x->phase : "-", x->micro_batch);
+    fprintf(f, "  %10.3f ms  +%8.3f ms  %-24s %-12s %-10s mb %d\n", (x->ts - s->start_us) / 1e3, x->dur / 1e3,
+            nd__escape(a, sizeof a, x->name), nd__escape(b, sizeof b, m->threads[x->thread].name),
+            x->phase[0] ? nd__escape(c, sizeof c, x->phase) : "-", x->micro_batch);
   }
   fprintf(f, "lower bound: %.3f ms = max(longest dependency path %.3f ms, work %.3f ms / %d workers = %.3f ms)\n",
           s->lower_bound_us / 1e3, s->dep_path_us / 1e3, s->work_us / 1e3, s->workers,
