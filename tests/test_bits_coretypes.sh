@@ -45,6 +45,8 @@ for core in Haswell Zen SkylakeX Sandybridge; do
     [ "$status" -eq 0 ] && [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ] && [ "$took" = "$core" ]
     ok $? "$core: $name ($passed passed, $failed failed, OpenBLAS took ${took:-no kernel set it named})"
     grep '^not ok' "$tmp/out" | head -5 | sed 's/^/# /'
+    # a test that ended without failing a case (a signal, an assertion): its last words
+    [ "$status" -eq 0 ] || tail -5 "$tmp/out" | grep -v '^ok' | sed "s/^/# $core $name exit $status: /"
   done
 done
 done_testing
