@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/device.h"
 #include "graph/split.h"
@@ -351,11 +352,13 @@ static int by_step(const void *a, const void *b) {
 
 /* A line on stderr while planning takes long (a model of a thousand layers
  * on a large machine): how far it is, so that a silent minute is not taken
- * for a hang. */
+ * for a hang. On a terminal only: a script's capture, a log, keeps the
+ * answer alone (an error stays one line whatever the machine's speed). */
 #define ND_PLAN_QUIET_S    2.0
 #define ND_PLAN_PROGRESS_S 10.0
 
 static void progress(ctx *c, int done) {
+  if (!isatty(STDERR_FILENO)) return;
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   double s = (double)(now.tv_sec - c->started.tv_sec) + 1e-9 * (double)(now.tv_nsec - c->started.tv_nsec);
