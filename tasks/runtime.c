@@ -44,6 +44,13 @@ void nd_runtime_starpu_env(void) {
    * model per machine and rewrites it when a process counts other devices
    * than the model's, under any process reading it at that moment. */
   setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
+  /* performance models benchmark from the start (a user's value is kept):
+   * StarPU 1.3 otherwise switches a model to benchmarking when a dmda-type
+   * policy first asks it about an uncalibrated size, and a worker then
+   * running a task of that kind reads a start or end time it never took
+   * ("measured >= 0" fails, the process aborts; driver_common.c reads the
+   * flag three times per task) */
+  setenv("STARPU_CALIBRATE", "1", 0);
 }
 
 /* The key asking for devices of kind b, "runtime.opencl_devices", in key. */
