@@ -22,6 +22,13 @@ expect() {
 metric_losses() {
   python3 -c 'import json,sys; print(" ".join(repr(json.loads(l)["loss"]) for l in open(sys.argv[1]) if "\"loss\"" in l))' "$1" 2>/dev/null
 }
+# wait_or_kill PID TENTHS: PID's exit status once it ends; one still running
+# after TENTHS tenths of a second is killed (a test cannot hang) and gives 137
+wait_or_kill() {
+  for _ in $(seq "$2"); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$1" 2>/dev/null
+  wait "$1"
+}
 done_testing() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }
 ndgraph="${ND_BUILDDIR:-.}/ndgraph"
 srcdir="${ND_SRCDIR:-.}"

@@ -37,11 +37,7 @@ start() {
 
 # finish: the exit status of $pid; one that has not ended within a minute is
 # killed (the suite cannot hang) and reported as 137
-finish() {
-  for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null
-  wait "$pid"
-}
+finish() { wait_or_kill "$pid" 600; }
 
 # same_as_reference DIR N: DIR/step-N holds the weights and moments of N
 # steps on the unchanged data, byte for byte

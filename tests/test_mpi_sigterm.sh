@@ -32,9 +32,7 @@ OMPI_MCA_odls_base_sigkill_timeout=8 "${mpirun[@]}" -np 2 "${run[@]}" --set trai
 job=$!
 for _ in $(seq 600); do grep -q '^step  *2 ' "$tmp/stop.out" && break; sleep 0.1; done
 kill -TERM $job
-for _ in $(seq 600); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
-kill -0 $job 2>/dev/null && kill -KILL $job
-wait $job
+wait_or_kill $job 600
 n=$(sed -n 's/^ndgraph: SIGTERM after step \([0-9]*\): checkpoint .*; stopping$/\1/p' "$tmp/stop.out")
 bytes=$(cat "$tmp/stop/step-$n/"*.safetensors 2>/dev/null | wc -c)
 [ -n "$n" ] && [ -f "$tmp/stop/step-$n/state.json" ] && [ "$bytes" -gt 40000000 ] && ! ls -a "$tmp/stop" | grep -q '\.tmp'

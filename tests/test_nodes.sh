@@ -218,9 +218,7 @@ grep "different configuration" "$tmp/mismatch.out" | head -1 | sed 's/^/# /'
 job=$!
 for _ in $(seq 300); do grep -q '^step ' "$tmp/sig.out" && break; sleep 0.1; done
 kill -TERM $job
-for _ in $(seq 300); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
-kill -0 $job 2>/dev/null && kill -KILL $job
-wait $job
+wait_or_kill $job 300
 st=$?
 n=$(sed -n 's/^ndgraph: SIGTERM after step \([0-9]*\): checkpoint .*; stopping$/\1/p' "$tmp/sig.out")
 [ $st -ne 0 ] && [ -n "$n" ] && [ -f "$tmp/sig/step-$n/model.safetensors" ] && [ -f "$tmp/sig/step-$n/state.json" ] &&
