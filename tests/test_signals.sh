@@ -30,11 +30,7 @@ start() {
 # finish: the exit status of $pid once it ends; a run that ignores the
 # signal is killed after two minutes (so that the suite cannot hang) and
 # reported as 137
-finish() {
-  for _ in $(seq 1200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null
-  wait "$pid"
-}
+finish() { wait_or_kill "$pid" 1200; }
 
 # the directories step-* of DIR all hold the four files
 all_complete() {
@@ -88,9 +84,10 @@ ok $? "nohup: SIGHUP stays ignored, steps go on"
 kill -TERM "$pid"; finish; ok $(($? != 143)) "nohup: SIGTERM still stops it, exit 143"
 
 # a second SIGINT: no waiting for the checkpoint; whatever is left is complete, and one line on stderr says
-# which. Two signals sent at once merge into one, so the second comes 0.2 s after the first, both early in
-# a step of about a second (a larger model), just after the line of the step before
-slow=(--set model.n_embd=256 --set model.seq_len=128 --set train.micro_batch_size=8)
+# which. Two signals sent at once merge into one, so the second comes 0.05 s after the first, both early in
+# a step of about two seconds here (a larger model; a CPU several times faster still takes far longer than
+# the gap), just after the line of the step before
+slow=(--set model.n_layer=8 --set model.n_embd=256 --set model.seq_len=128 --set train.micro_batch_size=8)
 # next_line FILE PATTERN: waits for one more line matching PATTERN in FILE
 next_line() {
   local n; n=$(grep -c "$2" "$1")
@@ -98,7 +95,7 @@ next_line() {
 }
 start INT2 "$tmp/ck-INT2" --set train.save_every=2 "${slow[@]}"; ok $? "double SIGINT: the run is under way"
 # after an odd step's line no checkpoint is written: the next step begins
-next_line "$tmp/INT2.out" "^step  *[0-9]*[13579] | loss"; kill -INT "$pid"; sleep 0.2; kill -INT "$pid"; finish; got=$?
+next_line "$tmp/INT2.out" "^step  *[0-9]*[13579] | loss"; kill -INT "$pid"; sleep 0.05; kill -INT "$pid"; finish; got=$?
 [ "$got" -eq 130 ]; ok $? "double SIGINT: exit 130 (got $got)"
 all_complete "$tmp/ck-INT2"; ok $? "double SIGINT: every step-N left is complete"
 step=$(sed -n "s|^ndgraph: a second SIGINT: stopped at once, the checkpoint the first asked for abandoned; the last complete one, $tmp/ck-INT2/step-\([0-9]*\), is intact\$|\1|p" \
@@ -107,7 +104,7 @@ step=$(sed -n "s|^ndgraph: a second SIGINT: stopped at once, the checkpoint the 
 ok $? "double SIGINT: one line on stderr names the last complete checkpoint ($(head -c 300 "$tmp/INT2.err"))"
 # no checkpoint yet (train.save_every 0): the line says there is none
 start INT3 "$tmp/ck-INT3" "${slow[@]}"; ok $? "double SIGINT, nothing saved yet: the run is under way"
-next_line "$tmp/INT3.out" "^step .*loss"; kill -INT "$pid"; sleep 0.2; kill -INT "$pid"; finish; got=$?
+next_line "$tmp/INT3.out" "^step .*loss"; kill -INT "$pid"; sleep 0.05; kill -INT "$pid"; finish; got=$?
 [ "$got" -eq 130 ] && [ "$(cat "$tmp/INT3.err")" = "ndgraph: a second SIGINT: stopped at once, the checkpoint the first asked for abandoned; $tmp/ck-INT3 holds no complete one" ]
 ok $? "double SIGINT before any checkpoint: exit 130, one line saying none is complete ($(head -c 300 "$tmp/INT3.err"))"
 
