@@ -19,6 +19,7 @@ tasks | train cli |
 data | cli |
 checkpoint | cli |
 trace | cli |
+metrics | * | common metrics ndgraph
 train | cli |'
 
 # check ROOT: prints one line per violation, FILE:LINE: FOLDER/ includes PATH

@@ -8,3 +8,5 @@ check_PROGRAMS += tests/test_trace_path
 TESTS += tests/test_trace_path
 tests_test_trace_path_SOURCES = tests/test_trace_path.c tests/tap.h
 tests_test_trace_path_LDADD = $(ND_TEST_LIBS)
+TESTS += tests/test_plot.sh
+EXTRA_DIST += tests/test_plot.sh

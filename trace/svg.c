@@ -9,6 +9,7 @@
 
 #include "common/atomic.h"
 #include "common/error.h"
+#include "common/svg.h"
 
 #define WIDTH 1200.0
 #define LEFT  120.0
@@ -32,35 +33,8 @@ static const char *colour_of(const char *phase) {
   return palette[N_PALETTE - 1].colour;
 }
 
-/* Text for an attribute or an element: the trace is any user's file. */
-static void escaped(FILE *f, const char *s) {
-  for (; *s; s++) switch (*s) {
-    case '<':
-      fputs("&lt;", f);
-      break;
-    case '>':
-      fputs("&gt;", f);
-      break;
-    case '&':
-      fputs("&amp;", f);
-      break;
-    case '"':
-      fputs("&quot;", f);
-      break;
-    default:
-      if ((unsigned char)*s >= 0x20) fputc(*s, f);
-    }
-}
-
-/* 1, 2 or 5 times a power of ten, giving about eight ticks over the span. */
-static double tick_step(double span) {
-  double raw = span / 8, p = raw > 0 ? pow(10, floor(log10(raw))) : 0;
-  if (!(p > 0)) return span > 0 ? span : 1; /* below the smallest power of ten */
-  return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
-}
-
 static void axis(FILE *f, double span, double scale, double y) {
-  double step = tick_step(span);
+  double step = nd__svg_tick_step(span, 8);
   int in_ms = span >= 1000;
   fprintf(f, "<g class=\"axis\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", LEFT, y,
           LEFT + span * scale, y);
@@ -89,14 +63,14 @@ static void legend(FILE *f, double y) {
 static void box(FILE *f, const nd_trace_model *m, const nd_trace_slice *x, const int *row, double t0, double scale) {
   double px = LEFT + (x->ts - t0) * scale, w = fmax(x->dur * scale, 0.5), y = TOP + row[x->thread] * (ROW + GAP);
   fprintf(f, "<rect class=\"task\" data-phase=\"");
-  escaped(f, x->phase);
+  nd__svg_text(f, x->phase);
   fprintf(f, "\" data-micro-batch=\"%d\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\"><title>",
           x->micro_batch, px, y, w, ROW, colour_of(x->phase));
-  escaped(f, x->name);
+  nd__svg_text(f, x->name);
   fprintf(f, " (%s", x->phase[0] ? "" : "-");
-  escaped(f, x->phase);
+  nd__svg_text(f, x->phase);
   fprintf(f, ", micro-batch %d, %.3f ms on ", x->micro_batch, x->dur / 1e3);
-  escaped(f, m->threads[x->thread].name);
+  nd__svg_text(f, m->threads[x->thread].name);
   fprintf(f, ")</title></rect>\n");
   char label[16];
   int n = snprintf(label, sizeof label, "%d", x->micro_batch);
@@ -128,7 +102,7 @@ static void chart(FILE *f, const nd_trace_model *m, int *row) {
     if (row[t] < 0) continue;
     fprintf(f, "<text class=\"worker\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", LEFT - 8,
             TOP + row[t] * (ROW + GAP) + ROW / 2 + 4);
-    escaped(f, m->threads[t].name);
+    nd__svg_text(f, m->threads[t].name);
     fprintf(f, "</text>\n");
   }
   fprintf(f, "<g class=\"tasks\" stroke=\"white\" stroke-width=\"0.3\">\n");

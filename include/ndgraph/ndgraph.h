@@ -167,6 +167,22 @@ ND_EXPORT int nd_trace_summary_write(const nd_trace *t, FILE *out, int json, nd_
 /* `ndgraph trace svg`: the Gantt chart, written to svg_path atomically. */
 ND_EXPORT int nd_trace_svg_save(const nd_trace *t, const char *svg_path, nd_error *err);
 
+/* ---------------------------------------------------------------- metrics */
+
+/* Metrics files (JSON Lines, as `ndgraph run --metrics` writes them) read
+ * back, each one run. A line that is not a JSON object with a finite "step",
+ * or a quantity that is not a number, is ND_EDATA naming FILE:LINE; values
+ * that are not finite are left out and counted. */
+typedef struct nd_metrics nd_metrics;
+ND_EXPORT int nd_metrics_read(nd_metrics **out, const char *const *paths, int n, nd_error *err);
+ND_EXPORT void nd_metrics_free(nd_metrics *m);
+/* The values left out because they were not finite, over every file. */
+ND_EXPORT long long nd_metrics_left_out(const nd_metrics *m);
+/* `ndgraph plot`: training and validation loss, learning rate and tokens/s
+ * against step, the runs overlaid, written to svg_path atomically; ND_EINVAL
+ * when svg_path is one of the files read. */
+ND_EXPORT int nd_metrics_svg_save(const nd_metrics *m, const char *svg_path, nd_error *err);
+
 /* --------------------------------------------------------------- training */
 
 typedef struct nd_trainer nd_trainer;
