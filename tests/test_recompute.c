@@ -3,7 +3,8 @@
  * dp 2, tp 2, pp 2), and the plan's activation bytes per rank fall as
  * docs/memory.md says: under `layer` the activations tied to a layer are at
  * most 1/n_layer of `none`'s, and all of them at most that plus one layer's
- * working set (one layer of `none`'s activations and the stage's own). */
+ * working set (one layer of `none`'s activations and the stage's own);
+ * the measured tensor bytes per rank (nd_trainer_memory) fall too. */
 #include <string.h>
 
 #include "graph/ir.h"
@@ -16,7 +17,7 @@
 static const char *const modes[] = {"none", "attention", "layer"};
 
 /* Trains STEPS steps; loss and grad_norm of each into out[2 * step + k]. */
-static int train(const char *const *layout, const char *arch, const char *mode, double *out) {
+static int train(const char *const *layout, const char *arch, const char *mode, double *out, nd_memory_use *mem) {
   char kv[3][64];
   snprintf(kv[0], sizeof kv[0], "model.arch=%s", arch);
   snprintf(kv[1], sizeof kv[1], "train.recompute=%s", mode);
@@ -38,6 +39,7 @@ static int train(const char *const *layout, const char *arch, const char *mode, 
       if ((rc = nd_trainer_step(tr, &r, &err))) fprintf(stderr, "# step: %s\n", err.msg);
       out[2 * i] = r.loss, out[2 * i + 1] = r.grad_norm;
     }
+    nd_trainer_memory(tr, mem);
   } else if (cfg) {
     fprintf(stderr, "# open: %s\n", err.msg);
   }
@@ -46,13 +48,20 @@ static int train(const char *const *layout, const char *arch, const char *mode, 
   return rc;
 }
 
+/* Also the measured tensor bytes of the rank that holds the most: lower
+ * under layer than none (the tiny model's activations outweigh its state). */
 static void check_bits(const char *name, const char *const *layout, const char *arch) {
   double ref[2 * STEPS], got[2 * STEPS];
-  if (!ok(train(layout, arch, "none", ref) == 0, "%s %s: none trains", arch, name)) return;
+  nd_memory_use none, mem;
+  if (!ok(train(layout, arch, "none", ref, &none) == 0, "%s %s: none trains", arch, name)) return;
   for (int m = 1; m < 3; m++)
-    if (ok(train(layout, arch, modes[m], got) == 0, "%s %s: %s trains", arch, name, modes[m]))
+    if (ok(train(layout, arch, modes[m], got, &mem) == 0, "%s %s: %s trains", arch, name, modes[m])) {
       ok(memcmp(ref, got, sizeof ref) == 0, "%s %s: %s: losses and gradient norms of %d steps bit for bit (%.9g %.9g)",
          arch, name, modes[m], STEPS, got[2 * STEPS - 2], ref[2 * STEPS - 2]);
+      ok(mem.rank_peak < none.rank_peak && mem.rss_peak > 0,
+         "%s %s: %s: measured tensor bytes of a rank %lld < none's %lld (peak RSS %lld)", arch, name, modes[m],
+         mem.rank_peak, none.rank_peak, mem.rss_peak);
+    }
 }
 
 typedef struct act_bytes {
