@@ -26,6 +26,8 @@ static long long num(const nd_config *cfg, const char *key) {
   return atoll(text(cfg, key, buf, sizeof buf));
 }
 
+static double mib(long long bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
 /* A metrics file that could not be opened or written: ND_EIO, naming it. */
 static int metrics_failed(const char *path, const char *verb, nd_error *err) {
   snprintf(err->msg, sizeof err->msg, "%s: cannot %s the metrics file: %s", path, verb,
@@ -342,10 +344,14 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
              r.step_ms, r.tokens_per_s, r.gflops);
       fflush(stdout);
       /* process 0 writes it: every process learns whether it could */
+      nd_memory_use mem;
+      nd_trainer_memory(tr, &mem);
       rc = log_json(metrics, metrics_path, err,
                     "{\"step\": %lld, \"loss\": %.17g, \"lr\": %.9g, \"grad_norm\": %.9g, \"step_ms\": %.3f, "
-                    "\"tokens_per_s\": %.1f, \"gflops\": %.3f}",
-                    r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops);
+                    "\"tokens_per_s\": %.1f, \"gflops\": %.3f, \"rss_peak_bytes\": %lld, \"tensor_bytes\": %lld, "
+                    "\"rank_tensor_bytes_peak\": %lld, \"device_tensor_bytes_peak\": %lld}",
+                    r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops, mem.rss_peak, mem.tensors,
+                    mem.rank_peak, mem.device_peak);
       if ((rc = nd_trainer_agree(tr, rc, err))) goto save_and_stop;
     }
     if (val[0] && eval_every && (r.step % eval_every == 0 || r.step == last)) {
@@ -379,6 +385,13 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     int closed = metrics ? fclose(metrics) : 0;
     metrics = NULL;
     rc = nd_trainer_agree(tr, closed ? metrics_failed(metrics_path, "write", err) : 0, err);
+  }
+  if (!rc && first <= last) {
+    nd_memory_use mem;
+    nd_trainer_memory(tr, &mem);
+    printf("memory: peak RSS %.1f MiB | tensors %.1f MiB in main memory, %.1f MiB on rank %d (the most) | devices "
+           "%.1f MiB at peak\n",
+           mib(mem.rss_peak), mib(mem.tensors), mib(mem.rank_peak), mem.rank_of_peak, mib(mem.device_peak));
   }
   if (!rc && procs.processes > 1 && !nd_trainer_processes(tr, &procs)) {
     printf("mpirun: StarPU-MPI sent %lld bytes for the steps, the plan predicts %lld", procs.bytes_sent,

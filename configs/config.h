@@ -21,6 +21,8 @@
 
 enum nd_data_format { ND_FORMAT_TEXT, ND_FORMAT_TOKENS_U16, ND_FORMAT_TOKENS_U32 };
 enum nd_arch { ND_ARCH_GPT2, ND_ARCH_LLAMA };
+/* train.recompute: what the backward computes again instead of keeping (docs/memory.md) */
+enum nd_recompute { ND_RECOMPUTE_NONE, ND_RECOMPUTE_ATTENTION, ND_RECOMPUTE_LAYER };
 enum nd_placement { ND_PLACEMENT_AFFINITY, ND_PLACEMENT_STRICT, ND_PLACEMENT_FREE };
 /* How task priorities order ready tasks (graph/priority.c). */
 enum nd_priority_order { ND_PRIORITY_PIPELINE, ND_PRIORITY_CRITICAL_PATH };
@@ -86,6 +88,7 @@ struct nd_config {
     int64_t save_every;               /* 0: only at the end */
     char save_dir[ND_PATH_MAX];       /* empty: no checkpoints */
     int64_t keep_checkpoints;         /* the newest N complete ones; 0: all */
+    enum nd_recompute recompute;
   } train;
 
   struct {

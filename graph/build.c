@@ -27,6 +27,7 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
   if (m->check && (rc = m->check(g, cfg, err))) goto cleanup;
   g->forward_only = forward_only;
   b.cfg = cfg;
+  b.recompute = cfg->train.recompute; /* an evaluation pass uses the same buffers */
   if ((rc = nd__builder_init(&b, g, m->acts, m->nparams(g)))) goto cleanup;
   rc = ND_ENOMEM;
 

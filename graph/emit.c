@@ -46,6 +46,12 @@ float nd__gacc(nd__builder *b, nd__task_spec *s, int32_t tensor) {
 
 void nd__emit(nd__builder *b, nd__task_spec *s) {
   s->t.flops = nd__task_flops(&s->t);
+  if (b->recomputing) {
+    /* on the input gradient's path, timed and prioritized with it; the
+     * forward's arithmetic once more, not the model's FLOPs */
+    if (s->t.phase == ND_PHASE_F) s->t.phase = ND_PHASE_B;
+    s->t.replica = 1;
+  }
   /* the buffers in the order of the kind's row (graph/kinds.c): kernels read them so */
   if (s->oom) {
     b->oom = 1;

@@ -156,9 +156,21 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
   }
 }
 
-static const nd__act_set acts = {.count = A_COUNT, .rows = act_rows, .xout = A_XOUT, .d_xout = A_D_XOUT, .lnf_mean = 1};
+static const nd__act_set acts = {
+    .count = A_COUNT, .rows = act_rows, .xout = A_XOUT, .d_xout = A_D_XOUT, .lnf_mean = 1, .attn_saved = A_ATT};
 
 /* ------------------------------------------------------------ forward */
+
+static void attention_forward(nd__builder *b, nd_rank r, int mb, int l) {
+  nd_graph *g = b->g;
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_ATTN_FWD, ND_PHASE_F, r, mb, l);
+  s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, g->C / g->NH};
+  nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
+  nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
+  nd__acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
+  nd__emit(b, &s);
+}
 
 static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
   nd_graph *g = b->g;
@@ -181,13 +193,7 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
                                  .M = BT,
                                  .K = C,
                                  .N = 3 * Cs});
-    nd__task_spec s;
-    nd__spec_init(&s, ND_TASK_ATTN_FWD, ND_PHASE_F, r, mb, l);
-    s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};
-    nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
-    nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
-    nd__acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
-    nd__emit(b, &s);
+    attention_forward(b, r, mb, l);
     nd__matmul_fwd(b, r, mb, l,
                    &(nd__linear){.out = A(b, r, mb, l, A_ATTPROJ),
                                  .inp = A(b, r, mb, l, A_ATTY),
@@ -224,6 +230,7 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     nd__acc(&s, A(b, r, mb, l, A_FCH_ACT), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_FCH), ND_ACCESS_R);
     nd__emit(b, &s);
+    if (b->recomputing) continue; /* what follows makes the block's output alone: kept */
     nd__matmul_fwd(b, r, mb, l,
                    &(nd__linear){.out = A(b, r, mb, l, A_FCPROJ),
                                  .inp = A(b, r, mb, l, A_FCH_ACT),
@@ -233,6 +240,7 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
                                  .K = H4s,
                                  .N = C});
   }
+  if (b->recomputing) return;
   nd__allreduce_tp(b, d, st, l, A_FCPROJ, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
@@ -301,6 +309,11 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
                                  .M = BT,
                                  .K = Cs,
                                  .N = C});
+    if (b->recompute == ND_RECOMPUTE_ATTENTION) {
+      b->recomputing = 1;
+      attention_forward(b, r, mb, l);
+      b->recomputing = 0;
+    }
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_ATTN_BWD, ND_PHASE_B, r, mb, l);
     s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};

@@ -91,7 +91,8 @@ static const nd__act_row act_rows[A_COUNT] = {
     [A_D_LN1] = {"d_ln1", ND_POOL_GRAD_B, ND__ACT_HIDDEN},
 };
 
-static const nd__act_set acts = {.count = A_COUNT, .rows = act_rows, .xout = A_XOUT, .d_xout = A_D_XOUT, .lnf_mean = 0};
+static const nd__act_set acts = {
+    .count = A_COUNT, .rows = act_rows, .xout = A_XOUT, .d_xout = A_D_XOUT, .lnf_mean = 0, .attn_saved = A_ATT};
 
 /* The sizes of one tensor rank. */
 typedef struct dims {
@@ -202,6 +203,18 @@ static void linear(nd__builder *b, nd_rank r, int mb, int l, int32_t out, int32_
 
 /* ------------------------------------------------------------ forward */
 
+static void attention_forward(nd__builder *b, nd_rank r, int mb, int l) {
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_GQA_FWD, ND_PHASE_F, r, mb, l);
+  s.t.a.gqa = attn_args(b->g);
+  nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
+  nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
+  nd__acc(&s, A(b, r, mb, l, A_QR), ND_ACCESS_R);
+  nd__acc(&s, A(b, r, mb, l, A_KR), ND_ACCESS_R);
+  nd__acc(&s, A(b, r, mb, l, A_V), ND_ACCESS_R);
+  nd__emit(b, &s);
+}
+
 static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
   nd_graph *g = b->g;
   dims z = dims_of(g);
@@ -217,15 +230,7 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     linear(b, r, mb, l, A(b, r, mb, l, A_V), ln1, P(b, r, LP(l, L_V)), C, KV);
     rope(b, ND_TASK_ROPE_FWD, ND_PHASE_F, r, mb, l, A(b, r, mb, l, A_QR), A(b, r, mb, l, A_Q), z.NHs);
     rope(b, ND_TASK_ROPE_FWD, ND_PHASE_F, r, mb, l, A(b, r, mb, l, A_KR), A(b, r, mb, l, A_K), z.KVs);
-    nd__task_spec s;
-    nd__spec_init(&s, ND_TASK_GQA_FWD, ND_PHASE_F, r, mb, l);
-    s.t.a.gqa = attn_args(g);
-    nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
-    nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
-    nd__acc(&s, A(b, r, mb, l, A_QR), ND_ACCESS_R);
-    nd__acc(&s, A(b, r, mb, l, A_KR), ND_ACCESS_R);
-    nd__acc(&s, A(b, r, mb, l, A_V), ND_ACCESS_R);
-    nd__emit(b, &s);
+    attention_forward(b, r, mb, l);
     linear(b, r, mb, l, A(b, r, mb, l, A_ATTPROJ), A(b, r, mb, l, A_ATTY), P(b, r, LP(l, L_O)), Q, C);
   }
   nd__allreduce_tp(b, d, st, l, A_ATTPROJ, mb);
@@ -241,8 +246,10 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     linear(b, r, mb, l, A(b, r, mb, l, A_UP), ln2, P(b, r, LP(l, L_UP)), C, z.Is);
     int32_t h = A(b, r, mb, l, A_H);
     nd__elementwise(b, ND_TASK_SWIGLU_FWD, ND_PHASE_F, r, mb, l, h, A(b, r, mb, l, A_GATE), A(b, r, mb, l, A_UP), 0);
+    if (b->recomputing) continue; /* what follows makes the block's output alone: kept */
     linear(b, r, mb, l, A(b, r, mb, l, A_DOWN), h, P(b, r, LP(l, L_DOWN)), z.Is, C);
   }
+  if (b->recomputing) return;
   nd__allreduce_tp(b, d, st, l, A_DOWN, mb);
   for (int t = 0; t < g->tp; t++) {
     nd_rank r = R(d, st, t);
@@ -305,6 +312,11 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
                              .dw = G(b, r, LP(l, L_POST_NORM))});
     linear_bwd(b, r, mb, l, A(b, r, mb, l, A_D_ATTY), A(b, r, mb, l, A_D_RES2), A(b, r, mb, l, A_ATTY), LP(l, L_O), Q,
                C, 0);
+    if (b->recompute == ND_RECOMPUTE_ATTENTION) {
+      b->recomputing = 1;
+      attention_forward(b, r, mb, l);
+      b->recomputing = 0;
+    }
     nd__task_spec s;
     nd__spec_init(&s, ND_TASK_GQA_BWD, ND_PHASE_B, r, mb, l);
     s.t.a.gqa = attn_args(g);

@@ -105,12 +105,31 @@ void nd__stage_forward(nd__builder *b, const nd__model *m, int d, int st, int mb
   if (st == g->pp - 1) head_forward(b, m, d, mb);
 }
 
+/* Block l's backward; under train.recompute: layer, first its forward again
+ * from its kept input into the buffers all blocks share (the family skips
+ * what only makes the block's output, kept too). Its W tasks then follow its
+ * B instead of waiting: the next block's recomputation overwrites what they
+ * read. */
+static void block_backward(nd__builder *b, const nd__model *m, int d, int st, int mb, int l) {
+  if (b->recompute != ND_RECOMPUTE_LAYER) {
+    m->layer_backward(b, d, st, mb, l);
+    return;
+  }
+  int defer = b->defer_w;
+  b->recomputing = 1;
+  m->layer_forward(b, d, st, mb, l);
+  b->recomputing = 0;
+  b->defer_w = 0;
+  m->layer_backward(b, d, st, mb, l);
+  b->defer_w = defer;
+}
+
 void nd__stage_backward(nd__builder *b, const nd__model *m, int d, int st, int mb) {
   nd_graph *g = b->g;
   const nd__act_set *a = m->acts;
   int first = g->stage_first[st];
   if (st == g->pp - 1) head_backward(b, m, d, mb);
-  for (int l = first + g->stage_layers[st] - 1; l >= first; l--) m->layer_backward(b, d, st, mb, l);
+  for (int l = first + g->stage_layers[st] - 1; l >= first; l--) block_backward(b, m, d, st, mb, l);
   if (st > 0) {
     for (int t = 0; t < g->tp; t++) {
       int32_t src = S(b, R(d, st, t), mb, ND__A_D_XIN);

@@ -160,22 +160,34 @@ static int act_on_rank(const nd_graph *g, const nd__act_set *as, int which, nd_r
   }
 }
 
+/* layer: all but a block's output and its gradient, which pass between
+ * blocks (the output is the next block's input, kept for its recomputation);
+ * attention: what only the attention's backward reads */
+int nd__act_shared(const nd__builder *b, int which) {
+  const nd__act_set *as = b->acts;
+  if (which >= as->count) return 0;
+  if (b->recompute == ND_RECOMPUTE_LAYER) return which != as->xout && which != as->d_xout;
+  return b->recompute == ND_RECOMPUTE_ATTENTION && which == as->attn_saved;
+}
+
 int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which) {
   nd_graph *g = b->g;
   const nd__act_set *as = b->acts;
   const nd__act_row *a = row_of(as, which);
-  int at_stage = which >= as->count, n = as->count + ND__STAGE_ACTS;
-  int li = at_stage ? g->L : layer, slot = nd_act_slot(g, r.pp, a->pool, mb);
+  int at_stage = which >= as->count, shared = nd__act_shared(b, which), n = as->count + ND__STAGE_ACTS;
+  int li = at_stage || shared ? g->L : layer, slot = nd_act_slot(g, r.pp, a->pool, mb);
   int64_t idx = (((int64_t)nd_rank_index(g, r) * b->max_slots + slot) * (g->L + 1) + li) * n + which;
   if (b->act[idx] >= 0) return b->act[idx];
 
   nd_tensor t = {0};
   act_shape(g, a, r, &t);
   t.home = r;
-  t.layer = at_stage ? -1 : layer;
+  t.layer = at_stage || shared ? -1 : layer;
   t.slot = slot;
   t.param = -1;
-  if (at_stage)
+  if (shared)
+    snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.layers.%s", r.dp, r.pp, r.tp, slot, a->name);
+  else if (at_stage)
     snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.%s", r.dp, r.pp, r.tp, slot, a->name);
   else
     snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.h%d.%s", r.dp, r.pp, r.tp, slot, layer, a->name);

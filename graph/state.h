@@ -69,6 +69,7 @@ typedef struct nd__act_set {
   const nd__act_row *rows;
   int xout, d_xout; /* a block's output and its gradient */
   int lnf_mean;     /* the final norm keeps its mean (LayerNorm) */
+  int attn_saved;   /* what the attention's forward saves for its backward alone (train.recompute: attention) */
 } nd__act_set;
 
 struct nd__task_spec;
@@ -86,6 +87,8 @@ typedef struct nd__builder {
   uint8_t *written;                  /* [tensor]: written earlier in this step */
   struct nd__task_spec *deferred;    /* W tasks waiting to be appended, oldest first */
   int n_deferred, cap_deferred, defer_w;
+  enum nd_recompute recompute; /* train.recompute (none for an evaluation pass) */
+  int recomputing;             /* emitting a forward again for the backward: nd__recompute_begin */
   int oom;
   int bad_order; /* kind + 1 of a task whose accesses do not follow its row: a bug of a builder */
 } nd__builder;
@@ -126,7 +129,9 @@ int32_t *nd__pslot(nd__builder *b, int32_t *table, nd_rank r, int p);
 static inline int32_t nd__param(nd__builder *b, nd_rank r, int p) { return *nd__pslot(b, b->param, r, p); }
 static inline int32_t nd__grad(nd__builder *b, nd_rank r, int p) { return *nd__pslot(b, b->grad, r, p); }
 /* Activation `which` of micro-batch mb at `layer` (ignored for a stage's
- * activations): the buffer of its slot in its pool. */
+ * activations): the buffer of its slot in its pool. Under train.recompute
+ * the activations recomputed before the backward have one buffer per slot
+ * that every layer of the stage uses in turn (nd__act_shared). */
 int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which);
 static inline int32_t nd__stage_act(nd__builder *b, nd_rank r, int mb, enum nd__stage_act which) {
   return nd__act(b, r, mb, -1, b->acts->count + (int)which);
@@ -134,6 +139,9 @@ static inline int32_t nd__stage_act(nd__builder *b, nd_rank r, int mb, enum nd__
 /* The input of layer l of stage st (the stage's input or the layer before's
  * output), and where its gradient goes. */
 int32_t nd__layer_input(nd__builder *b, nd_rank r, int mb, int l);
+/* Is a family's activation `which` one buffer for all layers (its values
+ * live from a forward, or recomputation, to the same layer's backward)? */
+int nd__act_shared(const nd__builder *b, int which);
 int32_t nd__layer_input_grad(nd__builder *b, nd_rank r, int mb, int l);
 
 #endif

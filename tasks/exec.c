@@ -50,6 +50,8 @@ struct nd_exec {
   int procs, me;
   int *proc;       /* [owner->n_tensors]: the process that owns each tensor */
   uint8_t *reader; /* [owner->n_tensors * procs]: processes that may hold a copy */
+  int64_t *held;      /* [ranks]: bytes this process allocated in main memory for each rank's tensors */
+  int64_t device_peak; /* the most StarPU held on device memory nodes at the end of a step */
 };
 
 /* StarPU-MPI tags: unique per tensor of every executor of the process, and
@@ -130,9 +132,11 @@ static int allocate(nd_exec *ex) {
     /* another process's tensors: StarPU allocates copies when they come */
     if (!ex->proc || ex->proc[i] == ex->me) size[b] += round_up(t->bytes);
   }
-  int rc = 0;
-  for (int b = 0; b < ex->n_blocks && !rc; b++)
+  int rc = (ex->held = calloc((size_t)nranks, sizeof *ex->held)) ? 0 : ND_ENOMEM;
+  for (int b = 0; b < ex->n_blocks && !rc; b++) {
     if (size[b] && !(ex->blocks[b] = alloc_block((size_t)size[b]))) rc = ND_ENOMEM;
+    ex->held[b / ND_TENSOR_KIND_COUNT] += size[b];
+  }
   for (int32_t i = 0; i < g->n_tensors && !rc; i++) {
     const nd_tensor *t = &g->tensors[i];
     int b = nd_rank_index(g, t->home) * ND_TENSOR_KIND_COUNT + t->kind;
@@ -505,8 +509,19 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
     nd_mpi_wait();
   else
     starpu_task_wait_for_all();
+  /* StarPU keeps a device's buffers cached after their tasks: what a node
+   * holds at the end of a step is what the step needed there */
+  int64_t used = 0;
+  for (unsigned node = 0; node < starpu_memory_nodes_get_count(); node++) {
+    starpu_ssize_t total = starpu_memory_get_total(node);
+    if (starpu_node_get_kind(node) != STARPU_CPU_RAM && total >= 0) used += total - starpu_memory_get_available(node);
+  }
+  if (used > ex->device_peak) ex->device_peak = used;
   return nd__kernel_failure(ex->kernels, err);
 }
+
+int64_t nd_exec_rank_bytes(const nd_exec *ex, int rank) { return ex->held[rank]; }
+int64_t nd_exec_device_peak(const nd_exec *ex) { return ex->device_peak; }
 
 int nd_exec_procs(const nd_exec *ex, int *me) {
   if (me) *me = ex->me;
@@ -558,6 +573,7 @@ double nd_exec_read_loss(nd_exec *ex, const nd_graph *g) {
 
 void nd_exec_free(nd_exec *ex) {
   if (!ex) return;
+  free(ex->held);
   if (ex->observer.task_done) nd_exec_observe(ex, NULL);
   if (ex->handles)
     for (int32_t i = 0; i < ex->owner->n_tensors; i++)

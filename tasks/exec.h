@@ -57,6 +57,11 @@ void nd_exec_set_kernels(nd_exec *ex, nd_kernels *k);
 int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err);
 /* Submits every task of graph `which` (0 is the owner) and waits for them. */
 int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err);
+/* The tensor bytes this process holds (docs/memory.md): in main memory for
+ * rank index `rank`, allocated once and held for the run; on device memory
+ * nodes, the most StarPU held there at the end of a step run so far. */
+int64_t nd_exec_rank_bytes(const nd_exec *ex, int rank);
+int64_t nd_exec_device_peak(const nd_exec *ex);
 /* Told of every task of a run when it ends, from StarPU's profiling
  * information (microseconds since StarPU started, and the worker). Profiling
  * is on only while an observer is set, so runs without one pay nothing. */

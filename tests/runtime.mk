@@ -41,3 +41,8 @@ TESTS += tests/test_llama_ref
 tests_test_llama_ref_SOURCES = tests/test_llama_ref.c tests/ref/llama.c tests/ref/llama.h tests/ref/ref.c \
 	tests/ref/ref.h tests/runtime/harness.h tests/tap.h
 tests_test_llama_ref_LDADD = $(ND_TEST_LIBS)
+
+check_PROGRAMS += tests/test_recompute
+TESTS += tests/test_recompute
+tests_test_recompute_SOURCES = tests/test_recompute.c tests/runtime/harness.h tests/tap.h
+tests_test_recompute_LDADD = $(ND_TEST_LIBS)

@@ -125,4 +125,8 @@ if [ "$(id -u)" != 0 ]; then
   expect 1 "$tmp/ro/step.dot" "plan --dot into a directory it cannot write names the file" -- \
     "$ndgraph" plan --dot "$tmp/ro/step.dot"
 fi
+# train.recompute names its values
+expect 2 "train.recompute: expected one of: none, attention, layer; got 'everything'" \
+  "a train.recompute that is not none, attention or layer is one line, exit 2" -- \
+  "$ndgraph" run "${tiny[@]}" --set train.recompute=everything
 done_testing

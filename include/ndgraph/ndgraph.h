@@ -247,6 +247,16 @@ typedef struct nd_save_dir_check {
 ND_EXPORT int nd_trainer_check_save_dir(nd_trainer *tr, nd_save_dir_check *out, nd_error *err);
 ND_EXPORT long long nd_trainer_steps_done(const nd_trainer *tr);
 
+/* What the run holds, measured in this process (docs/memory.md). */
+typedef struct nd_memory_use {
+  long long rss_peak;    /* bytes: the process's peak resident set (getrusage) */
+  long long tensors;     /* bytes of tensors this process allocated in main memory, all its ranks */
+  long long rank_peak;   /* the most of those one rank holds */
+  int rank_of_peak;      /* that rank's index (data-major, then pipeline, then tensor) */
+  long long device_peak; /* the most StarPU held on device memory nodes at the end of a step; 0: none */
+} nd_memory_use;
+ND_EXPORT void nd_trainer_memory(nd_trainer *tr, nd_memory_use *out);
+
 /* What nd_trainer_gather copies. */
 enum nd_gather { ND_GATHER_PARAM, ND_GATHER_GRAD, ND_GATHER_ADAM_M, ND_GATHER_ADAM_V };
 /* Copies a tensor, given by its Hugging Face name, into the single-rank
