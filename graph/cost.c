@@ -15,12 +15,14 @@ int64_t nd__flops_matmul(const nd_task *t) {
   return 2LL * m->M * m->K * m->N + bias;
 }
 
-/* QK^T and att.V over the causal triangle, plus the softmax; the backward twice that */
+/* Over the causal triangle of (query, key) pairs: the forward's two products
+ * (QK^T, P.V) and its online softmax; the backward's five (the scores again,
+ * dout.V^T, dV, dQ, dK) and the probabilities' recomputation and gradient */
 int64_t nd__flops_attention(const nd_task *t) {
   const struct nd_attn_args *a = &t->a.attn;
   int64_t pairs = (int64_t)a->B * a->NH * a->T * (a->T + 1) / 2;
-  int64_t fwd = pairs * (4LL * a->hs + 5);
-  return t->kind == ND_TASK_ATTN_FWD || t->kind == ND_TASK_GQA_FWD ? fwd : 2 * fwd;
+  int fwd = t->kind == ND_TASK_ATTN_FWD || t->kind == ND_TASK_GQA_FWD;
+  return pairs * (fwd ? 4LL * a->hs + 5 : 10LL * a->hs + 5);
 }
 
 int64_t nd__flops_layernorm(const nd_task *t) {

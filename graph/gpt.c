@@ -39,7 +39,7 @@ enum act {
   A_LN1_MEAN,
   A_LN1_RSTD,
   A_QKV,
-  A_ATT,
+  A_ATT_LSE,
   A_ATTY,
   A_ATTPROJ,
   A_RES2,
@@ -57,7 +57,6 @@ enum act {
   A_D_LN2,
   A_D_ATTY,
   A_D_QKV,
-  A_D_ATT,
   A_D_LN1,
   A_COUNT
 };
@@ -67,7 +66,7 @@ static const nd__act_row act_rows[A_COUNT] = {
     [A_LN1_MEAN] = {"ln1_mean", ND_POOL_FWD_B, ND__ACT_ROW},
     [A_LN1_RSTD] = {"ln1_rstd", ND_POOL_FWD_B, ND__ACT_ROW},
     [A_QKV] = {"qkv", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 3, .width = ND__WIDTH_C},
-    [A_ATT] = {"att", ND_POOL_FWD_B, ND__ACT_SCORES},
+    [A_ATT_LSE] = {"att_lse", ND_POOL_FWD_B, ND__ACT_HEAD_ROW},
     [A_ATTY] = {"atty", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
     [A_ATTPROJ] = {"attproj", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN},
     [A_RES2] = {"res2", ND_POOL_FWD_B, ND__ACT_HIDDEN},
@@ -85,7 +84,6 @@ static const nd__act_row act_rows[A_COUNT] = {
     [A_D_LN2] = {"d_ln2", ND_POOL_GRAD_B, ND__ACT_HIDDEN},
     [A_D_ATTY] = {"d_atty", ND_POOL_GRAD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
     [A_D_QKV] = {"d_qkv", ND_POOL_GRAD_W, ND__ACT_SPLIT, .mult = 3, .width = ND__WIDTH_C},
-    [A_D_ATT] = {"d_att", ND_POOL_GRAD_B, ND__ACT_SCORES},
     [A_D_LN1] = {"d_ln1", ND_POOL_GRAD_B, ND__ACT_HIDDEN},
 };
 
@@ -157,7 +155,7 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
 }
 
 static const nd__act_set acts = {
-    .count = A_COUNT, .rows = act_rows, .xout = A_XOUT, .d_xout = A_D_XOUT, .lnf_mean = 1, .attn_saved = A_ATT};
+    .count = A_COUNT, .rows = act_rows, .xout = A_XOUT, .d_xout = A_D_XOUT, .lnf_mean = 1, .attn_saved = A_ATT_LSE};
 
 /* ------------------------------------------------------------ forward */
 
@@ -167,7 +165,7 @@ static void attention_forward(nd__builder *b, nd_rank r, int mb, int l) {
   nd__spec_init(&s, ND_TASK_ATTN_FWD, ND_PHASE_F, r, mb, l);
   s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, g->C / g->NH};
   nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
-  nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
+  nd__acc(&s, A(b, r, mb, l, A_ATT_LSE), ND_ACCESS_W);
   nd__acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
   nd__emit(b, &s);
 }
@@ -318,10 +316,10 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
     nd__spec_init(&s, ND_TASK_ATTN_BWD, ND_PHASE_B, r, mb, l);
     s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};
     nd__acc(&s, A(b, r, mb, l, A_D_QKV), ND_ACCESS_W);
-    nd__acc(&s, A(b, r, mb, l, A_D_ATT), ND_ACCESS_W);
     nd__acc(&s, A(b, r, mb, l, A_D_ATTY), ND_ACCESS_R);
     nd__acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
-    nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_R);
+    nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_R);
+    nd__acc(&s, A(b, r, mb, l, A_ATT_LSE), ND_ACCESS_R);
     nd__emit(b, &s);
     nd__matmul_bwd(b, r, mb, l,
                    &(nd__linear){.dinp = A(b, r, mb, l, A_D_LN1),

@@ -9,7 +9,6 @@
 
 #define IN  ND_ROLE_IN
 #define OUT ND_ROLE_OUT
-#define SCR ND_ROLE_SCRATCH
 #define R   ND_ACCESS_R
 #define W   ND_ACCESS_W
 #define RW  ND_ACCESS_RW
@@ -127,17 +126,17 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
     [ND_TASK_ATTN_FWD] = {.name = "attention_fwd",
                           .replaceable = 1,
                           BUFFERS(T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                  T("att", OUT, W, ND_D_B, ND_D_NH, ND_D_T, ND_D_T),
+                                  T("lse", OUT, W, ND_D_B, ND_D_NH, ND_D_T),
                                   T("qkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS)),
                           .flops = nd__flops_attention,
                           SAMPLES(at_samples)},
     [ND_TASK_ATTN_BWD] = {.name = "attention_bwd",
                           .replaceable = 1,
                           BUFFERS(T("dqkv", OUT, W, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
-                                  T("datt", SCR, W, ND_D_B, ND_D_NH, ND_D_T, ND_D_T),
                                   T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
                                   T("qkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
-                                  T("att", IN, R, ND_D_B, ND_D_NH, ND_D_T, ND_D_T)),
+                                  T("out", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                                  T("lse", IN, R, ND_D_B, ND_D_NH, ND_D_T)),
                           .flops = nd__flops_attention,
                           SAMPLES(at_samples)},
     [ND_TASK_ACT_FWD] = {.name = "activation_fwd",
@@ -214,7 +213,7 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                             .flops = nd__flops_elementwise},
     [ND_TASK_GQA_FWD] = {.name = "gqa_fwd",
                          BUFFERS(T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                 T("att", OUT, W, ND_D_B, ND_D_NH, ND_D_T, ND_D_T),
+                                 T("lse", OUT, W, ND_D_B, ND_D_NH, ND_D_T),
                                  T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
                                  T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
                                  T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS)),
@@ -224,7 +223,8 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
          BUFFERS(T("dq", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("dk", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
                  T("dv", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
                  T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                 T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("att", IN, R, ND_D_B, ND_D_NH, ND_D_T, ND_D_T)),
+                 T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("out", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                 T("lse", IN, R, ND_D_B, ND_D_NH, ND_D_T)),
          .flops = nd__flops_attention},
     [ND_TASK_ADAMW] = {.name = "adamw",
                        BUFFERS(T("param", OUT, RW, ND_D_n), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n),
@@ -351,7 +351,7 @@ int nd_kind_check_access(const nd_task *t, const nd_access *acc, int n) {
 }
 
 void nd_kind_describe(enum nd_task_kind kind, char *out, size_t size) {
-  static const char *const roles[] = {"", " out", " scratch"};
+  static const char *const roles[] = {"", " out"};
   static const char *const dtypes[] = {"", " i32", " f64", " f32|f64"};
   static const char *const repeats[] = {"", " per part", " per shard", " each"};
   const nd_kind_row *row = nd_kind(kind);

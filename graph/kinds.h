@@ -12,7 +12,7 @@
 #include "graph/ir.h"
 
 /* What a kernel does with a buffer. */
-enum nd_kind_role { ND_ROLE_IN, ND_ROLE_OUT, ND_ROLE_SCRATCH };
+enum nd_kind_role { ND_ROLE_IN, ND_ROLE_OUT };
 
 /* When an optional buffer is there (absent: no access in the graph, an empty
  * descriptor with data NULL and ndim 0 for the kernel). */
@@ -62,7 +62,7 @@ enum nd_dim {
 
 enum nd_kind_dtype { ND_DT_F32, ND_DT_I32, ND_DT_F64, ND_DT_COLL /* coll.dtype */ };
 
-#define ND_KIND_MAX_BUFFERS 8
+#define ND_KIND_MAX_BUFFERS 9
 #define ND_KIND_MAX_DIMS    5
 
 typedef struct nd_kind_buffer {

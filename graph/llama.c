@@ -30,7 +30,7 @@ enum act {
   A_V,
   A_QR,
   A_KR,
-  A_ATT,
+  A_ATT_LSE,
   A_ATTY,
   A_ATTPROJ,
   A_RES2,
@@ -65,7 +65,7 @@ static const nd__act_row act_rows[A_COUNT] = {
     [A_V] = {"v", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV},
     [A_QR] = {"q_rot", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
     [A_KR] = {"k_rot", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV},
-    [A_ATT] = {"att", ND_POOL_FWD_B, ND__ACT_SCORES},
+    [A_ATT_LSE] = {"att_lse", ND_POOL_FWD_B, ND__ACT_HEAD_ROW},
     [A_ATTY] = {"atty", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
     [A_ATTPROJ] = {"attproj", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN},
     [A_RES2] = {"res2", ND_POOL_FWD_B, ND__ACT_HIDDEN},
@@ -92,7 +92,7 @@ static const nd__act_row act_rows[A_COUNT] = {
 };
 
 static const nd__act_set acts = {
-    .count = A_COUNT, .rows = act_rows, .xout = A_XOUT, .d_xout = A_D_XOUT, .lnf_mean = 0, .attn_saved = A_ATT};
+    .count = A_COUNT, .rows = act_rows, .xout = A_XOUT, .d_xout = A_D_XOUT, .lnf_mean = 0, .attn_saved = A_ATT_LSE};
 
 /* The sizes of one tensor rank. */
 typedef struct dims {
@@ -208,7 +208,7 @@ static void attention_forward(nd__builder *b, nd_rank r, int mb, int l) {
   nd__spec_init(&s, ND_TASK_GQA_FWD, ND_PHASE_F, r, mb, l);
   s.t.a.gqa = attn_args(b->g);
   nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
-  nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
+  nd__acc(&s, A(b, r, mb, l, A_ATT_LSE), ND_ACCESS_W);
   nd__acc(&s, A(b, r, mb, l, A_QR), ND_ACCESS_R);
   nd__acc(&s, A(b, r, mb, l, A_KR), ND_ACCESS_R);
   nd__acc(&s, A(b, r, mb, l, A_V), ND_ACCESS_R);
@@ -327,7 +327,8 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
     nd__acc(&s, A(b, r, mb, l, A_QR), ND_ACCESS_R);
     nd__acc(&s, A(b, r, mb, l, A_KR), ND_ACCESS_R);
     nd__acc(&s, A(b, r, mb, l, A_V), ND_ACCESS_R);
-    nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_R);
+    nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_R);
+    nd__acc(&s, A(b, r, mb, l, A_ATT_LSE), ND_ACCESS_R);
     nd__emit(b, &s);
     rope(b, ND_TASK_ROPE_BWD, ND_PHASE_B, r, mb, l, A(b, r, mb, l, A_D_Q), A(b, r, mb, l, A_D_QR), z.NHs);
     rope(b, ND_TASK_ROPE_BWD, ND_PHASE_B, r, mb, l, A(b, r, mb, l, A_D_K), A(b, r, mb, l, A_D_KR), z.KVs);

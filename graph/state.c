@@ -125,10 +125,9 @@ static int64_t act_shape(const nd_graph *g, const nd__act_row *a, nd_rank r, nd_
   case ND__ACT_SPLIT:
     s[2] = a->mult * (width[a->width] / g->tp);
     break;
-  case ND__ACT_SCORES:
+  case ND__ACT_HEAD_ROW:
     s[1] = g->NH / g->tp;
     s[2] = T;
-    s[3] = T;
     break;
   case ND__ACT_LOGITS:
     s[0] = B * T;

@@ -17,7 +17,7 @@ enum nd__act_shape {
   ND__ACT_ROW,      /* (B, T): a statistic per row */
   ND__ACT_TOKENS,   /* (B, T) int32: an input of the step */
   ND__ACT_SPLIT,    /* (B, T, mult * (width / tp)): split across the tensor ranks */
-  ND__ACT_SCORES,   /* (B, NH / tp, T, T): attention probabilities */
+  ND__ACT_HEAD_ROW, /* (B, NH / tp, T): a statistic per head and row (the attention's log-sum-exp) */
   ND__ACT_LOGITS,   /* (B T, the rank's vocabulary rows) */
   ND__ACT_CE_STATS, /* (B T, 3): the cross-entropy statistics of a logits shard */
 };

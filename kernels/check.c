@@ -116,14 +116,14 @@ static void ref_layernorm_bwd_weight(double *const *r, const nd_tensor_desc *d) 
   nd__ref_layernorm_bwd(NULL, r[0], r[1], r[2], r[3], NULL, r[4], r[5], (int)d[2].shape[0], (int)d[2].shape[1]);
 }
 static void ref_attention_fwd(double *const *r, const nd_tensor_desc *d) {
-  // out (B, T, NH, hs), att (B, NH, T, T), qkv (B, T, 3, NH, hs)
+  // out (B, T, NH, hs), lse (B, NH, T), qkv (B, T, 3, NH, hs)
   const int64_t *s = d[0].shape;
   nd__ref_attention_fwd(r[0], r[1], r[2], (int)s[0], (int)s[1], (int)s[2], (int)s[3]);
 }
 static void ref_attention_bwd(double *const *r, const nd_tensor_desc *d) {
-  // dqkv (B, T, 3, NH, hs), datt scratch, dout (B, T, NH, hs), qkv, att (B, NH, T, T)
-  const int64_t *s = d[2].shape;
-  nd__ref_attention_bwd(r[0], r[2], r[3], r[4], (int)s[0], (int)s[1], (int)s[2], (int)s[3]);
+  // dqkv (B, T, 3, NH, hs), dout (B, T, NH, hs), qkv, out (B, T, NH, hs), lse (B, NH, T)
+  const int64_t *s = d[1].shape;
+  nd__ref_attention_bwd(r[0], r[1], r[2], r[3], r[4], (int)s[0], (int)s[1], (int)s[2], (int)s[3]);
 }
 static void ref_residual_fwd(double *const *r, const nd_tensor_desc *d) {
   // out (n), a (n), b (n)
@@ -141,14 +141,23 @@ static const reference_fn reference[ND_TASK_KIND_COUNT] = {
 };
 
 /* What the inputs of b must be for the kind's contract, not only their shapes:
- * the attention's probabilities are the forward's, 0 above the diagonal. */
-static void meet_contract(enum nd_task_kind kind, buffers *b) {
-  if (kind != ND_TASK_ATTN_BWD) return;
-  const int64_t *s = b->d[4].shape; // att (B, NH, T, T)
-  float *att = b->d[4].data;
-  for (int64_t bh = 0; bh < s[0] * s[1]; bh++)
-    for (int64_t t = 0; t < s[2]; t++)
-      for (int64_t u = t + 1; u < s[3]; u++) att[(bh * s[2] + t) * s[3] + u] = 0.0f;
+ * the attention backward's out and lse are the forward's on its qkv. */
+static int meet_contract(enum nd_task_kind kind, buffers *b) {
+  if (kind != ND_TASK_ATTN_BWD) return 0;
+  const int64_t *s = b->d[1].shape; // dout (B, T, NH, hs); qkv (2), out (3), lse (4)
+  double *qkv = malloc((size_t)b->numel[2] * sizeof *qkv), *out = malloc((size_t)b->numel[3] * sizeof *out);
+  double *lse = malloc((size_t)(b->numel[4] ? b->numel[4] : 1) * sizeof *lse);
+  int rc = qkv && out && lse ? 0 : ND_ENOMEM;
+  if (!rc) {
+    const float *x = b->d[2].data;
+    float *o = b->d[3].data, *l = b->d[4].data;
+    for (int64_t k = 0; k < b->numel[2]; k++) qkv[k] = x[k];
+    nd__ref_attention_fwd(out, lse, qkv, (int)s[0], (int)s[1], (int)s[2], (int)s[3]);
+    for (int64_t k = 0; k < b->numel[3]; k++) o[k] = (float)out[k];
+    for (int64_t k = 0; k < b->numel[4]; k++) l[k] = (float)lse[k];
+  }
+  free(qkv), free(out), free(lse);
+  return rc;
 }
 
 /* r[i]: buffer i of b in double, outputs as the kernel starts from (beta
@@ -211,11 +220,10 @@ static int check_kind(enum nd_task_kind kind, const nd__kernel_impl *im, int dev
     return nd__fail(err, ND_EINVAL, "kernel check: %s has no double-precision reference", nd_task_kind_name(kind));
   for (int c = 0; c < n; c++) {
     buffers mine;
-    double *ref[ND_KIND_MAX_BUFFERS];
+    double *ref[ND_KIND_MAX_BUFFERS] = {0};
     int rc = buffers_new(&mine, &t[c], 42 + (uint64_t)c);
     if (rc) return nd__fail(err, rc, "kernel check: out of memory");
-    meet_contract(kind, &mine);
-    if ((rc = reference_of(kind, &mine, ref))) {
+    if ((rc = meet_contract(kind, &mine)) || (rc = reference_of(kind, &mine, ref))) {
       reference_free(ref);
       buffers_free(&mine);
       return nd__fail(err, rc, "kernel check: out of memory");

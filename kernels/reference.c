@@ -77,8 +77,8 @@ static size_t qkv_at(int b, int t, int which, int h, int T, int C, int hs) {
   return ((size_t)b * T + t) * 3 * C + (size_t)which * C + (size_t)h * hs;
 }
 
-void nd__ref_attention_fwd(double *out, double *att, const double *qkv, int B, int T, int NH, int hs) {
-  // out (B, T, C), att (B, NH, T, T), qkv (B, T, 3C)
+void nd__ref_attention_fwd(double *out, double *lse, const double *qkv, int B, int T, int NH, int hs) {
+  // out (B, T, C), lse (B, NH, T), qkv (B, T, 3C)
   const int C = NH * hs;
   const double scale = 1.0 / sqrt((double)hs);
   double *p = malloc((size_t)(T > 0 ? T : 1) * sizeof *p); // (T) one row's probabilities
@@ -96,46 +96,48 @@ void nd__ref_attention_fwd(double *out, double *att, const double *qkv, int B, i
           mx = fmax(mx, p[u]);
         }
         for (int u = 0; u <= t; u++) sum += (p[u] = exp(p[u] - mx));
-        for (int u = 0; u < T; u++) p[u] = u <= t ? p[u] / sum : 0.0;
+        for (int u = 0; u <= t; u++) p[u] /= sum;
         double *o = out + ((size_t)b * T + t) * C + (size_t)h * hs;
         for (int d = 0; d < hs; d++) {
           double s = 0.0;
           for (int u = 0; u <= t; u++) s += p[u] * qkv[qkv_at(b, u, 2, h, T, C, hs) + d];
           o[d] = s;
         }
-        if (att)
-          for (int u = 0; u < T; u++) att[(((size_t)b * NH + h) * T + t) * T + u] = p[u];
+        if (lse) lse[((size_t)b * NH + h) * T + t] = mx + log(sum);
       }
   free(p);
 }
 
-void nd__ref_attention_bwd(double *dqkv, const double *dout, const double *qkv, const double *att, int B, int T, int NH,
-                           int hs) {
-  // dqkv (B, T, 3C), dout (B, T, C), qkv (B, T, 3C), att (B, NH, T, T)
+void nd__ref_attention_bwd(double *dqkv, const double *dout, const double *qkv, const double *out, const double *lse,
+                           int B, int T, int NH, int hs) {
+  // dqkv (B, T, 3C), dout (B, T, C), qkv (B, T, 3C), out (B, T, C), lse (B, NH, T)
   const int C = NH * hs;
   const double scale = 1.0 / sqrt((double)hs);
-  double *dp = malloc((size_t)(T > 0 ? T : 1) * sizeof *dp); // (T) one row's gradient of the probabilities
-  if (!dp) abort();
+  double *p = malloc((size_t)(T > 0 ? T : 1) * 2 * sizeof *p); // (T) one row's probabilities, then their gradient
+  if (!p) abort();
+  double *dp = p + (T > 0 ? T : 1);
   for (int b = 0; b < B; b++)
     for (int h = 0; h < NH; h++)
       for (int t = 0; t < T; t++) {
-        const double *p = att + (((size_t)b * NH + h) * T + t) * T;
         const double *d = dout + ((size_t)b * T + t) * C + (size_t)h * hs;
+        const double *o = out + ((size_t)b * T + t) * C + (size_t)h * hs;
         const double *q = qkv + qkv_at(b, t, 0, h, T, C, hs);
+        const double l = lse[((size_t)b * NH + h) * T + t];
         double *dq = dqkv + qkv_at(b, t, 0, h, T, C, hs);
-        double dot = 0;
+        double D = 0; // rowsum(dout * out), which is rowsum(p * dp)
+        for (int k = 0; k < hs; k++) D += d[k] * o[k];
         for (int u = 0; u <= t; u++) {
+          const double *k = qkv + qkv_at(b, u, 1, h, T, C, hs);
           const double *v = qkv + qkv_at(b, u, 2, h, T, C, hs);
           double *dv = dqkv + qkv_at(b, u, 2, h, T, C, hs);
+          double s = 0;
           dp[u] = 0;
-          for (int k = 0; k < hs; k++) {
-            dp[u] += d[k] * v[k];
-            dv[k] += p[u] * d[k];
-          }
-          dot += p[u] * dp[u];
+          for (int c = 0; c < hs; c++) s += q[c] * k[c], dp[u] += d[c] * v[c];
+          p[u] = exp(s * scale - l); // the probability, recomputed from the saved log-sum-exp
+          for (int c = 0; c < hs; c++) dv[c] += p[u] * d[c];
         }
         for (int u = 0; u <= t; u++) {
-          double ds = p[u] * (dp[u] - dot) * scale; // the gradient of score (t, u)
+          double ds = p[u] * (dp[u] - D) * scale; // the gradient of score (t, u)
           const double *k = qkv + qkv_at(b, u, 1, h, T, C, hs);
           double *dk = dqkv + qkv_at(b, u, 1, h, T, C, hs);
           for (int c = 0; c < hs; c++) {
@@ -144,7 +146,7 @@ void nd__ref_attention_bwd(double *dqkv, const double *dout, const double *qkv, 
           }
         }
       }
-  free(dp);
+  free(p);
 }
 
 void nd__ref_residual_fwd(double *out, const double *a, const double *b, int64_t n) {

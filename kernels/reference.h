@@ -28,14 +28,15 @@ void nd__ref_layernorm_fwd(double *out, double *mean, double *rstd, const double
 void nd__ref_layernorm_bwd(double *dinp, double *dweight, double *dbias, const double *dout, const double *inp,
                            const double *weight, const double *mean, const double *rstd, int N, int C);
 
-/* Causal self-attention, scale 1 / sqrt(hs): out (B, T, C), att (B, NH, T, T)
- * the probabilities (upper triangle 0) or NULL; qkv (B, T, 3C) as
- * [q heads | k heads | v heads]; C = NH * hs. */
-void nd__ref_attention_fwd(double *out, double *att, const double *qkv, int B, int T, int NH, int hs);
-/* dqkv (B, T, 3C) from dout (B, T, C), qkv and att as the forward's; reads
- * att's lower triangle only. */
-void nd__ref_attention_bwd(double *dqkv, const double *dout, const double *qkv, const double *att, int B, int T, int NH,
-                           int hs);
+/* Causal self-attention, scale 1 / sqrt(hs): out (B, T, C), lse (B, NH, T)
+ * each query row's log-sum-exp of its scaled scores, or NULL; qkv (B, T, 3C)
+ * as [q heads | k heads | v heads]; C = NH * hs. */
+void nd__ref_attention_fwd(double *out, double *lse, const double *qkv, int B, int T, int NH, int hs);
+/* dqkv (B, T, 3C) from dout (B, T, C), qkv, out (B, T, C) and lse as the
+ * forward's: the probabilities exp(score - lse), the scores' gradient
+ * p (dp - rowsum(dout * out)), whatever out and lse hold. */
+void nd__ref_attention_bwd(double *dqkv, const double *dout, const double *qkv, const double *out, const double *lse,
+                           int B, int T, int NH, int hs);
 
 /* out (n) = a (n) + b (n) */
 void nd__ref_residual_fwd(double *out, const double *a, const double *b, int64_t n);

@@ -18,3 +18,8 @@ check_PROGRAMS += tests/test_limits
 TESTS += tests/test_limits
 tests_test_limits_SOURCES = tests/test_limits.c tests/tap.h
 tests_test_limits_LDADD = $(ND_TEST_LIBS)
+# fused attention: the plan's activation bytes have no T^2 part
+check_PROGRAMS += tests/test_attention_memory
+TESTS += tests/test_attention_memory
+tests_test_attention_memory_SOURCES = tests/test_attention_memory.c tests/tap.h
+tests_test_attention_memory_LDADD = $(ND_TEST_LIBS)

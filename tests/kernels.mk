@@ -15,3 +15,7 @@ tests_test_kernel_clones_LDADD = $(BLAS_LIBS) -lm
 # Backends are reached through their ops table only.
 TESTS += tests/backend_rules.sh
 EXTRA_DIST += tests/backend_rules.sh
+check_PROGRAMS += tests/test_attention_fused
+TESTS += tests/test_attention_fused
+tests_test_attention_fused_SOURCES = tests/test_attention_fused.c tests/ref/ref.c tests/ref/ref.h tests/tap.h
+tests_test_attention_fused_LDADD = $(ND_TEST_LIBS)

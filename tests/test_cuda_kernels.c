@@ -102,23 +102,23 @@ static void layernorm(int N, int C) {
   for (int i = 0; i < 11; i++) free(all[i]), cudaFree(gall[i]);
 }
 
-static void attention(cublasHandle_t h, int B, int T, int NH, int hs) {
-  int64_t C = (int64_t)NH * hs, nq = B * T * 3 * C, no = B * T * C, na = (int64_t)B * NH * T * T;
-  float *qkv = host(nq), *out = host(no), *att = host(na), *dout = host(no), *dqkv = host(nq), *datt = host(na);
-  float *gq = dev(qkv, (size_t)nq * 4), *go = dev(NULL, (size_t)no * 4), *ga = dev(NULL, (size_t)na * 4);
-  float *gdo = dev(dout, (size_t)no * 4), *gdq = dev(NULL, (size_t)nq * 4), *gda = dev(NULL, (size_t)na * 4);
-  nd_attention_forward(out, att, qkv, B, T, NH, hs);
-  nd_cuda_attention_forward(h, 0, go, ga, gq, B, T, NH, hs);
+static void attention(int B, int T, int NH, int hs) {
+  int64_t C = (int64_t)NH * hs, nq = B * T * 3 * C, no = B * T * C, nl = (int64_t)B * NH * T;
+  float *qkv = host(nq), *out = host(no), *lse = host(nl), *dout = host(no), *dqkv = host(nq);
+  float *gq = dev(qkv, (size_t)nq * 4), *go = dev(NULL, (size_t)no * 4), *gl = dev(NULL, (size_t)nl * 4);
+  float *gdo = dev(dout, (size_t)no * 4), *gdq = dev(NULL, (size_t)nq * 4);
+  nd_attention_forward(out, lse, qkv, B, T, NH, hs);
+  nd_cuda_attention_forward(0, go, gl, gq, B, T, NH, hs);
   char name[64];
   snprintf(name, sizeof name, "attention (B %d, T %d, %d heads of %d) forward", B, T, NH, hs);
   check(name, go, out, no, 2e-5);
-  check("  probabilities (causal, upper triangle 0)", ga, att, na, 2e-5);
-  nd_attention_backward(dqkv, datt, dout, qkv, att, B, T, NH, hs);
-  nd_cuda_attention_backward(h, 0, gdq, gda, gdo, gq, ga, B, T, NH, hs);
+  check("  log-sum-exp per row", gl, lse, nl, 2e-5);
+  nd_attention_backward(dqkv, dout, qkv, out, lse, B, T, NH, hs);
+  nd_cuda_attention_backward(0, gdq, gdo, gq, go, gl, B, T, NH, hs);
   check("  backward dqkv", gdq, dqkv, nq, 2e-5);
-  float *all[] = {qkv, out, att, dout, dqkv, datt};
-  float *gall[] = {gq, go, ga, gdo, gdq, gda};
-  for (int i = 0; i < 6; i++) free(all[i]), cudaFree(gall[i]);
+  float *all[] = {qkv, out, lse, dout, dqkv};
+  float *gall[] = {gq, go, gl, gdo, gdq};
+  for (int i = 0; i < 5; i++) free(all[i]), cudaFree(gall[i]);
 }
 
 static void rmsnorm(int N, int C, int with_skip, float beta) {
@@ -160,31 +160,30 @@ static void rope(int B, int T, int H, int hs, nd_rope r) {
 
 /* q (B, T, NH, hs), k and v (B, T, NKV, hs) as the Llama task kinds pass them
  * (separate tensors); the gradients start as garbage: the kernels overwrite */
-static void gqa(cublasHandle_t h, int B, int T, int NH, int NKV, int hs) {
-  int64_t nq = (int64_t)B * T * NH * hs, nkv = (int64_t)B * T * NKV * hs, na = (int64_t)B * NH * T * T;
+static void gqa(int B, int T, int NH, int NKV, int hs) {
+  int64_t nq = (int64_t)B * T * NH * hs, nkv = (int64_t)B * T * NKV * hs, nl = (int64_t)B * NH * T;
   int qs = NH * hs, kvs = NKV * hs;
-  float *q = host(nq), *k = host(nkv), *v = host(nkv), *out = host(nq), *att = host(na), *dout = host(nq);
-  float *dq = host(nq), *dk = host(nkv), *dv = host(nkv), *datt = host(na);
+  float *q = host(nq), *k = host(nkv), *v = host(nkv), *out = host(nq), *lse = host(nl), *dout = host(nq);
+  float *dq = host(nq), *dk = host(nkv), *dv = host(nkv);
   float *gq = dev(q, (size_t)nq * 4), *gk = dev(k, (size_t)nkv * 4), *gv = dev(v, (size_t)nkv * 4);
-  float *go = dev(NULL, (size_t)nq * 4), *ga = dev(NULL, (size_t)na * 4), *gdo = dev(dout, (size_t)nq * 4);
+  float *go = dev(NULL, (size_t)nq * 4), *gl = dev(NULL, (size_t)nl * 4), *gdo = dev(dout, (size_t)nq * 4);
   float *gdq = dev(dq, (size_t)nq * 4), *gdk = dev(dk, (size_t)nkv * 4), *gdv = dev(dv, (size_t)nkv * 4);
-  float *gda = dev(NULL, (size_t)na * 4);
   char name[96];
   snprintf(name, sizeof name, "gqa attention (B %d, T %d, %d query heads, %d kv heads of %d) forward", B, T, NH, NKV,
            hs);
-  nd_attention_gqa_forward(out, att, q, k, v, qs, kvs, B, T, NH, NKV, hs);
-  ok(nd_cuda_attention_gqa_forward(h, 0, go, ga, gq, gk, gv, qs, kvs, B, T, NH, NKV, hs) == 0, "%s launches", name);
+  nd_attention_gqa_forward(out, lse, q, k, v, qs, kvs, B, T, NH, NKV, hs);
+  ok(nd_cuda_attention_gqa_forward(0, go, gl, gq, gk, gv, qs, kvs, B, T, NH, NKV, hs) == 0, "%s launches", name);
   check(name, go, out, nq, 2e-5);
-  check("  probabilities (causal, upper triangle 0)", ga, att, na, 2e-5);
-  nd_attention_gqa_backward(dq, dk, dv, datt, dout, q, k, v, att, qs, kvs, B, T, NH, NKV, hs);
-  ok(nd_cuda_attention_gqa_backward(h, 0, gdq, gdk, gdv, gda, gdo, gq, gk, gv, ga, qs, kvs, B, T, NH, NKV, hs) == 0,
+  check("  log-sum-exp per row", gl, lse, nl, 2e-5);
+  nd_attention_gqa_backward(dq, dk, dv, dout, q, k, v, out, lse, qs, kvs, B, T, NH, NKV, hs);
+  ok(nd_cuda_attention_gqa_backward(0, gdq, gdk, gdv, gdo, gq, gk, gv, go, gl, qs, kvs, B, T, NH, NKV, hs) == 0,
      "  backward launches");
   check("  backward dq", gdq, dq, nq, 2e-5);
   check("  backward dk (the group's heads summed)", gdk, dk, nkv, 2e-5);
   check("  backward dv (the group's heads summed)", gdv, dv, nkv, 2e-5);
-  float *all[] = {q, k, v, out, att, dout, dq, dk, dv, datt};
-  float *gall[] = {gq, gk, gv, go, ga, gdo, gdq, gdk, gdv, gda};
-  for (int i = 0; i < 10; i++) free(all[i]), cudaFree(gall[i]);
+  float *all[] = {q, k, v, out, lse, dout, dq, dk, dv};
+  float *gall[] = {gq, gk, gv, go, gl, gdo, gdq, gdk, gdv};
+  for (int i = 0; i < 9; i++) free(all[i]), cudaFree(gall[i]);
 }
 
 static void elementwise(int64_t n) {
@@ -305,9 +304,13 @@ int main(void) {
   layernorm(7, 33);
   layernorm(64, 768);
   layernorm(16, 1600);
-  attention(h, 2, 16, 4, 8);
-  attention(h, 1, 64, 12, 64);
-  attention(h, 2, 33, 3, 5);
+  attention(2, 16, 4, 8);
+  attention(1, 64, 12, 64);
+  attention(2, 33, 3, 5);
+  /* the fused kernels' tiles: T past one block of rows and not a multiple of it, T 1, hs 128 */
+  attention(2, 130, 2, 64);
+  attention(1, 1, 1, 16);
+  attention(1, 200, 2, 128);
   rmsnorm(7, 33, 1, 0.0f);
   rmsnorm(64, 768, 0, 1.0f);
   rmsnorm(16, 1600, 1, 1.0f);
@@ -316,11 +319,13 @@ int main(void) {
   rope(3, 9, 3, 6, ND_ROPE_DEFAULT(10000.0f));
   /* Llama 3's scaling, its three regimes: pair 0 kept, 1 blended, 2.. divided */
   rope(1, 64, 4, 16, (nd_rope){500000.0f, 8.0f, 0.5f, 4.0f, 32.0f});
-  gqa(h, 2, 16, 4, 2, 8);
-  gqa(h, 1, 64, 4, 1, 16);
-  gqa(h, 3, 9, 6, 3, 5);
-  gqa(h, 2, 8, 2, 2, 4);
-  gqa(h, 1, 128, 32, 8, 64);
+  gqa(2, 16, 4, 2, 8);
+  gqa(1, 64, 4, 1, 16);
+  gqa(3, 9, 6, 3, 5);
+  gqa(2, 8, 2, 2, 4);
+  gqa(1, 128, 32, 8, 64);
+  gqa(2, 150, 8, 2, 64);
+  gqa(1, 1, 2, 1, 16);
   elementwise(1000);
   elementwise(1 << 20);
   embedding_ce(2, 16, 32, 256, 0, 256);

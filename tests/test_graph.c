@@ -200,8 +200,10 @@ int main(void) {
           /* the model's FLOPs: per micro-batch, then the optimizer */
           int64_t mm = 2 * N * (3 * C * C + C * C + 2 * C * H); /* one pass of a layer's four products */
           int64_t bias = N * (3 * C + C + H + C);
-          int64_t pairs = (int64_t)B * NH * T * (T + 1) / 2, attn = pairs * (4 * hs + 5);
-          int64_t layer = (mm + bias) + mm + (mm + bias) /* F, B, W */ + 3 * attn + (8 + 10 + 4) * N * C * 2 +
+          /* attention's forward: two products and the softmax per causal pair; its backward five products,
+           * the scores recomputed */
+          int64_t pairs = (int64_t)B * NH * T * (T + 1) / 2, attn = pairs * (4 * hs + 5) + pairs * (10 * hs + 5);
+          int64_t layer = (mm + bias) + mm + (mm + bias) /* F, B, W */ + attn + (8 + 10 + 4) * N * C * 2 +
                           (8 + 12) * N * H + 2 * N * C;
           int64_t head = 3 * 2 * N * C * V + (8 + 10 + 4) * N * C + 3 * N * V * 2 + 4 * N;
           int64_t embed = 2 * N * C; /* position rows, forward and gradient */

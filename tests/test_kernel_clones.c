@@ -39,8 +39,8 @@ typedef void nd_rmsnorm_forward_fn(float *, float *, const float *, const float 
 typedef void nd_rmsnorm_backward_input_fn(float *, const float *, const float *, const float *, const float *,
                                           const float *, int, int);
 typedef void nd_rmsnorm_backward_weight_fn(float *, const float *, const float *, const float *, int, int, float);
-typedef void causal_softmax_fn(float *, int);
-typedef void causal_softmax_backward_fn(float *, const float *, int);
+typedef void online_softmax_fn(float *, float *, float *, float *, int, int, int, int, int, int);
+typedef void softmax_tile_backward_fn(float *, float *, const float *, const float *, int, int, int, int);
 typedef void nd_crossentropy_stats_fn(float *, const float *, const int32_t *, int, int, int);
 typedef void nd_crossentropy_backward_fn(float *, const float *, const float *, const int32_t *, int, int, int, float);
 typedef void nd_adamw_fn(float *, float *, float *, const float *, int64_t, float, float, float, float, float, float,
@@ -60,8 +60,8 @@ CLONES(nd_layernorm_backward_weight)
 CLONES(nd_rmsnorm_forward)
 CLONES(nd_rmsnorm_backward_input)
 CLONES(nd_rmsnorm_backward_weight)
-CLONES(causal_softmax)
-CLONES(causal_softmax_backward)
+CLONES(online_softmax)
+CLONES(softmax_tile_backward)
 CLONES(nd_crossentropy_stats)
 CLONES(nd_crossentropy_backward)
 CLONES(nd_adamw)
@@ -132,13 +132,22 @@ int main(void) {
       nd_rmsnorm_backward_weight_base(a2, dy, x, r1, N, C, 0.0f);
   same("rmsnorm weight gradient", a1, a2, C * 4);
 
-  /* attention: the softmax of a score block and its backward */
-  float *s1 = random_floats((size_t)T * T, -8, 8), *s2 = copy(s1, (size_t)T * T);
-  causal_softmax_avx2(s1, T), causal_softmax_base(s2, T);
-  same("causal softmax", s1, s2, (size_t)T * T * 4);
-  float *g1 = random_floats((size_t)T * T, -1, 1), *g2 = copy(g1, (size_t)T * T);
-  causal_softmax_backward_avx2(g1, s1, T), causal_softmax_backward_base(g2, s1, T);
-  same("causal softmax backward", g1, g2, (size_t)T * T * 4);
+  /* attention: the online softmax of a diagonal tile of scores after an
+   * earlier tile (the rows' max, sum and output rescaled), and the tile's
+   * backward; T rows of the tile, a diagonal at row 0 */
+  const size_t tile = (size_t)TQ * TK;
+  float *s1 = random_floats(tile, -8, 8), *s2 = copy(s1, tile);
+  float *mx1 = random_floats(TQ, -2, 2), *mx2 = copy(mx1, TQ), *sm1 = random_floats(TQ, 1, 4), *sm2 = copy(sm1, TQ);
+  float *o1 = random_floats((size_t)TQ * C, -1, 1), *o2 = copy(o1, (size_t)TQ * C);
+  online_softmax_avx2(s1, mx1, sm1, o1, C, C, TK, T, TK, TK);
+  online_softmax_base(s2, mx2, sm2, o2, C, C, TK, T, TK, TK);
+  same("online softmax", s1, s2, tile * 4), same("online softmax max", mx1, mx2, TQ * 4);
+  same("online softmax sum", sm1, sm2, TQ * 4), same("online softmax rescaled output", o1, o2, (size_t)TQ * C * 4);
+  float *g1 = random_floats(tile, -1, 1), *g2 = copy(g1, tile), *pr1 = random_floats(tile, -8, 8);
+  float *pr2 = copy(pr1, tile), *lr = random_floats(TQ, 0, 8), *Dr = random_floats(TQ, -1, 1);
+  softmax_tile_backward_avx2(pr1, g1, lr, Dr, TK, T, TK, TK);
+  softmax_tile_backward_base(pr2, g2, lr, Dr, TK, T, TK, TK);
+  same("tile probabilities", pr1, pr2, tile * 4), same("tile score gradient", g1, g2, tile * 4);
 
   int32_t targets[N];
   for (int i = 0; i < N; i++) targets[i] = (i * 7) % C;

@@ -12,7 +12,7 @@
 #include "tasks/codelets.h"
 #include "tests/tap.h"
 
-#define MAXB 8
+#define MAXB 9
 
 typedef struct kcase {
   const char *name;
@@ -22,8 +22,6 @@ typedef struct kcase {
   int is_int[MAXB]; /* token ids in [0, range) */
   int range;
   uint8_t mode[MAXB]; /* ND_ACCESS_* */
-  int lower_tri;      /* buffer index holding (.., T, T) probabilities: upper triangle 0 (-1: none) */
-  int T;
   double tol;
 } kcase;
 
@@ -50,11 +48,6 @@ static void *make(const kcase *k, int b) {
     for (int64_t i = 0; i < k->numel[b]; i++) v[i] = fabsf(v[i]) * 0.01f; /* second moments are >= 0 */
   if (k->t.kind == ND_TASK_CE_LSE && b == 1)
     for (int64_t i = 1; i < k->numel[b]; i += 3) v[i] = 1.0f + fabsf(v[i]) * 100.0f; /* a row's sum of exps is >= 1 */
-  if (b == k->lower_tri)
-    for (int64_t i = 0; i < k->numel[b]; i++) {
-      int64_t t = i / k->T % k->T, u = i % k->T;
-      if (u > t) v[i] = 0.0f;
-    }
   return v;
 }
 
@@ -72,10 +65,19 @@ static void run(const kcase *k, void **data, int worker, const nd_step *step) {
   task->execute_on_a_specific_worker = 1;
   task->workerid = (unsigned)worker;
   task->synchronous = 1;
+  if (k->n > STARPU_NMAXBUFS) { /* gqa_bwd's 9; StarPU frees the arrays with the task */
+    task->dyn_handles = malloc((size_t)k->n * sizeof *task->dyn_handles);
+    task->dyn_modes = malloc((size_t)k->n * sizeof *task->dyn_modes);
+    if (!task->dyn_handles || !task->dyn_modes) abort();
+  }
   for (int b = 0; b < k->n; b++) {
     starpu_vector_data_register(&h[b], STARPU_MAIN_RAM, (uintptr_t)data[b], (uint32_t)k->numel[b], elem(k, b));
-    task->handles[b] = h[b];
-    task->modes[b] = k->mode[b] == ND_ACCESS_R ? STARPU_R : k->mode[b] == ND_ACCESS_W ? STARPU_W : STARPU_RW;
+    STARPU_TASK_SET_HANDLE(task, h[b], b);
+    STARPU_TASK_SET_MODE(task,
+                         k->mode[b] == ND_ACCESS_R   ? STARPU_R
+                         : k->mode[b] == ND_ACCESS_W ? STARPU_W
+                                                     : STARPU_RW,
+                         b);
   }
   if (starpu_task_submit(task)) nd__kernel_report(NULL, k->t.kind, ND_BACKEND_CPU, -1);
   for (int b = 0; b < k->n; b++) starpu_data_unregister(h[b]);
@@ -121,7 +123,7 @@ static int cases(kcase *out) {
   for (int s = 0; s < 3; s++)
     for (int tw = 0; tw <= 1; tw++) {
       int M = mm[s][0], K = mm[s][1], N = mm[s][2], hb = !tw;
-      kcase k = {.lower_tri = -1, .tol = 2e-5};
+      kcase k = {.tol = 2e-5};
       k.t.a.mm = (struct nd_mm_args){M, K, N, tw, hb, (float)(s % 2)};
       snprintf(names[n], 96, "matmul_fwd %dx%dx%d%s", M, K, N, tw ? " trans_w" : " bias");
       k.name = names[n], k.t.kind = ND_TASK_MATMUL_FWD, k.n = 3 + hb;
@@ -147,7 +149,7 @@ static int cases(kcase *out) {
   static const int ln[][2] = {{16, 32}, {64, 128}, {7, 50}};
   for (int s = 0; s < 3; s++) {
     int N = ln[s][0], C = ln[s][1];
-    kcase k = {.lower_tri = -1, .tol = 1e-5};
+    kcase k = {.tol = 1e-5};
     k.t.a.ln = (struct nd_ln_args){N, C, s != 1, (float)(s % 2)};
     snprintf(names[n], 96, "layernorm_fwd %dx%d", N, C);
     k.name = names[n], k.t.kind = ND_TASK_LN_FWD, k.n = 6;
@@ -173,27 +175,27 @@ static int cases(kcase *out) {
   static const int at[][4] = {{2, 16, 2, 8}, {1, 64, 4, 16}, {3, 9, 3, 5}};
   for (int s = 0; s < 3; s++) {
     int B = at[s][0], T = at[s][1], NH = at[s][2], hs = at[s][3], C = NH * hs;
-    kcase k = {.lower_tri = -1, .tol = 2e-5, .T = T};
+    kcase k = {.tol = 2e-5};
     k.t.a.attn = (struct nd_attn_args){B, T, NH, hs};
     snprintf(names[n], 96, "attention_fwd B %d T %d NH %d hs %d", B, T, NH, hs);
     k.name = names[n], k.t.kind = ND_TASK_ATTN_FWD, k.n = 3;
-    memcpy(k.numel, (int64_t[]){(int64_t)B * T * C, (int64_t)B * NH * T * T, (int64_t)B * T * 3 * C},
-           sizeof(int64_t) * 3);
+    memcpy(k.numel, (int64_t[]){(int64_t)B * T * C, (int64_t)B * NH * T, (int64_t)B * T * 3 * C}, sizeof(int64_t) * 3);
     memcpy(k.mode, (uint8_t[]){W, W, R}, 3);
     out[n++] = k;
     snprintf(names[n], 96, "attention_bwd B %d T %d NH %d hs %d", B, T, NH, hs);
-    k.name = names[n], k.t.kind = ND_TASK_ATTN_BWD, k.n = 5, k.lower_tri = 4;
+    /* dqkv, dout, qkv, out, lse: any values, the backward is a function of them all */
+    k.name = names[n], k.t.kind = ND_TASK_ATTN_BWD, k.n = 5;
     memcpy(k.numel,
-           (int64_t[]){(int64_t)B * T * 3 * C, (int64_t)B * NH * T * T, (int64_t)B * T * C, (int64_t)B * T * 3 * C,
-                       (int64_t)B * NH * T * T},
+           (int64_t[]){(int64_t)B * T * 3 * C, (int64_t)B * T * C, (int64_t)B * T * 3 * C, (int64_t)B * T * C,
+                       (int64_t)B * NH * T},
            sizeof(int64_t) * 5);
-    memcpy(k.mode, (uint8_t[]){W, W, R, R, R}, 5);
+    memcpy(k.mode, (uint8_t[]){W, R, R, R, R}, 5);
     out[n++] = k;
   }
   static const int64_t ew[] = {1, 1000, 65537};
   for (int s = 0; s < 3; s++) {
     int64_t m = ew[s];
-    kcase k = {.lower_tri = -1, .tol = 1e-5};
+    kcase k = {.tol = 1e-5};
     k.t.a.ew.n = m;
     snprintf(names[n], 96, "activation_fwd (gelu) n %lld", (long long)m);
     k.name = names[n], k.t.kind = ND_TASK_ACT_FWD, k.n = 2;
@@ -227,7 +229,7 @@ static int cases(kcase *out) {
   static const int em[][5] = {{2, 8, 16, 0, 50}, {4, 16, 32, 100, 156}, {1, 5, 7, 3, 11}}; /* B T C v0 Vs */
   for (int s = 0; s < 3; s++) {
     int B = em[s][0], T = em[s][1], C = em[s][2], v0 = em[s][3], Vs = em[s][4], wpe = s != 1;
-    kcase k = {.lower_tri = -1, .tol = 1e-5, .range = 256};
+    kcase k = {.tol = 1e-5, .range = 256};
     k.t.a.emb = (struct nd_emb_args){B, T, C, v0, Vs, wpe, (float)(s % 2)};
     snprintf(names[n], 96, "embedding_fwd B %d T %d C %d shard [%d, %d)%s", B, T, C, v0, v0 + Vs, wpe ? " wpe" : "");
     k.name = names[n], k.t.kind = ND_TASK_EMBED_FWD, k.n = 3 + wpe;
@@ -250,7 +252,7 @@ static int cases(kcase *out) {
   static const int ce[][3] = {{16, 256, 0}, {33, 100, 50}, {64, 1000, 0}}; /* N Vs v0 */
   for (int s = 0; s < 3; s++) {
     int N = ce[s][0], Vs = ce[s][1], v0 = ce[s][2];
-    kcase k = {.lower_tri = -1, .tol = 1e-5, .range = v0 + Vs + 20};
+    kcase k = {.tol = 1e-5, .range = v0 + Vs + 20};
     k.t.a.ce = (struct nd_ce_args){N, Vs, v0, 1};
     snprintf(names[n], 96, "crossentropy_stats N %d shard [%d, %d)", N, v0, v0 + Vs);
     k.name = names[n], k.t.kind = ND_TASK_CE_STATS, k.n = 3;
@@ -275,7 +277,7 @@ static int cases(kcase *out) {
   /* Llama's kinds */
   for (int s = 0; s < 3; s++) {
     int N = ln[s][0], C = ln[s][1];
-    kcase k = {.lower_tri = -1, .tol = 1e-5};
+    kcase k = {.tol = 1e-5};
     k.t.a.rms = (struct nd_rms_args){N, C, s != 1, (float)(s % 2), 1e-5f};
     snprintf(names[n], 96, "rmsnorm_fwd %dx%d", N, C);
     k.name = names[n], k.t.kind = ND_TASK_RMSNORM_FWD, k.n = 4;
@@ -302,7 +304,7 @@ static int cases(kcase *out) {
   for (int s = 0; s < 4; s++) {
     int B = rp[s][0], T = rp[s][1], H = rp[s][2], hs = rp[s][3];
     int64_t m = (int64_t)B * T * H * hs;
-    kcase k = {.lower_tri = -1, .tol = 1e-5};
+    kcase k = {.tol = 1e-5};
     /* the last: Llama 3's scaling, pair 0 kept, 1 blended, 2 divided */
     k.t.a.rope = (struct nd_rope_args){m,
                                        B,
@@ -323,7 +325,7 @@ static int cases(kcase *out) {
   }
   for (int s = 0; s < 3; s++) {
     int64_t m = ew[s];
-    kcase k = {.lower_tri = -1, .tol = 1e-5};
+    kcase k = {.tol = 1e-5};
     k.t.a.ew.n = m;
     snprintf(names[n], 96, "swiglu_fwd n %lld", (long long)m);
     k.name = names[n], k.t.kind = ND_TASK_SWIGLU_FWD, k.n = 3;
@@ -340,18 +342,18 @@ static int cases(kcase *out) {
       {2, 16, 4, 2, 8}, {1, 64, 4, 1, 16}, {3, 9, 6, 3, 5}, {2, 8, 2, 2, 4}}; /* B T NH NKV hs */
   for (int s = 0; s < 4; s++) {
     int B = gq[s][0], T = gq[s][1], NH = gq[s][2], NKV = gq[s][3], hs = gq[s][4];
-    int64_t nq = (int64_t)B * T * NH * hs, nkv = (int64_t)B * T * NKV * hs, na = (int64_t)B * NH * T * T;
-    kcase k = {.lower_tri = -1, .tol = 2e-5, .T = T};
+    int64_t nq = (int64_t)B * T * NH * hs, nkv = (int64_t)B * T * NKV * hs, nl = (int64_t)B * NH * T;
+    kcase k = {.tol = 2e-5};
     k.t.a.gqa = (struct nd_gqa_args){B, T, NH, hs, NKV};
     snprintf(names[n], 96, "gqa_fwd B %d T %d NH %d NKV %d hs %d", B, T, NH, NKV, hs);
     k.name = names[n], k.t.kind = ND_TASK_GQA_FWD, k.n = 5;
-    memcpy(k.numel, (int64_t[]){nq, na, nq, nkv, nkv}, sizeof(int64_t) * 5);
+    memcpy(k.numel, (int64_t[]){nq, nl, nq, nkv, nkv}, sizeof(int64_t) * 5);
     memcpy(k.mode, (uint8_t[]){W, W, R, R, R}, 5);
     out[n++] = k;
     snprintf(names[n], 96, "gqa_bwd B %d T %d NH %d NKV %d hs %d", B, T, NH, NKV, hs);
-    k.name = names[n], k.t.kind = ND_TASK_GQA_BWD, k.n = 8, k.lower_tri = 7;
-    memcpy(k.numel, (int64_t[]){nq, nkv, nkv, nq, nq, nkv, nkv, na}, sizeof(int64_t) * 8);
-    memcpy(k.mode, (uint8_t[]){W, W, W, R, R, R, R, R}, 8);
+    k.name = names[n], k.t.kind = ND_TASK_GQA_BWD, k.n = 9;
+    memcpy(k.numel, (int64_t[]){nq, nkv, nkv, nq, nq, nkv, nkv, nq, nl}, sizeof(int64_t) * 9);
+    memcpy(k.mode, (uint8_t[]){W, W, W, R, R, R, R, R, R}, 9);
     out[n++] = k;
   }
   return n;

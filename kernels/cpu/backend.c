@@ -61,7 +61,7 @@ static int layernorm_bwd_weight(const nd_tensor_desc *t, int n, const nd_kernel_
 
 static int attention_fwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n, (void)a;
-  // out (B, T, NH, hs), att (B, NH, T, T), qkv (B, T, 3, NH, hs)
+  // out (B, T, NH, hs), lse (B, NH, T), qkv (B, T, 3, NH, hs)
   const int64_t *s = t[0].shape;
   nd_attention_forward(F(0), F(1), F(2), (int)s[0], (int)s[1], (int)s[2], (int)s[3]);
   return 0;
@@ -69,8 +69,8 @@ static int attention_fwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a
 
 static int attention_bwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n, (void)a;
-  // dqkv (B, T, 3, NH, hs), datt (B, NH, T, T), dout (B, T, NH, hs), qkv, att
-  const int64_t *s = t[2].shape;
+  // dqkv (B, T, 3, NH, hs), dout (B, T, NH, hs), qkv, out (B, T, NH, hs), lse (B, NH, T)
+  const int64_t *s = t[1].shape;
   nd_attention_backward(F(0), F(1), F(2), F(3), F(4), (int)s[0], (int)s[1], (int)s[2], (int)s[3]);
   return 0;
 }
@@ -141,7 +141,7 @@ static int swiglu_bwd(const nd_kcall *c) {
 
 static int gqa_fwd(const nd_kcall *c) {
   const struct nd_gqa_args *a = &c->task->a.gqa;
-  // out (B, T, NH, hs), att (B, NH, T, T), q (B, T, NH, hs), k, v (B, T, NKV, hs)
+  // out (B, T, NH, hs), lse (B, NH, T), q (B, T, NH, hs), k, v (B, T, NKV, hs)
   nd_attention_gqa_forward(CF(0), CF(1), CF(2), CF(3), CF(4), a->NH * a->hs, a->NKV * a->hs, a->B, a->T, a->NH, a->NKV,
                            a->hs);
   return 0;
@@ -149,12 +149,9 @@ static int gqa_fwd(const nd_kcall *c) {
 
 static int gqa_bwd(const nd_kcall *c) {
   const struct nd_gqa_args *a = &c->task->a.gqa;
-  // dq, dk, dv, dout, q, k, v, att; the score gradient is scratch of this call
-  float *datt = malloc((size_t)a->B * a->NH * a->T * a->T * sizeof *datt);
-  if (!datt) return ND_ENOMEM;
-  nd_attention_gqa_backward(CF(0), CF(1), CF(2), datt, CF(3), CF(4), CF(5), CF(6), CF(7), a->NH * a->hs, a->NKV * a->hs,
-                            a->B, a->T, a->NH, a->NKV, a->hs);
-  free(datt);
+  // dq, dk, dv, dout, q, k, v, out, lse
+  nd_attention_gqa_backward(CF(0), CF(1), CF(2), CF(3), CF(4), CF(5), CF(6), CF(7), CF(8), a->NH * a->hs,
+                            a->NKV * a->hs, a->B, a->T, a->NH, a->NKV, a->hs);
   return 0;
 }
 

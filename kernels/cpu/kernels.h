@@ -38,23 +38,25 @@ void nd_layernorm_backward_input(float *dinp, const float *dskip, const float *d
 void nd_layernorm_backward_weight(float *dweight, float *dbias, const float *dout, const float *inp, const float *mean,
                                   const float *rstd, int N, int C, float beta);
 
-/* ---- causal multi-head self-attention on NH heads of size hs = C3 / (3 NH).
- * out (B, T, NH*hs), att (B, NH, T, T) softmax probabilities (upper triangle 0);
+/* ---- causal multi-head self-attention on NH heads of size hs = C3 / (3 NH),
+ * fused (kernels/cpu/attention.c): the (T, T) scores are never stored.
+ * out (B, T, NH*hs); lse (B, NH, T) each query row's log-sum-exp of its
+ * scaled scores, what the backward recomputes the probabilities from;
  * qkv (B, T, 3*NH*hs) laid out as [q of the NH heads | k | v]. Scale 1/sqrt(hs). */
-void nd_attention_forward(float *out, float *att, const float *qkv, int B, int T, int NH, int hs);
-/* dqkv (B, T, 3*NH*hs) overwritten; datt (B, NH, T, T) is scratch;
- * dout (B, T, NH*hs); qkv and att as saved by the forward. */
-void nd_attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att, int B,
+void nd_attention_forward(float *out, float *lse, const float *qkv, int B, int T, int NH, int hs);
+/* dqkv (B, T, 3*NH*hs) overwritten; dout (B, T, NH*hs); qkv, out and lse as
+ * the forward's. */
+void nd_attention_backward(float *dqkv, const float *dout, const float *qkv, const float *out, const float *lse, int B,
                            int T, int NH, int hs);
 
 /* Grouped-query attention on separate q (B, T, NH, hs), k and v (B, T, NKV, hs)
  * with row strides qs and kvs (elements from one (b, t) to the next): query
  * head h reads key/value head h / (NH / NKV); NKV == NH with q, k, v the three
  * parts of qkv is the above. The backward's dk and dv sum over each group. */
-void nd_attention_gqa_forward(float *out, float *att, const float *q, const float *k, const float *v, int qs, int kvs,
+void nd_attention_gqa_forward(float *out, float *lse, const float *q, const float *k, const float *v, int qs, int kvs,
                               int B, int T, int NH, int NKV, int hs);
-void nd_attention_gqa_backward(float *dq, float *dk, float *dv, float *datt, const float *dout, const float *q,
-                               const float *k, const float *v, const float *att, int qs, int kvs, int B, int T, int NH,
+void nd_attention_gqa_backward(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k,
+                               const float *v, const float *out, const float *lse, int qs, int kvs, int B, int T, int NH,
                                int NKV, int hs);
 
 /* ---- RMSNorm over the last dimension (Llama): out = weight * x / rms(x),

@@ -53,12 +53,14 @@ static int layernorm_bwd_weight(const nd_kcall *c) {
 
 static int attention_fwd(const nd_kcall *c) {
   const struct nd_attn_args *a = &c->task->a.attn;
-  return nd_cuda_attention_forward(BLAS, S, F(0), F(1), F(2), a->B, a->T, a->NH, a->hs);
+  // out (B, T, NH, hs), lse (B, NH, T), qkv (B, T, 3, NH, hs)
+  return nd_cuda_attention_forward(S, F(0), F(1), F(2), a->B, a->T, a->NH, a->hs);
 }
 
 static int attention_bwd(const nd_kcall *c) {
   const struct nd_attn_args *a = &c->task->a.attn;
-  return nd_cuda_attention_backward(BLAS, S, F(0), F(1), F(2), F(3), F(4), a->B, a->T, a->NH, a->hs);
+  // dqkv, dout, qkv, out, lse
+  return nd_cuda_attention_backward(S, F(0), F(1), F(2), F(3), F(4), a->B, a->T, a->NH, a->hs);
 }
 
 static int rmsnorm_fwd(const nd_kcall *c) {
@@ -97,22 +99,16 @@ static int swiglu_bwd(const nd_kcall *c) {
 
 static int gqa_fwd(const nd_kcall *c) {
   const struct nd_gqa_args *a = &c->task->a.gqa;
-  // out (B, T, NH, hs), att (B, NH, T, T), q (B, T, NH, hs), k, v (B, T, NKV, hs)
-  return nd_cuda_attention_gqa_forward(BLAS, S, F(0), F(1), F(2), F(3), F(4), a->NH * a->hs, a->NKV * a->hs, a->B, a->T,
+  // out (B, T, NH, hs), lse (B, NH, T), q (B, T, NH, hs), k, v (B, T, NKV, hs)
+  return nd_cuda_attention_gqa_forward(S, F(0), F(1), F(2), F(3), F(4), a->NH * a->hs, a->NKV * a->hs, a->B, a->T,
                                        a->NH, a->NKV, a->hs);
 }
 
-/* dq, dk, dv, dout, q, k, v, att; the score gradient (B, NH, T, T) is scratch
- * of this call, as on the CPU: allocated and freed in stream order */
 static int gqa_bwd(const nd_kcall *c) {
   const struct nd_gqa_args *a = &c->task->a.gqa;
-  float *datt;
-  int rc = (int)cudaMallocAsync((void **)&datt, (size_t)a->B * a->NH * a->T * a->T * sizeof *datt, S);
-  if (rc) return rc;
-  rc = nd_cuda_attention_gqa_backward(BLAS, S, F(0), F(1), F(2), datt, F(3), F(4), F(5), F(6), F(7), a->NH * a->hs,
-                                      a->NKV * a->hs, a->B, a->T, a->NH, a->NKV, a->hs);
-  int frc = (int)cudaFreeAsync(datt, S);
-  return rc ? rc : frc;
+  // dq, dk, dv, dout, q, k, v, out, lse
+  return nd_cuda_attention_gqa_backward(S, F(0), F(1), F(2), F(3), F(4), F(5), F(6), F(7), F(8), a->NH * a->hs,
+                                        a->NKV * a->hs, a->B, a->T, a->NH, a->NKV, a->hs);
 }
 
 static int gelu_fwd(const nd_kcall *c) { return nd_cuda_gelu_forward(S, F(0), F(1), c->task->a.ew.n); }

@@ -44,18 +44,19 @@ int nd_cuda_layernorm_backward_input(cudaStream_t s, float *dinp, const float *d
 int nd_cuda_layernorm_backward_weight(cudaStream_t s, float *dweight, float *dbias, const float *dout, const float *inp,
                                       const float *mean, const float *rstd, int N, int C, float beta);
 
-/* Grouped-query: q (B, T, NH, hs) with row stride qs, k and v (B, T, NKV,
- * hs) with row stride kvs; the fused forms below are NKV = NH on qkv. */
-int nd_cuda_attention_gqa_forward(cublasHandle_t h, cudaStream_t s, float *out, float *att, const float *q,
-                                  const float *k, const float *v, int qs, int kvs, int B, int T, int NH, int NKV,
-                                  int hs);
-int nd_cuda_attention_gqa_backward(cublasHandle_t h, cudaStream_t s, float *dq, float *dk, float *dv, float *datt,
-                                   const float *dout, const float *q, const float *k, const float *v, const float *att,
-                                   int qs, int kvs, int B, int T, int NH, int NKV, int hs);
-int nd_cuda_attention_forward(cublasHandle_t h, cudaStream_t s, float *out, float *att, const float *qkv, int B, int T,
-                              int NH, int hs);
-int nd_cuda_attention_backward(cublasHandle_t h, cudaStream_t s, float *dqkv, float *datt, const float *dout,
-                               const float *qkv, const float *att, int B, int T, int NH, int hs);
+/* Fused causal attention (kernels/cuda/attention.cu): the scores are never
+ * stored; lse (B, NH, T) is each query row's log-sum-exp, what the backward
+ * recomputes the probabilities from. Grouped-query: q (B, T, NH, hs) with row
+ * stride qs, k and v (B, T, NKV, hs) with row stride kvs; the fused forms
+ * below are NKV = NH on qkv. hs at most 256. */
+int nd_cuda_attention_gqa_forward(cudaStream_t s, float *out, float *lse, const float *q, const float *k,
+                                  const float *v, int qs, int kvs, int B, int T, int NH, int NKV, int hs);
+int nd_cuda_attention_gqa_backward(cudaStream_t s, float *dq, float *dk, float *dv, const float *dout, const float *q,
+                                   const float *k, const float *v, const float *out, const float *lse, int qs, int kvs,
+                                   int B, int T, int NH, int NKV, int hs);
+int nd_cuda_attention_forward(cudaStream_t s, float *out, float *lse, const float *qkv, int B, int T, int NH, int hs);
+int nd_cuda_attention_backward(cudaStream_t s, float *dqkv, const float *dout, const float *qkv, const float *out,
+                               const float *lse, int B, int T, int NH, int hs);
 
 int nd_cuda_rmsnorm_forward(cudaStream_t s, float *out, float *rstd, const float *inp, const float *weight, int N,
                             int C, float eps);

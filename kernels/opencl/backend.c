@@ -70,35 +70,58 @@ static struct qkv separate(cl_mem q, cl_mem k, cl_mem v, const struct nd_gqa_arg
   return (struct qkv){q, k, v, 0, 0, 0, a->NH * a->hs, a->NKV * a->hs};
 }
 
-static int attention_forward(cl_mem out, cl_mem att, const struct qkv *x, const struct nd_gqa_args *a) {
-  // out (B, T, NH, hs), att (B, NH, T, T)
+/* The (B, NH, T, T) probabilities, scratch of one call: the graph keeps only
+ * each row's log-sum-exp. */
+static cl_mem scores_scratch(const struct nd_gqa_args *a, cl_int *rc) {
+  return nd_ocl_alloc((size_t)a->B * a->NH * a->T * a->T * sizeof(float), rc);
+}
+
+/* att = the scaled scores q . k^T (0 above the diagonal) */
+static int scores(cl_mem att, const struct qkv *x, const struct nd_gqa_args *a) {
   float scale = 1.0f / sqrtf((float)a->hs);
   size_t tt[] = {(size_t)a->B * a->NH, (size_t)a->T, (size_t)a->T};
-  size_t rows = (size_t)a->B * a->NH * a->T;
-  size_t td[] = {(size_t)a->B * a->NH, (size_t)a->T, (size_t)a->hs};
   nd_ocl_arg s[] = {ND_OCL_ARG(att),   ND_OCL_ARG(x->q),   ND_OCL_ARG(x->qo),  ND_OCL_ARG(x->qs),
                     ND_OCL_ARG(x->k),  ND_OCL_ARG(x->ko),  ND_OCL_ARG(x->kvs), ND_OCL_ARG(a->T),
                     ND_OCL_ARG(a->NH), ND_OCL_ARG(a->NKV), ND_OCL_ARG(a->hs),  ND_OCL_ARG(scale)};
-  nd_ocl_arg m[] = {ND_OCL_ARG(att), ND_OCL_ARG(a->T)};
+  return nd_ocl_run(ND_OCL_att_scores, 3, tt, 12, s);
+}
+
+static int attention_forward(cl_mem out, cl_mem lse, const struct qkv *x, const struct nd_gqa_args *a) {
+  // out (B, T, NH, hs), lse (B, NH, T)
+  size_t rows = (size_t)a->B * a->NH * a->T;
+  size_t td[] = {(size_t)a->B * a->NH, (size_t)a->T, (size_t)a->hs};
+  cl_int rc;
+  cl_mem att = scores_scratch(a, &rc);
+  if (!att) return rc;
+  nd_ocl_arg m[] = {ND_OCL_ARG(att), ND_OCL_ARG(lse), ND_OCL_ARG(a->T)};
   nd_ocl_arg o[] = {ND_OCL_ARG(out),  ND_OCL_ARG(att),   ND_OCL_ARG(x->v),   ND_OCL_ARG(x->vo), ND_OCL_ARG(x->kvs),
                     ND_OCL_ARG(a->T), ND_OCL_ARG(a->NH), ND_OCL_ARG(a->NKV), ND_OCL_ARG(a->hs)};
-  int rc = nd_ocl_run(ND_OCL_att_scores, 3, tt, 12, s);
-  if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax, 1, &rows, 2, m);
+  rc = scores(att, x, a);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax, 1, &rows, 3, m);
   if (!rc) rc = nd_ocl_run(ND_OCL_att_out, 3, td, 9, o);
+  clReleaseMemObject(att);
   return rc;
 }
 
-static int attention_backward(const struct qkv *dx, cl_mem datt, cl_mem dout, const struct qkv *x, cl_mem att,
+static int attention_backward(const struct qkv *dx, cl_mem dout, const struct qkv *x, cl_mem out, cl_mem lse,
                               const struct nd_gqa_args *a) {
-  // dq, dk, dv (layouts as q, k, v) overwritten; datt (B, NH, T, T) the score gradient; dout (B, T, NH, hs)
+  // dq, dk, dv (layouts as q, k, v) overwritten; dout and out (B, T, NH, hs); lse (B, NH, T)
   float scale = 1.0f / sqrtf((float)a->hs);
   size_t tt[] = {(size_t)a->B * a->NH, (size_t)a->T, (size_t)a->T};
   size_t rows = (size_t)a->B * a->NH * a->T;
   size_t tq[] = {(size_t)a->B * a->NH, (size_t)a->T, (size_t)a->hs};
   size_t tkv[] = {(size_t)a->B * a->NKV, (size_t)a->T, (size_t)a->hs};
+  cl_int rc;
+  cl_mem att = scores_scratch(a, &rc), datt = att ? scores_scratch(a, &rc) : NULL; // probabilities, their gradient
+  if (!datt) {
+    if (att) clReleaseMemObject(att);
+    return rc;
+  }
+  nd_ocl_arg p[] = {ND_OCL_ARG(att), ND_OCL_ARG(lse), ND_OCL_ARG(a->T)};
   nd_ocl_arg d[] = {ND_OCL_ARG(datt), ND_OCL_ARG(dout),  ND_OCL_ARG(x->v),   ND_OCL_ARG(x->vo), ND_OCL_ARG(x->kvs),
                     ND_OCL_ARG(a->T), ND_OCL_ARG(a->NH), ND_OCL_ARG(a->NKV), ND_OCL_ARG(a->hs)};
-  nd_ocl_arg m[] = {ND_OCL_ARG(datt), ND_OCL_ARG(att), ND_OCL_ARG(a->T)};
+  nd_ocl_arg m[] = {ND_OCL_ARG(datt), ND_OCL_ARG(att),  ND_OCL_ARG(dout), ND_OCL_ARG(out),
+                    ND_OCL_ARG(a->T), ND_OCL_ARG(a->NH), ND_OCL_ARG(a->hs)};
   nd_ocl_arg q[] = {ND_OCL_ARG(dx->q), ND_OCL_ARG(dx->qo), ND_OCL_ARG(dx->qs), ND_OCL_ARG(datt),
                     ND_OCL_ARG(x->k),  ND_OCL_ARG(x->ko),  ND_OCL_ARG(x->kvs), ND_OCL_ARG(a->T),
                     ND_OCL_ARG(a->NH), ND_OCL_ARG(a->NKV), ND_OCL_ARG(a->hs),  ND_OCL_ARG(scale)};
@@ -106,10 +129,14 @@ static int attention_backward(const struct qkv *dx, cl_mem datt, cl_mem dout, co
                      ND_OCL_ARG(dx->kvs), ND_OCL_ARG(datt),   ND_OCL_ARG(att),   ND_OCL_ARG(dout),
                      ND_OCL_ARG(x->q),    ND_OCL_ARG(x->qo),  ND_OCL_ARG(x->qs), ND_OCL_ARG(a->T),
                      ND_OCL_ARG(a->NH),   ND_OCL_ARG(a->NKV), ND_OCL_ARG(a->hs), ND_OCL_ARG(scale)};
-  int rc = nd_ocl_run(ND_OCL_att_dscores, 3, tt, 9, d);
-  if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax_bwd, 1, &rows, 3, m);
+  rc = scores(att, x, a);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_probs, 1, &rows, 3, p);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_dscores, 3, tt, 9, d);
+  if (!rc) rc = nd_ocl_run(ND_OCL_att_softmax_bwd, 1, &rows, 7, m);
   if (!rc) rc = nd_ocl_run(ND_OCL_att_dq, 3, tq, 12, q);
   if (!rc) rc = nd_ocl_run(ND_OCL_att_dkv, 3, tkv, 16, kv);
+  clReleaseMemObject(datt);
+  clReleaseMemObject(att);
   return rc;
 }
 
@@ -121,10 +148,11 @@ static int attention_fwd(const nd_kcall *c) {
 }
 
 static int attention_bwd(const nd_kcall *c) {
+  // dqkv, dout, qkv, out, lse
   const struct nd_attn_args *at = &c->task->a.attn;
   struct nd_gqa_args a = {at->B, at->T, at->NH, at->hs, at->NH};
-  struct qkv dx = fused(M(0), &a), x = fused(M(3), &a);
-  return attention_backward(&dx, M(1), M(2), &x, M(4), &a);
+  struct qkv dx = fused(M(0), &a), x = fused(M(2), &a);
+  return attention_backward(&dx, M(1), &x, M(3), M(4), &a);
 }
 
 static int gqa_fwd(const nd_kcall *c) {
@@ -134,15 +162,10 @@ static int gqa_fwd(const nd_kcall *c) {
 }
 
 static int gqa_bwd(const nd_kcall *c) {
+  // dq, dk, dv, dout, q, k, v, out, lse
   const struct nd_gqa_args *a = &c->task->a.gqa;
   struct qkv dx = separate(M(0), M(1), M(2), a), x = separate(M(4), M(5), M(6), a);
-  // the score gradient (B, NH, T, T) is scratch of this call, as on the CPU
-  cl_int rc;
-  cl_mem datt = nd_ocl_alloc((size_t)a->B * a->NH * a->T * a->T * sizeof(float), &rc);
-  if (!datt) return rc;
-  rc = attention_backward(&dx, datt, M(3), &x, M(7), a);
-  clReleaseMemObject(datt);
-  return rc;
+  return attention_backward(&dx, M(3), &x, M(7), M(8), a);
 }
 
 static int gelu_fwd(const nd_kcall *c) {

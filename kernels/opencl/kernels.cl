@@ -109,8 +109,9 @@ __kernel void nd_ln_bwd_w(__global float *dw, __global float *db, __global const
  * reads key/value head h / (NH / NKV). q is (B, T, NH, hs) with row stride qs
  * from element qo of its buffer, k and v (B, T, NKV, hs) with row stride kvs
  * from ko and vo: GPT-2's fused qkv (B, T, 3C) is q, k, v at 0, C, 2C with
- * stride 3C, Llama's separate buffers have offset 0. att (B, NH, T, T),
- * out and dout (B, T, C), C = NH * hs. */
+ * stride 3C, Llama's separate buffers have offset 0. att (B, NH, T, T) is a
+ * call's scratch (the graph keeps only lse (B, NH, T), each row's
+ * log-sum-exp); out and dout (B, T, C), C = NH * hs. */
 
 /* global (B * NH, T, T): scores, masked to 0 above the diagonal */
 __kernel void nd_att_scores(__global float *att, __global const float *q, int qo, int qs, __global const float *k,
@@ -127,8 +128,8 @@ __kernel void nd_att_scores(__global float *att, __global const float *q, int qo
   att[((size_t)bh * T + t) * T + u] = s;
 }
 
-/* one work-item per row of (B * NH * T, T): causal softmax in place */
-__kernel void nd_att_softmax(__global float *att, int T) {
+/* one work-item per row of (B * NH * T, T): causal softmax in place, and the row's log-sum-exp */
+__kernel void nd_att_softmax(__global float *att, __global float *lse, int T) {
   size_t r = get_global_id(0);
   int t = r % T;
   __global float *row = att + r * T;
@@ -142,6 +143,15 @@ __kernel void nd_att_softmax(__global float *att, int T) {
   float inv = 1.0f / sum;
   for (int u = 0; u <= t; u++) row[u] *= inv;
   for (int u = t + 1; u < T; u++) row[u] = 0.0f;
+  lse[r] = mx + log(sum);
+}
+
+/* one work-item per row: the scores become the probabilities again, exp(score - lse), 0 above the diagonal */
+__kernel void nd_att_probs(__global float *att, __global const float *lse, int T) {
+  size_t r = get_global_id(0);
+  int t = r % T;
+  __global float *row = att + r * T;
+  for (int u = 0; u < T; u++) row[u] = u <= t ? exp(row[u] - lse[r]) : 0.0f;
 }
 
 /* global (B * NH, T, hs): out = att . v */
@@ -169,15 +179,17 @@ __kernel void nd_att_dscores(__global float *datt, __global const float *dout, _
   datt[((size_t)bh * T + t) * T + u] = s;
 }
 
-/* one work-item per row: the softmax backward in place, dscore = att * (datt - sum(att * datt)) */
-__kernel void nd_att_softmax_bwd(__global float *datt, __global const float *att, int T) {
+/* one work-item per row: the softmax backward in place, dscore = att * (datt - D), D = rowsum(dout * out) */
+__kernel void nd_att_softmax_bwd(__global float *datt, __global const float *att, __global const float *dout,
+                                 __global const float *out, int T, int NH, int hs) {
   size_t r = get_global_id(0);
-  int t = r % T;
+  int t = r % T, h = r / T % NH, b = r / T / NH;
   __global float *d = datt + r * T;
   __global const float *a = att + r * T;
-  float dot = 0.0f;
-  for (int u = 0; u <= t; u++) dot += a[u] * d[u];
-  for (int u = 0; u <= t; u++) d[u] = a[u] * (d[u] - dot);
+  size_t o = ((size_t)b * T + t) * NH * hs + (size_t)h * hs;
+  float D = 0.0f;
+  for (int c = 0; c < hs; c++) D += dout[o + c] * out[o + c];
+  for (int u = 0; u <= t; u++) d[u] = a[u] * (d[u] - D);
   for (int u = t + 1; u < T; u++) d[u] = 0.0f;
 }
 

@@ -25,8 +25,9 @@
 #define ND_OCL_KERNELS(X)                                                                   \
   X(scale) X(bias_rows) X(colsum) X(residual) X(accumulate)                                 \
   X(gelu_fwd) X(gelu_bwd) X(ln_fwd) X(ln_bwd_in) X(ln_bwd_w)                                \
-  X(att_scores) X(att_softmax) X(att_out) X(att_dscores) X(att_softmax_bwd) X(att_dq)       \
-  X(att_dkv) X(embed_fwd) X(embed_bwd_wte) X(embed_bwd_wpe) X(ce_stats) X(ce_lse) X(ce_bwd) \
+  X(att_scores) X(att_softmax) X(att_probs) X(att_out) X(att_dscores) X(att_softmax_bwd)    \
+  X(att_dq) X(att_dkv) X(embed_fwd) X(embed_bwd_wte) X(embed_bwd_wpe) X(ce_stats) X(ce_lse) \
+  X(ce_bwd)                                                                                 \
   X(adamw) X(rms_fwd) X(rms_bwd_in) X(rms_bwd_w) X(rope) X(swiglu_fwd) X(swiglu_bwd)
 // clang-format on
 
