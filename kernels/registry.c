@@ -171,6 +171,11 @@ static int backend_ok(loading *ld, const char *name, int backend) {
   return 1;
 }
 
+/* The kinds whose tensors changed in ABI 3 (fused attention). */
+static int attention_kind(int kind) {
+  return kind == ND_TASK_ATTN_FWD || kind == ND_TASK_ATTN_BWD || kind == ND_TASK_GQA_FWD || kind == ND_TASK_GQA_BWD;
+}
+
 static int add_kernel(nd_kernel_registry *reg, const nd_kernel_def *def) {
   loading *ld = reg->ndgraph;
   nd_kernels *k = ld->k;
@@ -182,6 +187,11 @@ static int add_kernel(nd_kernel_registry *reg, const nd_kernel_def *def) {
   if (activation_kind(kind))
     return refuse(ld, "kernel '%s' for %s: activations are added with add_activation", def->name, def->kind);
   if (!nd_kind(kind)->replaceable) return refuse(ld, "task kind '%s' has no replaceable kernel", def->kind);
+  if (ld->abi < 3 && attention_kind(kind))
+    return refuse(ld,
+                  "kernel '%s' for %s: built against ABI %d, whose attention kept the (T, T) probabilities; from ABI 3 "
+                  "it keeps their log-sum-exp (B, NH, T) (rebuild it against this ndgraph/kernel.h)",
+                  def->name, def->kind, ld->abi);
   if (bad_name(ld, "kernel", def->name)) return -1;
   nd__kernel_impl *im =
       entry(ld, k->impls[kind], &k->n_impls[kind], ND__MAX_IMPLS, "kernel", def->name, def->kind, def->backend);
@@ -222,16 +232,16 @@ int nd__kernels_run_init(nd_kernels *k, const char *origin, nd_plugin_init_fn in
   loading ld = {k, origin, ND_KERNEL_ABI_VERSION, ""};
   nd_kernel_registry reg = {ND_KERNEL_ABI_VERSION, add_kernel, add_activation, set_error, &ld, add_activation_for};
   nd__probe_stage("%s: %s", origin, ND_PLUGIN_ENTRY);
-  int rc = init(&reg, ND_KERNEL_ABI_VERSION);
-  if (rc == ND_PLUGIN_EABI && !ld.error[0]) {
-    /* built against version 1: the same registry, without what version 2 added */
-    ld.abi = reg.abi_version = 1;
-    reg.add_activation_for = NULL;
-    rc = init(&reg, 1);
+  /* this version first, then the older ones, each registry without what came after it */
+  int rc = ND_PLUGIN_EABI;
+  for (int abi = ND_KERNEL_ABI_VERSION; abi >= 1 && rc == ND_PLUGIN_EABI && !ld.error[0]; abi--) {
+    ld.abi = reg.abi_version = abi;
+    reg.add_activation_for = abi >= 2 ? add_activation_for : NULL;
+    rc = init(&reg, abi);
   }
   if (rc == ND_PLUGIN_EABI)
     return nd__fail(err, ND_EPLUGIN,
-                    "%s: kernel ABI version mismatch: the plugin refuses ABI 1 and ABI %d, the versions this ndgraph "
+                    "%s: kernel ABI version mismatch: the plugin refuses ABI 1 to %d, the versions this ndgraph "
                     "loads (rebuild it against this ndgraph/kernel.h)",
                     origin, ND_KERNEL_ABI_VERSION);
   /* a refused registration says more than the code init returns after it */

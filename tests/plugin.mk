@@ -4,7 +4,7 @@
 ND_BAD_PLUGIN_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 check_LTLIBRARIES += tests/plugins/libbad_abi.la tests/plugins/libbad_kind.la tests/plugins/libbad_dup.la \
 	tests/plugins/libbad_fail.la tests/plugins/libbad_backward.la tests/plugins/libbad_sloppy.la tests/plugins/libno_entry.la \
-	tests/plugins/libdata_entry.la tests/plugins/libexample_v1.la
+	tests/plugins/libdata_entry.la tests/plugins/libexample_v1.la tests/plugins/libold_attention.la
 # The example plugin as built against kernel ABI version 1: it still loads.
 tests_plugins_libexample_v1_la_SOURCES = examples/plugins/example.c
 tests_plugins_libexample_v1_la_CPPFLAGS = $(AM_CPPFLAGS) -DND_KERNEL_ABI_VERSION=1
@@ -13,6 +13,9 @@ tests_plugins_libexample_v1_la_LIBADD = -lm
 tests_plugins_libbad_abi_la_SOURCES = tests/plugins/bad.c
 tests_plugins_libbad_abi_la_CPPFLAGS = $(AM_CPPFLAGS) -DND_KERNEL_ABI_VERSION=99
 tests_plugins_libbad_abi_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
+tests_plugins_libold_attention_la_SOURCES = tests/plugins/bad.c
+tests_plugins_libold_attention_la_CPPFLAGS = $(AM_CPPFLAGS) -DOLD_ATTENTION -DND_KERNEL_ABI_VERSION=2
+tests_plugins_libold_attention_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)
 tests_plugins_libbad_kind_la_SOURCES = tests/plugins/bad.c
 tests_plugins_libbad_kind_la_CPPFLAGS = $(AM_CPPFLAGS) -DBAD_KIND
 tests_plugins_libbad_kind_la_LDFLAGS = $(ND_BAD_PLUGIN_LDFLAGS)

@@ -93,6 +93,8 @@ expect 2 "libdata_entry.so: ndgraph_plugin_init is not a function" "kernel-check
 expect 2 "libdata_entry.so: ndgraph_plugin_init is not a function" "plan: an entry point that is data" -- \
   $ND plan $TINY --set "kernels.plugins=[$BAD/libdata_entry.so]"
 run_bad 2 "libbad_abi.so: kernel ABI version mismatch: the plugin refuses ABI 1" "ABI version mismatch" "$BAD/libbad_abi.so"
+run_bad 2 "libold_attention.so: kernel 'old' for attention_fwd: built against ABI 2, whose attention kept the \(T, T\) probabilities" \
+  "an attention kernel of ABI 2 (before fused attention)" "$BAD/libold_attention.so"
 run_bad 2 "libbad_kind.so: unknown task kind 'matmul_fw' \(kernel 'fast'\)$" "unknown task kind" "$BAD/libbad_kind.so"
 run_bad 2 "libbad_dup.so: duplicate kernel name 'fast' for matmul_fwd \(already from .*libbad_dup.so\)$" \
   "duplicate kernel name" "$BAD/libbad_dup.so"

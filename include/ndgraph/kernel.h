@@ -28,10 +28,13 @@
 extern "C" {
 #endif
 
-/* Bumped on any change of the structures or signatures below. Version 2:
- * ND_BACKEND_OPENCL, nd_kernel_args.queue and .device, nd_kernel_registry.add_activation_for. */
+/* Bumped on any change of the structures or signatures below, or of a
+ * kind's tensors. Version 2: ND_BACKEND_OPENCL, nd_kernel_args.queue and
+ * .device, nd_kernel_registry.add_activation_for. Version 3: the attention
+ * kinds keep the log-sum-exp (B, NH, T) of each row, not the (T, T)
+ * probabilities (docs/kernels.md). */
 #ifndef ND_KERNEL_ABI_VERSION
-#define ND_KERNEL_ABI_VERSION 2
+#define ND_KERNEL_ABI_VERSION 3
 #endif
 
 /* The name of the entry point, for dlsym. */

@@ -5,6 +5,7 @@
  *   BAD_FAIL      a matmul_fwd kernel "failing" that returns an error
  *   BAD_BACKWARD  a SiLU whose backward is wrong (kernel-check must fail it)
  *   BAD_SLOPPY    a residual add "sloppy" off by 0.1% (kernel-check's fp64 reference must fail it)
+ *   OLD_ATTENTION an attention_fwd kernel built against ABI 2, whose attention kept (T, T) probabilities
  *   NO_ENTRY      a shared object without the entry point
  *   DATA_ENTRY    the entry point's name on an array, not a function */
 #include <math.h>
@@ -78,6 +79,9 @@ int ndgraph_plugin_init(nd_kernel_registry *reg, int abi_version) {
   return reg->add_kernel(reg, &d);
 #elif defined(BAD_SLOPPY)
   nd_kernel_def d = {"residual_fwd", "sloppy", ND_BACKEND_CPU, sloppy_add, NULL, NULL};
+  return reg->add_kernel(reg, &d);
+#elif defined(OLD_ATTENTION)
+  nd_kernel_def d = {"attention_fwd", "old", ND_BACKEND_CPU, zero_fwd, NULL, NULL};
   return reg->add_kernel(reg, &d);
 #elif defined(BAD_BACKWARD)
   nd_activation_def d = {"silu", silu_forward, silu_backward_wrong, NULL, NULL, NULL};
