@@ -181,13 +181,18 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
                                  .M = BT,
                                  .K = C,
                                  .N = 3 * Cs});
-    nd__task_spec s;
-    nd__spec_init(&s, ND_TASK_ATTN_FWD, ND_PHASE_F, r, mb, l);
-    s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};
-    nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
-    nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
-    nd__acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
-    nd__emit(b, &s);
+    if (g->gen_cache) {
+      int32_t qkv = A(b, r, mb, l, A_QKV);
+      nd__gen_attention(b, r, l, A(b, r, mb, l, A_ATTY), &qkv, 1, NULL, g->NH);
+    } else {
+      nd__task_spec s;
+      nd__spec_init(&s, ND_TASK_ATTN_FWD, ND_PHASE_F, r, mb, l);
+      s.t.a.attn = (struct nd_attn_args){g->B, g->T, g->NH / g->tp, C / g->NH};
+      nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_W);
+      nd__acc(&s, A(b, r, mb, l, A_ATT), ND_ACCESS_W);
+      nd__acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
+      nd__emit(b, &s);
+    }
     nd__matmul_fwd(b, r, mb, l,
                    &(nd__linear){.out = A(b, r, mb, l, A_ATTPROJ),
                                  .inp = A(b, r, mb, l, A_ATTY),
