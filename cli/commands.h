@@ -11,6 +11,11 @@ int nd_cli_kernel_check(int argc, char **argv);
 int nd_cli_trace(int argc, char **argv);
 int nd_cli_calibrate(int argc, char **argv);
 int nd_cli_plot(int argc, char **argv);
+int nd_cli_generate(int argc, char **argv);
+/* Generates from prompt with base's settings, printing each new token as it
+ * comes (bytes when `bytes`, else ids) and a newline; opens *gen on first use. */
+int nd_cli_sample(nd_trainer *tr, nd_generator **gen, const int *prompt, int n_prompt, const nd_generate_opts *base,
+                  int bytes, nd_generate_result *res, nd_error *err);
 
 /* The launcher's grace after SIGTERM (cli/grace.c): seconds before it kills
  * the processes, the setting that changes it and the launcher's name;

@@ -4,6 +4,8 @@
  *   ndgraph plan [CONFIG] [--set k=v]... [--dot FILE] [--json] [--nodes N] [--auto [--calibration FILE]]
  *   ndgraph calibrate [CONFIG] [--set k=v]... [-o FILE]
  *   ndgraph eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set k=v]...
+ *   ndgraph generate [CONFIG] --checkpoint DIR (--prompt TEXT | --prompt-ids LIST) [--tokens N] [--temperature T]
+ *                    [--top-k K] [--seed S] [--set k=v]...
  *   ndgraph kernel-check [--timeout SECONDS] PLUGIN.so NAME
  *   ndgraph trace summarize FILE [--json] | ndgraph trace svg FILE -o OUT
  *   ndgraph plot METRICS.jsonl... -o OUT.svg
@@ -27,6 +29,9 @@ static void usage(FILE *f) {
              "       time every task kind on this machine's devices (a calibration file for plan --auto)\n"
              "  eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set ...]...\n"
              "       mean cross-entropy of a checkpoint, as one JSON line\n"
+             "  generate [CONFIG] --checkpoint DIR (--prompt TEXT | --prompt-ids 1,2,3) [--tokens N]\n"
+             "           [--temperature T] [--top-k K] [--seed S] [--set ...]...\n"
+             "       text from a checkpoint with a key/value cache (temperature 0: greedy), then tokens/s\n"
              "  kernel-check [--timeout SECONDS] PLUGIN.so NAME\n"
              "       check a plugin's kernel or activation NAME against ndgraph's reference\n"
              "  trace summarize FILE [--json] | trace svg FILE -o OUT.svg\n"
@@ -61,6 +66,7 @@ int main(int argc, char **argv) {
       {"eval", nd_cli_eval},   {"kernel-check", nd_cli_kernel_check},
       {"trace", nd_cli_trace}, {"calibrate", nd_cli_calibrate},
       {"plot", nd_cli_plot},
+      {"generate", nd_cli_generate},
   };
   const char *cmd = argv[1];
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -15,7 +15,8 @@ static const nd__model *model_of(const nd_config *cfg) {
   return cfg->model.arch == ND_ARCH_LLAMA ? &nd__llama_model : &nd__gpt2_model;
 }
 
-int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_error *err) {
+/* gen_tokens > 0: a generation graph of that many tokens (nd_graph_build_generate). */
+static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen_tokens, nd_error *err) {
   int rc = ND_ENOMEM;
   const nd__model *m = model_of(cfg);
   nd__builder b = {0};
@@ -38,11 +39,18 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
       for (int t = 0; t < g->tp; t++) m->add_rank_params(&b, nd__rank(d, s, t));
   nd__add_stats(&b);
   if (b.oom) goto cleanup;
+  if (gen_tokens) {
+    /* the parameters (wpe) and the caches span seq_len positions; the activations one submission's tokens */
+    g->gen_cache = g->T;
+    g->T = gen_tokens;
+  }
   /* every gradient and the loss exist now: track which were written */
   b.written = calloc((size_t)g->n_tensors, 1);
   if (!b.written) goto cleanup;
 
-  if (forward_only) {
+  if (gen_tokens) {
+    nd__stage_forward(&b, m, 0, 0, 0);
+  } else if (forward_only) {
     for (int k = 0; k < g->micro_batches; k++)
       for (int d = 0; d < g->dp; d++)
         for (int s = 0; s < g->pp; s++) nd__stage_forward(&b, m, d, s, k);
@@ -84,5 +92,27 @@ cleanup:
   if (rc == ND_ENOMEM) nd__fail(err, rc, "graph: out of memory building the step");
   nd_graph_free(g);
   nd__builder_free(&b);
+  return rc;
+}
+
+int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_error *err) {
+  return build(out, cfg, forward_only, 0, err);
+}
+
+int nd_graph_build_generate(nd_graph **out, const nd_config *cfg, int n_tokens, nd_error *err) {
+  if (n_tokens < 1 || n_tokens > cfg->model.seq_len)
+    return nd__fail(err, ND_EINVAL, "graph: %d tokens do not fit the %lld positions of model.seq_len", n_tokens,
+                    (long long)cfg->model.seq_len);
+  /* one sequence through one pipeline of the tensor split; the config is
+   * large (paths), so on the heap */
+  nd_config *one = malloc(sizeof *one);
+  if (!one) return nd__fail(err, ND_ENOMEM, "graph: out of memory");
+  *one = *cfg;
+  one->parallelism.data_parallel_size = one->parallelism.pipeline_parallel_size = 1;
+  one->parallelism.micro_batches = one->parallelism.activation_slots = 1;
+  one->parallelism.n_stage_layers = 0;
+  one->train.micro_batch_size = 1;
+  int rc = build(out, one, 1, n_tokens, err);
+  free(one);
   return rc;
 }

@@ -25,6 +25,14 @@ int64_t nd__flops_attention(const nd_task *t) {
   return pairs * (fwd ? 4LL * a->hs + 5 : 10LL * a->hs + 5);
 }
 
+/* generation: each new token's query against the cache up to it (at most S
+ * positions, the cost of the longest); the position add one per element */
+int64_t nd__flops_kv_attention(const nd_task *t) {
+  const struct nd_cache_args *a = &t->a.cache;
+  if (t->kind == ND_TASK_POS_ADD) return (int64_t)a->T * a->hs;
+  return (int64_t)a->T * a->NH * a->positions * (4LL * a->hs + 5);
+}
+
 int64_t nd__flops_layernorm(const nd_task *t) {
   int per = t->kind == ND_TASK_LN_FWD || t->kind == ND_TASK_RMSNORM_FWD         ? 8
             : t->kind == ND_TASK_LN_BWD_IN || t->kind == ND_TASK_RMSNORM_BWD_IN ? 10

@@ -76,6 +76,15 @@ void nd__ce_combine(nd__builder *b, int d, int mb);
 void nd__ce_lse(nd__builder *b, int d, int mb);
 void nd__ce_bwd(nd__builder *b, nd_rank r, int mb);
 
+/* Generation graphs (graph/generate.c): the attention of layer l's new
+ * tokens over its key/value cache of kv_heads heads (split across the tensor
+ * ranks), from GPT-2's packed qkv (n_in 1) or Llama's q, k, v (n_in 3, RoPE
+ * applied at their positions when rope is not NULL); and the position rows
+ * of wpe added to the embedding x at the submission's position. */
+void nd__gen_attention(nd__builder *b, nd_rank r, int l, int32_t out, const int32_t *in, int n_in, const nd_rope *rope,
+                       int kv_heads);
+void nd__gen_positions(nd__builder *b, nd_rank r, int32_t x, int32_t wpe);
+
 /* out = f(in0, in1) elementwise over out's elements. */
 void nd__elementwise(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_rank r, int mb, int layer,
                      int32_t out, int32_t in0, int32_t in1, int replica);

@@ -191,7 +191,12 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
                                  .M = BT,
                                  .K = C,
                                  .N = 3 * Cs});
-    attention_forward(b, r, mb, l);
+    if (g->gen_cache) {
+      int32_t qkv = A(b, r, mb, l, A_QKV);
+      nd__gen_attention(b, r, l, A(b, r, mb, l, A_ATTY), &qkv, 1, NULL, g->NH);
+    } else {
+      attention_forward(b, r, mb, l);
+    }
     nd__matmul_fwd(b, r, mb, l,
                    &(nd__linear){.out = A(b, r, mb, l, A_ATTPROJ),
                                  .inp = A(b, r, mb, l, A_ATTY),

@@ -107,7 +107,10 @@ enum nd_phase {
   X(SWIGLU_FWD)          \
   X(SWIGLU_BWD)          \
   X(GQA_FWD)             \
-  X(GQA_BWD)
+  X(GQA_BWD)             \
+  X(KV_ATTN)             \
+  X(KV_GQA)              \
+  X(POS_ADD)
 
 enum nd_task_kind {
 #define ND__KIND_ENUM(k) ND_TASK_##k,
@@ -142,6 +145,14 @@ struct nd_attn_args {
 struct nd_gqa_args {
   int B, T, NH, hs, NKV;
 }; /* begins as nd_attn_args; NKV key/value heads */
+/* Generation (graph/generate.c): T new tokens at the submission's position
+ * (nd_step.pos) attend over a key/value cache of `positions`; begins as
+ * nd_gqa_args. RoPE at those positions where rotary (Llama). The position
+ * rows' add (POS_ADD) reads T, positions and hs as the width C (NH 1). */
+struct nd_cache_args {
+  int B, T, NH, hs, NKV, positions, rotary;
+  nd_rope rope;
+};
 struct nd_rms_args {
   int N, C, has_skip;
   float beta, eps;
@@ -186,6 +197,7 @@ typedef union nd_task_args {
   struct nd_rope_args rope;
   struct nd_attn_args attn;
   struct nd_gqa_args gqa;
+  struct nd_cache_args cache;
   struct nd_ew_args ew;
   struct nd_emb_args emb;
   struct nd_ce_args ce;
@@ -230,6 +242,9 @@ typedef struct nd_graph {
   int NKV, FF, tied; /* llama: key/value heads, MLP width, LM head tied to the embedding */
   int stage_first[ND_MAX_STAGES], stage_layers[ND_MAX_STAGES];
   int forward_only;
+  /* a generation graph (nd_graph_build_generate): the key/value cache's
+   * positions, and T is the tokens of one submission; 0 otherwise */
+  int gen_cache;
   int split_tp; /* runtime.split_tensor_groups: under mpirun a tensor-parallel group may straddle processes */
 
   nd_tensor *tensors;
@@ -252,6 +267,11 @@ int nd_act_slot(const nd_graph *g, int s, enum nd_act_pool pool, int mb);
 /* Builds the graph of one training step (or of one evaluation pass when
  * forward_only) from a validated configuration. */
 int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_error *err);
+/* The forward of n_tokens new tokens of one sequence for generation: one
+ * pipeline of cfg's tensor split, every layer's keys and values kept in a
+ * cache of model.seq_len positions, the logits of each new token; no loss.
+ * Graphs of any n_tokens name the same parameters and caches. */
+int nd_graph_build_generate(nd_graph **out, const nd_config *cfg, int n_tokens, nd_error *err);
 void nd_graph_free(nd_graph *g);
 
 const char *nd_task_kind_name(enum nd_task_kind kind); /* graph/kinds.c */

@@ -226,6 +226,23 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                  T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("out", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
                  T("lse", IN, R, ND_D_B, ND_D_NH, ND_D_T)),
          .flops = nd__flops_attention},
+    /* generation: the new tokens' keys and values into the cache at the
+     * submission's position, then their attention over it (graph/generate.c) */
+    [ND_TASK_KV_ATTN] = {.name = "kv_attention",
+                         BUFFERS(T("out", OUT, W, ND_D_T, ND_D_NH, ND_D_HS),
+                                 T("kcache", OUT, RW, ND_D_S, ND_D_NH, ND_D_HS),
+                                 T("vcache", OUT, RW, ND_D_S, ND_D_NH, ND_D_HS),
+                                 T("qkv", IN, R, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS)),
+                         .flops = nd__flops_kv_attention},
+    [ND_TASK_KV_GQA] = {.name = "kv_gqa",
+                        BUFFERS(T("out", OUT, W, ND_D_T, ND_D_NH, ND_D_HS),
+                                T("kcache", OUT, RW, ND_D_S, ND_D_KV, ND_D_HS),
+                                T("vcache", OUT, RW, ND_D_S, ND_D_KV, ND_D_HS), T("q", IN, R, ND_D_T, ND_D_NH, ND_D_HS),
+                                T("k", IN, R, ND_D_T, ND_D_KV, ND_D_HS), T("v", IN, R, ND_D_T, ND_D_KV, ND_D_HS)),
+                        .flops = nd__flops_kv_attention},
+    [ND_TASK_POS_ADD] = {.name = "position_add",
+                         BUFFERS(T("x", OUT, RW, ND_D_T, ND_D_HS), T("wpe", IN, R, ND_D_S, ND_D_HS)),
+                         .flops = nd__flops_kv_attention},
     [ND_TASK_ADAMW] = {.name = "adamw",
                        BUFFERS(T("param", OUT, RW, ND_D_n), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n),
                                T("grad", IN, R, ND_D_n), B("normsq", IN, R, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)),
@@ -291,6 +308,8 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
     return a->ce.Vs;
   case ND_D_LBT:
     return (int64_t)a->load.B * a->load.T;
+  case ND_D_S:
+    return a->cache.positions;
   case ND_D_BUF:
   case ND_D_COUNT:
     break;
@@ -300,7 +319,7 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
 
 const char *nd_kind_dim_name(enum nd_dim d) {
   static const char *const names[ND_D_COUNT] = {"1",  "3", "M",   "K", "N",  "N", "C",    "B", "T",  "NH",  "hs",
-                                                "KV", "n", "B*T", "C", "Vs", "T", "Vs|T", "N", "Vs", "B*T", "numel"};
+                                                "KV", "n", "B*T", "C", "Vs", "T", "Vs|T", "N", "Vs", "B*T", "S", "numel"};
   return (unsigned)d < ND_D_COUNT ? names[d] : "?";
 }
 

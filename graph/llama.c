@@ -228,6 +228,13 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     linear(b, r, mb, l, A(b, r, mb, l, A_Q), ln1, P(b, r, LP(l, L_Q)), C, Q);
     linear(b, r, mb, l, A(b, r, mb, l, A_K), ln1, P(b, r, LP(l, L_K)), C, KV);
     linear(b, r, mb, l, A(b, r, mb, l, A_V), ln1, P(b, r, LP(l, L_V)), C, KV);
+    if (g->gen_cache) { /* RoPE at the cached positions, in the attention */
+      int32_t qkv[3] = {A(b, r, mb, l, A_Q), A(b, r, mb, l, A_K), A(b, r, mb, l, A_V)};
+      nd_rope ro = rope_of(b->cfg);
+      nd__gen_attention(b, r, l, A(b, r, mb, l, A_ATTY), qkv, 3, &ro, g->NKV);
+      linear(b, r, mb, l, A(b, r, mb, l, A_ATTPROJ), A(b, r, mb, l, A_ATTY), P(b, r, LP(l, L_O)), Q, C);
+      continue;
+    }
     rope(b, ND_TASK_ROPE_FWD, ND_PHASE_F, r, mb, l, A(b, r, mb, l, A_QR), A(b, r, mb, l, A_Q), z.NHs);
     rope(b, ND_TASK_ROPE_FWD, ND_PHASE_F, r, mb, l, A(b, r, mb, l, A_KR), A(b, r, mb, l, A_K), z.KVs);
     attention_forward(b, r, mb, l);

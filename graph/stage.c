@@ -33,8 +33,9 @@ static void head_forward(nd__builder *b, const nd__model *m, int d, int mb) {
                                  .K = g->C,
                                  .N = nd__vocab_size(g, t),
                                  .trans_w = 1});
-    nd__ce_stats(b, r, mb);
+    if (!g->gen_cache) nd__ce_stats(b, r, mb); /* generation reads the logits */
   }
+  if (g->gen_cache) return;
   if (!g->forward_only) nd__ce_lse(b, d, mb);
   nd__ce_combine(b, d, mb);
 }
@@ -84,13 +85,16 @@ void nd__stage_forward(nd__builder *b, const nd__model *m, int d, int st, int mb
   if (st == 0) {
     for (int t = 0; t < g->tp; t++) {
       nd_rank r = R(d, 0, t);
-      int32_t tok = S(b, r, mb, ND__A_TOKENS), tgt = g->pp == 1 ? S(b, r, mb, ND__A_TARGETS) : -1;
+      int32_t tok = S(b, r, mb, ND__A_TOKENS), tgt = g->pp == 1 && !g->gen_cache ? S(b, r, mb, ND__A_TARGETS) : -1;
       nd__load_batch(b, r, mb, tok, tgt);
     }
     for (int t = 0; t < g->tp; t++) {
       nd_rank r = R(d, 0, t);
+      /* generation adds the positions of its submission apart */
+      int32_t wpe = has_pos(m, r) ? nd__param(b, r, m->pos_embed) : -1;
       nd__embed_fwd(b, r, mb, S(b, r, mb, ND__A_XIN), S(b, r, mb, ND__A_TOKENS), nd__param(b, r, m->embed),
-                    has_pos(m, r) ? nd__param(b, r, m->pos_embed) : -1);
+                    g->gen_cache ? -1 : wpe);
+      if (g->gen_cache && wpe >= 0) nd__gen_positions(b, r, S(b, r, mb, ND__A_XIN), wpe);
     }
     nd__allreduce_tp(b, d, 0, first, a->count + ND__A_XIN, mb);
   } else {

@@ -28,6 +28,10 @@ typedef struct nd_step {
   float loss_scale;  /* 1 / tokens of the global batch */
   float lr, beta1, beta2, eps, weight_decay, grad_clip;
   int adam_t; /* AdamW step number, from 1 */
+  /* generation (graph/generate.c): the ids load_batch takes (NULL: it reads
+   * data), and the position of the first of them in the sequence */
+  const int32_t *tokens;
+  int64_t pos;
 } nd_step;
 
 /* One call of an implementation: the task's tensors as descriptors in its

@@ -3,7 +3,7 @@ libndgraph_internal_la_SOURCES += kernels/cpu/kernels.h kernels/cpu/simd_exp.h k
 	kernels/cpu/matmul.c kernels/cpu/layernorm.c kernels/cpu/attention.c \
 	kernels/cpu/gelu.c kernels/cpu/residual.c kernels/cpu/embedding.c \
 	kernels/cpu/crossentropy.c kernels/cpu/adamw.c kernels/cpu/reduce.c \
-	kernels/cpu/rmsnorm.c kernels/cpu/rope.c kernels/cpu/swiglu.c \
+	kernels/cpu/rmsnorm.c kernels/cpu/rope.c kernels/cpu/swiglu.c kernels/cpu/kv_attention.c \
 	kernels/cpu/openblas_core.c
 # the backend interface, the compiled-in backends (cpu, opencl), the kernel
 # table and plugins (include/ndgraph/kernel.h), their start-up probe in a

@@ -52,7 +52,8 @@ void nd_exec_free(nd_exec *ex);
 /* The kernel table ex's tasks run with (the caller keeps it open while ex
  * runs). Not called: the built-ins. */
 void nd_exec_set_kernels(nd_exec *ex, nd_kernels *k);
-/* Makes another graph runnable on the same tensors (matched by name), e.g.
+/* Makes another graph runnable on the same tensors (matched by name, each
+ * at most its owner's size: a smaller one uses the start of the buffer), e.g.
  * the evaluation graph; returns its index for nd_exec_submit. */
 int nd_exec_add_graph(nd_exec *ex, const nd_graph *g, nd_error *err);
 /* Submits every task of graph `which` (0 is the owner) and waits for them. */

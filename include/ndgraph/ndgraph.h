@@ -227,6 +227,32 @@ ND_EXPORT int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err
  * llm.c-style from the start of data (NULL: data.val). */
 ND_EXPORT int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,
                               nd_error *err);
+
+/* Generation from a trainer's current parameters, with a key/value cache
+ * (docs/generate.md): the prompt's forward (prefill), then one forward of one
+ * token per new token, each a submission of the same task graph at the next
+ * position. One pipeline of the trainer's tensor split; one process. */
+typedef struct nd_generator nd_generator;
+typedef struct nd_generate_opts {
+  const int *prompt; /* ids, each below vocab_size */
+  int n_prompt;      /* at least 1 */
+  int tokens;        /* new ids; n_prompt + tokens <= model.seq_len */
+  double temperature; /* 0: greedy (the lowest id among equal maxima); else softmax(logits / temperature) */
+  int top_k;          /* 0: every id; else only the top_k largest logits */
+  unsigned long long seed;
+  void (*on_token)(void *user, int id); /* each new id as it comes (NULL: none) */
+  void *user;
+} nd_generate_opts;
+typedef struct nd_generate_result {
+  double prefill_ms, decode_ms; /* the prompt's forward; the new tokens' (the first comes from the prefill) */
+  int generated;
+} nd_generate_result;
+ND_EXPORT int nd_generator_open(nd_generator **out, nd_trainer *tr, nd_error *err);
+/* Copies tr's parameters (they may have changed since the last call), then
+ * generates. A prompt or length out of range is ND_EINVAL. */
+ND_EXPORT int nd_generate(nd_generator *gen, nd_trainer *tr, const nd_generate_opts *o, nd_generate_result *res,
+                          nd_error *err);
+ND_EXPORT void nd_generator_close(nd_generator *gen);
 /* Writes save_dir/step-N (N: steps done) atomically, after checking that
  * every tensor is finite (ND_ENUMERIC naming the tensor otherwise); then,
  * with train.keep_checkpoints N > 0, removes all but the N newest complete

@@ -253,7 +253,28 @@ static int adamw(const nd_kcall *c) {
  * message with the dataset, where the trainer takes it (nd_dataset_failure). */
 static int load_batch(const nd_kcall *c) {
   const struct nd_load_args *a = &c->task->a.load;
+  if (c->step->tokens) { /* generation: the ids it was given */
+    memcpy(CI(0), c->step->tokens, (size_t)a->B * a->T * sizeof(int32_t));
+    return 0;
+  }
   return nd_dataset_read(c->step->data, c->step->seq_base + a->seq0, a->B, CI(0), CI(1));
+}
+
+/* generation (graph/generate.c): GPT-2's packed qkv or Llama's q, k, v at the submission's position */
+static int kv_attention(const nd_kcall *c) {
+  const struct nd_cache_args *a = &c->task->a.cache;
+  int packed = c->task->kind == ND_TASK_KV_ATTN, w = a->NH * a->hs;
+  const float *q = CF(3), *k = packed ? q + w : CF(4), *v = packed ? q + 2 * w : CF(5);
+  if (c->step->pos < 0 || c->step->pos + a->T > a->positions) return 1;
+  return nd_kv_attention(CF(0), CF(1), CF(2), q, k, v, packed ? 3 * w : w, packed ? 3 * w : a->NKV * a->hs, a->T,
+                         (int)c->step->pos, a->NH, a->NKV, a->hs, a->rotary ? &a->rope : NULL);
+}
+
+static int position_add(const nd_kcall *c) {
+  const struct nd_cache_args *a = &c->task->a.cache;
+  if (c->step->pos < 0 || c->step->pos + a->T > a->positions) return 1;
+  nd_residual_forward(CF(0), CF(0), CF(1) + (size_t)c->step->pos * a->hs, (int64_t)a->T * a->hs);
+  return 0;
 }
 
 static void *buffer_data(void *buffer) { return (void *)STARPU_VECTOR_GET_PTR(buffer); }
@@ -292,5 +313,8 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
              [ND_TASK_SWIGLU_BWD] = swiglu_bwd,
              [ND_TASK_GQA_FWD] = gqa_fwd,
-             [ND_TASK_GQA_BWD] = gqa_bwd},
+             [ND_TASK_GQA_BWD] = gqa_bwd,
+             [ND_TASK_KV_ATTN] = kv_attention,
+             [ND_TASK_KV_GQA] = kv_attention,
+             [ND_TASK_POS_ADD] = position_add},
 };

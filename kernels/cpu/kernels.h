@@ -76,6 +76,16 @@ void nd_rmsnorm_backward_weight(float *dweight, const float *dout, const float *
 void nd_rope_forward(float *out, const float *inp, int B, int T, int H, int hs, nd_rope r);
 void nd_rope_backward(float *dinp, const float *dout, int B, int T, int H, int hs, nd_rope r);
 
+/* ---- generation's attention over a key/value cache (S, NKV, hs): the T new
+ * tokens at positions pos .. pos + T - 1 (pos + T <= S) store their keys (rotated
+ * by rope at their position when not NULL) and values in it, then each query
+ * (rotated likewise) attends over the cache up to its own position.
+ * out (T, NH, hs); new token i's query heads at q + i*qstride, its key and
+ * value heads at k, v + i*kvstride (GPT-2's packed qkv or Llama's q, k, v).
+ * 0, or 1 when out of memory. */
+int nd_kv_attention(float *out, float *kcache, float *vcache, const float *q, const float *k, const float *v,
+                    int qstride, int kvstride, int T, int pos, int NH, int NKV, int hs, const nd_rope *rope);
+
 /* ---- gated SiLU MLP: out = silu(gate) * up, n elements; the backward
  * overwrites dgate and dup. */
 void nd_swiglu_forward(float *out, const float *gate, const float *up, int64_t n);

@@ -115,6 +115,23 @@ static int gelu_fwd(const nd_kcall *c) { return nd_cuda_gelu_forward(S, F(0), F(
 
 static int gelu_bwd(const nd_kcall *c) { return nd_cuda_gelu_backward(S, F(0), F(1), F(2), c->task->a.ew.n); }
 
+/* generation (graph/generate.c): GPT-2's packed qkv or Llama's q, k, v at the submission's position */
+static int kv_attention(const nd_kcall *c) {
+  const struct nd_cache_args *a = &c->task->a.cache;
+  int packed = c->task->kind == ND_TASK_KV_ATTN, w = a->NH * a->hs;
+  const float *q = F(3), *k = packed ? q + w : F(4), *v = packed ? q + 2 * w : F(5);
+  if (c->step->pos < 0 || c->step->pos + a->T > a->positions) return 1;
+  return nd_cuda_kv_attention(S, F(0), F(1), F(2), q, k, v, packed ? 3 * w : w, packed ? 3 * w : a->NKV * a->hs, a->T,
+                              (int)c->step->pos, a->NH, a->NKV, a->hs, a->rotary ? &a->rope : NULL);
+}
+
+/* x += wpe's rows from the submission's position: the residual add's kernel */
+static int position_add(const nd_kcall *c) {
+  const struct nd_cache_args *a = &c->task->a.cache;
+  if (c->step->pos < 0 || c->step->pos + a->T > a->positions) return 1;
+  return nd_cuda_residual_forward(S, F(0), F(0), F(1) + (size_t)c->step->pos * a->hs, (int64_t)a->T * a->hs);
+}
+
 static int residual_fwd(const nd_kcall *c) { return nd_cuda_residual_forward(S, F(0), F(1), F(2), c->task->a.ew.n); }
 
 static int embedding_fwd(const nd_kcall *c) {
@@ -245,7 +262,8 @@ const nd_backend_ops nd__cuda_backend = {
     .impl = {ND_DEVICE_IMPLS, [ND_TASK_GRAD_SUMSQ] = grad_sumsq, [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd,
              [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input, [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight,
              [ND_TASK_ROPE_FWD] = rope_fwd, [ND_TASK_ROPE_BWD] = rope_bwd, [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
-             [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd, [ND_TASK_GQA_BWD] = gqa_bwd},
+             [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd, [ND_TASK_GQA_BWD] = gqa_bwd,
+             [ND_TASK_KV_ATTN] = kv_attention, [ND_TASK_KV_GQA] = kv_attention, [ND_TASK_POS_ADD] = position_add},
     .declined = {[ND_TASK_LOAD_BATCH] = "host work: reads the dataset file",
                  [ND_TASK_CE_COMBINE] = "host work: sums in double into the loss, rows past the step's limit left out"},
     .set_tf32 = set_tf32,

@@ -68,6 +68,11 @@ int nd_cuda_rmsnorm_backward_weight(cudaStream_t s, float *dweight, const float 
 int nd_cuda_rope_forward(cudaStream_t s, float *out, const float *inp, int B, int T, int H, int hs, nd_rope rope);
 int nd_cuda_rope_backward(cudaStream_t s, float *dinp, const float *dout, int B, int T, int H, int hs, nd_rope rope);
 
+/* generation: kernels/cpu/kernels.h's nd_kv_attention on the stream */
+int nd_cuda_kv_attention(cudaStream_t s, float *out, float *kcache, float *vcache, const float *q, const float *k,
+                         const float *v, int qstride, int kvstride, int T, int pos, int NH, int NKV, int hs,
+                         const nd_rope *rope);
+
 int nd_cuda_swiglu_forward(cudaStream_t s, float *out, const float *gate, const float *up, int64_t n);
 int nd_cuda_swiglu_backward(cudaStream_t s, float *dgate, float *dup, const float *gate, const float *up,
                             const float *dout, int64_t n);

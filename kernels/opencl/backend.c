@@ -368,6 +368,9 @@ const nd_backend_ops nd__opencl_backend = {
              [ND_TASK_GQA_BWD] = gqa_bwd},
     .declined = {[ND_TASK_LOAD_BATCH] = "host work: reads the dataset file",
                  [ND_TASK_CE_COMBINE] = "host work: sums in double into the loss, rows past the step's limit left out",
-                 [ND_TASK_GRAD_SUMSQ] = "a sum in double, and OpenCL devices need not have fp64 (cl_khr_fp64)"},
+                 [ND_TASK_GRAD_SUMSQ] = "a sum in double, and OpenCL devices need not have fp64 (cl_khr_fp64)",
+                 [ND_TASK_KV_ATTN] = "generation runs on CPU workers and CUDA devices",
+                 [ND_TASK_KV_GQA] = "generation runs on CPU workers and CUDA devices",
+                 [ND_TASK_POS_ADD] = "generation runs on CPU workers and CUDA devices"},
     .check_call = nd_ocl_check_call,
 };
