@@ -58,6 +58,8 @@ static const struct nd__name wait_policies[] = {{"auto", ND_WAIT_AUTO},
                                                 {"passive", ND_WAIT_PASSIVE},
                                                 {"help", ND_WAIT_HELP},
                                                 {NULL, 0}};
+static const struct nd__name precisions[] = {
+    {"fp32", ND_PRECISION_FP32}, {"tf32", ND_PRECISION_TF32}, {"bf16", ND_PRECISION_BF16}, {NULL, 0}};
 static const struct nd__name all_devices[] = {{"all", -1}, {NULL, 0}};
 
 const char *const nd__sections[] = {"model", "parallelism", "train", "data", "runtime", "trace", "log", "kernels"};
@@ -120,6 +122,7 @@ const struct nd__key nd__keys[] = {
     INT(train, save_every, 0, BILLION, "0"),
     STR(train, save_dir, 0, NULL, "runs/quickstart"),
     INT(train, keep_checkpoints, 0, BILLION, "0"),
+    ENUM(train, precision, precisions, "fp32"),
 
     STR(data, train, 1, NULL, "builtin:tales"),
     STR(data, val, 1, NULL, "builtin:tales-val"),
