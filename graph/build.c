@@ -4,6 +4,7 @@
  * optimizer tail. The model family (graph/model.h) supplies the blocks,
  * graph/stage.c what happens around them. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "graph/emit.h"
@@ -40,6 +41,12 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
   /* every gradient and the loss exist now: track which were written */
   b.written = calloc((size_t)g->n_tensors, 1);
   if (!b.written) goto cleanup;
+  b.n_state = g->n_tensors;
+  if (nd_config_precision(cfg) == ND_PRECISION_BF16) {
+    b.bf16_copy = malloc((size_t)g->n_tensors * sizeof *b.bf16_copy);
+    if (!b.bf16_copy) goto cleanup;
+    memset(b.bf16_copy, 0xff, (size_t)g->n_tensors * sizeof *b.bf16_copy);
+  }
 
   if (forward_only) {
     for (int k = 0; k < g->micro_batches; k++)

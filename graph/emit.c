@@ -140,11 +140,13 @@ void nd__load_batch(nd__builder *b, nd_rank r, int mb, int32_t tokens, int32_t t
 
 void nd__matmul_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__linear *x) {
   nd__task_spec s;
+  int32_t w = nd__gemm_weight(b, mb, x->w);
   nd__spec_init(&s, ND_TASK_MATMUL_FWD, ND_PHASE_F, r, mb, layer);
   s.t.a.mm = (struct nd_mm_args){x->M, x->K, x->N, x->trans_w, x->bias >= 0, 0.0f};
+  s.t.bf16 = b->bf16_copy != NULL;
   nd__acc(&s, x->out, ND_ACCESS_W);
   nd__acc(&s, x->inp, ND_ACCESS_R);
-  nd__acc(&s, x->w, ND_ACCESS_R);
+  nd__acc(&s, w, ND_ACCESS_R);
   if (x->bias >= 0) nd__acc(&s, x->bias, ND_ACCESS_R);
   nd__emit(b, &s);
 }
@@ -152,11 +154,13 @@ void nd__matmul_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__line
 void nd__matmul_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__linear *x) {
   nd__task_spec s;
   if (x->dinp >= 0) {
+    int32_t w = nd__gemm_weight(b, mb, x->w);
     nd__spec_init(&s, ND_TASK_MATMUL_BWD_IN, ND_PHASE_B, r, mb, layer);
     s.t.a.mm = (struct nd_mm_args){x->M, x->K, x->N, x->trans_w, 0, x->dinp_add ? 1.0f : 0.0f};
+    s.t.bf16 = b->bf16_copy != NULL;
     nd__acc(&s, x->dinp, x->dinp_add ? ND_ACCESS_RW : ND_ACCESS_W);
     nd__acc(&s, x->dout, ND_ACCESS_R);
-    nd__acc(&s, x->w, ND_ACCESS_R);
+    nd__acc(&s, w, ND_ACCESS_R);
     nd__emit(b, &s);
   }
   nd__spec_init(&s, ND_TASK_MATMUL_BWD_W, ND_PHASE_W, r, mb, layer);
@@ -165,6 +169,7 @@ void nd__matmul_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__line
   nd__acc(&s, x->dout, ND_ACCESS_R);
   nd__acc(&s, x->inp, ND_ACCESS_R);
   s.t.a.mm = (struct nd_mm_args){x->M, x->K, x->N, x->trans_w, x->dbias >= 0, beta};
+  s.t.bf16 = b->bf16_copy != NULL;
   nd__emit(b, &s);
 }
 

@@ -40,7 +40,7 @@ int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
 }
 
 int32_t nd__add_tensor(nd__builder *b, nd_tensor *t) {
-  t->bytes = t->dtype == ND_F64 ? 8 : 4;
+  t->bytes = nd_dtype_size(t->dtype);
   for (int i = 0; i < t->ndim; i++) t->bytes *= t->shape[i];
   int32_t id = nd__graph_add_tensor(b->g, t);
   if (id < 0) b->oom = 1;
@@ -81,6 +81,31 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
     if (k == 0) param_id = id;
     *nd__pslot(b, tables[k], r, p) = id;
   }
+}
+
+int32_t nd__gemm_weight(nd__builder *b, int mb, int32_t w) {
+  if (!b->bf16_copy || w < 0 || w >= b->n_state) return w;
+  if (b->bf16_copy[w] >= 0) return b->bf16_copy[w];
+  nd_tensor t = b->g->tensors[w];
+  /* parameter names stay far below the limit (rank prefix and a Hugging Face name of at most 47) */
+  snprintf(t.name, sizeof t.name, "%.*s.bf16", (int)sizeof t.name - 6, b->g->tensors[w].name);
+  t.kind = ND_TENSOR_PARAM_COPY;
+  t.dtype = ND_BF16;
+  t.param = w;
+  int32_t copy = nd__add_tensor(b, &t);
+  if (copy < 0) return w;
+  b->bf16_copy[w] = copy;
+  /* one cast per shard and step, elementwise: every layout reads the same
+   * bf16 values of a weight, as in fp32 it reads the same fp32 ones */
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_CAST_BF16, ND_PHASE_F, t.home, mb, t.layer);
+  s.t.replica = !t.primary;
+  s.t.bf16 = 1;
+  s.t.a.ew.n = t.bytes / 2;
+  nd__acc(&s, copy, ND_ACCESS_W);
+  nd__acc(&s, w, ND_ACCESS_R);
+  nd__emit(b, &s);
+  return copy;
 }
 
 /* ------------------------------------------------------------ activations */
@@ -336,6 +361,7 @@ void nd__builder_free(nd__builder *b) {
   free(b->normsq);
   free(b->parts);
   free(b->written);
+  free(b->bf16_copy);
   for (int k = 0; k < b->n_deferred; k++) free(b->deferred[k].acc); /* left by a failure */
   free(b->deferred);
 }

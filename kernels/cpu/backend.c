@@ -38,6 +38,37 @@ static int matmul_bwd_weight(const nd_tensor_desc *t, int n, const nd_kernel_arg
   return 0;
 }
 
+/* A GEMM kind's whole call: under train.precision bf16 (task->bf16) its
+ * inputs as bf16 values (bf16.c) into the same kernel, whose output and
+ * accumulation stay fp32; kernel-check calls the kernels above. */
+static int matmul_call(const nd_kcall *c) {
+  nd_kernel_fn fn = c->task->kind == ND_TASK_MATMUL_FWD      ? matmul_fwd
+                    : c->task->kind == ND_TASK_MATMUL_BWD_IN ? matmul_bwd_input
+                                                             : matmul_bwd_weight;
+  if (!c->task->bf16) return fn(c->t, c->n, &c->a);
+  const nd_kind_row *row = nd_kind(c->task->kind);
+  nd_tensor_desc t[ND_KIND_MAX_BUFFERS];
+  float *wide[ND_KIND_MAX_BUFFERS] = {0};
+  int rc = 0;
+  for (int i = 0; i < c->n && i < row->n_buffers; i++) {
+    t[i] = c->t[i];
+    if (row->buf[i].role != ND_ROLE_IN || !t[i].data) continue;
+    int64_t count = 1;
+    for (int d = 0; d < t[i].ndim; d++) count *= t[i].shape[d];
+    if (!(wide[i] = nd_bf16_operand(t[i].data, t[i].dtype == ND_KERNEL_BF16, count))) rc = ND_ENOMEM;
+    t[i].data = wide[i];
+    t[i].dtype = ND_KERNEL_F32;
+  }
+  if (!rc) rc = fn(t, c->n, &c->a);
+  for (int i = 0; i < ND_KIND_MAX_BUFFERS; i++) free(wide[i]);
+  return rc;
+}
+
+static int cast_bf16(const nd_kcall *c) {
+  nd_cast_bf16(c->t[0].data, CF(1), c->task->a.ew.n);
+  return 0;
+}
+
 static int layernorm_fwd(const nd_tensor_desc *t, int n, const nd_kernel_args *a) {
   (void)n, (void)a;
   // out (N, C), mean (N), rstd (N), inp (N, C), weight (C), bias (C)
@@ -276,7 +307,11 @@ const nd_backend_ops nd__cpu_backend = {
                [ND_TASK_RESIDUAL_FWD] = residual_fwd,
                [ND_TASK_ACT_FWD] = gelu_fwd,
                [ND_TASK_ACT_BWD] = gelu_bwd},
-    .impl = {[ND_TASK_LOAD_BATCH] = load_batch,
+    .impl = {[ND_TASK_MATMUL_FWD] = matmul_call,
+             [ND_TASK_MATMUL_BWD_IN] = matmul_call,
+             [ND_TASK_MATMUL_BWD_W] = matmul_call,
+             [ND_TASK_CAST_BF16] = cast_bf16,
+             [ND_TASK_LOAD_BATCH] = load_batch,
              [ND_TASK_EMBED_FWD] = embedding_fwd,
              [ND_TASK_EMBED_BWD] = embedding_bwd,
              [ND_TASK_CE_STATS] = crossentropy_stats,
