@@ -42,7 +42,7 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
   b.written = calloc((size_t)g->n_tensors, 1);
   if (!b.written) goto cleanup;
   b.n_state = g->n_tensors;
-  if (nd_config_precision(cfg) == ND_PRECISION_BF16) {
+  if (g->bf16) {
     b.bf16_copy = malloc((size_t)g->n_tensors * sizeof *b.bf16_copy);
     if (!b.bf16_copy) goto cleanup;
     memset(b.bf16_copy, 0xff, (size_t)g->n_tensors * sizeof *b.bf16_copy);
@@ -77,6 +77,11 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
     nd__optimizer_tail(&b, g->tied ? m->embed : -1);
   }
   if (b.oom) goto cleanup;
+  if (b.bad_bf16) {
+    rc = nd__fail(err, ND_EINVAL, "graph: a %s task reads or writes a bf16 tensor, which its kernels do not take",
+                  nd_task_kind_name(b.bad_bf16 - 1));
+    goto cleanup;
+  }
   if (b.bad_order) {
     rc = nd__fail(err, ND_EINVAL, "graph: a %s task's buffers differ from its row in graph/kinds.c",
                   nd_task_kind_name(b.bad_order - 1));

@@ -235,6 +235,7 @@ typedef struct nd_graph {
   int stage_first[ND_MAX_STAGES], stage_layers[ND_MAX_STAGES];
   int forward_only;
   int split_tp; /* runtime.split_tensor_groups: under mpirun a tensor-parallel group may straddle processes */
+  int bf16;     /* train.precision bf16: GEMM weights get bf16 copies, GEMM-only inputs are stored in bf16 */
 
   nd_tensor *tensors;
   int32_t n_tensors, cap_tensors;

@@ -15,6 +15,7 @@ int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->tp = (int)cfg->parallelism.tensor_parallel_size;
   g->pp = (int)cfg->parallelism.pipeline_parallel_size;
   g->split_tp = cfg->runtime.split_tensor_groups;
+  g->bf16 = nd_config_precision(cfg) == ND_PRECISION_BF16;
   g->micro_batches = (int)cfg->parallelism.micro_batches;
   g->slots = (int)cfg->parallelism.activation_slots;
   g->B = (int)cfg->train.micro_batch_size;
@@ -118,7 +119,7 @@ static const nd__act_row stage_rows[ND__STAGE_ACTS] = {
      * FWD_B, one slot on the last stage, the send waited for that B) */
     [ND__A_XIN] = {"xin", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_STAGE},
     [ND__A_D_XIN] = {"d_xin", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_STAGE},
-    [ND__A_LNF] = {"lnf", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAST},
+    [ND__A_LNF] = {"lnf", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAST, .gemm_in = 1},
     [ND__A_LNF_MEAN] = {"lnf_mean", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST},
     [ND__A_LNF_RSTD] = {"lnf_rstd", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST},
     [ND__A_LOGITS] = {"logits", ND_POOL_FWD_W, ND__ACT_LOGITS, ND__AT_LAST},
@@ -138,7 +139,7 @@ static int64_t act_shape(const nd_graph *g, const nd__act_row *a, nd_rank r, nd_
       [ND__WIDTH_C] = g->C, [ND__WIDTH_KV] = (int64_t)g->NKV * (g->C / g->NH), [ND__WIDTH_FF] = g->FF};
   int64_t s[4] = {B, T, 0, 0};
   t->kind = ND_TENSOR_ACTIVATION;
-  t->dtype = ND_F32;
+  t->dtype = a->gemm_in && g->bf16 ? ND_BF16 : ND_F32;
   switch (a->shape) {
   case ND__ACT_HIDDEN:
     s[2] = g->C;
@@ -166,7 +167,7 @@ static int64_t act_shape(const nd_graph *g, const nd__act_row *a, nd_rank r, nd_
   default: /* ND__ACT_ROW */
     break;
   }
-  int64_t bytes = 4;
+  int64_t bytes = nd_dtype_size(t->dtype);
   t->ndim = 0;
   while (t->ndim < 4 && s[t->ndim]) bytes *= s[t->ndim], t->shape[t->ndim] = s[t->ndim], t->ndim++;
   return bytes;

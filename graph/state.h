@@ -41,6 +41,7 @@ typedef struct nd__act_row {
   enum nd_act_pool pool; /* by the last phase that reads it (ir.h) */
   uint8_t shape, where;  /* enum nd__act_shape, enum nd__act_where */
   uint8_t mult, width;   /* ND__ACT_SPLIT: mult * (enum nd__act_width / tp) */
+  uint8_t gemm_in;       /* only GEMMs read it: stored in bf16 under train.precision bf16 */
 } nd__act_row;
 
 /* The activations of a stage, the same in every family (graph/stage.c uses
@@ -90,6 +91,7 @@ typedef struct nd__builder {
   int n_deferred, cap_deferred, defer_w;
   int oom;
   int bad_order; /* kind + 1 of a task whose accesses do not follow its row: a bug of a builder */
+  int bad_bf16;  /* kind + 1 of a task given a bf16 tensor it has no bf16 kernel for: a bug of a builder */
 } nd__builder;
 
 /* One parameter of a rank: its Hugging Face name, how it is split across

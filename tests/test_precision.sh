@@ -20,16 +20,19 @@ sys.exit(0 if len(fp32) == len(bf16) == 20 and 0 < worst < 0.02 else 1)
 PY
 ok $? "bf16's 20 losses are within 2% of fp32's, and not fp32's"
 
-"$ndgraph" plan "$srcdir/configs/quickstart.yaml" --set train.precision=bf16 --json >"$tmp/plan.json" 2>"$tmp/err"
-python3 - "$tmp/plan.json" <<'PY'
+for p in fp32 bf16; do
+  "$ndgraph" plan "$srcdir/configs/quickstart.yaml" --set train.precision=$p --json >"$tmp/plan-$p.json" 2>"$tmp/err"
+done
+python3 - "$tmp/plan-fp32.json" "$tmp/plan-bf16.json" <<'PY'
 import json, sys
-p = json.load(open(sys.argv[1]))
-casts = p["tasks_per_kind"].get("cast_bf16", 0)
-copies = sum(r["param_copy_bytes"] for r in p["ranks"])
-print(f"# {casts} cast_bf16 tasks, {copies} bytes of bf16 weight copies")
-sys.exit(0 if casts > 0 and copies > 0 else 1)
+fp32, bf16 = (json.load(open(p)) for p in sys.argv[1:])
+casts = bf16["tasks_per_kind"].get("cast_bf16", 0)
+copies = sum(r["param_copy_bytes"] for r in bf16["ranks"])
+act = [sum(r["activation_bytes"] for r in p["ranks"]) for p in (fp32, bf16)]
+print(f"# {casts} cast_bf16 tasks, {copies} bytes of bf16 weight copies; activations {act[0]} -> {act[1]} bytes")
+sys.exit(0 if casts > 0 and copies > 0 and act[1] < act[0] else 1)
 PY
-ok $? "the bf16 plan has cast_bf16 tasks and bf16 weight copies"
+ok $? "the bf16 plan has cast_bf16 tasks, bf16 weight copies and fewer activation bytes (GEMM inputs in bf16)"
 
 "$ndgraph" plan "$srcdir/configs/quickstart.yaml" --set runtime.tf32=true >/dev/null 2>"$tmp/err"
 [ $? -eq 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "runtime.tf32 is an alias of train.precision: tf32" "$tmp/err"
