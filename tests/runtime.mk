@@ -28,9 +28,9 @@ TESTS += tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh
 # same seed, same bits with idle workers helping; then every bit-promising test under each OpenBLAS kernel set
 TESTS += tests/test_determinism.sh tests/test_bits_coretypes.sh
 EXTRA_DIST += tests/test_determinism.sh tests/test_bits_coretypes.sh
-# train.precision: bf16 against fp32, the tf32 alias, bad values
-TESTS += tests/test_precision.sh
-EXTRA_DIST += tests/test_precision.sh
+# train.precision: bf16 against fp32, the tf32 alias, bad values; bf16 against PyTorch's autocast
+TESTS += tests/test_precision.sh tests/test_bf16_autocast.sh
+EXTRA_DIST += tests/test_precision.sh tests/test_bf16_autocast.sh tests/bf16_autocast_ref.py
 EXTRA_DIST += tests/tap.sh tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_llama_tiny.sh \
 	tests/test_hf_llama.sh tests/hf_llama_ref.py tests/test_torch_llama.sh tests/torch_llama_ref.py \
 	tests/test_signals.sh tests/test_reliability.sh
