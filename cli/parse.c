@@ -57,6 +57,9 @@ int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_conf
     }
   }
   if (nd_config_validate(cfg, &err)) goto bad;
+  char tf32[8];
+  if (nd_config_get(cfg, "runtime.tf32", tf32, sizeof tf32) == 0 && strcmp(tf32, "true") == 0)
+    fprintf(stderr, "ndgraph: note: runtime.tf32 is an alias of train.precision: tf32\n");
   *out = cfg;
   return 0;
 bad:

@@ -103,6 +103,10 @@ int64_t nd_config_n_kv_head(const nd_config *cfg) {
   return cfg->model.n_kv_head ? cfg->model.n_kv_head : cfg->model.n_head;
 }
 
+enum nd_precision nd_config_precision(const nd_config *cfg) {
+  return cfg->runtime.tf32 ? ND_PRECISION_TF32 : cfg->train.precision;
+}
+
 int64_t nd_config_intermediate_size(const nd_config *cfg) {
   if (cfg->model.intermediate_size) return cfg->model.intermediate_size;
   int64_t hidden = 2 * (4 * cfg->model.n_embd) / 3;

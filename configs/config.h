@@ -31,6 +31,8 @@ enum nd_priority_order { ND_PRIORITY_PIPELINE, ND_PRIORITY_CRITICAL_PATH };
  * common/share.h), sleep after about a millisecond (passive), or the
  * runtime's choice (scheduler/idle.h, nd_idle_wait_policy). */
 enum nd_wait_policy { ND_WAIT_AUTO, ND_WAIT_ACTIVE, ND_WAIT_PASSIVE, ND_WAIT_HELP };
+/* train.precision: how GEMMs round their inputs (docs/kernels.md, *Precision*). */
+enum nd_precision { ND_PRECISION_FP32, ND_PRECISION_TF32, ND_PRECISION_BF16 };
 
 /* Where a key was given (1-based), so that cross-key errors can point at it.
  * line == 0: the key kept its default. from_set: the key came from --set, so
@@ -89,6 +91,7 @@ struct nd_config {
     char save_dir[ND_PATH_MAX];       /* empty: no checkpoints */
     int64_t keep_checkpoints;         /* the newest N complete ones; 0: all */
     enum nd_recompute recompute;
+    enum nd_precision precision;      /* read through nd_config_precision: runtime.tf32 is its alias */
   } train;
 
   struct {
@@ -109,7 +112,7 @@ struct nd_config {
     /* runtime.NAME_devices by device kind (common/device.h): how many of
      * each device to start, -1: all there are; [ND_BACKEND_CPU] unused */
     int64_t devices[ND_BACKEND_COUNT];
-    int tf32;                /* cuBLAS GEMMs may use TF32 tensor cores */
+    int tf32;                /* alias of train.precision: tf32 (nd_config_precision) */
     int allow_oversubscribe; /* start even when the plan needs more memory than a device has */
     int split_tensor_groups; /* mpirun: ranks, not (replica, stage) pairs, dealt to processes */
   } runtime;
@@ -144,6 +147,10 @@ int64_t nd_config_n_kv_head(const nd_config *cfg);
 /* Llama's MLP width: model.intermediate_size, or when 0 the rule of Meta's
  * Llama code: 2/3 of 4 * n_embd, rounded up to a multiple of 256. */
 int64_t nd_config_intermediate_size(const nd_config *cfg);
+
+/* The run's precision: train.precision, or tf32 where runtime.tf32 (its
+ * older spelling) is true; validation refuses the two disagreeing. */
+enum nd_precision nd_config_precision(const nd_config *cfg);
 
 /* The location of "section.key" in the source, or {0,0} when defaulted. */
 nd_loc nd__config_loc(const nd_config *cfg, const char *key);

@@ -60,6 +60,8 @@ static const struct nd__name wait_policies[] = {{"auto", ND_WAIT_AUTO},
                                                 {NULL, 0}};
 static const struct nd__name recomputes[] = {
     {"none", ND_RECOMPUTE_NONE}, {"attention", ND_RECOMPUTE_ATTENTION}, {"layer", ND_RECOMPUTE_LAYER}, {NULL, 0}};
+static const struct nd__name precisions[] = {
+    {"fp32", ND_PRECISION_FP32}, {"tf32", ND_PRECISION_TF32}, {"bf16", ND_PRECISION_BF16}, {NULL, 0}};
 static const struct nd__name all_devices[] = {{"all", -1}, {NULL, 0}};
 
 const char *const nd__sections[] = {"model", "parallelism", "train", "data", "runtime", "trace", "log", "kernels"};
@@ -123,6 +125,7 @@ const struct nd__key nd__keys[] = {
     STR(train, save_dir, 0, NULL, "runs/quickstart"),
     INT(train, keep_checkpoints, 0, BILLION, "0"),
     ENUM(train, recompute, recomputes, "none"),
+    ENUM(train, precision, precisions, "fp32"),
 
     STR(data, train, 1, NULL, "builtin:tales"),
     STR(data, val, 1, NULL, "builtin:tales-val"),

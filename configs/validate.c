@@ -71,6 +71,23 @@ static int check_adam(const nd_config *cfg, nd_error *err) {
   return 0;
 }
 
+/* runtime.tf32: true is the older spelling of train.precision: tf32. It
+ * overrides fp32, which the quick start writes out (a file written from it
+ * with --set runtime.tf32=true keeps working), but not bf16: the two cannot
+ * both hold. bf16 runs only ndgraph's own kernels: a plugin's take fp32
+ * descriptors (docs/kernels.md). */
+static int check_precision(const nd_config *cfg, nd_error *err) {
+  if (cfg->runtime.tf32 && cfg->train.precision == ND_PRECISION_BF16)
+    return fail_at(cfg, err, KEYS("train.precision", "runtime.tf32"),
+                   "train.precision: bf16 disagrees with runtime.tf32: true (its alias for tf32); give one of them");
+  if (cfg->train.precision == ND_PRECISION_BF16 &&
+      (cfg->kernels.n_overrides > 0 || strcmp(cfg->model.activation, "gelu") != 0))
+    return fail_at(cfg, err, KEYS("train.precision", "kernels.override", "model.activation"),
+                   "train.precision: bf16 runs ndgraph's own kernels only: leave kernels.override empty and "
+                   "model.activation gelu");
+  return 0;
+}
+
 /* A key given for an architecture that does not take it. */
 static int check_arch(const nd_config *cfg, nd_error *err) {
   char name[160];
@@ -236,6 +253,7 @@ int nd_config_validate(const nd_config *cfg, nd_error *err) {
   if ((rc = check_ranges(cfg, err)) < 0) return rc;
   if ((rc = check_adam(cfg, err)) < 0) return rc;
   if ((rc = check_arch(cfg, err)) < 0) return rc;
+  if ((rc = check_precision(cfg, err)) < 0) return rc;
   if ((rc = check_shapes(cfg, err)) < 0) return rc;
   if ((rc = check_stages(cfg, err)) < 0) return rc;
   if ((rc = check_data(cfg, err)) < 0) return rc;

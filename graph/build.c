@@ -4,6 +4,7 @@
  * optimizer tail. The model family (graph/model.h) supplies the blocks,
  * graph/stage.c what happens around them. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "graph/emit.h"
@@ -47,6 +48,12 @@ static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen
   /* every gradient and the loss exist now: track which were written */
   b.written = calloc((size_t)g->n_tensors, 1);
   if (!b.written) goto cleanup;
+  b.n_state = g->n_tensors;
+  if (g->bf16) {
+    b.bf16_copy = malloc((size_t)g->n_tensors * sizeof *b.bf16_copy);
+    if (!b.bf16_copy) goto cleanup;
+    memset(b.bf16_copy, 0xff, (size_t)g->n_tensors * sizeof *b.bf16_copy);
+  }
 
   if (gen_tokens) {
     nd__stage_forward(&b, m, 0, 0, 0);
@@ -79,6 +86,11 @@ static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen
     nd__optimizer_tail(&b, g->tied ? m->embed : -1);
   }
   if (b.oom) goto cleanup;
+  if (b.bad_bf16) {
+    rc = nd__fail(err, ND_EINVAL, "graph: a %s task reads or writes a bf16 tensor, which its kernels do not take",
+                  nd_task_kind_name(b.bad_bf16 - 1));
+    goto cleanup;
+  }
   if (b.bad_order) {
     rc = nd__fail(err, ND_EINVAL, "graph: a %s task's buffers differ from its row in graph/kinds.c",
                   nd_task_kind_name(b.bad_order - 1));

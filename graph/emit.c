@@ -44,6 +44,13 @@ float nd__gacc(nd__builder *b, nd__task_spec *s, int32_t tensor) {
   return beta;
 }
 
+/* The kinds that read or write bf16 tensors: GEMMs, the weights' casts, and
+ * the kernels whose output only GEMMs read (graph/state.h, gemm_in). */
+static int takes_bf16(enum nd_task_kind k) {
+  return k == ND_TASK_MATMUL_FWD || k == ND_TASK_MATMUL_BWD_IN || k == ND_TASK_MATMUL_BWD_W || k == ND_TASK_CAST_BF16 ||
+         k == ND_TASK_LN_FWD || k == ND_TASK_RMSNORM_FWD || k == ND_TASK_ACT_FWD || k == ND_TASK_SWIGLU_FWD;
+}
+
 void nd__emit(nd__builder *b, nd__task_spec *s) {
   s->t.flops = nd__task_flops(&s->t);
   if (b->recomputing) {
@@ -52,6 +59,9 @@ void nd__emit(nd__builder *b, nd__task_spec *s) {
     if (s->t.phase == ND_PHASE_F) s->t.phase = ND_PHASE_B;
     s->t.replica = 1;
   }
+  for (int i = 0; i < s->n; i++)
+    if (b->g->tensors[s->acc[i].tensor].dtype == ND_BF16) s->t.bf16 = 1;
+  if (s->t.bf16 && !takes_bf16(s->t.kind)) b->bad_bf16 = s->t.kind + 1;
   /* the buffers in the order of the kind's row (graph/kinds.c): kernels read them so */
   if (s->oom) {
     b->oom = 1;
@@ -107,7 +117,7 @@ void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, in
   nd__spec_init(&s, ND_TASK_ALLREDUCE, ND_PHASE_COLLECTIVE, t0->home, mb, layer);
   s.t.group = group;
   s.t.a.coll.nparts = n;
-  s.t.a.coll.n = t0->bytes / (t0->dtype == ND_F64 ? 8 : 4);
+  s.t.a.coll.n = t0->bytes / nd_dtype_size(t0->dtype);
   s.t.a.coll.dtype = t0->dtype;
   s.t.comm_bytes = 2LL * (n - 1) * t0->bytes;
   for (int i = 0; i < n; i++) nd__acc(&s, parts[i], ND_ACCESS_RW);
@@ -124,7 +134,7 @@ void nd__sendrecv(nd__builder *b, enum nd_group group, int32_t src, int32_t dst,
   nd__task_spec s;
   nd__spec_init(&s, ND_TASK_SENDRECV, ND_PHASE_COLLECTIVE, b->g->tensors[src].home, mb, layer);
   s.t.group = group;
-  s.t.a.ew.n = b->g->tensors[src].bytes / 4;
+  s.t.a.ew.n = b->g->tensors[src].bytes / nd_dtype_size(b->g->tensors[src].dtype);
   s.t.comm_bytes = b->g->tensors[src].bytes;
   nd__acc(&s, src, ND_ACCESS_R);
   nd__acc(&s, dst, ND_ACCESS_W);
@@ -146,11 +156,13 @@ void nd__load_batch(nd__builder *b, nd_rank r, int mb, int32_t tokens, int32_t t
 
 void nd__matmul_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__linear *x) {
   nd__task_spec s;
+  int32_t w = nd__gemm_weight(b, mb, x->w);
   nd__spec_init(&s, ND_TASK_MATMUL_FWD, ND_PHASE_F, r, mb, layer);
   s.t.a.mm = (struct nd_mm_args){x->M, x->K, x->N, x->trans_w, x->bias >= 0, 0.0f};
+  s.t.bf16 = b->bf16_copy != NULL;
   nd__acc(&s, x->out, ND_ACCESS_W);
   nd__acc(&s, x->inp, ND_ACCESS_R);
-  nd__acc(&s, x->w, ND_ACCESS_R);
+  nd__acc(&s, w, ND_ACCESS_R);
   if (x->bias >= 0) nd__acc(&s, x->bias, ND_ACCESS_R);
   nd__emit(b, &s);
 }
@@ -158,11 +170,13 @@ void nd__matmul_fwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__line
 void nd__matmul_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__linear *x) {
   nd__task_spec s;
   if (x->dinp >= 0) {
+    int32_t w = nd__gemm_weight(b, mb, x->w);
     nd__spec_init(&s, ND_TASK_MATMUL_BWD_IN, ND_PHASE_B, r, mb, layer);
     s.t.a.mm = (struct nd_mm_args){x->M, x->K, x->N, x->trans_w, 0, x->dinp_add ? 1.0f : 0.0f};
+    s.t.bf16 = b->bf16_copy != NULL;
     nd__acc(&s, x->dinp, x->dinp_add ? ND_ACCESS_RW : ND_ACCESS_W);
     nd__acc(&s, x->dout, ND_ACCESS_R);
-    nd__acc(&s, x->w, ND_ACCESS_R);
+    nd__acc(&s, w, ND_ACCESS_R);
     nd__emit(b, &s);
   }
   nd__spec_init(&s, ND_TASK_MATMUL_BWD_W, ND_PHASE_W, r, mb, layer);
@@ -171,6 +185,7 @@ void nd__matmul_bwd(nd__builder *b, nd_rank r, int mb, int layer, const nd__line
   nd__acc(&s, x->dout, ND_ACCESS_R);
   nd__acc(&s, x->inp, ND_ACCESS_R);
   s.t.a.mm = (struct nd_mm_args){x->M, x->K, x->N, x->trans_w, x->dbias >= 0, beta};
+  s.t.bf16 = b->bf16_copy != NULL;
   nd__emit(b, &s);
 }
 
@@ -314,7 +329,7 @@ void nd__elementwise(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, n
   nd__task_spec s;
   nd__spec_init(&s, kind, ph, r, mb, layer);
   s.t.replica = replica;
-  s.t.a.ew.n = b->g->tensors[out].bytes / 4;
+  s.t.a.ew.n = b->g->tensors[out].bytes / nd_dtype_size(b->g->tensors[out].dtype);
   nd__acc(&s, out, ND_ACCESS_W);
   nd__acc(&s, in0, ND_ACCESS_R);
   nd__acc(&s, in1, ND_ACCESS_R);

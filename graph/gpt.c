@@ -62,7 +62,7 @@ enum act {
 };
 /* name, pool (by the last phase that reads it), shape (graph/state.h) */
 static const nd__act_row act_rows[A_COUNT] = {
-    [A_LN1] = {"ln1", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_LN1] = {"ln1", ND_POOL_FWD_W, ND__ACT_HIDDEN, .gemm_in = 1},
     [A_LN1_MEAN] = {"ln1_mean", ND_POOL_FWD_B, ND__ACT_ROW},
     [A_LN1_RSTD] = {"ln1_rstd", ND_POOL_FWD_B, ND__ACT_ROW},
     [A_QKV] = {"qkv", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 3, .width = ND__WIDTH_C},
@@ -70,11 +70,11 @@ static const nd__act_row act_rows[A_COUNT] = {
     [A_ATTY] = {"atty", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
     [A_ATTPROJ] = {"attproj", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN},
     [A_RES2] = {"res2", ND_POOL_FWD_B, ND__ACT_HIDDEN},
-    [A_LN2] = {"ln2", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_LN2] = {"ln2", ND_POOL_FWD_W, ND__ACT_HIDDEN, .gemm_in = 1},
     [A_LN2_MEAN] = {"ln2_mean", ND_POOL_FWD_B, ND__ACT_ROW},
     [A_LN2_RSTD] = {"ln2_rstd", ND_POOL_FWD_B, ND__ACT_ROW},
     [A_FCH] = {"fch", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 4, .width = ND__WIDTH_C},
-    [A_FCH_ACT] = {"fch_act", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 4, .width = ND__WIDTH_C},
+    [A_FCH_ACT] = {"fch_act", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 4, .width = ND__WIDTH_C, .gemm_in = 1},
     [A_FCPROJ] = {"fcproj", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN},
     [A_XOUT] = {"xout", ND_POOL_FWD_B, ND__ACT_HIDDEN},
     [A_D_XOUT] = {"d_xout", ND_POOL_GRAD_W, ND__ACT_HIDDEN},

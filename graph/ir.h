@@ -23,10 +23,12 @@ enum nd_tensor_kind {
   ND_TENSOR_ACTIVATION,
   ND_TENSOR_INPUT, /* token ids of a micro-batch */
   ND_TENSOR_STAT,  /* step statistics: loss, gradient norm */
+  ND_TENSOR_PARAM_COPY, /* train.precision bf16: a GEMM weight's bf16 copy, cast from it every step */
   ND_TENSOR_KIND_COUNT
 };
 
-enum nd_dtype { ND_F32, ND_I32, ND_F64 };
+enum nd_dtype { ND_F32, ND_I32, ND_F64, ND_BF16 };
+static inline int nd_dtype_size(enum nd_dtype d) { return d == ND_F64 ? 8 : d == ND_BF16 ? 2 : 4; }
 
 /* How a parameter shard sits in the full (Hugging Face layout) tensor. */
 enum nd_shard {
@@ -110,7 +112,8 @@ enum nd_phase {
   X(GQA_BWD)             \
   X(KV_ATTN)             \
   X(KV_GQA)              \
-  X(POS_ADD)
+  X(POS_ADD)           \
+  X(CAST_BF16)
 
 enum nd_task_kind {
 #define ND__KIND_ENUM(k) ND_TASK_##k,
@@ -215,6 +218,7 @@ typedef struct nd_task {
   int micro_batch; /* -1 for per-step tasks */
   int layer;       /* -1 for none; n_layer for the head */
   int replica;     /* repeats the computation of another task (tensor-parallel LayerNorm, data-parallel updates) */
+  int bf16;        /* train.precision bf16: a GEMM that rounds its inputs to bf16, or a task that writes bf16 */
   int64_t flops;
   int64_t bytes;                  /* bytes accessed */
   int64_t comm_bytes;             /* bytes that cross between ranks (collectives) */
@@ -246,6 +250,7 @@ typedef struct nd_graph {
    * positions, and T is the tokens of one submission; 0 otherwise */
   int gen_cache;
   int split_tp; /* runtime.split_tensor_groups: under mpirun a tensor-parallel group may straddle processes */
+  int bf16;     /* train.precision bf16: GEMM weights get bf16 copies, GEMM-only inputs are stored in bf16 */
 
   nd_tensor *tensors;
   int32_t n_tensors, cap_tensors;

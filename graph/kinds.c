@@ -15,6 +15,7 @@
 #define F32 ND_DT_F32
 #define I32 ND_DT_I32
 #define F64 ND_DT_F64
+#define BF16 ND_DT_BF16
 #define SHAPE(...) \
   (sizeof((uint8_t[]){__VA_ARGS__})), { __VA_ARGS__ }
 /* A buffer: B(name, role, mode, dtype, presence, repeat, weight, beta, dims...) */
@@ -243,6 +244,10 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
     [ND_TASK_POS_ADD] = {.name = "position_add",
                          BUFFERS(T("x", OUT, RW, ND_D_T, ND_D_HS), T("wpe", IN, R, ND_D_S, ND_D_HS)),
                          .flops = nd__flops_kv_attention},
+    /* train.precision bf16: a GEMM weight's bf16 copy, once a step (graph/emit.c) */
+    [ND_TASK_CAST_BF16] = {.name = "cast_bf16",
+                           BUFFERS(B("out", OUT, W, BF16, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_n), T("inp", IN, R, ND_D_n)),
+                           .flops = nd__flops_elementwise},
     [ND_TASK_ADAMW] = {.name = "adamw",
                        BUFFERS(T("param", OUT, RW, ND_D_n), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n),
                                T("grad", IN, R, ND_D_n), B("normsq", IN, R, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)),
@@ -371,7 +376,7 @@ int nd_kind_check_access(const nd_task *t, const nd_access *acc, int n) {
 
 void nd_kind_describe(enum nd_task_kind kind, char *out, size_t size) {
   static const char *const roles[] = {"", " out"};
-  static const char *const dtypes[] = {"", " i32", " f64", " f32|f64"};
+  static const char *const dtypes[] = {"", " i32", " f64", " f32|f64", " bf16"};
   static const char *const repeats[] = {"", " per part", " per shard", " each"};
   const nd_kind_row *row = nd_kind(kind);
   size_t len = (size_t)snprintf(out, size, "%-21s", row->name);

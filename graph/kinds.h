@@ -61,7 +61,10 @@ enum nd_dim {
   ND_D_COUNT
 };
 
-enum nd_kind_dtype { ND_DT_F32, ND_DT_I32, ND_DT_F64, ND_DT_COLL /* coll.dtype */ };
+/* A buffer's dtype; a f32 one that a GEMM reads, or that a kernel writes for
+ * a GEMM, is bf16 under train.precision bf16 where the IR's tensor is
+ * (kernels/layout.c gives the descriptor the tensor's dtype). */
+enum nd_kind_dtype { ND_DT_F32, ND_DT_I32, ND_DT_F64, ND_DT_COLL /* coll.dtype */, ND_DT_BF16 };
 
 #define ND_KIND_MAX_BUFFERS 9
 #define ND_KIND_MAX_DIMS    5

@@ -58,7 +58,7 @@ enum act {
 };
 /* name, pool (by the last phase that reads it), shape (graph/state.h) */
 static const nd__act_row act_rows[A_COUNT] = {
-    [A_LN1] = {"ln1", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_LN1] = {"ln1", ND_POOL_FWD_W, ND__ACT_HIDDEN, .gemm_in = 1},
     [A_LN1_RSTD] = {"ln1_rstd", ND_POOL_FWD_B, ND__ACT_ROW},
     [A_Q] = {"q", ND_POOL_FWD_SCRATCH, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
     [A_K] = {"k", ND_POOL_FWD_SCRATCH, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV},
@@ -69,11 +69,11 @@ static const nd__act_row act_rows[A_COUNT] = {
     [A_ATTY] = {"atty", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
     [A_ATTPROJ] = {"attproj", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN},
     [A_RES2] = {"res2", ND_POOL_FWD_B, ND__ACT_HIDDEN},
-    [A_LN2] = {"ln2", ND_POOL_FWD_W, ND__ACT_HIDDEN},
+    [A_LN2] = {"ln2", ND_POOL_FWD_W, ND__ACT_HIDDEN, .gemm_in = 1},
     [A_LN2_RSTD] = {"ln2_rstd", ND_POOL_FWD_B, ND__ACT_ROW},
     [A_GATE] = {"gate", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_FF},
     [A_UP] = {"up", ND_POOL_FWD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_FF},
-    [A_H] = {"h", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_FF},
+    [A_H] = {"h", ND_POOL_FWD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_FF, .gemm_in = 1},
     [A_DOWN] = {"down", ND_POOL_FWD_SCRATCH, ND__ACT_HIDDEN},
     [A_XOUT] = {"xout", ND_POOL_FWD_B, ND__ACT_HIDDEN},
     [A_D_XOUT] = {"d_xout", ND_POOL_GRAD_W, ND__ACT_HIDDEN},

@@ -97,7 +97,7 @@ void nd_plan_print(FILE *f, const nd_graph *g, const nd_plan *p) {
   for (int i = 0; i < p->n_ranks; i++) {
     const nd_rank_memory *m = &p->memory[i];
     fprintf(f, "  dp %d pp %d tp %d     %9.3f %8.3f %10.3f %12.3f %7.3f\n", m->rank.dp, m->rank.pp, m->rank.tp,
-            mib(m->bytes[ND_TENSOR_PARAM]), mib(m->bytes[ND_TENSOR_GRAD]), mib(m->bytes[ND_TENSOR_OPTSTATE]),
+            mib(m->bytes[ND_TENSOR_PARAM] + m->bytes[ND_TENSOR_PARAM_COPY]), mib(m->bytes[ND_TENSOR_GRAD]), mib(m->bytes[ND_TENSOR_OPTSTATE]),
             mib(m->bytes[ND_TENSOR_ACTIVATION]), mib(m->bytes[ND_TENSOR_INPUT]));
   }
 }
@@ -134,6 +134,7 @@ cJSON *nd_plan_json(const nd_graph *g, const nd_plan *p) {
     cJSON_AddNumberToObject(r, "pp", m->rank.pp);
     cJSON_AddNumberToObject(r, "tp", m->rank.tp);
     cJSON_AddNumberToObject(r, "param_bytes", (double)m->bytes[ND_TENSOR_PARAM]);
+    cJSON_AddNumberToObject(r, "param_copy_bytes", (double)m->bytes[ND_TENSOR_PARAM_COPY]);
     cJSON_AddNumberToObject(r, "grad_bytes", (double)m->bytes[ND_TENSOR_GRAD]);
     cJSON_AddNumberToObject(r, "optimizer_bytes", (double)m->bytes[ND_TENSOR_OPTSTATE]);
     cJSON_AddNumberToObject(r, "activation_bytes", (double)m->bytes[ND_TENSOR_ACTIVATION]);

@@ -15,6 +15,7 @@ int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->tp = (int)cfg->parallelism.tensor_parallel_size;
   g->pp = (int)cfg->parallelism.pipeline_parallel_size;
   g->split_tp = cfg->runtime.split_tensor_groups;
+  g->bf16 = nd_config_precision(cfg) == ND_PRECISION_BF16;
   g->micro_batches = (int)cfg->parallelism.micro_batches;
   g->slots = (int)cfg->parallelism.activation_slots;
   g->B = (int)cfg->train.micro_batch_size;
@@ -40,7 +41,7 @@ int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
 }
 
 int32_t nd__add_tensor(nd__builder *b, nd_tensor *t) {
-  t->bytes = t->dtype == ND_F64 ? 8 : 4;
+  t->bytes = nd_dtype_size(t->dtype);
   for (int i = 0; i < t->ndim; i++) t->bytes *= t->shape[i];
   int32_t id = nd__graph_add_tensor(b->g, t);
   if (id < 0) b->oom = 1;
@@ -83,6 +84,31 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
   }
 }
 
+int32_t nd__gemm_weight(nd__builder *b, int mb, int32_t w) {
+  if (!b->bf16_copy || w < 0 || w >= b->n_state) return w;
+  if (b->bf16_copy[w] >= 0) return b->bf16_copy[w];
+  nd_tensor t = b->g->tensors[w];
+  /* parameter names stay far below the limit (rank prefix and a Hugging Face name of at most 47) */
+  snprintf(t.name, sizeof t.name, "%.*s.bf16", (int)sizeof t.name - 6, b->g->tensors[w].name);
+  t.kind = ND_TENSOR_PARAM_COPY;
+  t.dtype = ND_BF16;
+  t.param = w;
+  int32_t copy = nd__add_tensor(b, &t);
+  if (copy < 0) return w;
+  b->bf16_copy[w] = copy;
+  /* one cast per shard and step, elementwise: every layout reads the same
+   * bf16 values of a weight, as in fp32 it reads the same fp32 ones */
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_CAST_BF16, ND_PHASE_F, t.home, mb, t.layer);
+  s.t.replica = !t.primary;
+  s.t.bf16 = 1;
+  s.t.a.ew.n = t.bytes / 2;
+  nd__acc(&s, copy, ND_ACCESS_W);
+  nd__acc(&s, w, ND_ACCESS_R);
+  nd__emit(b, &s);
+  return copy;
+}
+
 /* ------------------------------------------------------------ activations */
 
 static const nd__act_row stage_rows[ND__STAGE_ACTS] = {
@@ -93,7 +119,7 @@ static const nd__act_row stage_rows[ND__STAGE_ACTS] = {
      * FWD_B, one slot on the last stage, the send waited for that B) */
     [ND__A_XIN] = {"xin", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_STAGE},
     [ND__A_D_XIN] = {"d_xin", ND_POOL_GRAD_W, ND__ACT_HIDDEN, ND__AT_STAGE},
-    [ND__A_LNF] = {"lnf", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAST},
+    [ND__A_LNF] = {"lnf", ND_POOL_FWD_W, ND__ACT_HIDDEN, ND__AT_LAST, .gemm_in = 1},
     [ND__A_LNF_MEAN] = {"lnf_mean", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST},
     [ND__A_LNF_RSTD] = {"lnf_rstd", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST},
     [ND__A_LOGITS] = {"logits", ND_POOL_FWD_W, ND__ACT_LOGITS, ND__AT_LAST},
@@ -113,7 +139,7 @@ static int64_t act_shape(const nd_graph *g, const nd__act_row *a, nd_rank r, nd_
       [ND__WIDTH_C] = g->C, [ND__WIDTH_KV] = (int64_t)g->NKV * (g->C / g->NH), [ND__WIDTH_FF] = g->FF};
   int64_t s[4] = {B, T, 0, 0};
   t->kind = ND_TENSOR_ACTIVATION;
-  t->dtype = ND_F32;
+  t->dtype = a->gemm_in && g->bf16 ? ND_BF16 : ND_F32;
   switch (a->shape) {
   case ND__ACT_HIDDEN:
     s[2] = g->C;
@@ -140,7 +166,7 @@ static int64_t act_shape(const nd_graph *g, const nd__act_row *a, nd_rank r, nd_
   default: /* ND__ACT_ROW */
     break;
   }
-  int64_t bytes = 4;
+  int64_t bytes = nd_dtype_size(t->dtype);
   t->ndim = 0;
   while (t->ndim < 4 && s[t->ndim]) bytes *= s[t->ndim], t->shape[t->ndim] = s[t->ndim], t->ndim++;
   return bytes;
@@ -347,6 +373,7 @@ void nd__builder_free(nd__builder *b) {
   free(b->normsq);
   free(b->parts);
   free(b->written);
+  free(b->bf16_copy);
   for (int k = 0; k < b->n_deferred; k++) free(b->deferred[k].acc); /* left by a failure */
   free(b->deferred);
 }

@@ -41,6 +41,7 @@ typedef struct nd__act_row {
   enum nd_act_pool pool; /* by the last phase that reads it (ir.h) */
   uint8_t shape, where;  /* enum nd__act_shape, enum nd__act_where */
   uint8_t mult, width;   /* ND__ACT_SPLIT: mult * (enum nd__act_width / tp) */
+  uint8_t gemm_in;       /* only GEMMs read it: stored in bf16 under train.precision bf16 */
 } nd__act_row;
 
 /* The activations of a stage, the same in every family (graph/stage.c uses
@@ -85,12 +86,15 @@ typedef struct nd__builder {
   int32_t *normsq;                   /* [rank]: (0, s, t) ranks only */
   int32_t *parts;                    /* [max(nranks, 2)]: a collective's buffers, while emitting it */
   uint8_t *written;                  /* [tensor]: written earlier in this step */
+  int32_t *bf16_copy;                /* train.precision bf16: [tensor] a GEMM weight's bf16 copy, created on first use */
+  int n_state;                       /* tensors before the first task: parameters, their state, statistics */
   struct nd__task_spec *deferred;    /* W tasks waiting to be appended, oldest first */
   int n_deferred, cap_deferred, defer_w;
   enum nd_recompute recompute; /* train.recompute (none for an evaluation pass) */
   int recomputing;             /* emitting a forward again for the backward: nd__recompute_begin */
   int oom;
   int bad_order; /* kind + 1 of a task whose accesses do not follow its row: a bug of a builder */
+  int bad_bf16;  /* kind + 1 of a task given a bf16 tensor it has no bf16 kernel for: a bug of a builder */
 } nd__builder;
 
 /* One parameter of a rank: its Hugging Face name, how it is split across
@@ -123,6 +127,10 @@ void nd__builder_free(nd__builder *b);
 void nd__add_stats(nd__builder *b);
 
 int32_t nd__add_tensor(nd__builder *b, nd_tensor *t);
+/* The weight a GEMM of rank r reads for parameter tensor w: w itself, or
+ * under train.precision bf16 its bf16 copy, made (with the task that casts
+ * it, before the step's first use) the first time it is asked for. */
+int32_t nd__gemm_weight(nd__builder *b, int mb, int32_t w);
 /* Adds parameter p on rank r with its gradient and the two AdamW moments. */
 void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec);
 int32_t *nd__pslot(nd__builder *b, int32_t *table, nd_rank r, int p);

@@ -82,7 +82,9 @@ typedef struct nd_backend_ops {
   void (*stop)(void);
   /* The calling worker's queue or stream (a plugin's nd_kernel_args.queue), and device number. */
   void *(*queue)(int *device);
-  /* Whether a task of a kind with an implementation can run here (NULL: all). */
+  /* Whether a task of a kind with an implementation can run here (NULL: all).
+   * A backend prefers impl to kernel where it gives both (codelets): impl
+   * then sees the task (train.precision bf16), kernel is what kernel-check calls. */
   int (*supports)(const nd_task *t);
   /* Per kind: the built-in implementation, or NULL. Replaceable kinds may give
    * theirs in the plugin signature instead (kernel), as plugins do. */
@@ -123,11 +125,12 @@ int nd__worker_backend(int worker);
 
 /* The descriptors of task t in its row's order from its buffers in access
  * order: ptrs (NULL: shapes only, data NULL) and, for buffers whose shape is
- * their own size, count (elements; NULL: 0). Sets the call's kind and beta.
+ * their own size, count (elements; NULL: 0); bf16 (NULL: none) marks the
+ * buffers whose tensor is bf16. Sets the call's kind and beta.
  * role, when not NULL, gets each descriptor's role. d has room for
  * nd__layout_max(t) descriptors; returns how many were filled. */
-int nd__kernel_layout(const nd_task *t, void *const *ptrs, const int64_t *count, nd_tensor_desc *d, nd_kernel_args *a,
-                      uint8_t *role);
+int nd__kernel_layout(const nd_task *t, void *const *ptrs, const int64_t *count, const uint8_t *bf16, nd_tensor_desc *d,
+                      nd_kernel_args *a, uint8_t *role);
 static inline int nd__layout_max(const nd_task *t) { return t->n_access + ND_KIND_MAX_BUFFERS; }
 /* Whether a weight descriptor (K, N) is stored (N, K): the kernels' trans_w. */
 static inline int nd__weight_transposed(const nd_tensor_desc *w) { return w->strides[1] != 1; }

@@ -49,7 +49,7 @@ static void buffers_free(buffers *b) {
 static int buffers_new(buffers *b, const nd_task *t, uint64_t seed) {
   memset(b, 0, sizeof *b);
   nd_tensor_desc shapes[ND_KIND_MAX_BUFFERS];
-  b->n = nd__kernel_layout(t, NULL, NULL, shapes, &b->a, b->role);
+  b->n = nd__kernel_layout(t, NULL, NULL, NULL, shapes, &b->a, b->role);
   rng_state = seed;
   for (int i = 0; i < b->n; i++) {
     b->d[i] = shapes[i];
@@ -277,14 +277,14 @@ static int activation_on(const nd__kernel_impl *im, int dev, int64_t n, const fl
   nd_tensor_desc d[3];
   nd_task t = {.kind = ND_TASK_ACT_FWD, .a.ew.n = n};
   nd_kernel_args a;
-  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  nd__kernel_layout(&t, NULL, NULL, NULL, d, &a, NULL);
   a.user = im->user[dev];
   d[0].data = yd, d[1].data = xc;
   nd_error why = {0};
   stage(im, "activation_fwd", dev);
   if ((rc = ops->check_call(im->fn[dev], d, 2, &a, &why))) goto failed;
   t.kind = ND_TASK_ACT_BWD;
-  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  nd__kernel_layout(&t, NULL, NULL, NULL, d, &a, NULL);
   a.user = im->user[dev];
   d[0].data = gd, d[1].data = xc, d[2].data = dc;
   stage(im, "activation_bwd", dev);
@@ -332,7 +332,7 @@ static int check_activation(const nd__kernel_impl *im, int64_t n, int quick, FIL
   nd_tensor_desc d[3];
   nd_task t = {.kind = ND_TASK_ACT_FWD, .a.ew.n = n};
   nd_kernel_args a;
-  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  nd__kernel_layout(&t, NULL, NULL, NULL, d, &a, NULL);
   a.user = im->user[ND_BACKEND_CPU];
   float *fwd_out[3] = {y, yp, ym}, *fwd_in[3] = {x, xp, xm};
   stage(im, "activation_fwd", ND_BACKEND_CPU);
@@ -345,7 +345,7 @@ static int check_activation(const nd__kernel_impl *im, int64_t n, int quick, FIL
     }
   }
   t.kind = ND_TASK_ACT_BWD;
-  nd__kernel_layout(&t, NULL, NULL, d, &a, NULL);
+  nd__kernel_layout(&t, NULL, NULL, NULL, d, &a, NULL);
   a.user = im->user[ND_BACKEND_CPU];
   d[0].data = dinp;
   d[1].data = x;

@@ -344,7 +344,7 @@ int nd_kernels_apply_costs(const nd_kernels *k, nd_graph *g, nd_error *err) {
     if (!cost) continue;
     nd_tensor_desc d[ND_KIND_MAX_BUFFERS];
     nd_kernel_args a;
-    int n = nd__kernel_layout(t, NULL, NULL, d, &a, NULL);
+    int n = nd__kernel_layout(t, NULL, NULL, NULL, d, &a, NULL);
     a.user = k->cost_user[t->kind];
     int64_t flops = t->flops, bytes = t->bytes;
     cost(d, n, &a, &flops, &bytes);

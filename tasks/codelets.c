@@ -21,18 +21,21 @@ static void run(void *buffers[], void *arg, int dev) {
   int n = t->n_access;
   void *ptr[n + 1];
   int64_t count[n + 1];
+  uint8_t bf16[n + 1];
+  const nd_access *acc = c->graph ? nd_task_access(c->graph, t) : NULL;
   for (int i = 0; i < n; i++) {
     ptr[i] = ops->buffer_data(buffers[i]);
     count[i] = (int64_t)STARPU_VECTOR_GET_NX(buffers[i]);
+    bf16[i] = t->bf16 && acc && c->graph->tensors[acc[i].tensor].dtype == ND_BF16;
   }
   nd_tensor_desc d[nd__layout_max(t)];
-  nd_kcall call = {d, 0, t, c->graph, c->step, c->graph ? nd_task_access(c->graph, t) : NULL, {0}};
-  call.n = nd__kernel_layout(t, ptr, count, d, &call.a, NULL);
+  nd_kcall call = {d, 0, t, c->graph, c->step, acc, {0}};
+  call.n = nd__kernel_layout(t, ptr, count, bf16, d, &call.a, NULL);
   const nd__kernel_slot *s = nd__kernels_slot(c->kernels, dev, t->kind);
   if (ops->queue) call.a.queue = ops->queue(&call.a.device);
   call.a.user = s->user;
   nd__guard_enter(s, t->kind);
-  int rc = s->fn ? s->fn(d, call.n, &call.a) : s->impl(&call);
+  int rc = s->impl ? s->impl(&call) : s->fn(d, call.n, &call.a);
   nd__guard_leave();
   if (rc) nd__kernel_report(c->kernels, t->kind, dev, rc);
 }

@@ -182,7 +182,7 @@ int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
   }
   for (int32_t i = 0; i < owner->n_tensors; i++) {
     const nd_tensor *t = &owner->tensors[i];
-    size_t elem = t->dtype == ND_F64 ? 8 : 4;
+    size_t elem = (size_t)nd_dtype_size(t->dtype);
     int local = ex->ptr[i] != NULL;
     starpu_vector_data_register(&ex->handles[i], local ? STARPU_MAIN_RAM : -1, (uintptr_t)ex->ptr[i],
                                 (uint32_t)(t->bytes / (int64_t)elem), elem);

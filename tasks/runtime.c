@@ -107,7 +107,7 @@ static int start_backends(const nd_config *cfg, const int want[ND_BACKEND_COUNT]
     int rc = ops->start(err);
     if (rc) return rc;
     backend_started[b] = 1;
-    if (ops->set_tf32 && (rc = ops->set_tf32(cfg->runtime.tf32, err))) return rc;
+    if (ops->set_tf32 && (rc = ops->set_tf32(nd_config_precision(cfg) == ND_PRECISION_TF32, err))) return rc;
   }
   return 0;
 }
@@ -198,7 +198,7 @@ static int start(const nd_config *cfg, nd_error *err) {
 static int same_start(const nd_config *cfg) {
   for (int b = 0; b < ND_BACKEND_COUNT; b++)
     if (cfg->runtime.devices[b] != started.runtime.devices[b]) return 0;
-  return cfg->runtime.workers == started.runtime.workers && cfg->runtime.tf32 == started.runtime.tf32 &&
+  return cfg->runtime.workers == started.runtime.workers && (nd_config_precision(cfg) == ND_PRECISION_TF32) == (nd_config_precision(&started) == ND_PRECISION_TF32) &&
          strcmp(cfg->runtime.scheduler, started.runtime.scheduler) == 0;
 }
 
@@ -210,7 +210,8 @@ static void describe_start(const nd_config *cfg, char *out, size_t size) {
       n += snprintf(out + n, size - (size_t)n, ", %s_devices %lld", nd_device_name(b),
                     (long long)cfg->runtime.devices[b]);
   if (n >= 0 && (size_t)n < size)
-    snprintf(out + n, size - (size_t)n, ", tf32 %s, scheduler %s", cfg->runtime.tf32 ? "true" : "false",
+    snprintf(out + n, size - (size_t)n, ", tf32 %s, scheduler %s",
+             nd_config_precision(cfg) == ND_PRECISION_TF32 ? "true" : "false",
              cfg->runtime.scheduler);
 }
 

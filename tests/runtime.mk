@@ -11,6 +11,14 @@ check_PROGRAMS += tests/test_parity_llama_tied
 TESTS += tests/test_parity_llama_tied
 tests_test_parity_llama_tied_SOURCES = tests/test_parity_llama_tied.c tests/runtime/harness.h tests/tap.h
 tests_test_parity_llama_tied_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_parity_bf16
+TESTS += tests/test_parity_bf16
+tests_test_parity_bf16_SOURCES = tests/test_parity_bf16.c tests/runtime/harness.h tests/tap.h
+tests_test_parity_bf16_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_parity_llama_bf16
+TESTS += tests/test_parity_llama_bf16
+tests_test_parity_llama_bf16_SOURCES = tests/test_parity_llama_bf16.c tests/runtime/harness.h tests/tap.h
+tests_test_parity_llama_bf16_LDADD = $(ND_TEST_LIBS)
 check_PROGRAMS += tests/test_train
 TESTS += tests/test_train
 tests_test_train_SOURCES = tests/test_train.c tests/runtime/harness.h tests/tap.h
@@ -20,6 +28,9 @@ TESTS += tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh
 # same seed, same bits with idle workers helping; then every bit-promising test under each OpenBLAS kernel set
 TESTS += tests/test_determinism.sh tests/test_bits_coretypes.sh
 EXTRA_DIST += tests/test_determinism.sh tests/test_bits_coretypes.sh
+# train.precision: bf16 against fp32, the tf32 alias, bad values; bf16 against PyTorch's autocast
+TESTS += tests/test_precision.sh tests/test_bf16_autocast.sh
+EXTRA_DIST += tests/test_precision.sh tests/test_bf16_autocast.sh tests/bf16_autocast_ref.py
 EXTRA_DIST += tests/tap.sh tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_llama_tiny.sh \
 	tests/test_hf_llama.sh tests/hf_llama_ref.py tests/test_torch_llama.sh tests/torch_llama_ref.py \
 	tests/test_signals.sh tests/test_reliability.sh tests/test_generate.sh tests/test_hf_generate.sh tests/hf_generate_peer.py

@@ -4,7 +4,9 @@
  * outputs agree within a relative tolerance ||cuda - cpu|| / ||cpu||, as on
  * OpenCL: 1e-5 for GEMM-free kernels, 2e-5 where sums of many terms run in
  * another order (GEMMs, attention, column sums), 1e-4 for AdamW; with
- * runtime.tf32 the GEMMs are checked at 5e-3 (TF32 keeps 10 mantissa bits).
+ * runtime.tf32 the GEMMs are checked at 5e-3 (TF32 keeps 10 mantissa bits);
+ * train.precision bf16's GEMMs at 2e-5 against the CPU's on the same
+ * bf16-rounded inputs (products of bf16 values are exact in fp32).
  * Skipped, with the reason, where there is no CUDA device. */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -73,6 +75,38 @@ static void matmul(cublasHandle_t h, int M, int K, int N, int trans_w, double to
   float *all[] = {x, w, b, y, dy, dx, dw, db};
   float *gall[] = {gx, gw, gb, gy, gdy, gdx, gdw, gdb};
   for (int i = 0; i < 8; i++) free(all[i]), cudaFree(gall[i]);
+}
+
+/* train.precision bf16: the GEMMs on bf16 operands (cublasGemmEx, fp32
+ * accumulation) against the CPU's fp32 GEMMs on the same rounded values */
+static void matmul_bf16(cublasHandle_t h, int M, int K, int N, int trans_w) {
+  char name[96];
+  int64_t nx = (int64_t)M * K, nw = (int64_t)K * N, ny = (int64_t)M * N;
+  float *x = host(nx), *w = host(nw), *b = host(N), *dy = host(ny);
+  float *rx = nd_bf16_operand(x, 0, nx), *rw = nd_bf16_operand(w, 0, nw), *rb = nd_bf16_operand(b, 0, N);
+  float *rdy = nd_bf16_operand(dy, 0, ny), *y = host(ny), *dx = host(nx), *dw = host(nw), *db = host(N);
+  float *gx = dev(x, (size_t)nx * 4), *gw = dev(w, (size_t)nw * 4), *gb = dev(b, (size_t)N * 4);
+  float *gdy = dev(dy, (size_t)ny * 4), *gy = dev(NULL, (size_t)ny * 4), *gdx = dev(NULL, (size_t)nx * 4);
+  float *gdw = dev(NULL, (size_t)nw * 4), *gdb = dev(NULL, (size_t)N * 4);
+  void *hx = dev(NULL, (size_t)nx * 2), *hw = dev(NULL, (size_t)nw * 2), *hb = dev(NULL, (size_t)N * 2);
+  void *hdy = dev(NULL, (size_t)ny * 2);
+  snprintf(name, sizeof name, "bf16 matmul (%d, %d, %d)%s", M, K, N, trans_w ? " transposed" : "");
+  ok(nd_cuda_to_bf16(0, hx, gx, nx) == 0 && nd_cuda_to_bf16(0, hw, gw, nw) == 0 && nd_cuda_to_bf16(0, hb, gb, N) == 0 &&
+         nd_cuda_to_bf16(0, hdy, gdy, ny) == 0,
+     "%s: inputs rounded to bf16", name);
+  nd_matmul_forward(y, rx, rw, rb, M, K, N, trans_w);
+  ok(nd_cuda_matmul_forward_bf16(h, 0, gy, hx, hw, hb, M, K, N, trans_w) == 0, "%s forward launches", name);
+  check(name, gy, y, ny, 2e-5);
+  nd_matmul_backward_input(dx, rdy, rw, M, K, N, trans_w, 0.0f);
+  nd_cuda_matmul_backward_input_bf16(h, gdx, hdy, hw, M, K, N, trans_w, 0.0f);
+  check("  bf16 backward input", gdx, dx, nx, 2e-5);
+  nd_matmul_backward_weight(dw, db, rdy, rx, M, K, N, trans_w, 0.0f);
+  nd_cuda_matmul_backward_weight_bf16(h, 0, gdw, gdb, hdy, hx, M, K, N, trans_w, 0.0f);
+  check("  bf16 backward weight", gdw, dw, nw, 2e-5);
+  check("  bf16 backward bias", gdb, db, N, 2e-5);
+  float *all[] = {x, w, b, dy, rx, rw, rb, rdy, y, dx, dw, db};
+  void *gall[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb, hx, hw, hb, hdy};
+  for (int i = 0; i < 12; i++) free(all[i]), cudaFree(gall[i]);
 }
 
 static void layernorm(int N, int C) {
@@ -301,6 +335,9 @@ int main(void) {
   nd_cuda_set_tf32(h, 1);
   matmul(h, 256, 768, 2304, 0, 5e-3);
   nd_cuda_set_tf32(h, 0);
+  matmul_bf16(h, 64, 48, 80, 0);
+  matmul_bf16(h, 33, 65, 17, 1);
+  matmul_bf16(h, 256, 768, 2304, 0);
   layernorm(7, 33);
   layernorm(64, 768);
   layernorm(16, 1600);

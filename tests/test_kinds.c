@@ -76,13 +76,14 @@ int main(void) {
   /* a layout with every parallelism: nd_graph_build fails when an emitter leaves its row's order */
   const char *const every[] = {"parallelism.data_parallel_size=2", "parallelism.tensor_parallel_size=2",
                                "parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=2", NULL};
-  /* GPT-2 and Llama between them use every kind */
+  /* GPT-2 and Llama between them use every kind (Llama in bf16: the weights' casts) */
   const char *const llama[] = {"parallelism.data_parallel_size=2",
                                "parallelism.tensor_parallel_size=2",
                                "parallelism.pipeline_parallel_size=2",
                                "parallelism.micro_batches=2",
                                "model.arch=llama",
                                "model.n_kv_head=2",
+                               "train.precision=bf16",
                                NULL};
   int seen[ND_TASK_KIND_COUNT] = {0}, follow = 1, rc = 0;
   nd_error err = {0};

@@ -44,7 +44,9 @@ extern "C" {
 
 #define ND_KERNEL_MAX_DIMS 6
 
-enum nd_kernel_dtype { ND_KERNEL_F32, ND_KERNEL_I32, ND_KERNEL_F64 };
+/* ND_KERNEL_BF16 (bfloat16, 2 bytes) reaches only ndgraph's own kernels,
+ * under train.precision bf16, which runs no plugin kernel. */
+enum nd_kernel_dtype { ND_KERNEL_F32, ND_KERNEL_I32, ND_KERNEL_F64, ND_KERNEL_BF16 };
 /* Where an implementation runs. On ND_BACKEND_OPENCL a descriptor's data is
  * a cl_mem (the whole buffer, offset 0) and nd_kernel_args.queue the
  * cl_command_queue of the calling worker's device; the kernel returns when

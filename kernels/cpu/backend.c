@@ -139,6 +139,73 @@ static int swiglu_bwd(const nd_kcall *c) {
   return 0;
 }
 
+/* A GEMM kind's whole call: under train.precision bf16 (task->bf16) its
+ * inputs as bf16 values (bf16.c) into the same kernel, whose output and
+ * accumulation stay fp32; kernel-check calls the kernels above. */
+static int matmul_call(const nd_kcall *c) {
+  nd_kernel_fn fn = c->task->kind == ND_TASK_MATMUL_FWD      ? matmul_fwd
+                    : c->task->kind == ND_TASK_MATMUL_BWD_IN ? matmul_bwd_input
+                                                             : matmul_bwd_weight;
+  if (!c->task->bf16) return fn(c->t, c->n, &c->a);
+  const nd_kind_row *row = nd_kind(c->task->kind);
+  nd_tensor_desc t[ND_KIND_MAX_BUFFERS];
+  float *wide[ND_KIND_MAX_BUFFERS] = {0};
+  int rc = 0;
+  for (int i = 0; i < c->n && i < row->n_buffers; i++) {
+    t[i] = c->t[i];
+    if (row->buf[i].role != ND_ROLE_IN || !t[i].data) continue;
+    int64_t count = 1;
+    for (int d = 0; d < t[i].ndim; d++) count *= t[i].shape[d];
+    if (!(wide[i] = nd_bf16_operand(t[i].data, t[i].dtype == ND_KERNEL_BF16, count))) rc = ND_ENOMEM;
+    t[i].data = wide[i];
+    t[i].dtype = ND_KERNEL_F32;
+  }
+  if (!rc) rc = fn(t, c->n, &c->a);
+  for (int i = 0; i < ND_KIND_MAX_BUFFERS; i++) free(wide[i]);
+  return rc;
+}
+
+/* A kernel whose output (t[0]) only GEMMs read, stored in bf16 under
+ * train.precision bf16: the fp32 kernel (fn, or else impl) into scratch, then
+ * rounded (common/bf16.h), as a GPU kernel rounds before its store. */
+static int bf16_output(const nd_kcall *c, nd_kernel_fn fn, nd_impl_fn impl) {
+  nd_tensor_desc t[c->n];
+  memcpy(t, c->t, (size_t)c->n * sizeof t[0]);
+  int64_t count = 1;
+  for (int d = 0; d < t[0].ndim; d++) count *= t[0].shape[d];
+  float *wide = malloc((size_t)(count > 0 ? count : 1) * sizeof *wide);
+  if (!wide) return ND_ENOMEM;
+  t[0].data = wide;
+  t[0].dtype = ND_KERNEL_F32;
+  nd_kcall call = *c;
+  call.t = t;
+  int rc = fn ? fn(t, c->n, &c->a) : impl(&call);
+  if (!rc) nd_cast_bf16(c->t[0].data, wide, count);
+  free(wide);
+  return rc;
+}
+
+static int layernorm_fwd_call(const nd_kcall *c) {
+  return c->t[0].dtype == ND_KERNEL_BF16 ? bf16_output(c, layernorm_fwd, NULL) : layernorm_fwd(c->t, c->n, &c->a);
+}
+
+static int gelu_fwd_call(const nd_kcall *c) {
+  return c->t[0].dtype == ND_KERNEL_BF16 ? bf16_output(c, gelu_fwd, NULL) : gelu_fwd(c->t, c->n, &c->a);
+}
+
+static int rmsnorm_fwd_call(const nd_kcall *c) {
+  return c->t[0].dtype == ND_KERNEL_BF16 ? bf16_output(c, NULL, rmsnorm_fwd) : rmsnorm_fwd(c);
+}
+
+static int swiglu_fwd_call(const nd_kcall *c) {
+  return c->t[0].dtype == ND_KERNEL_BF16 ? bf16_output(c, NULL, swiglu_fwd) : swiglu_fwd(c);
+}
+
+static int cast_bf16(const nd_kcall *c) {
+  nd_cast_bf16(c->t[0].data, CF(1), c->task->a.ew.n);
+  return 0;
+}
+
 static int gqa_fwd(const nd_kcall *c) {
   const struct nd_gqa_args *a = &c->task->a.gqa;
   // out (B, T, NH, hs), lse (B, NH, T), q (B, T, NH, hs), k, v (B, T, NKV, hs)
@@ -294,7 +361,13 @@ const nd_backend_ops nd__cpu_backend = {
                [ND_TASK_RESIDUAL_FWD] = residual_fwd,
                [ND_TASK_ACT_FWD] = gelu_fwd,
                [ND_TASK_ACT_BWD] = gelu_bwd},
-    .impl = {[ND_TASK_LOAD_BATCH] = load_batch,
+    .impl = {[ND_TASK_MATMUL_FWD] = matmul_call,
+             [ND_TASK_MATMUL_BWD_IN] = matmul_call,
+             [ND_TASK_MATMUL_BWD_W] = matmul_call,
+             [ND_TASK_CAST_BF16] = cast_bf16,
+             [ND_TASK_LN_FWD] = layernorm_fwd_call,
+             [ND_TASK_ACT_FWD] = gelu_fwd_call,
+             [ND_TASK_LOAD_BATCH] = load_batch,
              [ND_TASK_EMBED_FWD] = embedding_fwd,
              [ND_TASK_EMBED_BWD] = embedding_bwd,
              [ND_TASK_CE_STATS] = crossentropy_stats,
@@ -305,12 +378,12 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_SENDRECV] = sendrecv,
              [ND_TASK_GRAD_SUMSQ] = grad_sumsq,
              [ND_TASK_ADAMW] = adamw,
-             [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd,
+             [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd_call,
              [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input,
              [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight,
              [ND_TASK_ROPE_FWD] = rope_fwd,
              [ND_TASK_ROPE_BWD] = rope_bwd,
-             [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
+             [ND_TASK_SWIGLU_FWD] = swiglu_fwd_call,
              [ND_TASK_SWIGLU_BWD] = swiglu_bwd,
              [ND_TASK_GQA_FWD] = gqa_fwd,
              [ND_TASK_GQA_BWD] = gqa_bwd,

@@ -25,6 +25,13 @@ void nd_matmul_backward_input(float *dinp, const float *dout, const float *weigh
 void nd_matmul_backward_weight(float *dweight, float *dbias, const float *dout, const float *inp, int M, int K, int N,
                                int trans_w, float beta);
 
+/* ---- train.precision bf16 (bf16.c): out (n) = inp rounded to bf16 (common/bf16.h) */
+void nd_cast_bf16(uint16_t *out, const float *inp, int64_t n);
+/* A GEMM operand of n elements as fp32 values of bf16, in a new buffer (the
+ * caller frees it; NULL: out of memory): widened from bf16 storage, or fp32
+ * rounded to bf16. */
+float *nd_bf16_operand(const void *data, int is_bf16, int64_t n);
+
 /* ---- LayerNorm over the last dimension, eps 1e-5.
  * out (N, C), mean (N), rstd (N); inp (N, C), weight (C), bias (C) */
 void nd_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,

@@ -20,20 +20,60 @@
 #define S    (starpu_cuda_get_local_stream())
 #define BLAS (starpu_cublas_get_local_handle())
 
+/* train.precision bf16: the GEMM's inputs as bf16, a bf16 tensor as it is,
+ * an fp32 one (an output gradient, the attention output, a bias) rounded into
+ * stream-ordered scratch; then the bf16 GEMM. Untested on a GPU so far. */
+static int matmul_bf16(const nd_kcall *c) {
+  const struct nd_mm_args *m = &c->task->a.mm;
+  const nd_kind_row *row = nd_kind(c->task->kind);
+  const void *in[ND_KIND_MAX_BUFFERS] = {0};
+  void *scratch[ND_KIND_MAX_BUFFERS] = {0};
+  int rc = 0;
+  for (int i = 0; i < c->n && i < row->n_buffers && !rc; i++) {
+    in[i] = c->t[i].data;
+    if (row->buf[i].role != ND_ROLE_IN || !in[i] || c->t[i].dtype == ND_KERNEL_BF16) continue;
+    int64_t n = 1;
+    for (int d = 0; d < c->t[i].ndim; d++) n *= c->t[i].shape[d];
+    if (!(rc = (int)cudaMallocAsync(&scratch[i], (size_t)(n > 0 ? n : 1) * 2, S)))
+      rc = nd_cuda_to_bf16(S, scratch[i], c->t[i].data, n);
+    in[i] = scratch[i];
+  }
+  if (!rc && c->task->kind == ND_TASK_MATMUL_FWD)
+    rc = nd_cuda_matmul_forward_bf16(BLAS, S, F(0), in[1], in[2], in[3], m->M, m->K, m->N, m->trans_w);
+  else if (!rc && c->task->kind == ND_TASK_MATMUL_BWD_IN)
+    rc = nd_cuda_matmul_backward_input_bf16(BLAS, F(0), in[1], in[2], m->M, m->K, m->N, m->trans_w, m->beta);
+  else if (!rc)
+    rc = nd_cuda_matmul_backward_weight_bf16(BLAS, S, F(0), c->t[1].data ? F(1) : NULL, in[2], in[3], m->M, m->K,
+                                             m->N, m->trans_w, m->beta);
+  for (int i = 0; i < ND_KIND_MAX_BUFFERS; i++)
+    if (scratch[i]) cudaFreeAsync(scratch[i], S);
+  return rc;
+}
+
 static int matmul_fwd(const nd_kcall *c) {
   const struct nd_mm_args *m = &c->task->a.mm;
+  if (c->task->bf16) return matmul_bf16(c);
   return nd_cuda_matmul_forward(BLAS, S, F(0), F(1), F(2), c->t[3].data ? F(3) : NULL, m->M, m->K, m->N, m->trans_w);
 }
 
 static int matmul_bwd_input(const nd_kcall *c) {
   const struct nd_mm_args *m = &c->task->a.mm;
+  if (c->task->bf16) return matmul_bf16(c);
   return nd_cuda_matmul_backward_input(BLAS, F(0), F(1), F(2), m->M, m->K, m->N, m->trans_w, m->beta);
 }
 
 static int matmul_bwd_weight(const nd_kcall *c) {
   const struct nd_mm_args *m = &c->task->a.mm;
+  if (c->task->bf16) return matmul_bf16(c);
   return nd_cuda_matmul_backward_weight(BLAS, S, F(0), c->t[1].data ? F(1) : NULL, F(2), F(3), m->M, m->K, m->N,
                                         m->trans_w, m->beta);
+}
+
+/* bf16's GEMMs run here (above); its casts and bf16 writers on the CPU workers */
+static int supports(const nd_task *t) {
+  if (t->bf16)
+    return t->kind == ND_TASK_MATMUL_FWD || t->kind == ND_TASK_MATMUL_BWD_IN || t->kind == ND_TASK_MATMUL_BWD_W;
+  return nd__device_supports(t);
 }
 
 static int layernorm_fwd(const nd_kcall *c) {
@@ -258,13 +298,14 @@ const nd_backend_ops nd__cuda_backend = {
     .start = start,
     .stop = stop,
     .queue = queue,
-    .supports = nd__device_supports,
+    .supports = supports,
     .impl = {ND_DEVICE_IMPLS, [ND_TASK_GRAD_SUMSQ] = grad_sumsq, [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd,
              [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input, [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight,
              [ND_TASK_ROPE_FWD] = rope_fwd, [ND_TASK_ROPE_BWD] = rope_bwd, [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
              [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd, [ND_TASK_GQA_BWD] = gqa_bwd,
              [ND_TASK_KV_ATTN] = kv_attention, [ND_TASK_KV_GQA] = kv_attention, [ND_TASK_POS_ADD] = position_add},
     .declined = {[ND_TASK_LOAD_BATCH] = "host work: reads the dataset file",
+                 [ND_TASK_CAST_BF16] = "train.precision bf16: the weights' casts run on the CPU workers for now",
                  [ND_TASK_CE_COMBINE] = "host work: sums in double into the loss, rows past the step's limit left out"},
     .set_tf32 = set_tf32,
     .comm_create = nd_cuda_comm_create,

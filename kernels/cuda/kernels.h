@@ -36,6 +36,18 @@ int nd_cuda_matmul_backward_input(cublasHandle_t h, float *dinp, const float *do
 int nd_cuda_matmul_backward_weight(cublasHandle_t h, cudaStream_t s, float *dweight, float *dbias, const float *dout,
                                    const float *inp, int M, int K, int N, int trans_w, float beta);
 
+/* train.precision bf16: in (n) rounded to bf16 (2 bytes an element) into out,
+ * and the three GEMMs on bf16 operands (void pointers: this header stays C)
+ * with fp32 outputs, cublasGemmEx with CUBLAS_COMPUTE_32F. */
+int nd_cuda_to_bf16(cudaStream_t s, void *out, const float *in, int64_t n);
+int nd_cuda_matmul_forward_bf16(cublasHandle_t h, cudaStream_t s, float *out, const void *inp, const void *weight,
+                                const void *bias, int M, int K, int N, int trans_w);
+int nd_cuda_matmul_backward_input_bf16(cublasHandle_t h, float *dinp, const void *dout, const void *weight, int M,
+                                       int K, int N, int trans_w, float beta);
+int nd_cuda_matmul_backward_weight_bf16(cublasHandle_t h, cudaStream_t s, float *dweight, float *dbias,
+                                        const void *dout, const void *inp, int M, int K, int N, int trans_w,
+                                        float beta);
+
 int nd_cuda_layernorm_forward(cudaStream_t s, float *out, float *mean, float *rstd, const float *inp,
                               const float *weight, const float *bias, int N, int C);
 int nd_cuda_layernorm_backward_input(cudaStream_t s, float *dinp, const float *dskip, const float *dout,
