@@ -29,7 +29,8 @@ int nd__device_adamw_factors(const nd_device_prims *d, const nd_kcall *c, float 
 
 int nd__device_supports(const nd_task *t) {
   if (t->kind == ND_TASK_ALLREDUCE) return t->a.coll.dtype == ND_F32;
-  if (t->kind == ND_TASK_CE_LSE) return t->a.ce.nshards == 1; /* a kernel takes a fixed number of buffers */
+  if (t->kind == ND_TASK_SENDRECV) return t->a.send.offset == 0; /* a slice further in: on the host */
+  if (t->kind == ND_TASK_CE_LSE) return t->a.ce.nshards == 1;    /* a kernel takes a fixed number of buffers */
   return 1;
 }
 

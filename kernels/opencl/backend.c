@@ -343,8 +343,7 @@ const nd_backend_ops nd__opencl_backend = {
              [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight, [ND_TASK_ROPE_FWD] = rope_fwd, [ND_TASK_ROPE_BWD] = rope_bwd,
              [ND_TASK_SWIGLU_FWD] = swiglu_fwd, [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd,
              [ND_TASK_GQA_BWD] = gqa_bwd},
-    .declined = {[ND_TASK_LOAD_BATCH] = "host work: reads the dataset file",
-                 [ND_TASK_CE_COMBINE] = "host work: sums in double into the loss, rows past the step's limit left out",
-                 [ND_TASK_GRAD_SUMSQ] = "a sum in double, and OpenCL devices need not have fp64 (cl_khr_fp64)"},
+    .declined = {ND_DEVICE_DECLINED, [ND_TASK_GRAD_SUMSQ] =
+                                         "a sum in double, and OpenCL devices need not have fp64 (cl_khr_fp64)"},
     .check_call = nd_ocl_check_call,
 };
