@@ -63,6 +63,33 @@ static int log_json(FILE *f, const char *path, nd_error *err, const char *fmt, .
   return fflush(f) == 0 && !ferror(f) ? 0 : metrics_failed(path, "write", err);
 }
 
+/* Each process's submission of the last step, in process order, as the
+ * metrics' two arrays (malloc'ed; NULL when out of memory). */
+static char *submissions_json(const nd_trainer *tr, int procs) {
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  if (!f) return NULL;
+  for (int half = 0; half < 2; half++) {
+    fputs(half ? "], \"submit_ms\": [" : "\"tasks_submitted\": [", f);
+    for (int p = 0; p < procs; p++) {
+      long long tasks = 0;
+      double ms = 0;
+      nd_trainer_submission(tr, p, &tasks, &ms);
+      if (half)
+        fprintf(f, "%s%.3f", p ? ", " : "", ms);
+      else
+        fprintf(f, "%s%lld", p ? ", " : "", tasks);
+    }
+  }
+  fputc(']', f);
+  if (fclose(f)) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
 /* parallelism.stage_layers: auto: the split nd_trainer_open chose and why. */
 static void print_balance(const nd_trainer *tr) {
   nd_stage_info st;
@@ -346,12 +373,16 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
       /* process 0 writes it: every process learns whether it could */
       nd_memory_use mem;
       nd_trainer_memory(tr, &mem);
-      rc = log_json(metrics, metrics_path, err,
-                    "{\"step\": %lld, \"loss\": %.17g, \"lr\": %.9g, \"grad_norm\": %.9g, \"step_ms\": %.3f, "
-                    "\"tokens_per_s\": %.1f, \"gflops\": %.3f, \"rss_peak_bytes\": %lld, \"tensor_bytes\": %lld, "
-                    "\"rank_tensor_bytes_peak\": %lld, \"device_tensor_bytes_peak\": %lld}",
-                    r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops, mem.rss_peak, mem.tensors,
-                    mem.rank_peak, mem.device_peak);
+      char *subs = metrics ? submissions_json(tr, procs.processes) : NULL;
+      rc = metrics && !subs ? metrics_failed(metrics_path, "write", err)
+                            : log_json(metrics, metrics_path, err,
+                                       "{\"step\": %lld, \"loss\": %.17g, \"lr\": %.9g, \"grad_norm\": %.9g, "
+                                       "\"step_ms\": %.3f, \"tokens_per_s\": %.1f, \"gflops\": %.3f, "
+                                       "\"rss_peak_bytes\": %lld, \"tensor_bytes\": %lld, "
+                                       "\"rank_tensor_bytes_peak\": %lld, \"device_tensor_bytes_peak\": %lld, %s}",
+                                       r.step, r.loss, r.lr, r.grad_norm, r.step_ms, r.tokens_per_s, r.gflops,
+                                       mem.rss_peak, mem.tensors, mem.rank_peak, mem.device_peak, subs);
+      free(subs);
       if ((rc = nd_trainer_agree(tr, rc, err))) goto save_and_stop;
     }
     if (val[0] && eval_every && (r.step % eval_every == 0 || r.step == last)) {
@@ -397,6 +428,14 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
     printf("mpirun: StarPU-MPI sent %lld bytes for the steps, the plan predicts %lld", procs.bytes_sent,
            procs.bytes_predicted);
     if (procs.bytes_checkpoints) printf("; and %lld gathering checkpoints", procs.bytes_checkpoints);
+    putchar('\n');
+    printf("mpirun: the last step's submission, per process:");
+    for (int p = 0; p < procs.processes; p++) {
+      long long tasks = 0;
+      double ms = 0;
+      nd_trainer_submission(tr, p, &tasks, &ms);
+      printf("%s %lld tasks in %.3f ms", p ? "," : "", tasks, ms);
+    }
     putchar('\n');
   }
   goto done;

@@ -130,14 +130,26 @@ void nd__allreduce_tp(nd__builder *b, int d, int st, int layer, int which, int m
   nd__allreduce(b, ND_GROUP_TP, parts, b->g->tp, mb, layer);
 }
 
-void nd__sendrecv(nd__builder *b, enum nd_group group, int32_t src, int32_t dst, int mb, int layer) {
+void nd__sendrecv(nd__builder *b, enum nd_group group, int32_t src, int64_t offset, int32_t dst, int mb, int layer) {
   nd__task_spec s;
   nd__spec_init(&s, ND_TASK_SENDRECV, ND_PHASE_COLLECTIVE, b->g->tensors[src].home, mb, layer);
   s.t.group = group;
-  s.t.a.ew.n = b->g->tensors[src].bytes / nd_dtype_size(b->g->tensors[src].dtype);
-  s.t.comm_bytes = b->g->tensors[src].bytes;
+  s.t.a.send = (struct nd_send_args){b->g->tensors[dst].bytes / 4, offset};
+  s.t.comm_bytes = b->g->tensors[dst].bytes;
   nd__acc(&s, src, ND_ACCESS_R);
   nd__acc(&s, dst, ND_ACCESS_W);
+  nd__emit(b, &s);
+}
+
+void nd__allgather(nd__builder *b, const int32_t *parts, const int32_t *outs, int n, int mb, int layer) {
+  const nd_tensor *out = &b->g->tensors[outs[0]];
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_ALLGATHER, ND_PHASE_COLLECTIVE, out->home, mb, layer);
+  s.t.group = ND_GROUP_TP;
+  s.t.a.coll = (struct nd_coll_args){out->bytes / 4, n, ND_F32};
+  s.t.comm_bytes = (int64_t)(n - 1) * out->bytes; /* each rank receives the parts it lacks */
+  for (int i = 0; i < n; i++) nd__acc(&s, outs[i], ND_ACCESS_W);
+  for (int i = 0; i < n; i++) nd__acc(&s, parts[i], ND_ACCESS_R);
   nd__emit(b, &s);
 }
 

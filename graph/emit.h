@@ -30,7 +30,12 @@ void nd__flush_w(nd__builder *b, int st, int mb);
 void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, int n, int mb, int layer);
 /* All-reduce of one activation across the tensor-parallel group of (d, st). */
 void nd__allreduce_tp(nd__builder *b, int d, int st, int layer, int which, int mb);
-void nd__sendrecv(nd__builder *b, enum nd_group group, int32_t src, int32_t dst, int mb, int layer);
+/* A copy of src's elements from `offset` (0: from its start), as many as dst
+ * holds, to dst on another rank (a pipeline hand-over or its slice). */
+void nd__sendrecv(nd__builder *b, enum nd_group group, int32_t src, int64_t offset, int32_t dst, int mb, int layer);
+/* Each of the n outs becomes the n parts concatenated in order (a tensor-parallel
+ * group's slices of one activation, each part on the rank of its out). */
+void nd__allgather(nd__builder *b, const int32_t *parts, const int32_t *outs, int n, int mb, int layer);
 void nd__load_batch(nd__builder *b, nd_rank r, int mb, int32_t tokens, int32_t targets);
 
 /* A linear layer out (M, N) = inp (M, K) @ w (K, N; stored (N, K) when

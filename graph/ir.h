@@ -113,7 +113,8 @@ enum nd_phase {
   X(KV_ATTN)             \
   X(KV_GQA)              \
   X(POS_ADD)           \
-  X(CAST_BF16)
+  X(CAST_BF16)          \
+  X(ALLGATHER)
 
 enum nd_task_kind {
 #define ND__KIND_ENUM(k) ND_TASK_##k,
@@ -168,6 +169,9 @@ struct nd_rope_args {
 struct nd_ew_args {
   int64_t n;
 }; /* elementwise */
+struct nd_send_args {
+  int64_t n, offset;
+}; /* begins as nd_ew_args: n elements of the source from `offset` (a slice) to the whole destination */
 struct nd_emb_args {
   int B, T, C, v0, Vs, wpe;
   float beta;
@@ -202,6 +206,7 @@ typedef union nd_task_args {
   struct nd_gqa_args gqa;
   struct nd_cache_args cache;
   struct nd_ew_args ew;
+  struct nd_send_args send;
   struct nd_emb_args emb;
   struct nd_ce_args ce;
   struct nd_coll_args coll;

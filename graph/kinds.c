@@ -177,8 +177,13 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                            BUFFERS(B("part", OUT, RW, ND_DT_COLL, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)),
                            .flops = nd__flops_allreduce},
     [ND_TASK_SENDRECV] = {.name = "sendrecv",
-                          BUFFERS(T("src", IN, R, ND_D_n), T("dst", OUT, W, ND_D_n)),
+                          BUFFERS(B("src", IN, R, F32, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_BUF), T("dst", OUT, W, ND_D_n)),
                           .flops = nd__flops_none},
+    /* each output is the parts concatenated in rank order (a part's size is its own) */
+    [ND_TASK_ALLGATHER] = {.name = "allgather",
+                           BUFFERS(B("out", OUT, W, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n),
+                                   B("part", IN, R, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_BUF)),
+                           .flops = nd__flops_none},
     [ND_TASK_GRAD_SUMSQ] = {.name = "grad_sumsq",
                             BUFFERS(B("normsq", OUT, W, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1),
                                     B("grad", IN, R, F32, ND_ALWAYS, ND_REST, 0, 0, ND_D_BUF)),
@@ -296,7 +301,8 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
   case ND_D_HS:
     return a->attn.hs;
   case ND_D_n:
-    return t->kind == ND_TASK_ALLREDUCE ? a->coll.n : t->kind == ND_TASK_ADAMW ? a->adamw.n : a->ew.n;
+    if (t->kind == ND_TASK_ALLREDUCE || t->kind == ND_TASK_ALLGATHER) return a->coll.n;
+    return t->kind == ND_TASK_ADAMW ? a->adamw.n : a->ew.n;
   case ND_D_BT:
     return (int64_t)a->emb.B * a->emb.T;
   case ND_D_EC:

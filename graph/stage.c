@@ -75,6 +75,28 @@ static void head_backward(nd__builder *b, const nd__model *m, int d, int mb) {
   }
 }
 
+/* Replica d's hand-over across a pipeline boundary, src[t] on one stage to
+ * dst[t] on stage `to`, one per tensor rank. With tp 1 (or a tensor-parallel
+ * group that may straddle processes) each rank sends its whole copy. Else
+ * the ranks' copies are the same bits (they follow a tensor-parallel
+ * all-reduce), so rank t sends only its slice t to rank t's `part` and the
+ * receiving ranks all-gather the slices: 1/tp of the bytes cross the
+ * boundary, the gather stays in the receiving stage's process. */
+static void hand_over(nd__builder *b, enum nd_group group, int d, int to, const int32_t *src, const int32_t *dst,
+                      int part, int mb, int layer) {
+  nd_graph *g = b->g;
+  if (g->tp == 1 || g->split_tp) {
+    for (int t = 0; t < g->tp; t++) nd__sendrecv(b, group, src[t], 0, dst[t], mb, layer);
+    return;
+  }
+  int32_t parts[g->tp];
+  for (int t = 0; t < g->tp; t++) {
+    parts[t] = S(b, R(d, to, t), mb, part);
+    nd__sendrecv(b, group, src[t], nd__slice_begin(g, t), parts[t], mb, layer);
+  }
+  nd__allgather(b, parts, dst, g->tp, mb, layer);
+}
+
 /* The position table lives on the first stage's tensor rank 0 only. */
 static int has_pos(const nd__model *m, nd_rank r) { return m->pos_embed >= 0 && r.tp == 0; }
 
@@ -98,10 +120,12 @@ void nd__stage_forward(nd__builder *b, const nd__model *m, int d, int st, int mb
     }
     nd__allreduce_tp(b, d, 0, first, a->count + ND__A_XIN, mb);
   } else {
+    int32_t src[g->tp], dst[g->tp];
     for (int t = 0; t < g->tp; t++) {
-      int32_t src = A(b, R(d, st - 1, t), mb, first - 1, a->xout);
-      nd__sendrecv(b, ND_GROUP_PP_NEXT, src, S(b, R(d, st, t), mb, ND__A_XIN), mb, first);
+      src[t] = A(b, R(d, st - 1, t), mb, first - 1, a->xout);
+      dst[t] = S(b, R(d, st, t), mb, ND__A_XIN);
     }
+    hand_over(b, ND_GROUP_PP_NEXT, d, st, src, dst, ND__A_XIN_PART, mb, first);
   }
   if (st == g->pp - 1 && g->pp > 1)
     for (int t = 0; t < g->tp; t++) nd__load_batch(b, R(d, st, t), mb, -1, S(b, R(d, st, t), mb, ND__A_TARGETS));
@@ -135,10 +159,12 @@ void nd__stage_backward(nd__builder *b, const nd__model *m, int d, int st, int m
   if (st == g->pp - 1) head_backward(b, m, d, mb);
   for (int l = first + g->stage_layers[st] - 1; l >= first; l--) block_backward(b, m, d, st, mb, l);
   if (st > 0) {
+    int32_t src[g->tp], dst[g->tp];
     for (int t = 0; t < g->tp; t++) {
-      int32_t src = S(b, R(d, st, t), mb, ND__A_D_XIN);
-      nd__sendrecv(b, ND_GROUP_PP_PREV, src, A(b, R(d, st - 1, t), mb, first - 1, a->d_xout), mb, first);
+      src[t] = S(b, R(d, st, t), mb, ND__A_D_XIN);
+      dst[t] = A(b, R(d, st - 1, t), mb, first - 1, a->d_xout);
     }
+    hand_over(b, ND_GROUP_PP_PREV, d, st - 1, src, dst, ND__A_D_XOUT_PART, mb, first);
     return;
   }
   for (int t = 0; t < g->tp; t++) {

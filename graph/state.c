@@ -126,6 +126,9 @@ static const nd__act_row stage_rows[ND__STAGE_ACTS] = {
     [ND__A_CE_STATS] = {"ce_stats", ND_POOL_FWD_SCRATCH, ND__ACT_CE_STATS, ND__AT_LAST},
     [ND__A_LSE] = {"lse", ND_POOL_FWD_B, ND__ACT_ROW, ND__AT_LAST},
     [ND__A_D_LNF] = {"d_lnf", ND_POOL_GRAD_B, ND__ACT_HIDDEN, ND__AT_LAST},
+    /* in the pools of what they are gathered into */
+    [ND__A_XIN_PART] = {"xin_part", ND_POOL_FWD_W, ND__ACT_SLICE, ND__AT_STAGE},
+    [ND__A_D_XOUT_PART] = {"d_xout_part", ND_POOL_GRAD_W, ND__ACT_SLICE, ND__AT_STAGE},
 };
 
 static const nd__act_row *row_of(const nd__act_set *as, int which) {
@@ -162,6 +165,10 @@ static int64_t act_shape(const nd_graph *g, const nd__act_row *a, nd_rank r, nd_
   case ND__ACT_CE_STATS:
     s[0] = B * T;
     s[1] = 3;
+    break;
+  case ND__ACT_SLICE:
+    s[0] = nd__slice_begin(g, r.tp + 1) - nd__slice_begin(g, r.tp);
+    s[1] = 0;
     break;
   default: /* ND__ACT_ROW */
     break;

@@ -20,6 +20,7 @@ enum nd__act_shape {
   ND__ACT_HEAD_ROW, /* (B, NH / tp, T): a statistic per head and row (the attention's log-sum-exp) */
   ND__ACT_LOGITS,   /* (B T, the rank's vocabulary rows) */
   ND__ACT_CE_STATS, /* (B T, 3): the cross-entropy statistics of a logits shard */
+  ND__ACT_SLICE,    /* (the rank's share of B T C): its slice of a hidden activation (nd__slice_begin) */
 };
 /* The full width an ND__ACT_SPLIT activation is a share of. */
 enum nd__act_width {
@@ -60,6 +61,8 @@ enum nd__stage_act {
   ND__A_CE_STATS,
   ND__A_LSE,
   ND__A_D_LNF,
+  ND__A_XIN_PART,    /* the slice of xin this rank receives (tp > 1) */
+  ND__A_D_XOUT_PART, /* the slice of the next stage's d_xin this rank receives (tp > 1) */
   ND__STAGE_ACTS
 };
 
@@ -115,6 +118,9 @@ static inline nd_rank nd__rank(int d, int s, int t) { return (nd_rank){d, s, t};
 /* The vocabulary rows of tensor-parallel rank t. */
 static inline int nd__vocab_begin(const nd_graph *g, int t) { return (int)((int64_t)g->V * t / g->tp); }
 static inline int nd__vocab_size(const nd_graph *g, int t) { return nd__vocab_begin(g, t + 1) - nd__vocab_begin(g, t); }
+/* Where tensor-parallel rank t's slice of a (B, T, C) activation begins, in
+ * elements: B T C split in tp contiguous parts, uneven where it does not divide. */
+static inline int64_t nd__slice_begin(const nd_graph *g, int t) { return (int64_t)g->B * g->T * g->C * t / g->tp; }
 
 /* The layout of cfg into g: sizes, ranks, stages. */
 int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err);

@@ -32,7 +32,8 @@ int nd__device_supports(const nd_task *t) {
    * CPU workers (docs/kernels.md, *Precision*) */
   if (t->bf16) return 0;
   if (t->kind == ND_TASK_ALLREDUCE) return t->a.coll.dtype == ND_F32;
-  if (t->kind == ND_TASK_CE_LSE) return t->a.ce.nshards == 1; /* a kernel takes a fixed number of buffers */
+  if (t->kind == ND_TASK_SENDRECV) return t->a.send.offset == 0; /* a slice further in: on the host */
+  if (t->kind == ND_TASK_CE_LSE) return t->a.ce.nshards == 1;    /* a kernel takes a fixed number of buffers */
   return 1;
 }
 

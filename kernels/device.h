@@ -3,7 +3,8 @@
  * all-reduce and its copies, sendrecv, AdamW's clipping factor read back to
  * the host, which tasks a device takes, and the calling worker's device.
  * ND_DEVICE_IMPLS lists the kinds every device backend implements, for its
- * ops table: each names the backend's own static function of that name. */
+ * ops table: each names the backend's own static function of that name;
+ * ND_DEVICE_DECLINED those every device backend declines. */
 #ifndef ND_KERNELS_DEVICE_H
 #define ND_KERNELS_DEVICE_H
 
@@ -42,6 +43,11 @@ int nd__device_worker(void);
   [ND_TASK_EMBED_BWD] = embedding_bwd, [ND_TASK_CE_STATS] = crossentropy_stats,                                      \
   [ND_TASK_CE_LSE] = crossentropy_lse, [ND_TASK_CE_BWD] = crossentropy_bwd, [ND_TASK_ALLREDUCE] = allreduce,           \
   [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_ADAMW] = adamw
+/* The kinds every device backend declines, for its ops table's .declined. */
+#define ND_DEVICE_DECLINED                                                                                            \
+  [ND_TASK_LOAD_BATCH] = "host work: reads the dataset file",                                                        \
+  [ND_TASK_CE_COMBINE] = "host work: sums in double into the loss, rows past the step's limit left out",             \
+  [ND_TASK_ALLGATHER] = "copies into one buffer at offsets, between tensor ranks that share a host: on the host"
 /* clang-format on */
 
 #endif

@@ -48,10 +48,12 @@ struct nd_exec {
   nd_kernels *kernels; /* NULL: the built-ins */
   /* several processes (tasks/mpi.h): procs > 1 */
   int procs, me;
-  int *proc;       /* [owner->n_tensors]: the process that owns each tensor */
-  uint8_t *reader; /* [owner->n_tensors * procs]: processes that may hold a copy */
-  int64_t *held;      /* [ranks]: bytes this process allocated in main memory for each rank's tensors */
+  int *proc;           /* [owner->n_tensors]: the process that owns each tensor */
+  uint8_t *reader;     /* [owner->n_tensors * procs]: processes that may hold a copy */
+  int64_t *held;       /* [ranks]: bytes this process allocated in main memory for each rank's tensors */
   int64_t device_peak; /* the most StarPU held on device memory nodes at the end of a step */
+  int64_t submitted;   /* StarPU tasks the last run submitted (a chain is one) */
+  double submit_s;     /* and the time its submission loop took, waits for StarPU's queues included */
 };
 
 /* StarPU-MPI tags: unique per tensor of every executor of the process, and
@@ -496,10 +498,13 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
   const bound_graph *bg = &ex->graphs[which];
   const nd_graph *g = bg->g;
   ex->step = *step;
+  ex->submitted = 0;
+  double t0 = starpu_timing_now();
   for (int32_t i = 0; i < g->n_tasks; i++) {
     if (ex->procs > 1 && !bg->visit[i]) continue;
     int32_t len = bg->chain_len ? bg->chain_len[i] : 1;
     if (len == 0) continue; /* run by its chain */
+    ex->submitted++;
     int rc = ex->procs > 1 ? submit_mpi(ex, bg, i) : len > 1 ? submit_chain(ex, bg, i) : submit_local(ex, bg, i);
     if (rc) {
       nd_mpi_wait();
@@ -507,6 +512,7 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
                       rc);
     }
   }
+  ex->submit_s = (starpu_timing_now() - t0) * 1e-6;
   if (ex->procs > 1)
     nd_mpi_wait();
   else
@@ -523,6 +529,10 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
 }
 
 int64_t nd_exec_rank_bytes(const nd_exec *ex, int rank) { return ex->held[rank]; }
+void nd_exec_submission(const nd_exec *ex, int64_t *tasks, double *seconds) {
+  *tasks = ex->submitted;
+  *seconds = ex->submit_s;
+}
 int64_t nd_exec_device_peak(const nd_exec *ex) { return ex->device_peak; }
 
 int nd_exec_procs(const nd_exec *ex, int *me) {

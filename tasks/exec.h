@@ -105,6 +105,14 @@ int nd_exec_procs(const nd_exec *ex, int *me);
 int nd_exec_local(const nd_exec *ex, int32_t tensor);
 /* Tasks of graph `which` this process submits each run. */
 int64_t nd_exec_visited(const nd_exec *ex, int which);
+/* The last run's submission: the StarPU tasks it submitted in this process
+ * (a chain counts once) and the seconds its submission loop took (StarPU's
+ * and StarPU-MPI's insertion, tasks already running meanwhile). */
+void nd_exec_submission(const nd_exec *ex, int64_t *tasks, double *seconds);
+/* What one task's submission costs, for estimates without a run (`plan
+ * --nodes`): submit_ms / tasks_submitted of `ndgraph run --metrics`,
+ * measured as docs/nodes.md says (Submission). */
+#define ND_SUBMIT_US_PER_TASK 20.0
 
 /* Host memory of an owner tensor, valid between acquire and release. With
  * several processes every process calls both, in the same order: a read

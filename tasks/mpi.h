@@ -131,12 +131,18 @@ void nd_mpi_mark_readers(const nd_graph *g, const int *run_on, const int32_t *ma
 int nd_mpi_takes_part(const nd_graph *g, const int *run_on, int32_t i, const int32_t *map, const int *owner, int procs,
                       const uint8_t *reader, int me);
 
+/* What the bytes between processes are for, by the task that moves them:
+ * pipeline hand-overs, data-parallel sums, and the rest (tensor-parallel
+ * collectives across processes, the tied embedding, the statistics). */
+enum nd_mpi_traffic { ND_MPI_PIPELINE, ND_MPI_DATA_PARALLEL, ND_MPI_OTHER, ND_MPI_TRAFFIC };
+enum nd_mpi_traffic nd_mpi_traffic_of(const nd_task *t);
+
 /* What StarPU-MPI sends running graph g `steps` times on `procs` processes
  * (its caching rules: a copy is sent once until its tensor is written; a
  * task's written tensors go back to their owners), plus the reads of the
  * statistics after each step: bytes in all; the tasks each process visits
- * (visited[procs]) in one step and the bytes each sends (sent[procs]) in
- * all, either NULL when not wanted. */
+ * (visited[procs]) in one step and the bytes each sends in all, by class
+ * (sent[p * ND_MPI_TRAFFIC + class]), either NULL when not wanted. */
 int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *visited, int64_t *sent);
 
 #endif

@@ -125,9 +125,14 @@ int nd_mpi_takes_part(const nd_graph *g, const int *run_on, int32_t i, const int
   return 0;
 }
 
-/* One send of tensor k's bytes by process `from`. */
-static int64_t send(const nd_graph *g, int32_t k, int from, int64_t *sent) {
-  if (sent) sent[from] += g->tensors[k].bytes;
+enum nd_mpi_traffic nd_mpi_traffic_of(const nd_task *t) {
+  if (t->group == ND_GROUP_PP_NEXT || t->group == ND_GROUP_PP_PREV) return ND_MPI_PIPELINE;
+  return t->group == ND_GROUP_DP ? ND_MPI_DATA_PARALLEL : ND_MPI_OTHER;
+}
+
+/* One send of tensor k's bytes by process `from`, for traffic of class c. */
+static int64_t send(const nd_graph *g, int32_t k, int from, enum nd_mpi_traffic c, int64_t *sent) {
+  if (sent) sent[from * ND_MPI_TRAFFIC + c] += g->tensors[k].bytes;
   return g->tensors[k].bytes;
 }
 
@@ -135,7 +140,7 @@ static int64_t send(const nd_graph *g, int32_t k, int from, int64_t *sent) {
 static int64_t fetch(const nd_graph *g, int32_t k, const int *owner, int procs, uint8_t *held, int64_t *sent) {
   int64_t bytes = 0;
   for (int p = 0; p < procs; p++) {
-    if (p != owner[k] && !held[(int64_t)k * procs + p]) bytes += send(g, k, owner[k], sent);
+    if (p != owner[k] && !held[(int64_t)k * procs + p]) bytes += send(g, k, owner[k], ND_MPI_OTHER, sent);
     held[(int64_t)k * procs + p] = 0;
   }
   return bytes;
@@ -158,23 +163,24 @@ int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *v
     for (int32_t i = 0; i < g->n_tasks; i++)
       for (int p = 0; p < procs; p++) visited[p] += nd_mpi_takes_part(g, run_on, i, NULL, owner, procs, reader, p);
   }
-  if (sent) memset(sent, 0, (size_t)procs * sizeof *sent);
+  if (sent) memset(sent, 0, (size_t)procs * ND_MPI_TRAFFIC * sizeof *sent);
   int64_t bytes = 0;
   for (int s = 0; s < steps; s++) {
     for (int32_t i = 0; i < g->n_tasks; i++) {
       const nd_task *t = &g->tasks[i];
       const nd_access *acc = nd_task_access(g, t);
       int x = run_on[i];
+      enum nd_mpi_traffic c = nd_mpi_traffic_of(t);
       for (int a = 0; a < t->n_access; a++) {
         int32_t k = acc[a].tensor;
         if (!(acc[a].mode & ND_ACCESS_R) || owner[k] == x || held[(int64_t)k * procs + x]) continue;
-        bytes += send(g, k, owner[k], sent);
+        bytes += send(g, k, owner[k], c, sent);
         held[(int64_t)k * procs + x] = 1;
       }
       for (int a = 0; a < t->n_access; a++) {
         int32_t k = acc[a].tensor;
         if (!(acc[a].mode & ND_ACCESS_W)) continue;
-        if (owner[k] != x) bytes += send(g, k, x, sent); /* back to its owner */
+        if (owner[k] != x) bytes += send(g, k, x, c, sent); /* back to its owner */
         memset(held + (int64_t)k * procs, 0, (size_t)procs);
       }
     }

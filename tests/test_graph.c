@@ -186,6 +186,7 @@ int main(void) {
           want[ND_TASK_ALLREDUCE] = (Tp > 1) * (int64_t)D * M * (4 * L + 2) + (P > 1) * (int64_t)D * Tp +
                                     (D > 1) * dp0_params + (D * P * Tp > 1);
           want[ND_TASK_SENDRECV] = 2 * per * (P - 1);
+          want[ND_TASK_ALLGATHER] = (Tp > 1) * 2 * (int64_t)D * M * (P - 1); /* the slices of each hand-over */
           want[ND_TASK_GRAD_SUMSQ] = (int64_t)D * P * Tp;
           want[ND_TASK_ADAMW] = D * dp0_params;
           int counts_ok = 1;

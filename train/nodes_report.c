@@ -1,10 +1,12 @@
 /* `ndgraph plan --nodes N`: the step's graph cut across N processes (the
  * placement `mpirun -np N ndgraph run` uses): each process's ranks, the tasks
  * it runs and the tasks it submits (its share plus the transfers it takes
- * part in), and the bytes StarPU-MPI sends between processes per step. */
+ * part in) with the time their submission takes, and the bytes StarPU-MPI
+ * sends between processes per step, by what they are for. */
 #include <stdlib.h>
 
 #include "common/error.h"
+#include "tasks/exec.h"
 #include "tasks/mpi.h"
 
 int nd_launched_processes(int *process) {
@@ -25,7 +27,7 @@ int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err) {
   if ((rc = nd_mpi_check_layout(g, nodes, err))) goto done;
   visited = calloc((size_t)nodes, sizeof *visited);
   runs = calloc((size_t)nodes, sizeof *runs);
-  sent = calloc((size_t)nodes, sizeof *sent);
+  sent = calloc((size_t)nodes * ND_MPI_TRAFFIC, sizeof *sent);
   run_on = nd_mpi_task_processes(g, nodes);
   if (!visited || !runs || !sent || !run_on) {
     rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
@@ -53,8 +55,13 @@ int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err) {
           }
     fprintf(out, "  process %d: ranks d%dp%dt%d..d%dp%dt%d", p, first.dp, first.pp, first.tp, last.dp, last.pp,
             last.tp);
-    fprintf(out, " | runs %lld tasks, submits %lld, sends %.3f MB\n", (long long)runs[p], (long long)visited[p],
-            (double)sent[p] / 1e6);
+    const int64_t *c = sent + p * ND_MPI_TRAFFIC;
+    fprintf(out,
+            " | runs %lld tasks, submits %lld, sends %.3f MB (pipeline %.3f, data-parallel %.3f, other %.3f) | "
+            "submission about %.1f ms\n",
+            (long long)runs[p], (long long)visited[p], (double)(c[0] + c[1] + c[2]) / 1e6,
+            (double)c[ND_MPI_PIPELINE] / 1e6, (double)c[ND_MPI_DATA_PARALLEL] / 1e6, (double)c[ND_MPI_OTHER] / 1e6,
+            (double)visited[p] * ND_SUBMIT_US_PER_TASK / 1e3);
   }
   /* the data-parallel sums against a ring's bytes: each gradient's sum runs
    * on one process (in replica order), which matches a ring per process

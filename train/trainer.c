@@ -44,6 +44,7 @@ struct nd_trainer {
   nd_balance balance;             /* stage_layers: auto */
   nd_trace_recorder *rec;         /* the steps traced so far */
   int64_t steps_run;              /* training steps this trainer ran (not resumed): the bytes predicted */
+  nd__submission *submissions;    /* [processes]: each one's submission of the last step (nd_trainer_submission) */
   int64_t checkpoint_bytes;       /* sent by StarPU-MPI gathering checkpoints, which no prediction holds */
   char resume_note[ND_ERROR_MAX]; /* why resuming skipped a newer checkpoint */
   char resumed[ND_PATH_MAX];      /* the checkpoint directory loaded ("" none) */
@@ -205,6 +206,13 @@ static int build_graphs(nd_trainer *tr, nd_error *err) {
 
 const nd_config *nd__trainer_config(const nd_trainer *tr) { return &tr->cfg; }
 int64_t nd__trainer_steps_run(const nd_trainer *tr) { return tr->steps_run; }
+
+int nd_trainer_submission(const nd_trainer *tr, int process, long long *tasks, double *ms) {
+  if (!tr->submissions || process < 0 || process >= nd_mpi_size()) return ND_EINVAL;
+  *tasks = tr->submissions[process].tasks;
+  *ms = tr->submissions[process].seconds * 1e3;
+  return 0;
+}
 int64_t nd__trainer_checkpoint_bytes(const nd_trainer *tr) { return tr->checkpoint_bytes; }
 char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
 char *nd__trainer_resumed(nd_trainer *tr) { return tr->resumed; }
@@ -292,6 +300,7 @@ void nd_trainer_close(nd_trainer *tr) {
   nd_dataset_close(tr->val);
   if (tr->save_lock >= 0) close(tr->save_lock); /* the next run may write there */
   free(tr->ckpt);
+  free(tr->submissions);
   for (int w = 0; w < 4; w++) free(tr->wpe_extra.data[w]);
   free(tr);
 }
@@ -356,6 +365,11 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   int lost = nd_dataset_failure(tr->train, err);
   if ((rc = nd_mpi_agree(lost ? lost : rc, err))) return rc;
   double ms = now_ms() - t0;
+  if (!tr->submissions && !(tr->submissions = calloc((size_t)nd_mpi_size(), sizeof *tr->submissions)))
+    return nd__fail(err, ND_ENOMEM, "out of memory");
+  nd__submission mine;
+  nd_exec_submission(tr->exec, &mine.tasks, &mine.seconds);
+  nd_mpi_allgather(&mine, sizeof mine, tr->submissions); /* every process's, for process 0's metrics */
   double loss = nd_exec_read_loss(tr->exec, tr->step_graph);
   tr->steps_done++;
   tr->steps_run++;
@@ -367,6 +381,8 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
   res->step_ms = ms;
   res->tokens_per_s = (double)tr->seqs_per_step * (double)tr->cfg.model.seq_len / (ms / 1e3);
   res->gflops = (double)tr->model_flops / (ms / 1e3) / 1e9;
+  res->tasks_submitted = mine.tasks;
+  res->submit_ms = mine.seconds * 1e3;
   if (!isfinite(loss) || !isfinite(res->grad_norm))
     return nd__fail(err, ND_ENUMERIC, "step %lld: the loss is not finite (%g); training stopped", res->step, loss);
   return 0;

@@ -13,6 +13,11 @@ const nd_graph *nd__trainer_graph(const nd_trainer *tr);
 const nd_config *nd__trainer_config(const nd_trainer *tr);
 /* Training steps this trainer ran since it opened (resumed ones not counted). */
 int64_t nd__trainer_steps_run(const nd_trainer *tr);
+/* A process's submission of a step (nd_exec_submission), as the processes exchange it. */
+typedef struct nd__submission {
+  int64_t tasks;
+  double seconds;
+} nd__submission;
 /* The bytes StarPU-MPI sent from this process gathering checkpoints. */
 int64_t nd__trainer_checkpoint_bytes(const nd_trainer *tr);
 /* What every process of an mpirun launch must agree on: the configuration

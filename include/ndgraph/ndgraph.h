@@ -192,6 +192,10 @@ typedef struct nd_step_result {
   long long step; /* 1-based number of the step just done */
   double loss, lr, grad_norm;
   double step_ms, tokens_per_s, gflops;
+  /* this process's submission: StarPU tasks submitted (a chain counts once)
+   * and the milliseconds the submission took (docs/nodes.md) */
+  long long tasks_submitted;
+  double submit_ms;
 } nd_step_result;
 
 /* Builds the step's graph, starts StarPU and initializes
@@ -223,6 +227,10 @@ ND_EXPORT int nd_trainer_tune(nd_trainer *tr, nd_error *err);
  * id >= vocab_size now) is ND_EDATA naming the file; the step is then not
  * applied, and the state stays that of the steps done (it can be saved). */
 ND_EXPORT int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err);
+/* Process `process`'s tasks submitted and submission milliseconds in the
+ * last step (under mpirun every process learns every process's figures);
+ * ND_EINVAL before a step or past the processes. */
+ND_EXPORT int nd_trainer_submission(const nd_trainer *tr, int process, long long *tasks, double *ms);
 /* Mean cross-entropy over `batches` batches of micro_batch_size sequences read
  * llm.c-style from the start of data (NULL: data.val). */
 ND_EXPORT int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,

@@ -294,7 +294,20 @@ static int allreduce(const nd_kcall *c) {
 }
 
 static int sendrecv(const nd_kcall *c) {
-  memcpy(CF(1), CF(0), (size_t)c->task->a.ew.n * sizeof(float));
+  memcpy(CF(1), CF(0) + c->task->a.send.offset, (size_t)c->task->a.send.n * sizeof(float));
+  return 0;
+}
+
+/* outs, then parts: every out is the parts one after the other */
+static int allgather(const nd_kcall *c) {
+  int n = c->task->a.coll.nparts;
+  for (int p = 0; p < n; p++) {
+    float *out = CF(p);
+    for (int q = 0; q < n; q++) {
+      memcpy(out, CF(n + q), (size_t)c->t[n + q].shape[0] * sizeof(float));
+      out += c->t[n + q].shape[0];
+    }
+  }
   return 0;
 }
 
@@ -376,6 +389,7 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_CE_BWD] = crossentropy_bwd,
              [ND_TASK_ALLREDUCE] = allreduce,
              [ND_TASK_SENDRECV] = sendrecv,
+             [ND_TASK_ALLGATHER] = allgather,
              [ND_TASK_GRAD_SUMSQ] = grad_sumsq,
              [ND_TASK_ADAMW] = adamw,
              [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd_call,

@@ -106,7 +106,7 @@ typedef struct acts {
   double *ln1, *ln2;                     /* (L, N, C) */
   double *mean1, *rstd1, *mean2, *rstd2; /* (L, N) */
   double *qkv;                           /* (L, N, 3C) */
-  double *att;                           /* (L, B, NH, T, T) */
+  double *lse;                           /* (L, B, NH, T) each query row's log-sum-exp */
   double *atty;                          /* (L, N, C) */
   double *fc, *fcg;                      /* (L, N, 4C) */
   double *lnf, *meanf, *rstdf;           /* (N, C), (N), (N) */
@@ -119,7 +119,7 @@ static int acts_alloc(acts *a, const nd_ref_gpt *g, int B) {
   size_t N = (size_t)B * g->T, C = (size_t)g->C, L = (size_t)g->L, T = (size_t)g->T;
   size_t sizes[NACTS] = {
       (L + 1) * N * C,       L * N * C, L * N * C,     L * N * C,     L * N, L * N, L * N, L * N,   L * N * 3 * C,
-      L * B * g->NH * T * T, L * N * C, L * N * 4 * C, L * N * 4 * C, N * C, N,     N,     N * g->V};
+      L * B * g->NH * T,     L * N * C, L * N * 4 * C, L * N * 4 * C, N * C, N,     N,     N * g->V};
   double **p = (double **)a;
   int rc = 0;
   for (size_t i = 0; i < NACTS; i++) rc |= !(p[i] = zalloc(sizes[i], sizeof(double)));
@@ -142,7 +142,7 @@ static double forward(const nd_ref_gpt *g, acts *a, const int32_t *inputs, const
     nd__ref_layernorm_fwd(a->ln1 + o, a->mean1 + (size_t)l * N, a->rstd1 + (size_t)l * N, a->x + o, P[LAYER(l, LN1_W)],
                           P[LAYER(l, LN1_B)], N, C);
     nd__ref_matmul_fwd(a->qkv + 3 * o, a->ln1 + o, P[LAYER(l, QKV_W)], P[LAYER(l, QKV_B)], N, C, 3 * C, 0);
-    nd__ref_attention_fwd(a->atty + o, a->att + (size_t)l * B * g->NH * g->T * g->T, a->qkv + 3 * o, B, g->T, g->NH,
+    nd__ref_attention_fwd(a->atty + o, a->lse + (size_t)l * B * g->NH * g->T, a->qkv + 3 * o, B, g->T, g->NH,
                           hs);
     nd__ref_matmul_fwd(tmp, a->atty + o, P[LAYER(l, AP_W)], P[LAYER(l, AP_B)], N, C, C, 0);
     nd__ref_residual_fwd(a->xmid + o, a->x + o, tmp, (int64_t)N * C);
@@ -192,7 +192,7 @@ static void backward(nd_ref_gpt *g, const acts *a, const int32_t *inputs, const 
     memset(dy, 0, (size_t)N * C * sizeof *dy);
     nd__ref_matmul_bwd(dy, G[LAYER(l, AP_W)], G[LAYER(l, AP_B)], dx, a->atty + o, P[LAYER(l, AP_W)], N, C, C, 0);
     memset(dz, 0, (size_t)N * 3 * C * sizeof *dz);
-    nd__ref_attention_bwd(dz, dy, a->qkv + 3 * o, a->att + (size_t)l * B * g->NH * g->T * g->T, B, g->T, g->NH, hs);
+    nd__ref_attention_bwd(dz, dy, a->qkv + 3 * o, a->atty + o, a->lse + (size_t)l * B * g->NH * g->T, B, g->T, g->NH, hs);
     memset(dy, 0, (size_t)N * C * sizeof *dy);
     nd__ref_matmul_bwd(dy, G[LAYER(l, QKV_W)], G[LAYER(l, QKV_B)], dz, a->ln1 + o, P[LAYER(l, QKV_W)], N, C, 3 * C, 0);
     nd__ref_layernorm_bwd(dx, G[LAYER(l, LN1_W)], G[LAYER(l, LN1_B)], dy, a->x + o, P[LAYER(l, LN1_W)],
