@@ -29,6 +29,10 @@ enum nd_priority_order { ND_PRIORITY_PIPELINE, ND_PRIORITY_CRITICAL_PATH };
  * common/share.h), sleep after about a millisecond (passive), or the
  * runtime's choice (scheduler/idle.h, nd_idle_wait_policy). */
 enum nd_wait_policy { ND_WAIT_AUTO, ND_WAIT_ACTIVE, ND_WAIT_PASSIVE, ND_WAIT_HELP };
+/* What the data-parallel group shards (parallelism.data_parallel_shard; ZeRO
+ * stages 1, 2, 3): nothing, AdamW's moments, also the gradients, also the
+ * parameters. */
+enum nd_dp_shard { ND_DP_SHARD_NONE, ND_DP_SHARD_OPTIMIZER, ND_DP_SHARD_GRADIENTS, ND_DP_SHARD_PARAMETERS };
 
 /* Where a key was given (1-based), so that cross-key errors can point at it.
  * line == 0: the key kept its default. from_set: the key came from --set, so
@@ -72,6 +76,8 @@ struct nd_config {
     int64_t n_stage_layers;   /* 0: split evenly */
     int64_t stage_layers[ND_MAX_STAGES];
     int plan_auto; /* parallelism.auto: run takes the best plan of `plan --auto` */
+    enum nd_dp_shard data_parallel_shard;
+    int64_t data_parallel_shard_size; /* ranks a shard group holds; 0: the whole data-parallel group */
   } parallelism;
 
   struct {

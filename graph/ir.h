@@ -57,6 +57,10 @@ typedef struct nd_tensor {
   int primary;           /* 1 on the one copy that counts (gathers, gradient norm); replicas hold the same values */
   int decay;             /* AdamW applies weight decay (matrices and embeddings) */
   int32_t param;         /* gradients and optimizer states: index of their parameter, else -1 */
+  /* A data-parallel shard (parallelism.data_parallel_shard), of shape (n) or
+   * (n, 1): elements [dp_begin, dp_begin + n) of the rank's whole tensor (its
+   * parameter's shape), which has dp_numel elements; dp_numel 0: whole. */
+  int64_t dp_begin, dp_numel;
 } nd_tensor;
 
 enum nd_access_mode { ND_ACCESS_R = 1, ND_ACCESS_W = 2, ND_ACCESS_RW = 3 };
@@ -107,7 +111,8 @@ enum nd_phase {
   X(SWIGLU_FWD)          \
   X(SWIGLU_BWD)          \
   X(GQA_FWD)             \
-  X(GQA_BWD)
+  X(GQA_BWD)             \
+  X(ALLGATHER)
 
 enum nd_task_kind {
 #define ND__KIND_ENUM(k) ND_TASK_##k,
@@ -165,10 +170,12 @@ struct nd_coll_args {
   int64_t n;
   int nparts;
   enum nd_dtype dtype;
+  int64_t chunk; /* all-gather: part p owns elements [p * chunk, (p + 1) * chunk) (graph/shard.h) */
 };
 struct nd_adamw_args {
   int64_t n;
   int decay;
+  int64_t offset; /* a data-parallel shard: the first element of param and grad it updates (m and v hold n) */
 };
 struct nd_load_args {
   int B, T, seq0, tokens, targets;
@@ -231,6 +238,8 @@ typedef struct nd_graph {
   int stage_first[ND_MAX_STAGES], stage_layers[ND_MAX_STAGES];
   int forward_only;
   int split_tp; /* runtime.split_tensor_groups: under mpirun a tensor-parallel group may straddle processes */
+  enum nd_dp_shard dp_shard; /* what the data-parallel group shards */
+  int shard_size;            /* ranks of a shard group (dp when not sharded) */
 
   nd_tensor *tensors;
   int32_t n_tensors, cap_tensors;

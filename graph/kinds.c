@@ -227,9 +227,13 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                  T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("att", IN, R, ND_D_B, ND_D_NH, ND_D_T, ND_D_T)),
          .flops = nd__flops_attention},
     [ND_TASK_ADAMW] = {.name = "adamw",
-                       BUFFERS(T("param", OUT, RW, ND_D_n), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n),
-                               T("grad", IN, R, ND_D_n), B("normsq", IN, R, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)),
+                       /* param and grad whole, m and v the n elements from adamw.offset (a data-parallel shard) */
+                       BUFFERS(T("param", OUT, RW, ND_D_BUF), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n),
+                               T("grad", IN, R, ND_D_BUF), B("normsq", IN, R, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)),
                        .flops = nd__flops_adamw},
+    [ND_TASK_ALLGATHER] = {.name = "allgather",
+                           BUFFERS(B("part", OUT, RW, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)),
+                           .flops = nd__flops_none},
 };
 
 const nd_kind_row *nd_kind(enum nd_task_kind kind) { return (unsigned)kind < ND_TASK_KIND_COUNT ? &rows[kind] : NULL; }
@@ -274,7 +278,9 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
   case ND_D_HS:
     return a->attn.hs;
   case ND_D_n:
-    return t->kind == ND_TASK_ALLREDUCE ? a->coll.n : t->kind == ND_TASK_ADAMW ? a->adamw.n : a->ew.n;
+    return t->kind == ND_TASK_ALLREDUCE || t->kind == ND_TASK_ALLGATHER ? a->coll.n
+           : t->kind == ND_TASK_ADAMW                                    ? a->adamw.n
+                                                                         : a->ew.n;
   case ND_D_BT:
     return (int64_t)a->emb.B * a->emb.T;
   case ND_D_EC:

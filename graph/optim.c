@@ -1,8 +1,74 @@
 /* The optimizer tail of a training step (graph/optim.h): tied and
- * data-parallel gradient all-reduces, the global gradient norm and AdamW. */
+ * data-parallel gradient all-reduces, the global gradient norm and AdamW,
+ * on whole tensors or on data-parallel shards. */
 #include "graph/optim.h"
 
 #include "graph/emit.h"
+#include "graph/shard.h"
+
+static void adamw(nd__builder *b, nd_rank r, int p) {
+  nd_graph *g = b->g;
+  int32_t pr = nd__param(b, r, p), m = *nd__pslot(b, b->mom, r, p);
+  if (pr < 0 || m < 0) return; /* no parameter, or an empty shard of it */
+  const nd_tensor *mt = &g->tensors[m];
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_ADAMW, ND_PHASE_OPTIMIZER, r, -1, g->tensors[pr].layer);
+  s.t.replica = !mt->primary; /* one primary copy of each element's moments */
+  s.t.a.adamw.n = mt->bytes / 4;
+  s.t.a.adamw.offset = mt->dp_begin;
+  s.t.a.adamw.decay = g->tensors[pr].decay;
+  nd__acc(&s, pr, ND_ACCESS_RW);
+  nd__acc(&s, m, ND_ACCESS_RW);
+  nd__acc(&s, *nd__pslot(b, b->vel, r, p), ND_ACCESS_RW);
+  nd__acc(&s, nd__grad(b, r, p), ND_ACCESS_R);
+  nd__acc(&s, b->normsq[nd_rank_index(g, r)], ND_ACCESS_R);
+  nd__emit(b, &s);
+}
+
+/* The layer of parameter p on rank r; -2 where r has none. */
+static int layer_of(nd__builder *b, nd_rank r, int p) {
+  int32_t pr = nd__param(b, r, p);
+  return pr < 0 ? -2 : b->g->tensors[pr].layer;
+}
+
+/* The all-gather of parameter p across shard group (d0 .. d0 + size - 1, st, t). */
+static void allgather(nd__builder *b, int d0, int st, int t, int p) {
+  nd_graph *g = b->g;
+  int size = g->shard_size;
+  const nd_tensor *whole = &g->tensors[nd__param(b, nd__rank(d0, st, t), p)];
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_ALLGATHER, ND_PHASE_COLLECTIVE, whole->home, -1, whole->layer);
+  s.t.group = ND_GROUP_DP;
+  s.t.a.coll.nparts = size;
+  s.t.a.coll.n = whole->bytes / 4;
+  s.t.a.coll.dtype = ND_F32;
+  s.t.a.coll.chunk = nd_dp_chunk(whole->bytes / 4, size);
+  s.t.comm_bytes = (int64_t)(size - 1) * whole->bytes; /* each rank receives the others' ranges */
+  for (int d = d0; d < d0 + size; d++) nd__acc(&s, nd__param(b, nd__rank(d, st, t), p), ND_ACCESS_RW);
+  nd__emit(b, &s);
+}
+
+/* parallelism.data_parallel_shard: each rank of a shard group updates its
+ * range of every parameter (its moments hold only that range), then the
+ * group's copies of the parameter exchange their ranges. Shard groups are
+ * consecutive replicas; every group updates the same way. A rank's updates
+ * of one layer come one after the other, so that they run as one chain. */
+static void sharded_update(nd__builder *b) {
+  nd_graph *g = b->g;
+  int size = g->shard_size;
+  for (int st = 0; st < g->pp; st++)
+    for (int t = 0; t < g->tp; t++)
+      for (int d0 = 0; d0 < g->dp; d0 += size)
+        for (int first = 0, end; first < b->nparams; first = end) {
+          /* [first, end): the parameters of one layer (or none: -1) */
+          int layer = layer_of(b, nd__rank(d0, st, t), first);
+          for (end = first + 1; end < b->nparams && layer_of(b, nd__rank(d0, st, t), end) == layer; end++) {}
+          for (int d = d0; d < d0 + size; d++)
+            for (int p = first; p < end; p++) adamw(b, nd__rank(d, st, t), p);
+          for (int p = first; p < end && size > 1; p++)
+            if (nd__param(b, nd__rank(d0, st, t), p) >= 0) allgather(b, d0, st, t, p);
+        }
+}
 
 void nd__optimizer_tail(nd__builder *b, int tied) {
   nd_graph *g = b->g;
@@ -46,24 +112,12 @@ void nd__optimizer_tail(nd__builder *b, int tied) {
         parts[n_norm++] = out;
       }
   nd__allreduce(b, ND_GROUP_ALL, parts, n_norm, -1, -1);
+  if (g->dp_shard != ND_DP_SHARD_NONE) {
+    sharded_update(b);
+    return;
+  }
   for (int d = 0; d < g->dp; d++)
     for (int st = 0; st < g->pp; st++)
-      for (int t = 0; t < g->tp; t++) {
-        nd_rank r = nd__rank(d, st, t);
-        for (int p = 0; p < b->nparams; p++) {
-          int32_t pr = nd__param(b, r, p);
-          if (pr < 0) continue;
-          nd__task_spec s;
-          nd__spec_init(&s, ND_TASK_ADAMW, ND_PHASE_OPTIMIZER, r, -1, g->tensors[pr].layer);
-          s.t.replica = !g->tensors[pr].primary;
-          s.t.a.adamw.n = g->tensors[pr].bytes / 4;
-          s.t.a.adamw.decay = g->tensors[pr].decay;
-          nd__acc(&s, pr, ND_ACCESS_RW);
-          nd__acc(&s, *nd__pslot(b, b->mom, r, p), ND_ACCESS_RW);
-          nd__acc(&s, *nd__pslot(b, b->vel, r, p), ND_ACCESS_RW);
-          nd__acc(&s, nd__grad(b, r, p), ND_ACCESS_R);
-          nd__acc(&s, b->normsq[nd_rank_index(g, r)], ND_ACCESS_R);
-          nd__emit(b, &s);
-        }
-      }
+      for (int t = 0; t < g->tp; t++)
+        for (int p = 0; p < b->nparams; p++) adamw(b, nd__rank(d, st, t), p);
 }

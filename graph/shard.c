@@ -2,13 +2,29 @@
  * for checkpoints that any layout can read. */
 #include "graph/shard.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "common/error.h"
 
 int64_t nd_shard_full_numel(const nd_tensor *t) {
   return t->ndim == 1 ? t->full_shape[0] : t->full_shape[0] * t->full_shape[1];
 }
 
-void nd_shard_copy(const nd_tensor *t, float *full, float *shard, int to_full) {
+const char *nd_dp_shard_name(enum nd_dp_shard s) {
+  static const char *const names[] = {"none", "optimizer", "gradients", "parameters"};
+  return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+int64_t nd_dp_chunk(int64_t numel, int s) { return (numel + 8LL * s - 1) / (8LL * s) * 8; }
+
+void nd_dp_range(int64_t numel, int s, int c, int64_t *begin, int64_t *n) {
+  int64_t chunk = nd_dp_chunk(numel, s);
+  *begin = c * chunk < numel ? c * chunk : numel;
+  *n = *begin + chunk < numel ? chunk : numel - *begin;
+}
+
+static void copy_tp(const nd_tensor *t, float *full, float *shard, int to_full) {
   /* a vector is one row */
   int64_t rows = t->ndim == 1 ? 1 : t->shape[0];
   int64_t cols = t->shape[t->ndim - 1];
@@ -49,4 +65,26 @@ void nd_shard_copy(const nd_tensor *t, float *full, float *shard, int to_full) {
       else
         memcpy(p, f, bytes);
     }
+}
+
+int nd_shard_copy(const nd_graph *g, int32_t i, float *full, float *shard, int to_full) {
+  const nd_tensor *t = &g->tensors[i];
+  if (!t->dp_numel) {
+    copy_tp(t, full, shard, to_full);
+    return 0;
+  }
+  /* through the rank's whole tensor: the range is contiguous there, not in full */
+  const nd_tensor *whole = &g->tensors[t->param];
+  float *w = malloc((size_t)t->dp_numel * sizeof *w);
+  if (!w) return ND_ENOMEM;
+  int64_t n = t->bytes / 4;
+  copy_tp(whole, full, w, 0);
+  if (to_full) {
+    memcpy(w + t->dp_begin, shard, (size_t)n * sizeof *w);
+    copy_tp(whole, full, w, 1);
+  } else {
+    memcpy(shard, w + t->dp_begin, (size_t)n * sizeof *w);
+  }
+  free(w);
+  return 0;
 }

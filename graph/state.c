@@ -9,12 +9,15 @@
 
 #include "graph/emit.h"
 #include "graph/priority.h"
+#include "graph/shard.h"
 
 int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->dp = (int)cfg->parallelism.data_parallel_size;
   g->tp = (int)cfg->parallelism.tensor_parallel_size;
   g->pp = (int)cfg->parallelism.pipeline_parallel_size;
   g->split_tp = cfg->runtime.split_tensor_groups;
+  g->dp_shard = cfg->parallelism.data_parallel_shard;
+  g->shard_size = cfg->parallelism.data_parallel_shard_size ? (int)cfg->parallelism.data_parallel_shard_size : g->dp;
   g->micro_batches = (int)cfg->parallelism.micro_batches;
   g->slots = (int)cfg->parallelism.activation_slots;
   g->B = (int)cfg->train.micro_batch_size;
@@ -53,6 +56,24 @@ int32_t *nd__pslot(nd__builder *b, int32_t *table, nd_rank r, int p) {
   return &table[nd_rank_index(b->g, r) * b->nparams + p];
 }
 
+/* Turns moment t (the whole tensor's shape) into rank r's range of it; 0
+ * where the range is empty. Within a shard group, the copy of the replica
+ * that holds the parameter's primary copy is primary: every range of it is
+ * checkpointed once. */
+static int shard_moment(nd__builder *b, nd_rank r, int p, nd_tensor *t) {
+  const nd_graph *g = b->g;
+  int64_t whole = t->ndim == 1 ? t->shape[0] : t->shape[0] * t->shape[1], begin, n;
+  nd_dp_range(whole, g->shard_size, r.dp % g->shard_size, &begin, &n);
+  if (n == 0) return 0;
+  t->shape[0] = n; /* ndim kept: full_shape reads as the parameter's */
+  t->shape[1] = t->ndim == 2 ? 1 : 0;
+  t->dp_begin = begin;
+  t->dp_numel = whole;
+  int32_t first = nd__param(b, nd__rank(0, r.pp, r.tp), p); /* replica 0's, added first */
+  t->primary = r.dp < g->shard_size && g->tensors[first].primary;
+  return 1;
+}
+
 void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec) {
   static const char *const suffix[] = {"", ".grad", ".m", ".v"};
   static const enum nd_tensor_kind kinds[] = {ND_TENSOR_PARAM, ND_TENSOR_GRAD, ND_TENSOR_OPTSTATE, ND_TENSOR_OPTSTATE};
@@ -77,6 +98,11 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
     t.primary = spec->primary;
     t.decay = spec->decay;
     t.param = param_id;
+    /* AdamW's moments, sharded: this rank's contiguous range of the elements */
+    if (k >= 2 && b->g->dp_shard != ND_DP_SHARD_NONE && !shard_moment(b, r, p, &t)) {
+      *nd__pslot(b, tables[k], r, p) = -1; /* an empty range: nothing of it here */
+      continue;
+    }
     int32_t id = nd__add_tensor(b, &t);
     if (k == 0) param_id = id;
     *nd__pslot(b, tables[k], r, p) = id;

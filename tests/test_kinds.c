@@ -83,6 +83,7 @@ int main(void) {
                                "parallelism.micro_batches=2",
                                "model.arch=llama",
                                "model.n_kv_head=2",
+                               "parallelism.data_parallel_shard=optimizer", /* allgather */
                                NULL};
   int seen[ND_TASK_KIND_COUNT] = {0}, follow = 1, rc = 0;
   nd_error err = {0};

@@ -229,6 +229,19 @@ static int allreduce(const nd_kcall *c) {
   return 0;
 }
 
+/* each part's range (graph/shard.h) copied into every other part: the
+ * group's copies of a parameter after each rank updated its range */
+static int allgather(const nd_kcall *c) {
+  const struct nd_coll_args *a = &c->task->a.coll;
+  for (int p = 0; p < a->nparts; p++) {
+    int64_t begin = p * a->chunk < a->n ? p * a->chunk : a->n;
+    int64_t n = begin + a->chunk < a->n ? a->chunk : a->n - begin;
+    for (int q = 0; q < a->nparts && n > 0; q++)
+      if (q != p) memcpy(CF(q) + begin, CF(p) + begin, (size_t)n * sizeof(float));
+  }
+  return 0;
+}
+
 static int sendrecv(const nd_kcall *c) {
   memcpy(CF(1), CF(0), (size_t)c->task->a.ew.n * sizeof(float));
   return 0;
@@ -246,7 +259,7 @@ static int adamw(const nd_kcall *c) {
   const struct nd_adamw_args *a = &c->task->a.adamw;
   const nd_step *s = c->step;
   float scale = nd_clip_scale(sqrt(*CD(4)), s->grad_clip);
-  nd_adamw(CF(0), CF(1), CF(2), CF(3), a->n, s->lr, s->beta1, s->beta2, s->eps, a->decay ? s->weight_decay : 0.0f,
+  nd_adamw(CF(0) + a->offset, CF(1), CF(2), CF(3) + a->offset, a->n, s->lr, s->beta1, s->beta2, s->eps, a->decay ? s->weight_decay : 0.0f,
            scale, s->adam_t);
   return 0;
 }
@@ -284,6 +297,7 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_CE_LSE] = crossentropy_lse,
              [ND_TASK_CE_BWD] = crossentropy_bwd,
              [ND_TASK_ALLREDUCE] = allreduce,
+             [ND_TASK_ALLGATHER] = allgather,
              [ND_TASK_SENDRECV] = sendrecv,
              [ND_TASK_GRAD_SUMSQ] = grad_sumsq,
              [ND_TASK_ADAMW] = adamw,

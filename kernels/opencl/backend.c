@@ -345,6 +345,7 @@ const nd_backend_ops nd__opencl_backend = {
              [ND_TASK_GQA_BWD] = gqa_bwd},
     .declined = {[ND_TASK_LOAD_BATCH] = "host work: reads the dataset file",
                  [ND_TASK_CE_COMBINE] = "host work: sums in double into the loss, rows past the step's limit left out",
-                 [ND_TASK_GRAD_SUMSQ] = "a sum in double, and OpenCL devices need not have fp64 (cl_khr_fp64)"},
+                 [ND_TASK_GRAD_SUMSQ] = "a sum in double, and OpenCL devices need not have fp64 (cl_khr_fp64)",
+                 [ND_TASK_ALLGATHER] = "host work: copies ranges between the copies of a data-parallel shard group"},
     .check_call = nd_ocl_check_call,
 };
