@@ -165,10 +165,9 @@ static int check_stages(const nd_config *cfg, nd_error *err) {
 static int check_dp_shard(const nd_config *cfg, nd_error *err) {
   const int64_t dp = cfg->parallelism.data_parallel_size, size = cfg->parallelism.data_parallel_shard_size;
   const enum nd_dp_shard what = cfg->parallelism.data_parallel_shard;
-  if (what == ND_DP_SHARD_GRADIENTS || what == ND_DP_SHARD_PARAMETERS)
+  if (what == ND_DP_SHARD_PARAMETERS)
     return fail_at(cfg, err, KEYS("parallelism.data_parallel_shard"),
-                   "parallelism.data_parallel_shard: %s is not built yet (none and optimizer are)",
-                   what == ND_DP_SHARD_GRADIENTS ? "gradients" : "parameters");
+                   "parallelism.data_parallel_shard: parameters is not built yet (none, optimizer and gradients are)");
   if (size == 0) return 0;
   if (what == ND_DP_SHARD_NONE)
     return fail_at(cfg, err, KEYS("parallelism.data_parallel_shard_size", "parallelism.data_parallel_shard"),

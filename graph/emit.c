@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/kinds.h"
+#include "graph/shard.h"
 
 void nd__spec_init(nd__task_spec *s, enum nd_task_kind kind, enum nd_phase phase, nd_rank r, int mb, int layer) {
   memset(&s->t, 0, sizeof s->t);
@@ -104,6 +105,22 @@ void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, in
   s.t.a.coll.n = t0->bytes / (t0->dtype == ND_F64 ? 8 : 4);
   s.t.a.coll.dtype = t0->dtype;
   s.t.comm_bytes = 2LL * (n - 1) * t0->bytes;
+  for (int i = 0; i < n; i++) nd__acc(&s, parts[i], ND_ACCESS_RW);
+  nd__emit(b, &s);
+}
+
+void nd__reduce_scatter(nd__builder *b, const int32_t *parts, int n, int shards, int layer) {
+  nd_graph *g = b->g;
+  const nd_tensor *t0 = &g->tensors[parts[0]];
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_REDUCE_SCATTER, ND_PHASE_COLLECTIVE, t0->home, -1, layer);
+  s.t.group = ND_GROUP_DP;
+  s.t.a.coll.nparts = n;
+  s.t.a.coll.n = t0->bytes / 4;
+  s.t.a.coll.dtype = ND_F32;
+  s.t.a.coll.chunk = nd_dp_chunk(t0->bytes / 4, shards);
+  s.t.a.coll.shards = shards;
+  s.t.comm_bytes = (int64_t)(n - 1) * t0->bytes; /* half an all-reduce's: no whole sum comes back */
   for (int i = 0; i < n; i++) nd__acc(&s, parts[i], ND_ACCESS_RW);
   nd__emit(b, &s);
 }

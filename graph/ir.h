@@ -112,7 +112,9 @@ enum nd_phase {
   X(SWIGLU_BWD)          \
   X(GQA_FWD)             \
   X(GQA_BWD)             \
-  X(ALLGATHER)
+  X(ALLGATHER)           \
+  X(REDUCE_SCATTER)      \
+  X(GRAD_SUMSQ_RANGE)
 
 enum nd_task_kind {
 #define ND__KIND_ENUM(k) ND_TASK_##k,
@@ -170,7 +172,8 @@ struct nd_coll_args {
   int64_t n;
   int nparts;
   enum nd_dtype dtype;
-  int64_t chunk; /* all-gather: part p owns elements [p * chunk, (p + 1) * chunk) (graph/shard.h) */
+  int64_t chunk; /* all-gather, reduce-scatter: shard c is elements [c * chunk, (c + 1) * chunk) (graph/shard.h) */
+  int shards;    /* reduce-scatter: part p receives the sum of shard p % shards */
 };
 struct nd_adamw_args {
   int64_t n;
@@ -183,6 +186,9 @@ struct nd_load_args {
 struct nd_sumsq_args {
   int nparts;
   int64_t n;
+  /* grad_sumsq_range: shard `shard` of `size` of each gradient, the lanes of
+   * shard - 1's sums continued (graph/shard.h); `last` writes the total */
+  int shard, size, last;
 }; /* n: gradient elements summed */
 
 /* Per-kind sizes; which member is used follows from the kind. */

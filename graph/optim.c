@@ -70,6 +70,38 @@ static void sharded_update(nd__builder *b) {
         }
 }
 
+/* Rank r's part of the squared gradient norm, into its normsq. With sharded
+ * gradients, rank d of the first shard group sums its range of each
+ * gradient, continuing the 8 lanes of rank d - 1 (kernels/cpu/lanes.h), so
+ * that the group's last rank ends with the sum of the whole gradients, bit
+ * for bit, and the others with 0; every other rank sums nothing, as a
+ * replica does without shards. */
+static void norm_part(nd__builder *b, nd_rank r) {
+  nd_graph *g = b->g;
+  int32_t lanes = b->lanes[nd_rank_index(g, r)];
+  nd__task_spec s;
+  nd__spec_init(&s, lanes >= 0 ? ND_TASK_GRAD_SUMSQ_RANGE : ND_TASK_GRAD_SUMSQ, ND_PHASE_OPTIMIZER, r, -1, -1);
+  nd__acc(&s, b->normsq[nd_rank_index(g, r)], ND_ACCESS_W);
+  if (lanes >= 0) {
+    nd__acc(&s, lanes, ND_ACCESS_W);
+    if (r.dp > 0) nd__acc(&s, b->lanes[nd_rank_index(g, nd__rank(r.dp - 1, r.pp, r.tp))], ND_ACCESS_R);
+    s.t.a.sumsq.shard = r.dp;
+    s.t.a.sumsq.size = g->shard_size;
+    s.t.a.sumsq.last = r.dp == g->shard_size - 1;
+  }
+  int first = s.n;
+  for (int p = 0; p < b->nparams; p++) {
+    int32_t gr = nd__grad(b, r, p);
+    if (gr < 0 || !g->tensors[gr].primary) continue;
+    nd__acc(&s, gr, ND_ACCESS_R);
+    int64_t begin = 0, n = g->tensors[gr].bytes / 4;
+    if (lanes >= 0) nd_dp_range(n, g->shard_size, r.dp, &begin, &n);
+    s.t.a.sumsq.n += n;
+  }
+  s.t.a.sumsq.nparts = s.n - first;
+  nd__emit(b, &s);
+}
+
 void nd__optimizer_tail(nd__builder *b, int tied) {
   nd_graph *g = b->g;
   int32_t *parts = b->parts;
@@ -88,7 +120,10 @@ void nd__optimizer_tail(nd__builder *b, int tied) {
         if (nd__grad(b, nd__rank(0, st, t), p) < 0) continue;
         int n = 0;
         for (int d = 0; d < g->dp; d++) parts[n++] = nd__grad(b, nd__rank(d, st, t), p);
-        nd__allreduce(b, ND_GROUP_DP, parts, n, -1, g->tensors[parts[0]].layer);
+        if (g->dp_shard >= ND_DP_SHARD_GRADIENTS && n > 1)
+          nd__reduce_scatter(b, parts, n, g->shard_size, g->tensors[parts[0]].layer);
+        else
+          nd__allreduce(b, ND_GROUP_DP, parts, n, -1, g->tensors[parts[0]].layer);
       }
   /* global gradient norm: each rank sums the squares of its primary gradients
    * (none on data-parallel replicas), then all ranks sum the partial sums */
@@ -97,19 +132,8 @@ void nd__optimizer_tail(nd__builder *b, int tied) {
     for (int st = 0; st < g->pp; st++)
       for (int t = 0; t < g->tp; t++) {
         nd_rank r = nd__rank(d, st, t);
-        nd__task_spec s;
-        nd__spec_init(&s, ND_TASK_GRAD_SUMSQ, ND_PHASE_OPTIMIZER, r, -1, -1);
-        int32_t out = b->normsq[nd_rank_index(g, r)];
-        nd__acc(&s, out, ND_ACCESS_W);
-        for (int p = 0; p < b->nparams; p++) {
-          int32_t gr = nd__grad(b, r, p);
-          if (gr < 0 || !g->tensors[gr].primary) continue;
-          nd__acc(&s, gr, ND_ACCESS_R);
-          s.t.a.sumsq.n += g->tensors[gr].bytes / 4;
-        }
-        s.t.a.sumsq.nparts = s.n - 1;
-        nd__emit(b, &s);
-        parts[n_norm++] = out;
+        norm_part(b, r);
+        parts[n_norm++] = b->normsq[nd_rank_index(g, r)];
       }
   nd__allreduce(b, ND_GROUP_ALL, parts, n_norm, -1, -1);
   if (g->dp_shard != ND_DP_SHARD_NONE) {

@@ -67,24 +67,32 @@ static void copy_tp(const nd_tensor *t, float *full, float *shard, int to_full) 
     }
 }
 
-int nd_shard_copy(const nd_graph *g, int32_t i, float *full, float *shard, int to_full) {
-  const nd_tensor *t = &g->tensors[i];
-  if (!t->dp_numel) {
-    copy_tp(t, full, shard, to_full);
-    return 0;
-  }
-  /* through the rank's whole tensor: the range is contiguous there, not in full */
-  const nd_tensor *whole = &g->tensors[t->param];
-  float *w = malloc((size_t)t->dp_numel * sizeof *w);
+/* Elements [begin, begin + n) of `whole` (a rank's tensor, in its own
+ * layout) from or to `range`, through a copy of the whole: the range is
+ * contiguous there, not in full. */
+static int copy_range(const nd_tensor *whole, float *full, float *range, int64_t begin, int64_t n, int to_full) {
+  float *w = malloc((size_t)(whole->bytes / 4) * sizeof *w);
   if (!w) return ND_ENOMEM;
-  int64_t n = t->bytes / 4;
   copy_tp(whole, full, w, 0);
   if (to_full) {
-    memcpy(w + t->dp_begin, shard, (size_t)n * sizeof *w);
+    memcpy(w + begin, range, (size_t)n * sizeof *w);
     copy_tp(whole, full, w, 1);
   } else {
-    memcpy(shard, w + t->dp_begin, (size_t)n * sizeof *w);
+    memcpy(range, w + begin, (size_t)n * sizeof *w);
   }
   free(w);
+  return 0;
+}
+
+int nd_shard_copy(const nd_graph *g, int32_t i, float *full, float *shard, int to_full) {
+  const nd_tensor *t = &g->tensors[i];
+  if (t->dp_numel) return copy_range(&g->tensors[t->param], full, shard, t->dp_begin, t->bytes / 4, to_full);
+  if (t->kind == ND_TENSOR_GRAD && g->dp_shard >= ND_DP_SHARD_GRADIENTS && g->shard_size > 1) {
+    /* reduce-scattered: the sum is only in this rank's range */
+    int64_t begin, n;
+    nd_dp_range(t->bytes / 4, g->shard_size, t->home.dp % g->shard_size, &begin, &n);
+    return copy_range(t, full, shard + begin, begin, n, to_full);
+  }
+  copy_tp(t, full, shard, to_full);
   return 0;
 }

@@ -6,7 +6,8 @@
 
 /* Copies shard -> full (to_full) or full -> shard for tensor i of g (a
  * parameter, gradient or optimizer state). full has the tensor's full_shape;
- * a data-parallel shard copies only its range. 0 or ND_ENOMEM. */
+ * a data-parallel shard, or a gradient after its reduce-scatter, copies only
+ * its range. 0 or ND_ENOMEM. */
 int nd_shard_copy(const nd_graph *g, int32_t i, float *full, float *shard, int to_full);
 /* Elements of the whole tensor. */
 int64_t nd_shard_full_numel(const nd_tensor *t);

@@ -98,6 +98,9 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
     t.primary = spec->primary;
     t.decay = spec->decay;
     t.param = param_id;
+    /* reduce-scattered gradients: a range of each counts on every rank of the first shard group */
+    if (k == 1 && b->g->dp_shard >= ND_DP_SHARD_GRADIENTS)
+      t.primary = r.dp < b->g->shard_size && b->g->tensors[nd__param(b, nd__rank(0, r.pp, r.tp), p)].primary;
     /* AdamW's moments, sharded: this rank's contiguous range of the elements */
     if (k >= 2 && b->g->dp_shard != ND_DP_SHARD_NONE && !shard_moment(b, r, p, &t)) {
       *nd__pslot(b, tables[k], r, p) = -1; /* an empty range: nothing of it here */
@@ -347,9 +350,10 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->vel = table(ptab);
   b->act = table((size_t)b->nranks * b->max_slots * (g->L + 1) * (acts->count + ND__STAGE_ACTS));
   b->normsq = table((size_t)b->nranks);
+  b->lanes = table((size_t)b->nranks);
   b->parts = malloc((size_t)(b->nranks > 2 ? b->nranks : 2) * sizeof *b->parts);
   g->loss = malloc((size_t)g->dp * sizeof *g->loss);
-  if (!b->param || !b->grad || !b->mom || !b->vel || !b->act || !b->normsq || !b->parts || !g->loss) return ND_ENOMEM;
+  if (!b->param || !b->grad || !b->mom || !b->vel || !b->act || !b->normsq || !b->lanes || !b->parts || !g->loss) return ND_ENOMEM;
   return 0;
 }
 
@@ -360,6 +364,7 @@ void nd__builder_free(nd__builder *b) {
   free(b->vel);
   free(b->act);
   free(b->normsq);
+  free(b->lanes);
   free(b->parts);
   free(b->written);
   for (int k = 0; k < b->n_deferred; k++) free(b->deferred[k].acc); /* left by a failure */
@@ -382,4 +387,22 @@ void nd__add_stats(nd__builder *b) {
       }
   }
   g->grad_normsq = b->normsq[nd_rank_index(g, nd__rank(0, 0, 0))];
+  /* sharded gradients: 8 partial sums per gradient the norm counts, handed
+   * along the first shard group (graph/optim.c) */
+  if (g->dp_shard < ND_DP_SHARD_GRADIENTS) return;
+  for (int s = 0; s < g->pp; s++)
+    for (int t = 0; t < g->tp; t++) {
+      int counted = 0;
+      for (int p = 0; p < b->nparams; p++) {
+        int32_t gr = nd__grad(b, nd__rank(0, s, t), p);
+        counted += gr >= 0 && g->tensors[gr].primary;
+      }
+      for (int d = 0; d < g->shard_size && counted; d++) {
+        snprintf(stat.name, sizeof stat.name, "d%dp%dt%d.grad_lanes", d, s, t);
+        stat.home = nd__rank(d, s, t);
+        stat.shape[0] = 8 * counted;
+        b->lanes[nd_rank_index(g, stat.home)] = nd__add_tensor(b, &stat);
+      }
+    }
 }
+

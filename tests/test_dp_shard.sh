@@ -50,21 +50,23 @@ same_run() {
 run none
 ok $? "GPT-2 dp 4, shard none: 10 steps"
 diag "none: $(metric_losses "$tmp/none.jsonl")"
-run optimizer --set parallelism.data_parallel_shard=optimizer
-ok $? "GPT-2 dp 4, shard optimizer: 10 steps"
-same_run optimizer none "GPT-2 dp 4, optimizer"
-run hsdp --set parallelism.data_parallel_shard=optimizer --set parallelism.data_parallel_shard_size=2
-ok $? "GPT-2 dp 4, shard optimizer in groups of 2 (HSDP): 10 steps"
-same_run hsdp none "GPT-2 dp 4, optimizer in groups of 2"
+for option in optimizer gradients; do
+  run $option --set parallelism.data_parallel_shard=$option
+  ok $? "GPT-2 dp 4, shard $option: 10 steps"
+  same_run $option none "GPT-2 dp 4, $option"
+  run hsdp-$option --set parallelism.data_parallel_shard=$option --set parallelism.data_parallel_shard_size=2
+  ok $? "GPT-2 dp 4, shard $option in groups of 2 (HSDP): 10 steps"
+  same_run hsdp-$option none "GPT-2 dp 4, $option in groups of 2"
+done
 
 run llama-none llama "${llama[@]}"
 ok $? "Llama dp 4, shard none: 10 steps"
-run llama-optimizer llama "${llama[@]}" --set parallelism.data_parallel_shard=optimizer
-ok $? "Llama dp 4, shard optimizer: 10 steps"
-same_run llama-optimizer llama-none "Llama dp 4, optimizer"
+run llama-gradients llama "${llama[@]}" --set parallelism.data_parallel_shard=gradients
+ok $? "Llama dp 4, shard gradients: 10 steps"
+same_run llama-gradients llama-none "Llama dp 4, gradients"
 
 # resume: the checkpoint of step 5 of one option, 5 more steps under the other
-for pair in "none optimizer" "optimizer none"; do
+for pair in "none optimizer" "optimizer gradients" "gradients none"; do
   set -- $pair
   "$ndgraph" run "$cfg" "${small[@]}" --set parallelism.data_parallel_shard=$2 --resume "$tmp/$1/step-5" \
     --set train.save_dir="$tmp/resumed-$1" --metrics "$tmp/resumed-$1.jsonl" >"$tmp/resumed-$1.out" 2>&1
@@ -84,13 +86,13 @@ done
 issue=(--set model.n_layer=8 --set model.n_embd=256 --set parallelism.pipeline_parallel_size=1
   --set parallelism.data_parallel_size=4)
 "$ndgraph" plan "$cfg" "${issue[@]}" --json >"$tmp/plan-none.json" 2>"$tmp/plan.err" &&
-  "$ndgraph" plan "$cfg" "${issue[@]}" --set parallelism.data_parallel_shard=optimizer --json \
-    >"$tmp/plan-optimizer.json" 2>>"$tmp/plan.err"
-ok $? "plan --json of the issue's GPT-2 (8 layers, n_embd 256, dp 4), none and optimizer"
-python3 - "$tmp/plan-none.json" "$tmp/plan-optimizer.json" <<'PY'
+  "$ndgraph" plan "$cfg" "${issue[@]}" --set parallelism.data_parallel_shard=gradients --json \
+    >"$tmp/plan-gradients.json" 2>>"$tmp/plan.err"
+ok $? "plan --json of the issue's GPT-2 (8 layers, n_embd 256, dp 4), none and gradients"
+python3 - "$tmp/plan-none.json" "$tmp/plan-gradients.json" <<'PY'
 import json, sys
 none, opt = (json.load(open(p)) for p in sys.argv[1:3])
-ok = opt["layout"]["data_parallel_shard"] == "optimizer" and opt["layout"]["data_parallel_shard_size"] == 4
+ok = opt["layout"]["data_parallel_shard"] == "gradients" and opt["layout"]["data_parallel_shard_size"] == 4
 for a, b in zip(none["ranks"], opt["ranks"]):
     quarter = a["optimizer_bytes"] / 4
     # each of the 100 tensors' ranges rounds to 8 elements: 2 moments x 8 floats a tensor off a quarter
@@ -100,7 +102,7 @@ for a, b in zip(none["ranks"], opt["ranks"]):
     ok &= b["param_bytes"] == a["param_bytes"] and b["grad_bytes"] == a["grad_bytes"]
 sys.exit(0 if ok else 1)
 PY
-ok $? "plan: optimizer state per rank a quarter of none's (each tensor's range rounded to 8 elements), parameters and gradients unchanged"
+ok $? "plan: optimizer state per rank a quarter of none's (each tensor's range rounded to 8 elements), parameters and gradient buffers unchanged"
 
 # bad values: one line, exit 2
 expect 2 'data_parallel_shard_size \(3\) must divide parallelism.data_parallel_size \(4\)' \
@@ -113,4 +115,6 @@ expect 2 "expected one of: none, optimizer, gradients, parameters; got 'zero3'" 
   "shard zero3: refused, the values listed" -- "$ndgraph" plan "$cfg" --set parallelism.data_parallel_shard=zero3
 expect 2 'data_parallel_shard_size: .*-1' "shard size -1: refused" -- "$ndgraph" plan "$cfg" \
   --set parallelism.data_parallel_shard_size=-1
+expect 2 'data_parallel_shard: parameters is not built yet' "shard parameters: refused as not built yet" -- \
+  "$ndgraph" plan "$cfg" --set parallelism.data_parallel_shard=parameters
 done_testing

@@ -83,7 +83,8 @@ int main(void) {
                                "parallelism.micro_batches=2",
                                "model.arch=llama",
                                "model.n_kv_head=2",
-                               "parallelism.data_parallel_shard=optimizer", /* allgather */
+                               /* allgather, reduce_scatter, grad_sumsq_range */
+                               "parallelism.data_parallel_shard=gradients",
                                NULL};
   int seen[ND_TASK_KIND_COUNT] = {0}, follow = 1, rc = 0;
   nd_error err = {0};
