@@ -174,6 +174,7 @@ struct nd_coll_args {
   enum nd_dtype dtype;
   int64_t chunk; /* all-gather, reduce-scatter: shard c is elements [c * chunk, (c + 1) * chunk) (graph/shard.h) */
   int shards;    /* reduce-scatter: part p receives the sum of shard p % shards */
+  int own;       /* all-gather: the shard its destination updated itself (its sources are the others, in order) */
 };
 struct nd_adamw_args {
   int64_t n;

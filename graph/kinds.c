@@ -231,8 +231,9 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                        BUFFERS(T("param", OUT, RW, ND_D_BUF), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n),
                                T("grad", IN, R, ND_D_BUF), B("normsq", IN, R, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)),
                        .flops = nd__flops_adamw},
+    /* one rank's side: the other shards' ranges copied into its copy */
     [ND_TASK_ALLGATHER] = {.name = "allgather",
-                           BUFFERS(B("part", OUT, RW, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)),
+                           BUFFERS(T("dst", OUT, RW, ND_D_n), B("src", IN, R, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)),
                            .flops = nd__flops_none},
     [ND_TASK_REDUCE_SCATTER] = {.name = "reduce_scatter",
                                 BUFFERS(B("part", OUT, RW, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)),

@@ -31,21 +31,34 @@ static int layer_of(nd__builder *b, nd_rank r, int p) {
   return pr < 0 ? -2 : b->g->tensors[pr].layer;
 }
 
-/* The all-gather of parameter p across shard group (d0 .. d0 + size - 1, st, t). */
+/* The all-gather of parameter p across shard group (d0 .. d0 + size - 1,
+ * st, t): a task per rank that copies the other ranks' ranges into its own
+ * copy. Each reads only the others' own ranges, which no task of the
+ * all-gather writes, and writes only its own copy: under several processes
+ * a process writes only what it holds. */
 static void allgather(nd__builder *b, int d0, int st, int t, int p) {
   nd_graph *g = b->g;
   int size = g->shard_size;
-  const nd_tensor *whole = &g->tensors[nd__param(b, nd__rank(d0, st, t), p)];
-  nd__task_spec s;
-  nd__spec_init(&s, ND_TASK_ALLGATHER, ND_PHASE_COLLECTIVE, whole->home, -1, whole->layer);
-  s.t.group = ND_GROUP_DP;
-  s.t.a.coll.nparts = size;
-  s.t.a.coll.n = whole->bytes / 4;
-  s.t.a.coll.dtype = ND_F32;
-  s.t.a.coll.chunk = nd_dp_chunk(whole->bytes / 4, size);
-  s.t.comm_bytes = (int64_t)(size - 1) * whole->bytes; /* each rank receives the others' ranges */
-  for (int d = d0; d < d0 + size; d++) nd__acc(&s, nd__param(b, nd__rank(d, st, t), p), ND_ACCESS_RW);
-  nd__emit(b, &s);
+  for (int own = 0; own < size; own++) {
+    int32_t id = nd__param(b, nd__rank(d0 + own, st, t), p);
+    const nd_tensor *dst = &g->tensors[id];
+    nd__task_spec s;
+    nd__spec_init(&s, ND_TASK_ALLGATHER, ND_PHASE_COLLECTIVE, dst->home, -1, dst->layer);
+    s.t.group = ND_GROUP_DP;
+    s.t.a.coll.nparts = size - 1;
+    s.t.a.coll.n = dst->bytes / 4;
+    s.t.a.coll.dtype = ND_F32;
+    s.t.a.coll.chunk = nd_dp_chunk(dst->bytes / 4, size);
+    s.t.a.coll.own = own;
+    /* the others' ranges: the tensor less its own range */
+    int64_t begin, n;
+    nd_dp_range(dst->bytes / 4, size, own, &begin, &n);
+    s.t.comm_bytes = dst->bytes - 4 * n;
+    nd__acc(&s, id, ND_ACCESS_RW);
+    for (int d = d0; d < d0 + size; d++)
+      if (d != d0 + own) nd__acc(&s, nd__param(b, nd__rank(d, st, t), p), ND_ACCESS_R);
+    nd__emit(b, &s);
+  }
 }
 
 /* parallelism.data_parallel_shard: each rank of a shard group updates its

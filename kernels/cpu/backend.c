@@ -231,15 +231,14 @@ static int allreduce(const nd_kcall *c) {
   return 0;
 }
 
-/* each part's range (graph/shard.h) copied into every other part: the
- * group's copies of a parameter after each rank updated its range */
+/* dst, then the other copies of the shard group in order: each one's own
+ * range (graph/shard.h) into dst, after each rank updated its range */
 static int allgather(const nd_kcall *c) {
   const struct nd_coll_args *a = &c->task->a.coll;
-  for (int p = 0; p < a->nparts; p++) {
-    int64_t begin = p * a->chunk < a->n ? p * a->chunk : a->n;
-    int64_t n = begin + a->chunk < a->n ? a->chunk : a->n - begin;
-    for (int q = 0; q < a->nparts && n > 0; q++)
-      if (q != p) memcpy(CF(q) + begin, CF(p) + begin, (size_t)n * sizeof(float));
+  for (int k = 0; k < a->nparts; k++) {
+    int64_t begin, n;
+    nd_dp_range(a->n, a->nparts + 1, k < a->own ? k : k + 1, &begin, &n);
+    if (n) memcpy(CF(0) + begin, CF(1 + k) + begin, (size_t)n * sizeof(float));
   }
   return 0;
 }
