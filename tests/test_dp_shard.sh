@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sharded data parallelism (parallelism.data_parallel_shard): each option
 # trains to the losses and gradient norms of `none` bit for bit, on GPT-2 and
-# Llama, whole groups and HSDP groups; the final checkpoints are the same
+# Llama, whole groups and HSDP groups, with tensor and pipeline ranks and
+# ranks that hold no range of small tensors; the final checkpoints are the same
 # bytes, and a run resumed under a shard option continues as one that never
 # stopped; `plan` shows the optimizer state cut by the group size; bad values
 # are one-line errors with exit status 2.
@@ -64,6 +65,16 @@ ok $? "Llama dp 4, shard none: 10 steps"
 run llama-gradients llama "${llama[@]}" --set parallelism.data_parallel_shard=gradients
 ok $? "Llama dp 4, shard gradients: 10 steps"
 same_run llama-gradients llama-none "Llama dp 4, gradients"
+
+# dp 4 x tp 2 x pp 2 at n_embd 16: the tied embedding's two stages, norms
+# repeated on the tensor ranks, and tensors of 8 elements a tensor rank, so
+# that ranks 2 and 3 of a group hold no range of them
+mesh=(--set model.n_embd=16 --set parallelism.pipeline_parallel_size=2 --set parallelism.tensor_parallel_size=2)
+for option in none optimizer gradients; do
+  run mesh-$option "${mesh[@]}" --set parallelism.data_parallel_shard=$option
+  ok $? "GPT-2 dp 4 x tp 2 x pp 2, n_embd 16, shard $option: 10 steps"
+done
+for option in optimizer gradients; do same_run mesh-$option mesh-none "dp 4 x tp 2 x pp 2 with empty ranges, $option"; done
 
 # resume: the checkpoint of step 5 of one option, 5 more steps under the other
 for pair in "none optimizer" "optimizer gradients" "gradients none"; do
