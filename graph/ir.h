@@ -112,7 +112,7 @@ enum nd_phase {
   X(SWIGLU_BWD)          \
   X(GQA_FWD)             \
   X(GQA_BWD)             \
-  X(ALLGATHER)           \
+  X(SHARD_GATHER)        \
   X(REDUCE_SCATTER)      \
   X(GRAD_SUMSQ_RANGE)
 

@@ -232,7 +232,7 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                                T("grad", IN, R, ND_D_BUF), B("normsq", IN, R, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)),
                        .flops = nd__flops_adamw},
     /* one rank's side: the other shards' ranges copied into its copy */
-    [ND_TASK_ALLGATHER] = {.name = "allgather",
+    [ND_TASK_SHARD_GATHER] = {.name = "shard_gather",
                            BUFFERS(T("dst", OUT, RW, ND_D_n), B("src", IN, R, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)),
                            .flops = nd__flops_none},
     [ND_TASK_REDUCE_SCATTER] = {.name = "reduce_scatter",
@@ -290,7 +290,7 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
     return a->attn.hs;
   case ND_D_n:
     if (t->kind == ND_TASK_ADAMW) return a->adamw.n;
-    if (t->kind == ND_TASK_ALLREDUCE || t->kind == ND_TASK_ALLGATHER || t->kind == ND_TASK_REDUCE_SCATTER)
+    if (t->kind == ND_TASK_ALLREDUCE || t->kind == ND_TASK_SHARD_GATHER || t->kind == ND_TASK_REDUCE_SCATTER)
       return a->coll.n;
     return a->ew.n;
   case ND_D_BT:

@@ -36,14 +36,14 @@ static int layer_of(nd__builder *b, nd_rank r, int p) {
  * copy. Each reads only the others' own ranges, which no task of the
  * all-gather writes, and writes only its own copy: under several processes
  * a process writes only what it holds. */
-static void allgather(nd__builder *b, int d0, int st, int t, int p) {
+static void shard_gather(nd__builder *b, int d0, int st, int t, int p) {
   nd_graph *g = b->g;
   int size = g->shard_size;
   for (int own = 0; own < size; own++) {
     int32_t id = nd__param(b, nd__rank(d0 + own, st, t), p);
     const nd_tensor *dst = &g->tensors[id];
     nd__task_spec s;
-    nd__spec_init(&s, ND_TASK_ALLGATHER, ND_PHASE_COLLECTIVE, dst->home, -1, dst->layer);
+    nd__spec_init(&s, ND_TASK_SHARD_GATHER, ND_PHASE_COLLECTIVE, dst->home, -1, dst->layer);
     s.t.group = ND_GROUP_DP;
     s.t.a.coll.nparts = size - 1;
     s.t.a.coll.n = dst->bytes / 4;
@@ -79,7 +79,7 @@ static void sharded_update(nd__builder *b) {
           for (int d = d0; d < d0 + size; d++)
             for (int p = first; p < end; p++) adamw(b, nd__rank(d, st, t), p);
           for (int p = first; p < end && size > 1; p++)
-            if (nd__param(b, nd__rank(d0, st, t), p) >= 0) allgather(b, d0, st, t, p);
+            if (nd__param(b, nd__rank(d0, st, t), p) >= 0) shard_gather(b, d0, st, t, p);
         }
 }
 

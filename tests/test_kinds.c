@@ -83,7 +83,7 @@ int main(void) {
                                "parallelism.micro_batches=2",
                                "model.arch=llama",
                                "model.n_kv_head=2",
-                               /* allgather, reduce_scatter, grad_sumsq_range */
+                               /* shard_gather, reduce_scatter, grad_sumsq_range */
                                "parallelism.data_parallel_shard=gradients",
                                NULL};
   int seen[ND_TASK_KIND_COUNT] = {0}, follow = 1, rc = 0;

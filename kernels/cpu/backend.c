@@ -233,7 +233,7 @@ static int allreduce(const nd_kcall *c) {
 
 /* dst, then the other copies of the shard group in order: each one's own
  * range (graph/shard.h) into dst, after each rank updated its range */
-static int allgather(const nd_kcall *c) {
+static int shard_gather(const nd_kcall *c) {
   const struct nd_coll_args *a = &c->task->a.coll;
   for (int k = 0; k < a->nparts; k++) {
     int64_t begin, n;
@@ -340,7 +340,7 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_CE_LSE] = crossentropy_lse,
              [ND_TASK_CE_BWD] = crossentropy_bwd,
              [ND_TASK_ALLREDUCE] = allreduce,
-             [ND_TASK_ALLGATHER] = allgather,
+             [ND_TASK_SHARD_GATHER] = shard_gather,
              [ND_TASK_REDUCE_SCATTER] = reduce_scatter,
              [ND_TASK_GRAD_SUMSQ_RANGE] = grad_sumsq_range,
              [ND_TASK_SENDRECV] = sendrecv,

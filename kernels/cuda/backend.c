@@ -252,7 +252,7 @@ const nd_backend_ops nd__cuda_backend = {
              [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd, [ND_TASK_GQA_BWD] = gqa_bwd},
     .declined = {[ND_TASK_LOAD_BATCH] = "host work: reads the dataset file",
                  [ND_TASK_CE_COMBINE] = "host work: sums in double into the loss, rows past the step's limit left out",
-                 [ND_TASK_ALLGATHER] = "host work: copies ranges between the copies of a data-parallel shard group",
+                 [ND_TASK_SHARD_GATHER] = "host work: copies ranges between the copies of a data-parallel shard group",
                  [ND_TASK_REDUCE_SCATTER] = "host work: sums and copies ranges of a data-parallel shard group",
                  [ND_TASK_GRAD_SUMSQ_RANGE] = "host work: sums in double, handed along a data-parallel shard group"},
     .set_tf32 = set_tf32,

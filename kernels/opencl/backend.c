@@ -346,7 +346,7 @@ const nd_backend_ops nd__opencl_backend = {
     .declined = {[ND_TASK_LOAD_BATCH] = "host work: reads the dataset file",
                  [ND_TASK_CE_COMBINE] = "host work: sums in double into the loss, rows past the step's limit left out",
                  [ND_TASK_GRAD_SUMSQ] = "a sum in double, and OpenCL devices need not have fp64 (cl_khr_fp64)",
-                 [ND_TASK_ALLGATHER] = "host work: copies ranges between the copies of a data-parallel shard group",
+                 [ND_TASK_SHARD_GATHER] = "host work: copies ranges between the copies of a data-parallel shard group",
                  [ND_TASK_REDUCE_SCATTER] = "host work: sums and copies ranges of a data-parallel shard group",
                  [ND_TASK_GRAD_SUMSQ_RANGE] = "host work: sums in double, handed along a data-parallel shard group"},
     .check_call = nd_ocl_check_call,
