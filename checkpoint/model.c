@@ -164,9 +164,9 @@ static int load_tensor(const nd_ckpt_model *m, const nd_safetensors *st, const c
   float *copy = malloc((size_t)t->numel * sizeof *copy);
   if (!copy) return nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
   memcpy(copy, data, (size_t)t->numel * sizeof *copy);
-  m->scatter(m->user, k, what, copy);
+  rc = m->scatter(m->user, k, what, copy);
   free(copy);
-  return 0;
+  return rc ? nd__fail(err, rc, "%s: out of memory", path) : 0;
 }
 
 /* A tensor of a layer the model has not: a checkpoint of a deeper model (its

@@ -35,7 +35,7 @@ typedef struct nd_ckpt_model {
   int n;
   /* tensor k of kind `what`, whole, into out / from in (numel floats) */
   int (*gather)(void *user, int k, enum nd_gather what, float *out);
-  void (*scatter)(void *user, int k, enum nd_gather what, const float *in);
+  int (*scatter)(void *user, int k, enum nd_gather what, const float *in); /* 0 or ND_ENOMEM */
   void *user;
   int gather_only;     /* several processes (docs/nodes.md): gather with the others, write nothing */
   nd_ckpt_rows *extra; /* wpe.weight's rows past model.seq_len (the caller frees data[]); NULL: none kept */

@@ -33,6 +33,10 @@ enum nd_priority_order { ND_PRIORITY_PIPELINE, ND_PRIORITY_CRITICAL_PATH };
 enum nd_wait_policy { ND_WAIT_AUTO, ND_WAIT_ACTIVE, ND_WAIT_PASSIVE, ND_WAIT_HELP };
 /* train.precision: how GEMMs round their inputs (docs/kernels.md, *Precision*). */
 enum nd_precision { ND_PRECISION_FP32, ND_PRECISION_TF32, ND_PRECISION_BF16 };
+/* What the data-parallel group shards (parallelism.data_parallel_shard; ZeRO
+ * stages 1, 2, 3): nothing, AdamW's moments, also the gradients, also the
+ * parameters. */
+enum nd_dp_shard { ND_DP_SHARD_NONE, ND_DP_SHARD_OPTIMIZER, ND_DP_SHARD_GRADIENTS, ND_DP_SHARD_PARAMETERS };
 
 /* Where a key was given (1-based), so that cross-key errors can point at it.
  * line == 0: the key kept its default. from_set: the key came from --set, so
@@ -76,6 +80,8 @@ struct nd_config {
     int64_t n_stage_layers;   /* 0: split evenly */
     int64_t stage_layers[ND_MAX_STAGES];
     int plan_auto; /* parallelism.auto: run takes the best plan of `plan --auto` */
+    enum nd_dp_shard data_parallel_shard;
+    int64_t data_parallel_shard_size; /* ranks a shard group holds; 0: the whole data-parallel group */
   } parallelism;
 
   struct {

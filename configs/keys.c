@@ -62,6 +62,11 @@ static const struct nd__name recomputes[] = {
     {"none", ND_RECOMPUTE_NONE}, {"attention", ND_RECOMPUTE_ATTENTION}, {"layer", ND_RECOMPUTE_LAYER}, {NULL, 0}};
 static const struct nd__name precisions[] = {
     {"fp32", ND_PRECISION_FP32}, {"tf32", ND_PRECISION_TF32}, {"bf16", ND_PRECISION_BF16}, {NULL, 0}};
+static const struct nd__name dp_shards[] = {{"none", ND_DP_SHARD_NONE},
+                                            {"optimizer", ND_DP_SHARD_OPTIMIZER},
+                                            {"gradients", ND_DP_SHARD_GRADIENTS},
+                                            {"parameters", ND_DP_SHARD_PARAMETERS},
+                                            {NULL, 0}};
 static const struct nd__name all_devices[] = {{"all", -1}, {NULL, 0}};
 
 const char *const nd__sections[] = {"model", "parallelism", "train", "data", "runtime", "trace", "log", "kernels"};
@@ -105,6 +110,8 @@ const struct nd__key nd__keys[] = {
      .keyword_off = OFF(parallelism.stage_layers_auto)},
     /* "auto" is a C keyword: the field has another name */
     {.section = "parallelism", .name = "auto", .type = ND__T_BOOL, .off = OFF(parallelism.plan_auto), .def = "false"},
+    ENUM(parallelism, data_parallel_shard, dp_shards, "none"),
+    INT(parallelism, data_parallel_shard_size, 0, 1024, "0"),
 
     INT(train, steps, 1, BILLION, "300"),
     INT(train, micro_batch_size, 1, INT64_C(1) << 16, "4"),

@@ -177,6 +177,28 @@ static int check_stages(const nd_config *cfg, nd_error *err) {
   return 0;
 }
 
+/* A shard group divides the data-parallel group; a size without a shard
+ * option would do nothing, so it is refused rather than ignored. */
+static int check_dp_shard(const nd_config *cfg, nd_error *err) {
+  const int64_t dp = cfg->parallelism.data_parallel_size, size = cfg->parallelism.data_parallel_shard_size;
+  const enum nd_dp_shard what = cfg->parallelism.data_parallel_shard;
+  if (what == ND_DP_SHARD_PARAMETERS)
+    return fail_at(cfg, err, KEYS("parallelism.data_parallel_shard"),
+                   "parallelism.data_parallel_shard: parameters is not built yet (none, optimizer and gradients are)");
+  if (size == 0) return 0;
+  if (what == ND_DP_SHARD_NONE)
+    return fail_at(cfg, err, KEYS("parallelism.data_parallel_shard_size", "parallelism.data_parallel_shard"),
+                   "parallelism.data_parallel_shard_size (%" PRId64
+                   ") needs parallelism.data_parallel_shard other than none",
+                   size);
+  if (dp % size != 0)
+    return fail_at(cfg, err, KEYS("parallelism.data_parallel_shard_size", "parallelism.data_parallel_size"),
+                   "parallelism.data_parallel_shard_size (%" PRId64
+                   ") must divide parallelism.data_parallel_size (%" PRId64 ")",
+                   size, dp);
+  return 0;
+}
+
 static int check_data(const nd_config *cfg, nd_error *err) {
   const int64_t vocab = cfg->model.vocab_size;
   if (cfg->data.format == ND_FORMAT_TEXT && vocab < 256)
@@ -258,6 +280,7 @@ int nd_config_validate(const nd_config *cfg, nd_error *err) {
   if ((rc = check_stages(cfg, err)) < 0) return rc;
   if ((rc = check_data(cfg, err)) < 0) return rc;
   if ((rc = check_trace(cfg, err)) < 0) return rc;
+  if ((rc = check_dp_shard(cfg, err)) < 0) return rc;
   if ((rc = check_products(cfg, err)) < 0) return rc;
   return 0;
 }

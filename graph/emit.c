@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/kinds.h"
+#include "graph/shard.h"
 
 void nd__spec_init(nd__task_spec *s, enum nd_task_kind kind, enum nd_phase phase, nd_rank r, int mb, int layer) {
   memset(&s->t, 0, sizeof s->t);
@@ -124,6 +125,22 @@ void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, in
   nd__emit(b, &s);
 }
 
+void nd__reduce_scatter(nd__builder *b, const int32_t *parts, int n, int shards, int layer) {
+  nd_graph *g = b->g;
+  const nd_tensor *t0 = &g->tensors[parts[0]];
+  nd__task_spec s;
+  nd__spec_init(&s, ND_TASK_REDUCE_SCATTER, ND_PHASE_COLLECTIVE, t0->home, -1, layer);
+  s.t.group = ND_GROUP_DP;
+  s.t.a.coll.nparts = n;
+  s.t.a.coll.n = t0->bytes / 4;
+  s.t.a.coll.dtype = ND_F32;
+  s.t.a.coll.chunk = nd_dp_chunk(t0->bytes / 4, shards);
+  s.t.a.coll.shards = shards;
+  s.t.comm_bytes = (int64_t)(n - 1) * t0->bytes; /* half an all-reduce's: no whole sum comes back */
+  for (int i = 0; i < n; i++) nd__acc(&s, parts[i], ND_ACCESS_RW);
+  nd__emit(b, &s);
+}
+
 void nd__allreduce_tp(nd__builder *b, int d, int st, int layer, int which, int mb) {
   int32_t *parts = b->parts;
   for (int t = 0; t < b->g->tp; t++) parts[t] = nd__act(b, nd__rank(d, st, t), mb, layer, which);
@@ -146,7 +163,7 @@ void nd__allgather(nd__builder *b, const int32_t *parts, const int32_t *outs, in
   nd__task_spec s;
   nd__spec_init(&s, ND_TASK_ALLGATHER, ND_PHASE_COLLECTIVE, out->home, mb, layer);
   s.t.group = ND_GROUP_TP;
-  s.t.a.coll = (struct nd_coll_args){out->bytes / 4, n, ND_F32};
+  s.t.a.coll = (struct nd_coll_args){.n = out->bytes / 4, .nparts = n, .dtype = ND_F32};
   s.t.comm_bytes = (int64_t)(n - 1) * out->bytes; /* each rank receives the parts it lacks */
   for (int i = 0; i < n; i++) nd__acc(&s, outs[i], ND_ACCESS_W);
   for (int i = 0; i < n; i++) nd__acc(&s, parts[i], ND_ACCESS_R);

@@ -59,6 +59,10 @@ typedef struct nd_tensor {
   int primary;           /* 1 on the one copy that counts (gathers, gradient norm); replicas hold the same values */
   int decay;             /* AdamW applies weight decay (matrices and embeddings) */
   int32_t param;         /* gradients and optimizer states: index of their parameter, else -1 */
+  /* A data-parallel shard (parallelism.data_parallel_shard), of shape (n) or
+   * (n, 1): elements [dp_begin, dp_begin + n) of the rank's whole tensor (its
+   * parameter's shape), which has dp_numel elements; dp_numel 0: whole. */
+  int64_t dp_begin, dp_numel;
 } nd_tensor;
 
 enum nd_access_mode { ND_ACCESS_R = 1, ND_ACCESS_W = 2, ND_ACCESS_RW = 3 };
@@ -114,7 +118,10 @@ enum nd_phase {
   X(KV_GQA)              \
   X(POS_ADD)           \
   X(CAST_BF16)          \
-  X(ALLGATHER)
+  X(ALLGATHER)           \
+  X(SHARD_GATHER)        \
+  X(REDUCE_SCATTER)      \
+  X(GRAD_SUMSQ_RANGE)
 
 enum nd_task_kind {
 #define ND__KIND_ENUM(k) ND_TASK_##k,
@@ -183,10 +190,14 @@ struct nd_coll_args {
   int64_t n;
   int nparts;
   enum nd_dtype dtype;
+  int64_t chunk; /* shard_gather, reduce_scatter: shard c is elements [c * chunk, (c + 1) * chunk) (graph/shard.h) */
+  int shards;    /* reduce-scatter: part p receives the sum of shard p % shards */
+  int own;       /* shard_gather: the shard its destination updated itself (its sources are the others, in order) */
 };
 struct nd_adamw_args {
   int64_t n;
   int decay;
+  int64_t offset; /* a data-parallel shard: the first element of param and grad it updates (m and v hold n) */
 };
 struct nd_load_args {
   int B, T, seq0, tokens, targets;
@@ -194,6 +205,9 @@ struct nd_load_args {
 struct nd_sumsq_args {
   int nparts;
   int64_t n;
+  /* grad_sumsq_range: shard `shard` of `size` of each gradient, the lanes of
+   * shard - 1's sums continued (graph/shard.h); `last` writes the total */
+  int shard, size, last;
 }; /* n: gradient elements summed */
 
 /* Per-kind sizes; which member is used follows from the kind. */
@@ -256,6 +270,8 @@ typedef struct nd_graph {
   int gen_cache;
   int split_tp; /* runtime.split_tensor_groups: under mpirun a tensor-parallel group may straddle processes */
   int bf16;     /* train.precision bf16: GEMM weights get bf16 copies, GEMM-only inputs are stored in bf16 */
+  enum nd_dp_shard dp_shard; /* what the data-parallel group shards */
+  int shard_size;            /* ranks of a shard group (dp when not sharded) */
 
   nd_tensor *tensors;
   int32_t n_tensors, cap_tensors;

@@ -254,9 +254,24 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                            BUFFERS(B("out", OUT, W, BF16, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_n), T("inp", IN, R, ND_D_n)),
                            .flops = nd__flops_elementwise},
     [ND_TASK_ADAMW] = {.name = "adamw",
-                       BUFFERS(T("param", OUT, RW, ND_D_n), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n),
-                               T("grad", IN, R, ND_D_n), B("normsq", IN, R, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)),
+                       /* param and grad whole, m and v the n elements from adamw.offset (a data-parallel shard) */
+                       BUFFERS(T("param", OUT, RW, ND_D_BUF), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n),
+                               T("grad", IN, R, ND_D_BUF), B("normsq", IN, R, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1)),
                        .flops = nd__flops_adamw},
+    /* one rank's side: the other shards' ranges copied into its copy */
+    [ND_TASK_SHARD_GATHER] = {.name = "shard_gather",
+                           BUFFERS(T("dst", OUT, RW, ND_D_n), B("src", IN, R, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)),
+                           .flops = nd__flops_none},
+    [ND_TASK_REDUCE_SCATTER] = {.name = "reduce_scatter",
+                                BUFFERS(B("part", OUT, RW, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)),
+                                .flops = nd__flops_allreduce},
+    /* lanes: 8 partial sums per gradient (kernels/cpu/lanes.h), handed along the shard group */
+    [ND_TASK_GRAD_SUMSQ_RANGE] = {.name = "grad_sumsq_range",
+                                  BUFFERS(B("normsq", OUT, W, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_1),
+                                          B("lanes", OUT, W, F64, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_BUF),
+                                          B("prev", IN, R, F64, ND_IF_PREV, ND_ONCE, 0, 0, ND_D_BUF),
+                                          B("grad", IN, R, F32, ND_ALWAYS, ND_REST, 0, 0, ND_D_BUF)),
+                                  .flops = nd__flops_sumsq},
 };
 
 const nd_kind_row *nd_kind(enum nd_task_kind kind) { return (unsigned)kind < ND_TASK_KIND_COUNT ? &rows[kind] : NULL; }
@@ -301,8 +316,11 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
   case ND_D_HS:
     return a->attn.hs;
   case ND_D_n:
-    if (t->kind == ND_TASK_ALLREDUCE || t->kind == ND_TASK_ALLGATHER) return a->coll.n;
-    return t->kind == ND_TASK_ADAMW ? a->adamw.n : a->ew.n;
+    if (t->kind == ND_TASK_ADAMW) return a->adamw.n;
+    if (t->kind == ND_TASK_ALLREDUCE || t->kind == ND_TASK_ALLGATHER || t->kind == ND_TASK_SHARD_GATHER ||
+        t->kind == ND_TASK_REDUCE_SCATTER)
+      return a->coll.n;
+    return a->ew.n;
   case ND_D_BT:
     return (int64_t)a->emb.B * a->emb.T;
   case ND_D_EC:
@@ -346,6 +364,8 @@ int nd_kind_present(const nd_task *t, const nd_kind_buffer *b) {
     return t->a.load.tokens;
   case ND_IF_TARGETS:
     return t->a.load.targets;
+  case ND_IF_PREV:
+    return t->a.sumsq.shard > 0;
   default:
     return 1;
   }
@@ -398,9 +418,9 @@ void nd_kind_describe(enum nd_task_kind kind, char *out, size_t size) {
 }
 
 void nd_kind_sizes(const nd_task *t, char *out, size_t size) {
-  static const char *const flags[] = {"", "bias", "skip", "wpe", "tokens", "targets"};
+  static const char *const flags[] = {"", "bias", "skip", "wpe", "tokens", "targets", "prev"};
   const nd_kind_row *row = nd_kind(t->kind);
-  int used[ND_D_COUNT] = {0}, weight = 0, present[6] = {0};
+  int used[ND_D_COUNT] = {0}, weight = 0, present[ND_IF_PREV + 1] = {0};
   for (int i = 0; i < row->n_buffers; i++) {
     for (int d = 0; d < row->buf[i].ndim; d++) used[row->buf[i].dims[d]] = 1;
     weight |= row->buf[i].weight;
@@ -413,7 +433,7 @@ void nd_kind_sizes(const nd_task *t, char *out, size_t size) {
       len += (size_t)snprintf(out + len, size - len, "%s%s %lld", len ? ", " : "", nd_kind_dim_name(d),
                               (long long)nd_kind_dim(t, d));
   if (weight && len < size) len += (size_t)snprintf(out + len, size - len, ", trans_w %d", t->a.mm.trans_w);
-  for (int p = ND_IF_BIAS; p <= ND_IF_TARGETS && len < size; p++)
+  for (int p = ND_IF_BIAS; p <= ND_IF_PREV && len < size; p++)
     if (present[p]) {
       nd_kind_buffer b = {.present = (uint8_t)p};
       len += (size_t)snprintf(out + len, size - len, ", %s %d", flags[p], nd_kind_present(t, &b));

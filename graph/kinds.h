@@ -23,6 +23,7 @@ enum nd_kind_presence {
   ND_IF_WPE,     /* emb.wpe */
   ND_IF_TOKENS,  /* load.tokens */
   ND_IF_TARGETS, /* load.targets */
+  ND_IF_PREV,    /* sumsq.shard > 0: the previous shard's sums */
 };
 
 /* How many times a buffer repeats. */

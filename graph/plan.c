@@ -8,6 +8,7 @@
 
 #include "common/atomic.h"
 #include "common/error.h"
+#include "graph/shard.h"
 
 int nd_plan_compute(const nd_graph *g, nd_plan *p) {
   memset(p, 0, sizeof *p);
@@ -75,6 +76,8 @@ static double mib(int64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 void nd_plan_print(FILE *f, const nd_graph *g, const nd_plan *p) {
   fprintf(f, "layout: data %d x tensor %d x pipeline %d, %d micro-batches of %d x %d tokens, %d activation slots\n",
           g->dp, g->tp, g->pp, g->micro_batches, g->B, g->T, g->slots);
+  if (g->dp_shard != ND_DP_SHARD_NONE)
+    fprintf(f, "data-parallel shards: %s, over groups of %d ranks\n", nd_dp_shard_name(g->dp_shard), g->shard_size);
   fprintf(f, "stages:");
   for (int s = 0; s < g->pp; s++)
     fprintf(f, " [%d: layers %d-%d]", s, g->stage_first[s], g->stage_first[s] + g->stage_layers[s] - 1);
@@ -110,6 +113,8 @@ cJSON *nd_plan_json(const nd_graph *g, const nd_plan *p) {
   cJSON_AddNumberToObject(layout, "pipeline_parallel_size", g->pp);
   cJSON_AddNumberToObject(layout, "micro_batches", g->micro_batches);
   cJSON_AddNumberToObject(layout, "activation_slots", g->slots);
+  cJSON_AddStringToObject(layout, "data_parallel_shard", nd_dp_shard_name(g->dp_shard));
+  cJSON_AddNumberToObject(layout, "data_parallel_shard_size", g->shard_size);
   cJSON *stages = cJSON_AddArrayToObject(layout, "stage_layers");
   for (int s = 0; s < g->pp; s++) cJSON_AddItemToArray(stages, cJSON_CreateNumber(g->stage_layers[s]));
   cJSON_AddNumberToObject(root, "tasks", (double)p->n_tasks);

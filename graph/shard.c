@@ -2,13 +2,29 @@
  * for checkpoints that any layout can read. */
 #include "graph/shard.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "common/error.h"
 
 int64_t nd_shard_full_numel(const nd_tensor *t) {
   return t->ndim == 1 ? t->full_shape[0] : t->full_shape[0] * t->full_shape[1];
 }
 
-void nd_shard_copy(const nd_tensor *t, float *full, float *shard, int to_full) {
+const char *nd_dp_shard_name(enum nd_dp_shard s) {
+  static const char *const names[] = {"none", "optimizer", "gradients", "parameters"};
+  return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+int64_t nd_dp_chunk(int64_t numel, int s) { return (numel + 8LL * s - 1) / (8LL * s) * 8; }
+
+void nd_dp_range(int64_t numel, int s, int c, int64_t *begin, int64_t *n) {
+  int64_t chunk = nd_dp_chunk(numel, s);
+  *begin = c * chunk < numel ? c * chunk : numel;
+  *n = *begin + chunk < numel ? chunk : numel - *begin;
+}
+
+static void copy_tp(const nd_tensor *t, float *full, float *shard, int to_full) {
   /* a vector is one row */
   int64_t rows = t->ndim == 1 ? 1 : t->shape[0];
   int64_t cols = t->shape[t->ndim - 1];
@@ -49,4 +65,34 @@ void nd_shard_copy(const nd_tensor *t, float *full, float *shard, int to_full) {
       else
         memcpy(p, f, bytes);
     }
+}
+
+/* Elements [begin, begin + n) of `whole` (a rank's tensor, in its own
+ * layout) from or to `range`, through a copy of the whole: the range is
+ * contiguous there, not in full. */
+static int copy_range(const nd_tensor *whole, float *full, float *range, int64_t begin, int64_t n, int to_full) {
+  float *w = malloc((size_t)(whole->bytes / 4) * sizeof *w);
+  if (!w) return ND_ENOMEM;
+  copy_tp(whole, full, w, 0);
+  if (to_full) {
+    memcpy(w + begin, range, (size_t)n * sizeof *w);
+    copy_tp(whole, full, w, 1);
+  } else {
+    memcpy(range, w + begin, (size_t)n * sizeof *w);
+  }
+  free(w);
+  return 0;
+}
+
+int nd_shard_copy(const nd_graph *g, int32_t i, float *full, float *shard, int to_full) {
+  const nd_tensor *t = &g->tensors[i];
+  if (t->dp_numel) return copy_range(&g->tensors[t->param], full, shard, t->dp_begin, t->bytes / 4, to_full);
+  if (t->kind == ND_TENSOR_GRAD && g->dp_shard >= ND_DP_SHARD_GRADIENTS && g->shard_size > 1) {
+    /* reduce-scattered: the sum is only in this rank's range */
+    int64_t begin, n;
+    nd_dp_range(t->bytes / 4, g->shard_size, t->home.dp % g->shard_size, &begin, &n);
+    return copy_range(t, full, shard + begin, begin, n, to_full);
+  }
+  copy_tp(t, full, shard, to_full);
+  return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "graph/emit.h"
 #include "graph/priority.h"
+#include "graph/shard.h"
 
 int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->dp = (int)cfg->parallelism.data_parallel_size;
@@ -16,6 +17,8 @@ int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->pp = (int)cfg->parallelism.pipeline_parallel_size;
   g->split_tp = cfg->runtime.split_tensor_groups;
   g->bf16 = nd_config_precision(cfg) == ND_PRECISION_BF16;
+  g->dp_shard = cfg->parallelism.data_parallel_shard;
+  g->shard_size = cfg->parallelism.data_parallel_shard_size ? (int)cfg->parallelism.data_parallel_shard_size : g->dp;
   g->micro_batches = (int)cfg->parallelism.micro_batches;
   g->slots = (int)cfg->parallelism.activation_slots;
   g->B = (int)cfg->train.micro_batch_size;
@@ -54,6 +57,24 @@ int32_t *nd__pslot(nd__builder *b, int32_t *table, nd_rank r, int p) {
   return &table[nd_rank_index(b->g, r) * b->nparams + p];
 }
 
+/* Turns moment t (the whole tensor's shape) into rank r's range of it; 0
+ * where the range is empty. Within a shard group, the copy of the replica
+ * that holds the parameter's primary copy is primary: every range of it is
+ * checkpointed once. */
+static int shard_moment(nd__builder *b, nd_rank r, int p, nd_tensor *t) {
+  const nd_graph *g = b->g;
+  int64_t whole = t->ndim == 1 ? t->shape[0] : t->shape[0] * t->shape[1], begin, n;
+  nd_dp_range(whole, g->shard_size, r.dp % g->shard_size, &begin, &n);
+  if (n == 0) return 0;
+  t->shape[0] = n; /* ndim kept: full_shape reads as the parameter's */
+  t->shape[1] = t->ndim == 2 ? 1 : 0;
+  t->dp_begin = begin;
+  t->dp_numel = whole;
+  int32_t first = nd__param(b, nd__rank(0, r.pp, r.tp), p); /* replica 0's, added first */
+  t->primary = r.dp < g->shard_size && g->tensors[first].primary;
+  return 1;
+}
+
 void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec) {
   static const char *const suffix[] = {"", ".grad", ".m", ".v"};
   static const enum nd_tensor_kind kinds[] = {ND_TENSOR_PARAM, ND_TENSOR_GRAD, ND_TENSOR_OPTSTATE, ND_TENSOR_OPTSTATE};
@@ -78,6 +99,14 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
     t.primary = spec->primary;
     t.decay = spec->decay;
     t.param = param_id;
+    /* reduce-scattered gradients: a range of each counts on every rank of the first shard group */
+    if (k == 1 && b->g->dp_shard >= ND_DP_SHARD_GRADIENTS)
+      t.primary = r.dp < b->g->shard_size && b->g->tensors[nd__param(b, nd__rank(0, r.pp, r.tp), p)].primary;
+    /* AdamW's moments, sharded: this rank's contiguous range of the elements */
+    if (k >= 2 && b->g->dp_shard != ND_DP_SHARD_NONE && !shard_moment(b, r, p, &t)) {
+      *nd__pslot(b, tables[k], r, p) = -1; /* an empty range: nothing of it here */
+      continue;
+    }
     int32_t id = nd__add_tensor(b, &t);
     if (k == 0) param_id = id;
     *nd__pslot(b, tables[k], r, p) = id;
@@ -365,9 +394,10 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->vel = table(ptab);
   b->act = table((size_t)b->nranks * b->max_slots * (g->L + 1) * (acts->count + ND__STAGE_ACTS));
   b->normsq = table((size_t)b->nranks);
+  b->lanes = table((size_t)b->nranks);
   b->parts = malloc((size_t)(b->nranks > 2 ? b->nranks : 2) * sizeof *b->parts);
   g->loss = malloc((size_t)g->dp * sizeof *g->loss);
-  if (!b->param || !b->grad || !b->mom || !b->vel || !b->act || !b->normsq || !b->parts || !g->loss) return ND_ENOMEM;
+  if (!b->param || !b->grad || !b->mom || !b->vel || !b->act || !b->normsq || !b->lanes || !b->parts || !g->loss) return ND_ENOMEM;
   return 0;
 }
 
@@ -378,6 +408,7 @@ void nd__builder_free(nd__builder *b) {
   free(b->vel);
   free(b->act);
   free(b->normsq);
+  free(b->lanes);
   free(b->parts);
   free(b->written);
   free(b->bf16_copy);
@@ -401,4 +432,22 @@ void nd__add_stats(nd__builder *b) {
       }
   }
   g->grad_normsq = b->normsq[nd_rank_index(g, nd__rank(0, 0, 0))];
+  /* sharded gradients: 8 partial sums per gradient the norm counts, handed
+   * along the first shard group (graph/optim.c) */
+  if (g->dp_shard < ND_DP_SHARD_GRADIENTS) return;
+  for (int s = 0; s < g->pp; s++)
+    for (int t = 0; t < g->tp; t++) {
+      int counted = 0;
+      for (int p = 0; p < b->nparams; p++) {
+        int32_t gr = nd__grad(b, nd__rank(0, s, t), p);
+        counted += gr >= 0 && g->tensors[gr].primary;
+      }
+      for (int d = 0; d < g->shard_size && counted; d++) {
+        snprintf(stat.name, sizeof stat.name, "d%dp%dt%d.grad_lanes", d, s, t);
+        stat.home = nd__rank(d, s, t);
+        stat.shape[0] = 8 * counted;
+        b->lanes[nd_rank_index(g, stat.home)] = nd__add_tensor(b, &stat);
+      }
+    }
 }
+

@@ -87,6 +87,7 @@ typedef struct nd__builder {
   int32_t *act;                      /* [rank][slot][L + 1][acts->count + ND__STAGE_ACTS], created on first use */
   int max_slots;                     /* the deepest pool */
   int32_t *normsq;                   /* [rank]: (0, s, t) ranks only */
+  int32_t *lanes;                    /* [rank]: data_parallel_shard gradients: the norm's sums handed along, else -1 */
   int32_t *parts;                    /* [max(nranks, 2)]: a collective's buffers, while emitting it */
   uint8_t *written;                  /* [tensor]: written earlier in this step */
   int32_t *bf16_copy;                /* train.precision bf16: [tensor] a GEMM weight's bf16 copy, created on first use */

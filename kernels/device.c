@@ -34,6 +34,8 @@ int nd__device_supports(const nd_task *t) {
   if (t->kind == ND_TASK_ALLREDUCE) return t->a.coll.dtype == ND_F32;
   if (t->kind == ND_TASK_SENDRECV) return t->a.send.offset == 0; /* a slice further in: on the host */
   if (t->kind == ND_TASK_CE_LSE) return t->a.ce.nshards == 1;    /* a kernel takes a fixed number of buffers */
+  /* the device kernels update from the first element: a data-parallel shard further in runs on the CPU */
+  if (t->kind == ND_TASK_ADAMW) return t->a.adamw.offset == 0;
   return 1;
 }
 

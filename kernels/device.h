@@ -47,7 +47,10 @@ int nd__device_worker(void);
 #define ND_DEVICE_DECLINED                                                                                            \
   [ND_TASK_LOAD_BATCH] = "host work: reads the dataset file",                                                        \
   [ND_TASK_CE_COMBINE] = "host work: sums in double into the loss, rows past the step's limit left out",             \
-  [ND_TASK_ALLGATHER] = "copies into one buffer at offsets, between tensor ranks that share a host: on the host"
+  [ND_TASK_ALLGATHER] = "copies into one buffer at offsets, between tensor ranks that share a host: on the host",    \
+  [ND_TASK_SHARD_GATHER] = "host work: copies ranges between the copies of a data-parallel shard group",             \
+  [ND_TASK_REDUCE_SCATTER] = "host work: sums and copies ranges of a data-parallel shard group",                     \
+  [ND_TASK_GRAD_SUMSQ_RANGE] = "host work: sums in double, handed along a data-parallel shard group"
 /* clang-format on */
 
 #endif

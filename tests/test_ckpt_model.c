@@ -32,9 +32,10 @@ static int gather(void *user, int k, enum nd_gather what, float *out) {
   return 0;
 }
 
-static void scatter(void *user, int k, enum nd_gather what, const float *in) {
+static int scatter(void *user, int k, enum nd_gather what, const float *in) {
   (void)user, (void)what;
   memcpy(loaded[k], in, (size_t)tensors[k].numel * sizeof *in);
+  return 0;
 }
 
 static nd_config *cfg;

@@ -48,7 +48,7 @@ typedef void nd_adamw_fn(float *, float *, float *, const float *, int64_t, floa
 typedef void nd_residual_forward_fn(float *, const float *, const float *, int64_t);
 typedef void nd_add_column_sums_fn(float *, const float *, int, int);
 typedef void nd_sum_ordered_fn(float *, const float *const *, int, int64_t);
-typedef double nd_sumsq_fn(const float *, int64_t);
+typedef void nd_sumsq_lanes_fn(double *, const float *, int64_t);
 
 CLONES(nd_gelu_forward)
 CLONES(nd_gelu_backward)
@@ -68,7 +68,7 @@ CLONES(nd_adamw)
 CLONES(nd_residual_forward)
 CLONES(nd_add_column_sums)
 CLONES(nd_sum_ordered)
-CLONES(nd_sumsq)
+CLONES(nd_sumsq_lanes)
 
 enum { N = 37, C = 259, T = 45 }; /* odd sizes: lane blocks and tails */
 #define NX ((size_t)N * C)
@@ -173,8 +173,9 @@ int main(void) {
   const float *parts[3] = {x, dy, w};
   nd_sum_ordered_avx2(a1, parts, 3, C), nd_sum_ordered_base(a2, parts, 3, C);
   same("sum of parts", a1, a2, C * 4);
-  double q1 = nd_sumsq_avx2(x, NX), q2 = nd_sumsq_base(x, NX);
-  same("sum of squares", &q1, &q2, sizeof q1);
+  double q1[ND_LANES] = {0}, q2[ND_LANES] = {0};
+  nd_sumsq_lanes_avx2(q1, x, NX), nd_sumsq_lanes_base(q2, x, NX);
+  same("sum of squares", q1, q2, sizeof q1);
   while (nbuffers) free(buffers[--nbuffers]);
   return done_testing();
 }

@@ -84,6 +84,8 @@ int main(void) {
                                "model.arch=llama",
                                "model.n_kv_head=2",
                                "train.precision=bf16",
+                               /* shard_gather, reduce_scatter, grad_sumsq_range */
+                               "parallelism.data_parallel_shard=gradients",
                                NULL};
   int seen[ND_TASK_KIND_COUNT] = {0}, follow = 1, rc = 0;
   nd_error err = {0};

@@ -214,12 +214,12 @@ static int cases(kcase *out) {
     k.name = names[n], k.t.kind = ND_TASK_SENDRECV, k.n = 2;
     memcpy(k.mode, (uint8_t[]){R, W}, 2);
     out[n++] = k;
-    k.t.a.coll = (struct nd_coll_args){m, 2 + s, ND_F32};
+    k.t.a.coll = (struct nd_coll_args){.n = m, .nparts = 2 + s, .dtype = ND_F32};
     snprintf(names[n], 96, "allreduce (rank-ordered sum) %d parts of %lld", 2 + s, (long long)m);
     k.name = names[n], k.t.kind = ND_TASK_ALLREDUCE, k.n = 2 + s;
     for (int p = 0; p < k.n; p++) k.numel[p] = m, k.mode[p] = RW;
     out[n++] = k;
-    k.t.a.adamw = (struct nd_adamw_args){m, s != 1};
+    k.t.a.adamw = (struct nd_adamw_args){.n = m, .decay = s != 1};
     snprintf(names[n], 96, "adamw n %lld%s", (long long)m, s != 1 ? " decay" : "");
     k.name = names[n], k.t.kind = ND_TASK_ADAMW, k.n = 5, k.tol = 1e-4;
     memcpy(k.numel, (int64_t[]){m, m, m, m, 1}, sizeof(int64_t) * 5);

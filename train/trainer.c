@@ -125,24 +125,27 @@ int nd_trainer_gather(nd_trainer *tr, const char *hf_name, enum nd_gather what, 
     if (!t->primary || !is_kind(t, what) || strcmp(t->hf_name, hf_name) != 0) continue;
     if (nd_shard_full_numel(t) != n) return ND_EINVAL;
     float *p = nd_exec_acquire(tr->exec, i, 0);
-    nd_shard_copy(t, out, p, 1);
+    int rc = nd_shard_copy(g, i, out, p, 1);
     nd_exec_release(tr->exec, i);
+    if (rc) return rc;
     found = 1;
   }
   return found ? 0 : ND_EINVAL;
 }
 
 /* Copies a whole tensor into every shard and copy that holds part of it. */
-static void scatter(nd_trainer *tr, const char *hf_name, enum nd_gather what, const float *full) {
+static int scatter(nd_trainer *tr, const char *hf_name, enum nd_gather what, const float *full) {
   const nd_graph *g = tr->step_graph;
   for (int32_t i = 0; i < g->n_tensors; i++) {
     const nd_tensor *t = &g->tensors[i];
     /* with several processes, each writes the tensors it owns */
     if (!is_kind(t, what) || strcmp(t->hf_name, hf_name) != 0 || !nd_exec_local(tr->exec, i)) continue;
     float *p = nd_exec_acquire(tr->exec, i, 1);
-    nd_shard_copy(t, (float *)full, p, 0); /* to the shard: full is only read */
+    int rc = nd_shard_copy(g, i, (float *)full, p, 0); /* to the shard: full is only read */
     nd_exec_release(tr->exec, i);
+    if (rc) return rc;
   }
+  return 0;
 }
 
 /* Step 0's state: the parameters initialized, Adam's moments zero. The
@@ -154,13 +157,14 @@ static int initialize(nd_trainer *tr, int zero_moments) {
     float *full = malloc((size_t)t->numel * sizeof *full);
     if (!full) return ND_ENOMEM;
     nd_init_tensor(full, t->name, t->numel, (int)tr->cfg.model.n_layer, tr->cfg.train.seed);
-    scatter(tr, t->name, ND_GATHER_PARAM, full);
-    if (zero_moments) {
+    int rc = scatter(tr, t->name, ND_GATHER_PARAM, full);
+    if (!rc && zero_moments) {
       memset(full, 0, (size_t)t->numel * sizeof *full);
-      scatter(tr, t->name, ND_GATHER_ADAM_M, full);
-      scatter(tr, t->name, ND_GATHER_ADAM_V, full);
+      rc = scatter(tr, t->name, ND_GATHER_ADAM_M, full);
+      if (!rc) rc = scatter(tr, t->name, ND_GATHER_ADAM_V, full);
     }
     free(full);
+    if (rc) return rc;
   }
   return 0;
 }
@@ -433,9 +437,9 @@ static int gather_one(void *user, int k, enum nd_gather what, float *out) {
   return nd_trainer_gather(tr, tr->ckpt[k].name, what, out, tr->ckpt[k].numel);
 }
 
-static void scatter_one(void *user, int k, enum nd_gather what, const float *in) {
+static int scatter_one(void *user, int k, enum nd_gather what, const float *in) {
   nd_trainer *tr = user;
-  scatter(tr, tr->ckpt[k].name, what, in);
+  return scatter(tr, tr->ckpt[k].name, what, in);
 }
 
 static nd_ckpt_model ckpt_model(nd_trainer *tr) {

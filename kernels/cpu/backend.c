@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/shard.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/lanes.h"
 
 #define F(i)  ((float *)t[i].data)
 #define CF(i) ((float *)c->t[i].data)
@@ -293,6 +295,36 @@ static int allreduce(const nd_kcall *c) {
   return 0;
 }
 
+/* dst, then the other copies of the shard group in order: each one's own
+ * range (graph/shard.h) into dst, after each rank updated its range */
+static int shard_gather(const nd_kcall *c) {
+  const struct nd_coll_args *a = &c->task->a.coll;
+  for (int k = 0; k < a->nparts; k++) {
+    int64_t begin, n;
+    nd_dp_range(a->n, a->nparts + 1, k < a->own ? k : k + 1, &begin, &n);
+    if (n) memcpy(CF(0) + begin, CF(1 + k) + begin, (size_t)n * sizeof(float));
+  }
+  return 0;
+}
+
+/* shard c's range summed in rank order over every part (into part 0's range,
+ * as the all-reduce does), then copied to each part p with p % shards == c:
+ * the bits of the all-reduce, in the ranges their ranks keep */
+static int reduce_scatter(const nd_kcall *c) {
+  const struct nd_coll_args *a = &c->task->a.coll;
+  const float *parts[a->nparts];
+  for (int s = 0; s < a->shards; s++) {
+    int64_t begin, n;
+    nd_dp_range(a->n, a->shards, s, &begin, &n);
+    if (n == 0) continue;
+    for (int p = 0; p < a->nparts; p++) parts[p] = CF(p) + begin;
+    nd_sum_ordered(CF(0) + begin, parts, a->nparts, n);
+    for (int p = s; p < a->nparts; p += a->shards)
+      if (p) memcpy(CF(p) + begin, CF(0) + begin, (size_t)n * sizeof(float));
+  }
+  return 0;
+}
+
 static int sendrecv(const nd_kcall *c) {
   memcpy(CF(1), CF(0) + c->task->a.send.offset, (size_t)c->task->a.send.n * sizeof(float));
   return 0;
@@ -319,11 +351,35 @@ static int grad_sumsq(const nd_kcall *c) {
   return 0;
 }
 
+/* normsq (1, f64), lanes (8 per gradient, f64), [prev: the lanes of shard
+ * - 1], then the gradients: each one's range of this shard continues its
+ * lanes, so that the last shard's total is grad_sumsq's over the whole
+ * gradients, bit for bit; the others write 0 */
+static int grad_sumsq_range(const nd_kcall *c) {
+  const struct nd_sumsq_args *a = &c->task->a.sumsq;
+  double *lanes = CD(1);
+  int first = 3; /* after prev, an empty descriptor on shard 0 */
+  if (a->shard > 0)
+    memcpy(lanes, CD(2), (size_t)c->t[1].shape[0] * sizeof *lanes);
+  else
+    memset(lanes, 0, (size_t)c->t[1].shape[0] * sizeof *lanes);
+  double sum = 0.0;
+  for (int p = first; p < c->n; p++) {
+    int64_t begin, n;
+    nd_dp_range(c->t[p].shape[0], a->size, a->shard, &begin, &n);
+    double *l = lanes + (size_t)(p - first) * ND_LANES;
+    nd_sumsq_lanes(l, CF(p) + begin, n);
+    sum += nd_lanes_total(l);
+  }
+  *CD(0) = a->last ? sum : 0.0;
+  return 0;
+}
+
 static int adamw(const nd_kcall *c) {
   const struct nd_adamw_args *a = &c->task->a.adamw;
   const nd_step *s = c->step;
   float scale = nd_clip_scale(sqrt(*CD(4)), s->grad_clip);
-  nd_adamw(CF(0), CF(1), CF(2), CF(3), a->n, s->lr, s->beta1, s->beta2, s->eps, a->decay ? s->weight_decay : 0.0f,
+  nd_adamw(CF(0) + a->offset, CF(1), CF(2), CF(3) + a->offset, a->n, s->lr, s->beta1, s->beta2, s->eps, a->decay ? s->weight_decay : 0.0f,
            scale, s->adam_t);
   return 0;
 }
@@ -388,6 +444,9 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_CE_LSE] = crossentropy_lse,
              [ND_TASK_CE_BWD] = crossentropy_bwd,
              [ND_TASK_ALLREDUCE] = allreduce,
+             [ND_TASK_SHARD_GATHER] = shard_gather,
+             [ND_TASK_REDUCE_SCATTER] = reduce_scatter,
+             [ND_TASK_GRAD_SUMSQ_RANGE] = grad_sumsq_range,
              [ND_TASK_SENDRECV] = sendrecv,
              [ND_TASK_ALLGATHER] = allgather,
              [ND_TASK_GRAD_SUMSQ] = grad_sumsq,

@@ -141,6 +141,11 @@ void nd_adamw(float *param, float *m, float *v, const float *grad, int64_t n, fl
               float eps, float weight_decay, float grad_scale, int t);
 /* Sum of squares of x (n), accumulated in double. */
 double nd_sumsq(const float *x, int64_t n);
+/* The squares of x added to the 8 lanes of nd_sumsq (kernels/cpu/lanes.h):
+ * one call on a whole array or calls on consecutive pieces that each start
+ * on a multiple of 8 elements give the same lanes, bit for bit. */
+void nd_sumsq_lanes(double *lanes, const float *x, int64_t n);
+double nd_lanes_total(const double *lanes); /* the fixed tree of nd_sumsq */
 /* out (cols) += the column sums of x (rows, cols), each added in row order (a linear layer's bias gradient). */
 void nd_add_column_sums(float *out, const float *x, int rows, int cols);
 /* The factor that clips a gradient of norm `norm` to max_norm (1 if max_norm <= 0 or not needed). */

@@ -6,14 +6,20 @@
 #include <string.h>
 
 ND_VECTOR_CLONES
-double nd_sumsq(const float *x, int64_t n) {
-  // x (n)
-  double s[ND_LANES] = {0};
+void nd_sumsq_lanes(double *lanes, const float *x, int64_t n) {
+  // lanes (ND_LANES), x (n)
 #define ND_TERM(i) ((double)x[i] * x[i])
-  ND_LANES_ACCUMULATE(s, n, ND_TERM);
+  ND_LANES_ACCUMULATE(lanes, n, ND_TERM);
 #undef ND_TERM
+}
+
+double nd_sumsq(const float *x, int64_t n) {
+  double s[ND_LANES] = {0};
+  nd_sumsq_lanes(s, x, n);
   return ND_LANES_TOTAL(s);
 }
+
+double nd_lanes_total(const double *lanes) { return ND_LANES_TOTAL(lanes); }
 
 float nd_clip_scale(double norm, double max_norm) {
   if (max_norm > 0.0 && norm > max_norm) return (float)(max_norm / norm);
