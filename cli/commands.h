@@ -10,6 +10,7 @@ int nd_cli_eval(int argc, char **argv);
 int nd_cli_kernel_check(int argc, char **argv);
 int nd_cli_trace(int argc, char **argv);
 int nd_cli_calibrate(int argc, char **argv);
+int nd_cli_tokenize(int argc, char **argv);
 
 /* The launcher's grace after SIGTERM (cli/grace.c): seconds before it kills
  * the processes, the setting that changes it and the launcher's name;

@@ -6,6 +6,7 @@
  *   ndgraph eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set k=v]...
  *   ndgraph kernel-check [--timeout SECONDS] PLUGIN.so NAME
  *   ndgraph trace summarize FILE [--json] | ndgraph trace svg FILE -o OUT
+ *   ndgraph tokenize --tokenizer tokenizer.json IN... -o OUT [--eot ID]
  *
  * Exit status: 0 success, 1 failure at run time, 2 bad input (usage,
  * configuration): one table for every command, in cli/exit.c. */
@@ -30,6 +31,8 @@ static void usage(FILE *f) {
              "       check a plugin's kernel or activation NAME against ndgraph's reference\n"
              "  trace summarize FILE [--json] | trace svg FILE -o OUT.svg\n"
              "       bubbles, critical path and efficiency of a Chrome trace; its Gantt chart\n"
+             "  tokenize --tokenizer tokenizer.json IN... -o OUT [--eot ID]\n"
+             "       text files (one document each) into a token file, through a Hugging Face tokenizer\n"
              "  version\n");
 }
 
@@ -57,6 +60,7 @@ int main(int argc, char **argv) {
       {"run", nd_cli_run},     {"plan", nd_cli_plan},
       {"eval", nd_cli_eval},   {"kernel-check", nd_cli_kernel_check},
       {"trace", nd_cli_trace}, {"calibrate", nd_cli_calibrate},
+      {"tokenize", nd_cli_tokenize},
   };
   const char *cmd = argv[1];
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
