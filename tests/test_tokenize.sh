@@ -69,4 +69,25 @@ ok $? "a directory as input: exit 2, and an existing output is left as it was"
 [ ! -e "$tmp/none.tokens" ]
 ok $? "no output file after any of these"
 
+# data.tokenizer: `run` reads the text through the tokenizer, the same ids
+# as the token file of `tokenize`: the same losses, bit for bit
+small="--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=2 --set model.seq_len=16 --set model.vocab_size=721
+  --set train.steps=3 --set train.save_dir= --set train.eval_every=0 --set runtime.workers=1"
+"$ndgraph" tokenize --tokenizer "$fix/gpt2.json" "$tmp/c/lines.txt" -o "$tmp/lines.tokens" >/dev/null
+"$ndgraph" run $small --set data.train="$tmp/c/lines.txt" --set data.val="$tmp/c/long-line.txt" --set data.tokenizer="$fix/gpt2.json" \
+  --metrics "$tmp/a.jsonl" >/dev/null 2>"$tmp/err"
+ok $? "run with data.tokenizer ($(head -c 300 "$tmp/err"))"
+"$ndgraph" run $small --set data.train="$tmp/lines.tokens" --set data.val="$tmp/lines.tokens" --set data.format=tokens-u16 \
+  --metrics "$tmp/b.jsonl" >/dev/null 2>&1
+a=$(metric_losses "$tmp/a.jsonl") b=$(metric_losses "$tmp/b.jsonl")
+[ -n "$a" ] && [ "$a" = "$b" ]
+ok $? "data.tokenizer trains as the tokenize'd file does ($a | $b)"
+expect 2 "gpt2.json: a vocabulary of 721 ids, but model.vocab_size is 800$" "data.tokenizer: another vocabulary size" -- \
+  "$ndgraph" run $small --set model.vocab_size=800 --set data.train="$tmp/c/lines.txt" --set data.val="$tmp/c/long-line.txt" \
+  --set data.tokenizer="$fix/gpt2.json"
+expect 2 "data.tokenizer reads text files: data.format must be text" "data.tokenizer with a token format" -- \
+  "$ndgraph" run $small --set data.format=tokens-u16 --set data.tokenizer="$fix/gpt2.json"
+expect 2 "wp.json: model WordPiece is not supported$" "data.tokenizer: an unsupported model" -- \
+  "$ndgraph" run $small --set data.train="$tmp/c/lines.txt" --set data.val="$tmp/c/long-line.txt" --set data.tokenizer="$tmp/wp.json"
+
 done_testing
