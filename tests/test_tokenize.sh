@@ -5,7 +5,7 @@
 # the width by vocabulary, --eot, and bad input: one line, exit 2, no file.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 fix="$srcdir/tests/fixtures/tokenizer"
-docs="mixed.txt long-line.txt no-spaces.txt lines.txt empty.txt"
+docs="mixed.txt long-line.txt no-spaces.txt lines.txt space-runs.txt empty.txt"
 python3 "$fix/corpus.py" test "$tmp/c"
 ok $? "the test corpus is written"
 

@@ -25,6 +25,19 @@ static char *slurp(const char *path, size_t *len) {
   return buf;
 }
 
+/* A document in memory, read a few bytes at a time. */
+typedef struct mem_in {
+  const char *p;
+  size_t left;
+} mem_in;
+static ssize_t mem_read(void *ctx, char *buf, size_t len) {
+  mem_in *m = ctx;
+  len = len < m->left ? len : m->left;
+  memcpy(buf, m->p, len);
+  m->p += len, m->left -= len;
+  return (ssize_t)len;
+}
+
 /* Python's bytes.decode("utf-8", errors="replace") of these bytes. */
 static void check_clean(const char *in, size_t n, const char *want, const char *what) {
   char *out = NULL;
@@ -70,6 +83,18 @@ static void fixture(const char *srcdir, const char *corpus, const char *name) {
       if (ids[i] != (uint32_t)(want[2 * (at + i)] | want[2 * (at + i) + 1] << 8)) bad = i;
     ok(n == count && bad == (size_t)-1, "%s %s: the %zu ids of tokenizers (got %zu, first difference at %zd)", name,
        file, count, n, bad == (size_t)-1 ? (ssize_t)-1 : (ssize_t)bad);
+    /* in chunks of a few bytes: hundreds of cuts, each where a piece ends */
+    for (size_t chunk = 61; chunk <= 4096; chunk *= 8) {
+      uint32_t *cut = NULL;
+      size_t cn = 0, ccap = 0, same = 1;
+      mem_in m = {text, len};
+      nd__stream in = {mem_read, NULL, &m, file};
+      ok(text && nd__encode_stream(tok, &in, chunk, &cut, &cn, &ccap, &err) == 0, "%s %s: encodes in chunks of %zu (%s)",
+         name, file, chunk, err.msg);
+      for (size_t i = 0; i < n && i < cn && same; i++) same = cut[i] == ids[i];
+      ok(same && cn == n, "%s %s: read in chunks of %zu bytes, the same %zu ids (got %zu)", name, file, chunk, n, cn);
+      free(cut);
+    }
     at += count;
     /* decode: tokenizers' text, or the document itself as Python reads it */
     char *dec = NULL, *clean = NULL;
@@ -122,6 +147,53 @@ static void refused(const char *srcdir, const char *tmp, const char *key, const 
   cJSON_Delete(root);
 }
 
+/* A variant of a fixture (edit: a JSON fragment merged into the model or
+ * the root) and whether streaming may cut it at spaces. */
+static void cuts(const char *srcdir, const char *tmp, const char *name, const char *what, void (*edit)(cJSON *root),
+                 int want) {
+  char path[4096], out[4096];
+  size_t len;
+  snprintf(path, sizeof path, "%s/tests/fixtures/tokenizer/%s.json", srcdir, name);
+  char *text = slurp(path, &len);
+  cJSON *root = text ? cJSON_Parse(text) : NULL;
+  if (!root) {
+    ok(0, "%s read", path);
+    free(text);
+    return;
+  }
+  edit(root);
+  snprintf(out, sizeof out, "%s/cuts.json", tmp);
+  char *s = cJSON_PrintUnformatted(root);
+  FILE *f = fopen(out, "w");
+  fputs(s, f);
+  fclose(f);
+  nd_error err = {0};
+  nd_tokenizer *tok = NULL;
+  ok(nd_tokenizer_load(out, &tok, &err) == 0 && tok->cut_at_spaces == want, "%s: %s (%s)", name, what,
+     want ? "cut at spaces" : "read whole");
+  nd_tokenizer_free(tok);
+  free(s), free(text);
+  cJSON_Delete(root);
+}
+
+/* a token with the space inside: "e▁", merged from "e" and "▁" */
+static void token_across(cJSON *root) {
+  cJSON *model = cJSON_GetObjectItem(root, "model");
+  cJSON_AddNumberToObject(cJSON_GetObjectItem(model, "vocab"), "e\xE2\x96\x81", 5000);
+  cJSON *pair = cJSON_CreateArray();
+  cJSON_AddItemToArray(pair, cJSON_CreateString("e"));
+  cJSON_AddItemToArray(pair, cJSON_CreateString("\xE2\x96\x81"));
+  cJSON_AddItemToArray(cJSON_GetObjectItem(model, "merges"), pair);
+}
+static void no_regex(cJSON *root) {
+  cJSON_ReplaceItemInObject(cJSON_GetObjectItem(root, "pre_tokenizer"), "use_regex", cJSON_CreateFalse());
+}
+static void other_regex(cJSON *root) {
+  cJSON *split = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "pre_tokenizer"), "pretokenizers"), 0);
+  cJSON_ReplaceItemInObject(cJSON_GetObjectItem(split, "pattern"), "Regex", cJSON_CreateString("\\p{L}+|\\s+"));
+}
+static void nothing(cJSON *root) { (void)root; }
+
 int main(void) {
   const char *srcdir = getenv("ND_SRCDIR") ? getenv("ND_SRCDIR") : ".";
   char tmp[] = "/tmp/ndgraph-tok-XXXXXX", cmd[8192];
@@ -141,6 +213,11 @@ int main(void) {
   fixture(srcdir, tmp, "gpt2");
   fixture(srcdir, tmp, "llama2");
   fixture(srcdir, tmp, "llama3");
+
+  cuts(srcdir, tmp, "llama2", "no pre-tokenizer, no token with the space inside", nothing, 1);
+  cuts(srcdir, tmp, "llama2", "no pre-tokenizer, a token e\xE2\x96\x81", token_across, 0);
+  cuts(srcdir, tmp, "gpt2", "ByteLevel without its regex", no_regex, 0);
+  cuts(srcdir, tmp, "llama3", "a Split regex not known to cut at spaces", other_regex, 0);
 
   refused(srcdir, tmp, "normalizer", "{\"type\": \"NFC\"}", ND_ENOTIMPL, "normalizer NFC is not supported");
   refused(srcdir, tmp, "pre_tokenizer", "{\"type\": \"Whitespace\"}", ND_ENOTIMPL,

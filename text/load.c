@@ -41,10 +41,49 @@ static const char *type_of(const cJSON *o) {
   return t ? t : "(without a type)";
 }
 
+/* `tokenizers`' regexes are Oniguruma's, whose \s is Unicode's White_Space;
+ * PCRE2's (10.42, with UCP) also matches U+180E, which Unicode took out of
+ * White_Space in 6.3, and GPT-2's \s+(?!\S) then cuts "  \u180e" elsewhere.
+ * So \s and \S are spelled out as White_Space before PCRE2 sees them. NULL
+ * when out of memory or for \S inside a class, which has no spelling. */
+#define WHITE_SPACE "\\t\\n\\x0B\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
+static char *white_space(const char *re) {
+  size_t n = strlen(re), k = 0;
+  char *out = malloc(n * sizeof "[^" WHITE_SPACE "]" + 1);
+  int in_class = 0;
+  for (size_t i = 0; out && i < n; i++) {
+    const char *put = NULL;
+    if (re[i] == '\\' && (re[i + 1] == 's' || re[i + 1] == 'S')) {
+      if (re[i + 1] == 'S' && in_class) {
+        free(out);
+        return NULL;
+      }
+      put = re[i + 1] == 'S' ? "[^" WHITE_SPACE "]" : in_class ? WHITE_SPACE : "[" WHITE_SPACE "]";
+      i++;
+    } else if (re[i] == '\\' && re[i + 1]) {
+      out[k++] = re[i++];
+    } else if (re[i] == '[' && !in_class) {
+      in_class = 1;
+      out[k++] = re[i];
+      if (re[i + 1] == '^') out[k++] = re[++i];
+      if (re[i + 1] == ']') out[k++] = re[++i]; /* a ']' first is a member */
+      continue;
+    } else if (re[i] == ']' && in_class)
+      in_class = 0;
+    if (put) k += (size_t)sprintf(out + k, "%s", put);
+    else out[k++] = re[i];
+  }
+  if (out) out[k] = 0;
+  return out;
+}
+
 static int compile(loader *l, nd__pattern *p, const char *regex) {
   int code;
   PCRE2_SIZE at;
-  p->re = pcre2_compile((PCRE2_SPTR)regex, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
+  char *ws = white_space(regex);
+  if (!ws) return nd__fail(l->err, ND_ENOTIMPL, "%s: regex /%s/: \\S inside a character class is not supported", l->tok->path, regex);
+  p->re = pcre2_compile((PCRE2_SPTR)ws, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
+  free(ws);
   if (!p->re) {
     PCRE2_UCHAR msg[256];
     pcre2_get_error_message(code, msg, sizeof msg);

@@ -122,48 +122,74 @@ static int flush_ids(job *j, nd_error *err) {
   return nd__atomic_write(&j->out, j->bytes, need, err);
 }
 
-static int document(job *j, const char *path, uint32_t eot, nd_error *err) {
-  int fd = open(path, O_RDONLY), rc = 0, continuation = 0;
-  if (fd < 0) return nd__fail(err, ND_EINVAL, "%s: cannot open: %s", path, strerror(errno));
+int nd__encode_stream(nd_tokenizer *tok, const nd__stream *in, size_t chunk, uint32_t **ids, size_t *n, size_t *cap,
+                      nd_error *err) {
   char *buf = NULL;
-  size_t have = 0, cap = 0;
-  if ((rc = nd__put_ids(&j->ids, &j->n, &j->cap, &eot, 1) ? nd__fail(err, ND_ENOMEM, "%s: out of memory", path) : 0))
-    goto done;
-  size_t want = CHUNK;
+  size_t have = 0, room = 0, want = chunk;
+  int rc = 0, continuation = 0;
   for (int eof = 0; !eof;) {
     while (!eof && have < want) { /* a chunk's worth, or the rest */
-      if (have + CHUNK > cap) {
-        char *b = realloc(buf, cap = 2 * (have + CHUNK));
+      if (have + chunk > room) {
+        char *b = realloc(buf, room = 2 * (have + chunk));
         if (!b) {
-          rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", path);
+          rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", in->name);
           goto done;
         }
         buf = b;
       }
-      ssize_t got = read(fd, buf + have, CHUNK);
-      if (got < 0 && errno == EINTR) continue;
+      ssize_t got = in->read(in->ctx, buf + have, chunk);
       if (got < 0) {
-        rc = nd__fail(err, ND_EINVAL, "%s: cannot read: %s", path, strerror(errno));
+        rc = nd__fail(err, ND_EINVAL, "%s: cannot read: %s", in->name, strerror(errno));
         goto done;
       }
-      eof = got == 0, have += (size_t)got, j->done_bytes += got;
+      eof = got == 0, have += (size_t)got;
     }
-    size_t cut = eof ? have : j->tok->cut_at_spaces ? last_cut(buf, have) : 0;
+    size_t cut = eof ? have : tok->cut_at_spaces ? last_cut(buf, have) : 0;
     if (cut == 0 && !eof) { /* no place to cut yet: read on */
-      want = have + CHUNK;
+      want = have + chunk;
       continue;
     }
-    want = CHUNK;
-    if ((rc = nd__encode(j->tok, buf, cut, continuation, &j->ids, &j->n, &j->cap, err)) || (rc = flush_ids(j, err)))
+    want = chunk;
+    if ((rc = nd__encode(tok, buf, cut, continuation, ids, n, cap, err)) || (in->chunk_done && (rc = in->chunk_done(in->ctx, err))))
       goto done;
     continuation = 1;
     memmove(buf, buf + cut, have - cut);
     have -= cut;
-    show(j, path, 0);
   }
 done:
   free(buf);
-  close(fd);
+  return rc;
+}
+
+typedef struct file_in {
+  job *j;
+  int fd;
+  const char *path;
+} file_in;
+
+static ssize_t file_read(void *ctx, char *buf, size_t len) {
+  file_in *f = ctx;
+  ssize_t got;
+  while ((got = read(f->fd, buf, len)) < 0 && errno == EINTR) continue;
+  if (got > 0) f->j->done_bytes += got;
+  return got;
+}
+
+/* After each chunk: its ids to the file, the progress line. */
+static int file_chunk_done(void *ctx, nd_error *err) {
+  file_in *f = ctx;
+  int rc = flush_ids(f->j, err);
+  show(f->j, f->path, 0);
+  return rc;
+}
+
+static int document(job *j, const char *path, uint32_t eot, nd_error *err) {
+  file_in f = {j, open(path, O_RDONLY), path};
+  if (f.fd < 0) return nd__fail(err, ND_EINVAL, "%s: cannot open: %s", path, strerror(errno));
+  nd__stream in = {file_read, file_chunk_done, &f, path};
+  int rc = nd__put_ids(&j->ids, &j->n, &j->cap, &eot, 1) ? nd__fail(err, ND_ENOMEM, "%s: out of memory", path)
+                                                         : nd__encode_stream(j->tok, &in, CHUNK, &j->ids, &j->n, &j->cap, err);
+  close(f.fd);
   return rc;
 }
 

@@ -8,6 +8,7 @@
 #include <pcre2.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ndgraph/tokenizer.h"
 #include "text/map.h"
@@ -137,6 +138,20 @@ int nd__pattern_find(nd_tokenizer *tok, const nd__pattern *p, const char *s, siz
  * streaming (text/stream.c), not a document's start. */
 int nd__encode(nd_tokenizer *tok, const char *text, size_t len, int continuation, uint32_t **ids, size_t *n,
                size_t *cap, nd_error *err);
+
+/* A document read in chunks (text/stream.c): read as read(2) does (0 at
+ * the end), chunk_done (may be NULL) called after each chunk's ids are
+ * appended; name for messages. */
+typedef struct nd__stream {
+  ssize_t (*read)(void *ctx, char *buf, size_t len);
+  int (*chunk_done)(void *ctx, nd_error *err);
+  void *ctx;
+  const char *name;
+} nd__stream;
+/* Appends the ids of the document in to *ids, reading chunk bytes at a
+ * time and cutting where nd__cut_at_spaces allows: the ids of the whole. */
+int nd__encode_stream(nd_tokenizer *tok, const nd__stream *in, size_t chunk, uint32_t **ids, size_t *n, size_t *cap,
+                      nd_error *err);
 
 /* Whether a cut at a space in the middle of words is safe (text/stream.c). */
 int nd__cut_at_spaces(const nd_tokenizer *tok);
