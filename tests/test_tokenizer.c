@@ -193,6 +193,47 @@ static void other_regex(cJSON *root) {
   cJSON_ReplaceItemInObject(cJSON_GetObjectItem(split, "pattern"), "Regex", cJSON_CreateString("\\p{L}+|\\s+"));
 }
 static void nothing(cJSON *root) { (void)root; }
+/* an added token that is not byte-level text: a space in it */
+static void spaced_token(cJSON *root) {
+  cJSON *t = cJSON_CreateObject();
+  cJSON_AddNumberToObject(t, "id", 721);
+  cJSON_AddStringToObject(t, "content", "hello world");
+  cJSON_AddBoolToObject(t, "special", 0);
+  cJSON_AddItemToArray(cJSON_GetObjectItem(root, "added_tokens"), t);
+}
+
+/* The ByteLevel decoder gives a token whose characters are not all
+ * byte-level ones as it is (tokenizers: "hello world", not "hello\0world"). */
+static void decode_raw(const char *srcdir, const char *tmp) {
+  char path[4096], out[4096];
+  size_t len;
+  snprintf(path, sizeof path, "%s/tests/fixtures/tokenizer/gpt2.json", srcdir);
+  char *text = slurp(path, &len);
+  cJSON *root = text ? cJSON_Parse(text) : NULL;
+  if (!root) {
+    ok(0, "%s read", path);
+    free(text);
+    return;
+  }
+  spaced_token(root);
+  snprintf(out, sizeof out, "%s/spaced.json", tmp);
+  char *s = cJSON_PrintUnformatted(root);
+  FILE *f = fopen(out, "w");
+  fputs(s, f);
+  fclose(f);
+  nd_error err = {0};
+  nd_tokenizer *tok = NULL;
+  uint32_t ids[] = {721, 721};
+  char *dec = NULL;
+  size_t dlen = 0;
+  ok(nd_tokenizer_load(out, &tok, &err) == 0 && nd_tokenizer_decode(tok, ids, 2, &dec, &dlen, &err) == 0 &&
+         dlen == 22 && !memcmp(dec, "hello worldhello world", 22),
+     "ByteLevel decode: a token with a space stays as it is (%s)", err.msg);
+  free(dec);
+  nd_tokenizer_free(tok);
+  free(s), free(text);
+  cJSON_Delete(root);
+}
 
 int main(void) {
   const char *srcdir = getenv("ND_SRCDIR") ? getenv("ND_SRCDIR") : ".";
@@ -218,6 +259,8 @@ int main(void) {
   cuts(srcdir, tmp, "llama2", "no pre-tokenizer, a token e\xE2\x96\x81", token_across, 0);
   cuts(srcdir, tmp, "gpt2", "ByteLevel without its regex", no_regex, 0);
   cuts(srcdir, tmp, "llama3", "a Split regex not known to cut at spaces", other_regex, 0);
+
+  decode_raw(srcdir, tmp);
 
   refused(srcdir, tmp, "normalizer", "{\"type\": \"NFC\"}", ND_ENOTIMPL, "normalizer NFC is not supported");
   refused(srcdir, tmp, "pre_tokenizer", "{\"type\": \"Whitespace\"}", ND_ENOTIMPL,

@@ -2,6 +2,7 @@
  * out), each decoder of the chain turning the list of strings into another,
  * then the strings joined (with a space where there is no decoder). */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,18 +33,15 @@ static uint32_t code_point(const unsigned char *s, size_t *n) {
 }
 
 /* GPT-2's byte for a byte-level character, -1 for another character. */
+static int16_t byte_of_table[256 + 68];
+static void byte_of_fill(void) {
+  for (int c = 0; c < 256 + 68; c++) byte_of_table[c] = -1;
+  for (int c = 0; c < 256; c++) byte_of_table[nd__byte_level_char((unsigned char)c)] = (int16_t)c;
+}
 static int byte_of(uint32_t cp) {
-  static int16_t table[256 + 68];
-  static int ready;
-  if (!ready) {
-    int extra = 256;
-    for (int c = 0; c < 256; c++) {
-      int printable = (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
-      table[printable ? c : extra++] = (int16_t)c;
-    }
-    ready = 1;
-  }
-  return cp < 256 + 68 ? table[cp] : -1;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, byte_of_fill);
+  return cp < 256 + 68 ? byte_of_table[cp] : -1;
 }
 
 static int byte_level(const nd__pieces *in, nd__pieces *out, char **tmp, size_t *cap) {

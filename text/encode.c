@@ -3,6 +3,7 @@
  * normalized added tokens are cut out, the pre-tokenizers cut the rest into
  * words, and BPE turns each word into ids. Each stage turns a list of pieces
  * into another; a piece that is an added token passes through. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,22 +224,17 @@ static int normalize(nd_tokenizer *tok, const nd__pieces *in, nd__pieces *out) {
   return 0;
 }
 
-/* Byte-level: each byte as the printable character GPT-2 gave it (the
- * printable Latin-1 bytes stand for themselves, the others are 256 + n). */
+/* Byte-level: each byte as its character (nd__byte_level_char), in UTF-8. */
+static char byte_table[256][3];
+static size_t byte_lens[256];
+static void byte_table_fill(void) {
+  for (int c = 0; c < 256; c++) byte_lens[c] = nd__utf8_put(nd__byte_level_char((unsigned char)c), byte_table[c]);
+}
 static const char *byte_char(unsigned char b, size_t *len) {
-  static char table[256][3];
-  static size_t lens[256];
-  static int ready;
-  if (!ready) { /* benign: every thread writes the same bytes */
-    uint32_t extra = 256;
-    for (int c = 0; c < 256; c++) {
-      int printable = (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
-      lens[c] = nd__utf8_put(printable ? (uint32_t)c : extra++, table[c]);
-    }
-    ready = 1;
-  }
-  *len = lens[b];
-  return table[b];
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, byte_table_fill);
+  *len = byte_lens[b];
+  return byte_table[b];
 }
 
 static int byte_map(nd_tokenizer *tok, const char *s, size_t len, struct nd__piece like, nd__pieces *out) {

@@ -87,3 +87,12 @@ size_t nd__utf8_put(uint32_t cp, char *out) {
   o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F)), o[3] = (unsigned char)(0x80 | (cp & 0x3F));
   return 4;
 }
+
+static int printable(int c) { return (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF); }
+
+uint32_t nd__byte_level_char(unsigned char b) {
+  if (printable(b)) return b;
+  uint32_t n = 256;
+  for (int c = 0; c < b; c++) n += !printable(c);
+  return n;
+}

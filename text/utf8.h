@@ -23,6 +23,11 @@ static inline size_t nd__utf8_char_len(unsigned char c) { return c < 0xC0 ? 1 : 
 /* Encodes code point cp at out (room for 4); returns its length. */
 size_t nd__utf8_put(uint32_t cp, char *out);
 
+/* GPT-2's byte-level alphabet: the character that stands for byte b (the
+ * printable Latin-1 bytes stand for themselves, the others for 256, 257, ...
+ * in order), so that every byte is a printable character of the vocabulary. */
+uint32_t nd__byte_level_char(unsigned char b);
+
 /* Makes room for extra more bytes in *buf (*len used, *cap allocated). */
 int nd__grow(char **buf, size_t len, size_t extra, size_t *cap);
 
