@@ -62,6 +62,10 @@ python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j["added_tokens"
 expect 2 "noeot.json: no end-of-text token .*; give one with --eot ID$" "no end-of-text token and no --eot" -- \
   "$ndgraph" tokenize --tokenizer "$tmp/noeot.json" "$tmp/c/mixed.txt" -o "$tmp/none.tokens"
 expect 2 "^usage: ndgraph tokenize" "no -o: usage" -- "$ndgraph" tokenize --tokenizer "$fix/gpt2.json" "$tmp/c/mixed.txt"
+"$ndgraph" tokenize --no-such-option >/dev/null 2>&1
+ok $(($? != 2)) "an unknown option is exit 2"
+"$ndgraph" tokenize --help | grep -q "^  tokenize --tokenizer"
+ok $? "--help names tokenize"
 echo old >"$tmp/keep.tokens"
 "$ndgraph" tokenize --tokenizer "$fix/gpt2.json" "$tmp/c/mixed.txt" "$tmp/c" -o "$tmp/keep.tokens" 2>/dev/null
 [ $? -eq 2 ] && [ "$(cat "$tmp/keep.tokens")" = old ]

@@ -212,6 +212,7 @@ int nd_tokenize_files(nd_tokenizer *tok, const char *const *inputs, int n_inputs
   }
   int rc = nd__atomic_open(&j.out, out, err);
   for (int i = 0; !rc && i < n_inputs; i++) rc = document(&j, inputs[i], (uint32_t)eot, err);
+  if (rc && j.progress && j.shown > 0) fputc('\n', stderr); /* the error on a line of its own */
   if (rc) nd__atomic_abort(&j.out);
   else {
     show(&j, out, 1);
