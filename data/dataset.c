@@ -166,7 +166,8 @@ static int check_all(const nd_dataset *ds, nd_error *err) {
  * the file open at ds->fd, read whole. */
 static int tokenize(nd_dataset *ds, const char *spec, const char *path, nd_error *err) {
   nd_tokenizer *tok = NULL;
-  char *text = (char *)ds->owned;
+  const char *text = (const char *)ds->owned;
+  char *read_in = NULL; /* a file's text, read here */
   uint32_t *ids = NULL;
   size_t len = ds->n_bytes, n = 0, cap = 0;
   int rc = nd_tokenizer_load(path, &tok, err);
@@ -177,12 +178,12 @@ static int tokenize(nd_dataset *ds, const char *spec, const char *path, nd_error
     goto done;
   }
   if (ds->fd >= 0) {
-    if (!(text = malloc(len ? len : 1))) {
+    if (!(text = read_in = malloc(len ? len : 1))) {
       rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", spec);
       goto done;
     }
     for (size_t got = 0; got < len;) {
-      ssize_t r = pread(ds->fd, text + got, len - got, (off_t)got);
+      ssize_t r = pread(ds->fd, read_in + got, len - got, (off_t)got);
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) {
         rc = nd__fail(err, ND_EDATA, "%s: cannot read: %s", spec, r < 0 ? strerror(errno) : "the file shrank");
@@ -208,7 +209,7 @@ static int tokenize(nd_dataset *ds, const char *spec, const char *path, nd_error
     p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
   }
 done:
-  if (text != (char *)ds->owned) free(text);
+  free(read_in);
   free(ids);
   nd_tokenizer_free(tok);
   return rc;

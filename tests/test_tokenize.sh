@@ -10,7 +10,7 @@ python3 "$fix/corpus.py" test "$tmp/c"
 ok $? "the test corpus is written"
 
 for t in gpt2 llama2 llama3; do
-  (cd "$tmp/c" && "$ndgraph" tokenize --tokenizer "$fix/$t.json" $docs -o "$tmp/$t.tokens") >"$tmp/out" 2>"$tmp/err"
+  "$ndgraph" tokenize --tokenizer "$fix/$t.json" $(printf "$tmp/c/%s " $docs) -o "$tmp/$t.tokens" >"$tmp/out" 2>"$tmp/err"
   ok $? "$t: tokenize exits 0 ($(head -c 300 "$tmp/err"))"
   cmp "$tmp/$t.tokens" "$fix/expected/$t.tokens" >"$tmp/cmp" 2>&1
   ok $? "$t: the ids of tokenizers, every one ($(cat "$tmp/cmp"))"
@@ -86,6 +86,8 @@ ok $? "run with data.tokenizer ($(head -c 300 "$tmp/err"))"
 a=$(metric_losses "$tmp/a.jsonl") b=$(metric_losses "$tmp/b.jsonl")
 [ -n "$a" ] && [ "$a" = "$b" ]
 ok $? "data.tokenizer trains as the tokenize'd file does ($a | $b)"
+"$ndgraph" run $small --set data.tokenizer="$fix/gpt2.json" >/dev/null 2>"$tmp/err"
+ok $? "data.tokenizer on the built-in corpus ($(head -c 300 "$tmp/err"))"
 expect 2 "gpt2.json: a vocabulary of 721 ids, but model.vocab_size is 800$" "data.tokenizer: another vocabulary size" -- \
   "$ndgraph" run $small --set model.vocab_size=800 --set data.train="$tmp/c/lines.txt" --set data.val="$tmp/c/long-line.txt" \
   --set data.tokenizer="$fix/gpt2.json"

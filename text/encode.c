@@ -47,7 +47,7 @@ int nd__pattern_find(nd_tokenizer *tok, const nd__pattern *p, const char *s, siz
     /* the text was made valid UTF-8 on the way in */
     int m = pcre2_match(p->re, (PCRE2_SPTR)s, len, at, PCRE2_NO_UTF_CHECK, tok->match, NULL);
     if (m == PCRE2_ERROR_NOMATCH) return 0;
-    if (m < 0) return -1;
+    if (m < 0) return tok->regex_error = m, -1; /* a match limit, memory */
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(tok->match);
     if (ov[1] > ov[0]) {
       if ((rc = fn(ctx, ov[0], ov[1]))) return rc;
@@ -319,6 +319,12 @@ int nd__encode(nd_tokenizer *tok, const char *text, size_t len, int continuation
   }
   return 0;
 oom:
+  if (tok->regex_error) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(tok->regex_error, msg, sizeof msg);
+    tok->regex_error = 0;
+    return nd__fail(err, ND_ERUNTIME, "%s: a regex failed on the text: %s", tok->path, (char *)msg);
+  }
   return nd__fail(err, ND_ENOMEM, "%s: out of memory while encoding", tok->path);
 }
 

@@ -109,6 +109,7 @@ struct nd_tokenizer {
    * character leaves every piece whole (text/stream.c). */
   int cut_at_spaces;
   pcre2_match_data *match;
+  int regex_error; /* PCRE2's code when a match failed (not "no match") */
   nd__cache cache;
   struct nd__bpe_work *work; /* the BPE's symbols and heap, reused */
   nd__pieces scratch[3];
