@@ -61,6 +61,10 @@ python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j["added_tokens"
   "$fix/gpt2.json" "$tmp/noeot.json"
 expect 2 "noeot.json: no end-of-text token .*; give one with --eot ID$" "no end-of-text token and no --eot" -- \
   "$ndgraph" tokenize --tokenizer "$tmp/noeot.json" "$tmp/c/mixed.txt" -o "$tmp/none.tokens"
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j["model"]["vocab"]["zz"] = 2**31 - 1; json.dump(j, open(sys.argv[2], "w"))' \
+  "$fix/gpt2.json" "$tmp/huge.json"
+expect 2 "huge.json: id 2147483647: more than 16777216 ids are not supported$" "an id of 2^31 - 1: refused, not gigabytes of tables" -- \
+  "$ndgraph" tokenize --tokenizer "$tmp/huge.json" "$tmp/c/mixed.txt" -o "$tmp/none.tokens"
 expect 2 "^usage: ndgraph tokenize" "no -o: usage" -- "$ndgraph" tokenize --tokenizer "$fix/gpt2.json" "$tmp/c/mixed.txt"
 "$ndgraph" tokenize --no-such-option >/dev/null 2>&1
 ok $(($? != 2)) "an unknown option is exit 2"

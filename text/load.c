@@ -11,6 +11,8 @@
 #include "text/tokenizer.h"
 #include "text/utf8.h"
 
+#define ND_TOKENIZER_MAX_IDS (1 << 24)
+
 /* GPT-2's pre-tokenizer regex, which ByteLevel with use_regex applies. */
 #define GPT2_REGEX "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 
@@ -331,6 +333,10 @@ static int model(loader *l, const cJSON *root) {
     top = id->valueint > top ? id->valueint : top;
   }
   if (top < 0) return malformed(l, "model.vocab (empty)");
+  /* tables by id: a hostile id must not ask for gigabytes (the largest vocabularies have some 256k) */
+  if (top >= ND_TOKENIZER_MAX_IDS)
+    return nd__fail(l->err, ND_ENOTIMPL, "%s: id %lld: more than %d ids are not supported", tok->path, (long long)top,
+                    ND_TOKENIZER_MAX_IDS);
   tok->vocab_size = top + 1;
   tok->token = calloc((size_t)tok->vocab_size, sizeof *tok->token);
   tok->token_len = calloc((size_t)tok->vocab_size, sizeof *tok->token_len);
