@@ -16,6 +16,7 @@ int nd_cli_generate(int argc, char **argv);
  * comes (bytes when `bytes`, else ids) and a newline; opens *gen on first use. */
 int nd_cli_sample(nd_trainer *tr, nd_generator **gen, const int *prompt, int n_prompt, const nd_generate_opts *base,
                   int bytes, nd_generate_result *res, nd_error *err);
+int nd_cli_tokenize(int argc, char **argv);
 
 /* The launcher's grace after SIGTERM (cli/grace.c): seconds before it kills
  * the processes, the setting that changes it and the launcher's name;

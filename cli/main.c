@@ -9,6 +9,7 @@
  *   ndgraph kernel-check [--timeout SECONDS] PLUGIN.so NAME
  *   ndgraph trace summarize FILE [--json] | ndgraph trace svg FILE -o OUT
  *   ndgraph plot METRICS.jsonl... -o OUT.svg
+ *   ndgraph tokenize --tokenizer tokenizer.json IN... -o OUT [--eot ID]
  *
  * Exit status: 0 success, 1 failure at run time, 2 bad input (usage,
  * configuration): one table for every command, in cli/exit.c. */
@@ -38,6 +39,8 @@ static void usage(FILE *f) {
              "       bubbles, critical path and efficiency of a Chrome trace; its Gantt chart\n"
              "  plot METRICS.jsonl... -o OUT.svg\n"
              "       losses, learning rate and tokens/s against step of one or more runs (--metrics files)\n"
+             "  tokenize --tokenizer tokenizer.json IN... -o OUT [--eot ID]\n"
+             "       text files (one document each) into a token file, through a Hugging Face tokenizer\n"
              "  version\n");
 }
 
@@ -67,6 +70,7 @@ int main(int argc, char **argv) {
       {"trace", nd_cli_trace}, {"calibrate", nd_cli_calibrate},
       {"plot", nd_cli_plot},
       {"generate", nd_cli_generate},
+      {"tokenize", nd_cli_tokenize},
   };
   const char *cmd = argv[1];
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

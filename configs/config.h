@@ -103,6 +103,7 @@ struct nd_config {
   struct {
     char train[ND_PATH_MAX], val[ND_PATH_MAX]; /* paths or builtin:NAME */
     enum nd_data_format format;
+    char tokenizer[ND_PATH_MAX]; /* a tokenizer.json the text goes through; empty: bytes are tokens */
   } data;
 
   struct {

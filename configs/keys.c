@@ -137,6 +137,7 @@ const struct nd__key nd__keys[] = {
     STR(data, train, 1, NULL, "builtin:tales"),
     STR(data, val, 1, NULL, "builtin:tales-val"),
     ENUM(data, format, formats, "text"),
+    STR(data, tokenizer, 0, NULL, ""),
 
     INT(runtime, workers, 0, 4096, "0"),
     STR(runtime, scheduler, 1, nd__policy_names, "ndws"),

@@ -201,7 +201,11 @@ static int check_dp_shard(const nd_config *cfg, nd_error *err) {
 
 static int check_data(const nd_config *cfg, nd_error *err) {
   const int64_t vocab = cfg->model.vocab_size;
-  if (cfg->data.format == ND_FORMAT_TEXT && vocab < 256)
+  /* the tokenizer reads the text; its vocabulary is checked against vocab_size when it is read */
+  if (cfg->data.tokenizer[0] && cfg->data.format != ND_FORMAT_TEXT)
+    return fail_at(cfg, err, KEYS("data.tokenizer", "data.format"),
+                   "data.tokenizer reads text files: data.format must be text");
+  if (cfg->data.format == ND_FORMAT_TEXT && vocab < 256 && !cfg->data.tokenizer[0])
     return fail_at(cfg, err, KEYS("model.vocab_size", "data.format"),
                    "model.vocab_size (%" PRId64 ") must be at least 256 for data.format text "
                    "(one token per byte)",

@@ -13,6 +13,7 @@
 
 #include "common/error.h"
 #include "data/builtin.h"
+#include "ndgraph/tokenizer.h"
 
 #define BUILTIN_PREFIX "builtin:"
 
@@ -159,8 +160,63 @@ static int check_all(const nd_dataset *ds, nd_error *err) {
   return rc;
 }
 
-int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format format, int64_t vocab_size, int seq_len,
-                    nd_error *err) {
+/* The text's ids, as u32 in ds->owned: the end-of-text id (where the
+ * tokenizer has one) then the ids of the whole text, as `ndgraph tokenize`
+ * writes a one-document file. The text is ds->owned (a built-in corpus) or
+ * the file open at ds->fd, read whole. */
+static int tokenize(nd_dataset *ds, const char *spec, const char *path, nd_error *err) {
+  nd_tokenizer *tok = NULL;
+  const char *text = (const char *)ds->owned;
+  char *read_in = NULL; /* a file's text, read here */
+  uint32_t *ids = NULL;
+  size_t len = ds->n_bytes, n = 0, cap = 0;
+  int rc = nd_tokenizer_load(path, &tok, err);
+  if (rc) return rc;
+  if (nd_tokenizer_vocab_size(tok) != ds->vocab_size) {
+    rc = nd__fail(err, ND_EINVAL, "%s: a vocabulary of %" PRId64 " ids, but model.vocab_size is %" PRId64, path,
+                  nd_tokenizer_vocab_size(tok), ds->vocab_size);
+    goto done;
+  }
+  if (ds->fd >= 0) {
+    if (!(text = read_in = malloc(len ? len : 1))) {
+      rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", spec);
+      goto done;
+    }
+    for (size_t got = 0; got < len;) {
+      ssize_t r = pread(ds->fd, read_in + got, len - got, (off_t)got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        rc = nd__fail(err, ND_EDATA, "%s: cannot read: %s", spec, r < 0 ? strerror(errno) : "the file shrank");
+        goto done;
+      }
+      got += (size_t)r;
+    }
+  }
+  if (!(ids = malloc((cap = 1024) * sizeof *ids))) {
+    rc = nd__fail(err, ND_ENOMEM, "%s: out of memory", spec);
+    goto done;
+  }
+  if (nd_tokenizer_eot(tok) >= 0) ids[n++] = (uint32_t)nd_tokenizer_eot(tok);
+  if ((rc = nd_tokenizer_encode(tok, text, len, &ids, &n, &cap, err))) goto done;
+  /* from here on a built-in corpus: ids in memory, the file no longer read */
+  if (ds->fd >= 0) close(ds->fd);
+  ds->fd = -1;
+  free(ds->owned);
+  ds->owned = (uint8_t *)ids, ds->n_bytes = n * sizeof *ids, ids = NULL;
+  for (size_t i = 0; i < n; i++) { /* little-endian, as the files */
+    uint32_t v = ((uint32_t *)ds->owned)[i];
+    uint8_t *p = ds->owned + 4 * i;
+    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
+  }
+done:
+  free(read_in);
+  free(ids);
+  nd_tokenizer_free(tok);
+  return rc;
+}
+
+static int open_dataset(nd_dataset **out, const char *spec, enum nd_data_format format, int64_t vocab_size,
+                        int seq_len, const char *tokenizer, nd_error *err) {
   int rc = 0;
   nd_dataset *ds = NULL;
   *out = NULL;
@@ -181,7 +237,7 @@ int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format form
   ds->vocab_size = vocab_size;
 
   if (strncmp(spec, BUILTIN_PREFIX, strlen(BUILTIN_PREFIX)) == 0) {
-    /* Built-in corpora are text: a byte stream with vocabulary 256. */
+    /* Built-in corpora are text: a byte stream (or a tokenizer's text). */
     if (format != ND_FORMAT_TEXT) {
       rc = nd__fail(err, ND_EDATA, "%s: built-in datasets are text; set data.format: text", spec);
       goto fail;
@@ -191,6 +247,10 @@ int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format form
   } else {
     rc = open_file(ds, spec, err);
     if (rc) goto fail;
+  }
+  if (tokenizer) {
+    if ((rc = tokenize(ds, spec, tokenizer, err))) goto fail;
+    ds->format = format = ND_FORMAT_TOKENS_U32;
   }
 
   int width = token_bytes(format);
@@ -214,6 +274,16 @@ int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format form
 fail:
   nd_dataset_close(ds);
   return rc;
+}
+
+int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format format, int64_t vocab_size, int seq_len,
+                    nd_error *err) {
+  return open_dataset(out, spec, format, vocab_size, seq_len, NULL, err);
+}
+
+int nd_dataset_open_tokenized(nd_dataset **out, const char *spec, const char *tokenizer, int64_t vocab_size,
+                              int seq_len, nd_error *err) {
+  return open_dataset(out, spec, ND_FORMAT_TEXT, vocab_size, seq_len, tokenizer, err);
 }
 
 void nd_dataset_close(nd_dataset *ds) {

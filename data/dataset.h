@@ -21,6 +21,13 @@ typedef struct nd_dataset nd_dataset;
  * offset). ND_EINVAL for vocab_size < 1 or seq_len < 1. */
 int nd_dataset_open(nd_dataset **out, const char *spec, enum nd_data_format format, int64_t vocab_size, int seq_len,
                     nd_error *err);
+/* data.tokenizer: spec's text goes through the tokenizer.json at tokenizer,
+ * once, here, into ids held in memory (the file is not read again): the
+ * end-of-text id first, where the tokenizer has one, as `ndgraph tokenize`
+ * writes a one-document file. ND_EINVAL when the tokenizer's vocabulary is
+ * not vocab_size ids, or as nd_tokenizer_load; otherwise as nd_dataset_open. */
+int nd_dataset_open_tokenized(nd_dataset **out, const char *spec, const char *tokenizer, int64_t vocab_size,
+                              int seq_len, nd_error *err);
 void nd_dataset_close(nd_dataset *ds);
 
 /* Number of tokens in the stream. */

@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential autoconf automake libtool pkg-config
-  dpkg-dev patch libopenmpi-dev libhwloc-dev hwloc libyaml-dev libopenblas-dev libcjson-dev
+  dpkg-dev patch libopenmpi-dev libhwloc-dev hwloc libyaml-dev libopenblas-dev libcjson-dev libpcre2-dev
   ocl-icd-opencl-dev opencl-headers libclblast-dev pocl-opencl-icd
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev valgrind python3

@@ -2,6 +2,7 @@
 include tests/config.mk
 include tests/kernels.mk
 include tests/io.mk
+include tests/text.mk
 include tests/graph.mk
 include tests/runtime.mk
 include tests/trace.mk

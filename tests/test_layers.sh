@@ -13,6 +13,7 @@ placement | kernels tasks scheduler sim train cli |
 scheduler | tasks train cli |
 kernels | tasks train scheduler cli |
 common | * | common ndgraph
+text | * | text common ndgraph
 cli | * | cli ndgraph
 configs | cli |
 tasks | train cli |

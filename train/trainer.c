@@ -336,7 +336,10 @@ int nd__trainer_tries_cpu_alone(const nd_config *cfg, const nd_graph *g) {
  * nor data.val, and must not fail on them. */
 static int dataset(const nd_trainer *tr, nd_dataset **ds, const char *spec, nd_error *err) {
   const nd_config *c = &tr->cfg;
-  return *ds ? 0 : nd_dataset_open(ds, spec, c->data.format, c->model.vocab_size, (int)c->model.seq_len, err);
+  if (*ds) return 0;
+  if (c->data.tokenizer[0])
+    return nd_dataset_open_tokenized(ds, spec, c->data.tokenizer, c->model.vocab_size, (int)c->model.seq_len, err);
+  return nd_dataset_open(ds, spec, c->data.format, c->model.vocab_size, (int)c->model.seq_len, err);
 }
 
 /* data.val too, so that a bad one stops the run before its first step, not at its first evaluation */
