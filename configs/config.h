@@ -89,6 +89,7 @@ struct nd_config {
     char save_dir[ND_PATH_MAX];       /* empty: no checkpoints */
     int64_t keep_checkpoints;         /* the newest N complete ones; 0: all */
     enum nd_recompute recompute;
+    int64_t sample_every, sample_tokens; /* a greedy sample every N steps (0: never), of that many ids */
   } train;
 
   struct {

@@ -123,6 +123,8 @@ const struct nd__key nd__keys[] = {
     STR(train, save_dir, 0, NULL, "runs/quickstart"),
     INT(train, keep_checkpoints, 0, BILLION, "0"),
     ENUM(train, recompute, recomputes, "none"),
+    INT(train, sample_every, 0, BILLION, "0"),
+    INT(train, sample_tokens, 1, INT64_C(1) << 16, "32"),
 
     STR(data, train, 1, NULL, "builtin:tales"),
     STR(data, val, 1, NULL, "builtin:tales-val"),
