@@ -9,3 +9,7 @@ bench_mixed_node_SOURCES = bench/mixed_node.c bench/run.c bench/run.h bench/pair
 bench_mixed_node_LDADD = $(ND_TEST_LIBS)
 # bench/nodes: one process against two under mpirun, and tasks per process from the plan (docs/nodes.md).
 EXTRA_DIST += bench/nodes
+# bench/generate: a new token's time against the prompt's length, with and without the key/value cache (docs/generate.md).
+noinst_PROGRAMS += bench/generate
+bench_generate_SOURCES = bench/generate.c bench/run.c bench/run.h bench/paired.c bench/paired.h
+bench_generate_LDADD = $(ND_TEST_LIBS)

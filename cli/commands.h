@@ -17,6 +17,9 @@ int nd_cli_generate(int argc, char **argv);
 int nd_cli_sample(nd_trainer *tr, nd_generator **gen, const int *prompt, int n_prompt, const nd_generate_opts *base,
                   int bytes, nd_generate_result *res, nd_error *err);
 int nd_cli_tokenize(int argc, char **argv);
+/* Prints ids on stdout as generation does: bytes for a byte-level model
+ * (vocabulary 256), else each id and a space. */
+void nd_cli_put_ids(const int *ids, int n, int bytes);
 
 /* The launcher's grace after SIGTERM (cli/grace.c): seconds before it kills
  * the processes, the setting that changes it and the launcher's name;

@@ -10,14 +10,17 @@
 
 #include "cli/commands.h"
 
-/* Byte-level models (vocabulary 256) print bytes, others ids. */
-static void put_token(void *user, int id) {
-  if (*(const int *)user)
-    fputc(id, stdout);
-  else
-    printf("%d ", id);
+void nd_cli_put_ids(const int *ids, int n, int bytes) {
+  for (int i = 0; i < n; i++) {
+    if (bytes)
+      fputc(ids[i], stdout);
+    else
+      printf("%d ", ids[i]);
+  }
   fflush(stdout);
 }
+
+static void put_token(void *user, int id) { nd_cli_put_ids(&id, 1, *(const int *)user); }
 
 int nd_cli_sample(nd_trainer *tr, nd_generator **gen, const int *prompt, int n_prompt, const nd_generate_opts *base,
                   int bytes, nd_generate_result *res, nd_error *err) {

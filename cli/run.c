@@ -276,6 +276,48 @@ static int resume_from(nd_trainer *tr, const nd_config *cfg, const char *resume,
   return 0;
 }
 
+/* The most ids of the data that prompt train.sample_every's samples: enough
+ * to set a context, few enough to leave most positions to the sample. */
+#define SAMPLE_PROMPT 16
+
+/* train.sample_every: the prompt (the first ids of the validation data),
+ * read once before the first step and shown once. */
+typedef struct sample {
+  long long every;
+  int *prompt, n_prompt, bytes;
+  nd_generate_opts greedy;
+  nd_generator *gen; /* opened at the first sample, closed with the run */
+} sample;
+
+static int sample_open(nd_trainer *tr, const nd_config *cfg, sample *s, nd_error *err) {
+  char data[PATH_TEXT];
+  long long tokens = num(cfg, "train.sample_tokens"), room = num(cfg, "model.seq_len") - tokens;
+  s->every = num(cfg, "train.sample_every");
+  if (!s->every) return 0;
+  s->n_prompt = room < SAMPLE_PROMPT ? (int)room : SAMPLE_PROMPT;
+  s->bytes = num(cfg, "model.vocab_size") == 256;
+  s->greedy = (nd_generate_opts){.tokens = (int)tokens, .temperature = 0.0};
+  if (!(s->prompt = malloc((size_t)s->n_prompt * sizeof *s->prompt))) {
+    snprintf(err->msg, sizeof err->msg, "train.sample_every: out of memory");
+    return err->code = ND_ENOMEM;
+  }
+  int rc = nd_trainer_data_prefix(tr, s->prompt, s->n_prompt, err);
+  if (rc) return rc;
+  if (!text(cfg, "data.val", data, sizeof data)[0]) text(cfg, "data.train", data, sizeof data);
+  printf("sample: every %lld steps, %lld greedy ids after the first %d of %s: ", s->every, tokens, s->n_prompt, data);
+  nd_cli_put_ids(s->prompt, s->n_prompt, s->bytes);
+  printf("\n");
+  return 0;
+}
+
+/* After the step's lines: its time and tokens/s are measured without it. */
+static int sample_step(nd_trainer *tr, sample *s, long long step, nd_error *err) {
+  nd_generate_result res;
+  if (!s->every || step % s->every) return 0;
+  printf("step %5lld | sample: ", step);
+  return nd_cli_sample(tr, &s->gen, s->prompt, s->n_prompt, &s->greedy, s->bytes, &res, err);
+}
+
 /* The loop: steps up to train.steps, each logged, evaluated and saved as the
  * configuration asks. A positive return is the exit status a signal asked for. */
 static int train(const nd_config *cfg, const char *metrics_path, const char *resume, const char *trace_path,
@@ -291,6 +333,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   long long every = num(cfg, "log.every"), eval_every = num(cfg, "train.eval_every");
   long long eval_batches = num(cfg, "train.eval_batches"), save_every = num(cfg, "train.save_every");
   long long saved = -1; /* the step of the newest checkpoint */
+  sample samples = {0};
   /* held since main() began (cli/main.c) */
   int rc = nd_trainer_open(&tr, cfg, err);
   /* a signal that came while the program and the runtime started was held and arrives now */
@@ -338,6 +381,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   print_nodes(cfg, tr, procs.processes);
   nd_cli_grace_note(grace, need);
   print_device_trial(tr);
+  if ((rc = sample_open(tr, cfg, &samples, err))) goto done;
   long long last = num(cfg, "train.steps"), first = nd_trainer_steps_done(tr) + 1;
   while (nd_trainer_steps_done(tr) < last) {
     nd_step_result r;
@@ -398,6 +442,7 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
                     tokens);
       if ((rc = nd_trainer_agree(tr, rc, err))) goto save_and_stop;
     }
+    if ((rc = sample_step(tr, &samples, r.step, err))) goto done;
     if (save_dir[0] && ((save_every && r.step % save_every == 0) || r.step == last)) {
       if ((rc = save(tr, save_dir, err))) goto done;
       saved = r.step;
@@ -448,6 +493,8 @@ save_and_stop:
            nd_trainer_steps_done(tr));
 done:
   if (metrics && fclose(metrics) != 0 && !rc) rc = metrics_failed(metrics_path, "write", err);
+  nd_generator_close(samples.gen);
+  free(samples.prompt);
   nd_trainer_close(tr);
   return rc;
 }
@@ -472,6 +519,15 @@ int nd_cli_run(int argc, char **argv) {
   }
   /* under mpirun, a layout that cuts across the launch's processes */
   int process, processes = nd_launched_processes(&process);
+  /* the generator runs the whole model in one process: under mpirun the
+   * parameters are spread over the processes (docs/generate.md) */
+  if (processes > 1 && num(cfg, "train.sample_every")) {
+    fprintf(stderr,
+            "ndgraph: train.sample_every: samples run in one process; under mpirun (%d processes) set it to 0\n",
+            processes);
+    nd_config_free(cfg);
+    return ND_EXIT_BAD_INPUT;
+  }
   int rc = automatic ? nd_plan_auto_apply(cfg, opts[3].value, processes, stdout, &err) : 0;
   if (!rc) rc = train(cfg, opts[0].value, opts[1].value, opts[2].value, &err);
   nd_config_free(cfg);

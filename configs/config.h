@@ -98,6 +98,7 @@ struct nd_config {
     int64_t keep_checkpoints;         /* the newest N complete ones; 0: all */
     enum nd_recompute recompute;
     enum nd_precision precision;      /* read through nd_config_precision: runtime.tf32 is its alias */
+    int64_t sample_every, sample_tokens; /* a greedy sample every N steps (0: never), of that many ids */
   } train;
 
   struct {

@@ -133,6 +133,8 @@ const struct nd__key nd__keys[] = {
     INT(train, keep_checkpoints, 0, BILLION, "0"),
     ENUM(train, recompute, recomputes, "none"),
     ENUM(train, precision, precisions, "fp32"),
+    INT(train, sample_every, 0, BILLION, "0"),
+    INT(train, sample_tokens, 1, INT64_C(1) << 16, "32"),
 
     STR(data, train, 1, NULL, "builtin:tales"),
     STR(data, val, 1, NULL, "builtin:tales-val"),

@@ -216,6 +216,16 @@ static int check_data(const nd_config *cfg, nd_error *err) {
   return 0;
 }
 
+/* A sample's prompt takes at least one of the model's positions. */
+static int check_sample(const nd_config *cfg, nd_error *err) {
+  if (cfg->train.sample_every && cfg->train.sample_tokens >= cfg->model.seq_len)
+    return fail_at(cfg, err, KEYS("train.sample_tokens", "model.seq_len"),
+                   "train.sample_tokens (%" PRId64 ") must be below model.seq_len (%" PRId64
+                   "): the sample's prompt takes a position",
+                   cfg->train.sample_tokens, cfg->model.seq_len);
+  return 0;
+}
+
 static int check_trace(const nd_config *cfg, nd_error *err) {
   for (int64_t i = 0; i < cfg->trace.n_steps; i++) {
     if (cfg->trace.steps[i] > cfg->train.steps)
@@ -285,6 +295,7 @@ int nd_config_validate(const nd_config *cfg, nd_error *err) {
   if ((rc = check_data(cfg, err)) < 0) return rc;
   if ((rc = check_trace(cfg, err)) < 0) return rc;
   if ((rc = check_dp_shard(cfg, err)) < 0) return rc;
+  if ((rc = check_sample(cfg, err)) < 0) return rc;
   if ((rc = check_products(cfg, err)) < 0) return rc;
   return 0;
 }

@@ -24,7 +24,7 @@ TESTS += tests/test_train
 tests_test_train_SOURCES = tests/test_train.c tests/runtime/harness.h tests/tap.h
 tests_test_train_LDADD = $(ND_TEST_LIBS)
 TESTS += tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_llama_tiny.sh tests/test_hf_llama.sh tests/test_torch_llama.sh \
-	tests/test_signals.sh tests/test_reliability.sh tests/test_generate.sh tests/test_hf_generate.sh
+	tests/test_signals.sh tests/test_reliability.sh tests/test_generate.sh tests/test_hf_generate.sh tests/test_sample_every.sh
 # same seed, same bits with idle workers helping; then every bit-promising test under each OpenBLAS kernel set
 TESTS += tests/test_determinism.sh tests/test_bits_coretypes.sh
 EXTRA_DIST += tests/test_determinism.sh tests/test_bits_coretypes.sh
@@ -33,7 +33,8 @@ TESTS += tests/test_precision.sh tests/test_bf16_autocast.sh
 EXTRA_DIST += tests/test_precision.sh tests/test_bf16_autocast.sh tests/bf16_autocast_ref.py
 EXTRA_DIST += tests/tap.sh tests/test_quickstart.sh tests/test_bad_input.sh tests/test_finetune.sh tests/test_llama_tiny.sh \
 	tests/test_hf_llama.sh tests/hf_llama_ref.py tests/test_torch_llama.sh tests/torch_llama_ref.py \
-	tests/test_signals.sh tests/test_reliability.sh tests/test_generate.sh tests/test_hf_generate.sh tests/hf_generate_peer.py
+	tests/test_signals.sh tests/test_reliability.sh tests/test_generate.sh tests/test_hf_generate.sh tests/hf_generate_peer.py \
+	tests/test_sample_every.sh
 check_PROGRAMS += tests/test_memory
 TESTS += tests/test_memory
 tests_test_memory_SOURCES = tests/test_memory.c tests/runtime/harness.h tests/tap.h

@@ -41,6 +41,9 @@ check_PROGRAMS += tests/test_idle_wait
 TESTS += tests/test_idle_wait
 tests_test_idle_wait_SOURCES = tests/test_idle_wait.c tests/ndws_start.h tests/tap.h
 tests_test_idle_wait_LDADD = $(ND_TEST_LIBS)
+# bench/generate on its smallest run, and its refusals of bad arguments
+TESTS += tests/test_bench_generate.sh
+EXTRA_DIST += tests/test_bench_generate.sh
 # the benchmarks' paired ratios and their confidence interval (bench/paired.h)
 check_PROGRAMS += tests/test_bench_paired
 TESTS += tests/test_bench_paired

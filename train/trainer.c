@@ -433,6 +433,24 @@ done:
   return rc;
 }
 
+int nd_trainer_data_prefix(nd_trainer *tr, int *ids, int n, nd_error *err) {
+  const nd_config *c = &tr->cfg;
+  int val = c->data.val[0] != '\0';
+  if (n < 1 || n > c->model.seq_len)
+    return nd__fail(err, ND_EINVAL, "data prefix: %d tokens: from 1 to model.seq_len (%lld)", n,
+                    (long long)c->model.seq_len);
+  int rc = val ? dataset(tr, &tr->val, c->data.val, err) : dataset(tr, &tr->train, c->data.train, err);
+  if (rc) return rc;
+  nd_dataset *ds = val ? tr->val : tr->train;
+  int32_t *row = malloc((size_t)c->model.seq_len * sizeof *row);
+  if (!row) return nd__fail(err, ND_ENOMEM, "data prefix: out of memory");
+  if (!(rc = nd_dataset_read(ds, 0, 1, row, NULL)))
+    for (int i = 0; i < n; i++) ids[i] = row[i];
+  free(row);
+  int lost = nd_dataset_failure(ds, err);
+  return lost ? lost : rc;
+}
+
 /* ------------------------------------------------------------ checkpoints */
 
 static int gather_one(void *user, int k, enum nd_gather what, float *out) {

@@ -235,6 +235,9 @@ ND_EXPORT int nd_trainer_submission(const nd_trainer *tr, int process, long long
  * llm.c-style from the start of data (NULL: data.val). */
 ND_EXPORT int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,
                               nd_error *err);
+/* The first n ids (at most model.seq_len) of data.val, or of data.train when
+ * data.val is empty: the prompt of `run`'s samples (train.sample_every). */
+ND_EXPORT int nd_trainer_data_prefix(nd_trainer *tr, int *ids, int n, nd_error *err);
 
 /* Generation from a trainer's current parameters, with a key/value cache
  * (docs/generate.md): the prompt's forward (prefill), then one forward of one
