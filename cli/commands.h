@@ -3,6 +3,7 @@
 #define ND_CLI_COMMANDS_H
 
 #include "ndgraph/ndgraph.h"
+#include "ndgraph/tokenizer.h"
 
 int nd_cli_run(int argc, char **argv);
 int nd_cli_plan(int argc, char **argv);
@@ -12,14 +13,30 @@ int nd_cli_trace(int argc, char **argv);
 int nd_cli_calibrate(int argc, char **argv);
 int nd_cli_plot(int argc, char **argv);
 int nd_cli_generate(int argc, char **argv);
-/* Generates from prompt with base's settings, printing each new token as it
- * comes (bytes when `bytes`, else ids) and a newline; opens *gen on first use. */
-int nd_cli_sample(nd_trainer *tr, nd_generator **gen, const int *prompt, int n_prompt, const nd_generate_opts *base,
-                  int bytes, nd_generate_result *res, nd_error *err);
 int nd_cli_tokenize(int argc, char **argv);
-/* Prints ids on stdout as generation does: bytes for a byte-level model
- * (vocabulary 256), else each id and a space. */
-void nd_cli_put_ids(const int *ids, int n, int bytes);
+
+/* How ids reach stdout: a tokenizer's text, printed as it settles (the
+ * given tokenizer.json, else data.tokenizer's), a byte-level model's bytes
+ * (vocabulary 256), else each id and a space (cli/text.c). */
+typedef struct nd_cli_text {
+  nd_tokenizer *tok;
+  int bytes;
+  uint32_t *ids; /* with a tokenizer: the ids of the text so far ... */
+  size_t n, cap, shown; /* ... and the bytes of it printed */
+} nd_cli_text;
+int nd_cli_text_open(nd_cli_text *t, const nd_config *cfg, const char *tokenizer, nd_error *err);
+void nd_cli_text_close(nd_cli_text *t);
+/* The ids of a prompt: its bytes for a model without a tokenizer, else the
+ * end-of-text id (as documents start in training) and the text's ids;
+ * *ids malloc'd. */
+int nd_cli_text_prompt(nd_cli_text *t, const char *text, int **ids, int *n, nd_error *err);
+void nd_cli_text_put(nd_cli_text *t, const int *ids, int n);
+/* The rest of the text and a newline; the next put starts a new text. */
+void nd_cli_text_end(nd_cli_text *t);
+/* Generates from prompt with base's settings, printing each new token as it
+ * comes through out; opens *gen on first use. */
+int nd_cli_sample(nd_trainer *tr, nd_generator **gen, const int *prompt, int n_prompt, const nd_generate_opts *base,
+                  nd_cli_text *out, nd_generate_result *res, nd_error *err);
 
 /* The launcher's grace after SIGTERM (cli/grace.c): seconds before it kills
  * the processes, the setting that changes it and the launcher's name;

@@ -10,29 +10,19 @@
 
 #include "cli/commands.h"
 
-void nd_cli_put_ids(const int *ids, int n, int bytes) {
-  for (int i = 0; i < n; i++) {
-    if (bytes)
-      fputc(ids[i], stdout);
-    else
-      printf("%d ", ids[i]);
-  }
-  fflush(stdout);
-}
-
-static void put_token(void *user, int id) { nd_cli_put_ids(&id, 1, *(const int *)user); }
+static void put_token(void *user, int id) { nd_cli_text_put(user, &id, 1); }
 
 int nd_cli_sample(nd_trainer *tr, nd_generator **gen, const int *prompt, int n_prompt, const nd_generate_opts *base,
-                  int bytes, nd_generate_result *res, nd_error *err) {
+                  nd_cli_text *out, nd_generate_result *res, nd_error *err) {
   int rc = *gen ? 0 : nd_generator_open(gen, tr, err);
   if (rc) return rc;
   nd_generate_opts o = *base;
   o.prompt = prompt;
   o.n_prompt = n_prompt;
   o.on_token = put_token;
-  o.user = &bytes;
+  o.user = out;
   rc = nd_generate(*gen, tr, &o, res, err);
-  printf("\n");
+  nd_cli_text_end(out);
   return rc;
 }
 
@@ -66,7 +56,7 @@ static int parse_number(const char *option, const char *text, double lo, double 
   return 0;
 }
 
-static int options(nd_cli_option *opts, const nd_config *cfg, nd_generate_opts *o, int **ids, int *n) {
+static int options(nd_cli_option *opts, const nd_config *cfg, nd_cli_text *out, nd_generate_opts *o, int **ids, int *n) {
   char buf[32];
   long long S = nd_config_get(cfg, "model.seq_len", buf, sizeof buf) == 0 ? atoll(buf) : 1, v;
   double x;
@@ -84,19 +74,21 @@ static int options(nd_cli_option *opts, const nd_config *cfg, nd_generate_opts *
     fprintf(stderr, "ndgraph: generate needs one of --prompt TEXT and --prompt-ids LIST\n");
     return ND_EXIT_BAD_INPUT;
   }
-  if (!(*ids = malloc((size_t)S * sizeof **ids))) return ND_EXIT_FAILURE;
-  if (opts[1].value) { /* the prompt's bytes are the ids of a byte-level model */
-    size_t len = strlen(opts[1].value);
-    if (len > (size_t)S) len = (size_t)S + 1; /* too long: the library says by how much */
-    for (size_t i = 0; i < len && i < (size_t)S; i++) (*ids)[i] = (unsigned char)opts[1].value[i];
-    *n = (int)len;
-    if (len > (size_t)S) {
-      fprintf(stderr, "ndgraph: --prompt: %zu bytes exceed the %lld positions of model.seq_len\n",
-              strlen(opts[1].value), S);
+  if (opts[1].value) { /* its bytes for a byte-level model, else through the tokenizer */
+    nd_error err = {0};
+    if (!out->tok && !out->bytes) {
+      fprintf(stderr, "ndgraph: --prompt TEXT: model.vocab_size is not 256 and there is no tokenizer (--tokenizer or "
+                      "data.tokenizer); --prompt-ids gives ids\n");
       return ND_EXIT_BAD_INPUT;
     }
-  } else if ((st = parse_ids(opts[2].value, *ids, (int)S, n))) {
-    return st;
+    if (nd_cli_text_prompt(out, opts[1].value, ids, n, &err)) return nd_cli_fail(err.code, &err);
+    if (*n > S) {
+      fprintf(stderr, "ndgraph: --prompt: %d tokens exceed the %lld positions of model.seq_len\n", *n, S);
+      return ND_EXIT_BAD_INPUT;
+    }
+  } else {
+    if (!(*ids = malloc((size_t)S * sizeof **ids))) return ND_EXIT_FAILURE;
+    if ((st = parse_ids(opts[2].value, *ids, (int)S, n))) return st;
   }
   if (opts[3].value && (st = nd_cli_count("--tokens", opts[3].value, INT_MAX, &v))) return st;
   o->tokens = opts[3].value ? (int)v : 64;
@@ -115,25 +107,30 @@ int nd_cli_generate(int argc, char **argv) {
   nd_cli_option opts[] = {{"--checkpoint", ND_CLI_VALUE, NULL}, {"--prompt", ND_CLI_VALUE, NULL},
                           {"--prompt-ids", ND_CLI_VALUE, NULL}, {"--tokens", ND_CLI_VALUE, NULL},
                           {"--temperature", ND_CLI_VALUE, NULL}, {"--top-k", ND_CLI_VALUE, NULL},
-                          {"--seed", ND_CLI_VALUE, NULL}};
+                          {"--seed", ND_CLI_VALUE, NULL},       {"--tokenizer", ND_CLI_VALUE, NULL}};
   nd_config *cfg;
-  int status = nd_cli_parse(argc, argv, opts, 7, &cfg);
+  int status = nd_cli_parse(argc, argv, opts, 8, &cfg);
   if (status) return status;
   nd_generate_opts o = {0};
+  nd_cli_text out;
+  nd_error err = {0};
   int *ids = NULL, n = 0, rc;
-  if ((status = options(opts, cfg, &o, &ids, &n))) {
+  if ((rc = nd_cli_text_open(&out, cfg, opts[7].value, &err))) {
+    nd_config_free(cfg);
+    nd_cli_fail(rc, &err);
+    return ND_EXIT_BAD_INPUT; /* the tokenizer is this command's input */
+  }
+  if ((status = options(opts, cfg, &out, &o, &ids, &n))) {
     free(ids);
+    nd_cli_text_close(&out);
     nd_config_free(cfg);
     return status;
   }
-  char buf[32];
-  int bytes = nd_config_get(cfg, "model.vocab_size", buf, sizeof buf) == 0 && atoll(buf) == 256;
-  nd_error err = {0};
   nd_trainer *tr = NULL;
   nd_generator *gen = NULL;
   nd_generate_result res;
   if (!(rc = nd_trainer_open(&tr, cfg, &err)) && !(rc = nd_trainer_load(tr, opts[0].value, 0, &err)))
-    rc = nd_cli_sample(tr, &gen, ids, n, &o, bytes, &res, &err);
+    rc = nd_cli_sample(tr, &gen, ids, n, &o, &out, &res, &err);
   if (!rc) {
     int steps = res.generated - 1; /* the first new id comes from the prompt's forward */
     fprintf(stderr,
@@ -144,6 +141,7 @@ int nd_cli_generate(int argc, char **argv) {
   }
   nd_generator_close(gen);
   nd_trainer_close(tr);
+  nd_cli_text_close(&out);
   nd_config_free(cfg);
   free(ids);
   return rc ? nd_cli_fail(rc, &err) : 0;

@@ -5,7 +5,7 @@
  *   ndgraph calibrate [CONFIG] [--set k=v]... [-o FILE]
  *   ndgraph eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set k=v]...
  *   ndgraph generate [CONFIG] --checkpoint DIR (--prompt TEXT | --prompt-ids LIST) [--tokens N] [--temperature T]
- *                    [--top-k K] [--seed S] [--set k=v]...
+ *                    [--top-k K] [--seed S] [--tokenizer tokenizer.json] [--set k=v]...
  *   ndgraph kernel-check [--timeout SECONDS] PLUGIN.so NAME
  *   ndgraph trace summarize FILE [--json] | ndgraph trace svg FILE -o OUT
  *   ndgraph plot METRICS.jsonl... -o OUT.svg
@@ -31,7 +31,7 @@ static void usage(FILE *f) {
              "  eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set ...]...\n"
              "       mean cross-entropy of a checkpoint, as one JSON line\n"
              "  generate [CONFIG] --checkpoint DIR (--prompt TEXT | --prompt-ids 1,2,3) [--tokens N]\n"
-             "           [--temperature T] [--top-k K] [--seed S] [--set ...]...\n"
+             "           [--temperature T] [--top-k K] [--seed S] [--tokenizer tokenizer.json] [--set ...]...\n"
              "       text from a checkpoint with a key/value cache (temperature 0: greedy), then tokens/s\n"
              "  kernel-check [--timeout SECONDS] PLUGIN.so NAME\n"
              "       check a plugin's kernel or activation NAME against ndgraph's reference\n"

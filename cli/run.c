@@ -284,7 +284,8 @@ static int resume_from(nd_trainer *tr, const nd_config *cfg, const char *resume,
  * read once before the first step and shown once. */
 typedef struct sample {
   long long every;
-  int *prompt, n_prompt, bytes;
+  int *prompt, n_prompt;
+  nd_cli_text out; /* through data.tokenizer where there is one */
   nd_generate_opts greedy;
   nd_generator *gen; /* opened at the first sample, closed with the run */
 } sample;
@@ -295,18 +296,18 @@ static int sample_open(nd_trainer *tr, const nd_config *cfg, sample *s, nd_error
   s->every = num(cfg, "train.sample_every");
   if (!s->every) return 0;
   s->n_prompt = room < SAMPLE_PROMPT ? (int)room : SAMPLE_PROMPT;
-  s->bytes = num(cfg, "model.vocab_size") == 256;
+  int rc = nd_cli_text_open(&s->out, cfg, NULL, err);
+  if (rc) return rc;
   s->greedy = (nd_generate_opts){.tokens = (int)tokens, .temperature = 0.0};
   if (!(s->prompt = malloc((size_t)s->n_prompt * sizeof *s->prompt))) {
     snprintf(err->msg, sizeof err->msg, "train.sample_every: out of memory");
     return err->code = ND_ENOMEM;
   }
-  int rc = nd_trainer_data_prefix(tr, s->prompt, s->n_prompt, err);
-  if (rc) return rc;
+  if ((rc = nd_trainer_data_prefix(tr, s->prompt, s->n_prompt, err))) return rc;
   if (!text(cfg, "data.val", data, sizeof data)[0]) text(cfg, "data.train", data, sizeof data);
   printf("sample: every %lld steps, %lld greedy ids after the first %d of %s: ", s->every, tokens, s->n_prompt, data);
-  nd_cli_put_ids(s->prompt, s->n_prompt, s->bytes);
-  printf("\n");
+  nd_cli_text_put(&s->out, s->prompt, s->n_prompt);
+  nd_cli_text_end(&s->out);
   return 0;
 }
 
@@ -315,7 +316,7 @@ static int sample_step(nd_trainer *tr, sample *s, long long step, nd_error *err)
   nd_generate_result res;
   if (!s->every || step % s->every) return 0;
   printf("step %5lld | sample: ", step);
-  return nd_cli_sample(tr, &s->gen, s->prompt, s->n_prompt, &s->greedy, s->bytes, &res, err);
+  return nd_cli_sample(tr, &s->gen, s->prompt, s->n_prompt, &s->greedy, &s->out, &res, err);
 }
 
 /* The loop: steps up to train.steps, each logged, evaluated and saved as the
@@ -494,6 +495,7 @@ save_and_stop:
 done:
   if (metrics && fclose(metrics) != 0 && !rc) rc = metrics_failed(metrics_path, "write", err);
   nd_generator_close(samples.gen);
+  nd_cli_text_close(&samples.out);
   free(samples.prompt);
   nd_trainer_close(tr);
   return rc;

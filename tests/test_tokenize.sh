@@ -100,4 +100,43 @@ expect 2 "data.tokenizer reads text files: data.format must be text" "data.token
 expect 2 "wp.json: model WordPiece is not supported$" "data.tokenizer: an unsupported model" -- \
   "$ndgraph" run $small --set data.train="$tmp/c/lines.txt" --set data.val="$tmp/c/long-line.txt" --set data.tokenizer="$tmp/wp.json"
 
+# generate and train.sample_every through the tokenizer: a text prompt
+# becomes the end-of-text id and its ids, the new ids are printed as text
+gen="$small --set model.seq_len=32"
+"$ndgraph" run $gen --set train.steps=20 --set data.tokenizer="$fix/gpt2.json" --set train.save_dir="$tmp/gen" \
+  --set train.sample_every=10 --set train.sample_tokens=6 >"$tmp/sampled" 2>&1
+ok $? "a run with data.tokenizer saves a checkpoint and samples ($(tail -c 200 "$tmp/sampled"))"
+grep -q "^step    10 | sample: " "$tmp/sampled" && ! grep "| sample: " "$tmp/sampled" | grep -qE "sample: ([0-9]+ )+$"
+ok $? "... its samples are text, not ids"
+prompt_ids=$(printf 'Once upon a time' >"$tmp/prompt.txt" && "$ndgraph" tokenize --tokenizer "$fix/gpt2.json" "$tmp/prompt.txt" -o "$tmp/p.tokens" >/dev/null 2>&1 &&
+  od -An -tu2 -v "$tmp/p.tokens" | xargs | tr ' ' ',')
+want=$("$ndgraph" generate $gen --checkpoint "$tmp/gen/step-20" --prompt-ids "$prompt_ids" --tokens 8 --temperature 0 2>/dev/null)
+"$ndgraph" generate $gen --checkpoint "$tmp/gen/step-20" --tokenizer "$fix/gpt2.json" --prompt 'Once upon a time' \
+  --tokens 8 --temperature 0 >"$tmp/text" 2>"$tmp/err"
+st=$?
+python3 - "$fix/gpt2.json" "$tmp/text" "$want" <<'PY'
+import json, sys
+# the ids' text, decoded as the byte-level decoder does: the test knows the mapping from the file
+vocab = json.load(open(sys.argv[1]))["model"]["vocab"]
+inv = {v: k for k, v in vocab.items()}
+bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+cs, n = bs[:], 0
+for b in range(256):
+    if b not in bs: bs.append(b); cs.append(256 + n); n += 1
+byte_of = {chr(c): b for b, c in zip(bs, cs)}
+ids = [int(x) for x in sys.argv[3].split()]
+text = bytes(byte_of[ch] for i in ids for ch in inv[i]).decode("utf-8", errors="replace")
+got = open(sys.argv[2], encoding="utf-8", errors="replace").read()
+sys.exit(0 if ids and got == text + "\n" else 1)
+PY
+ok $(($st + $?)) "generate --tokenizer: the prompt's ids are those of tokenize, the output the text of --prompt-ids' ids"
+"$ndgraph" generate $gen --checkpoint "$tmp/gen/step-20" --set data.tokenizer="$fix/gpt2.json" --prompt 'Once upon a time' \
+  --tokens 8 --temperature 0 >"$tmp/text2" 2>/dev/null
+cmp -s "$tmp/text" "$tmp/text2"
+ok $? "generate reads data.tokenizer when --tokenizer is not given"
+expect 2 "gpt2.json: a vocabulary of 721 ids, but model.vocab_size is 800$" "generate --tokenizer: another vocabulary size" -- \
+  "$ndgraph" generate $gen --set model.vocab_size=800 --checkpoint "$tmp/gen/step-20" --tokenizer "$fix/gpt2.json" --prompt x
+expect 2 "--prompt TEXT: model.vocab_size is not 256 and there is no tokenizer" "generate --prompt without a tokenizer" -- \
+  "$ndgraph" generate $gen --checkpoint "$tmp/gen/step-20" --prompt x
+
 done_testing
