@@ -182,9 +182,10 @@ static int check_stages(const nd_config *cfg, nd_error *err) {
 static int check_dp_shard(const nd_config *cfg, nd_error *err) {
   const int64_t dp = cfg->parallelism.data_parallel_size, size = cfg->parallelism.data_parallel_shard_size;
   const enum nd_dp_shard what = cfg->parallelism.data_parallel_shard;
-  if (what == ND_DP_SHARD_PARAMETERS)
-    return fail_at(cfg, err, KEYS("parallelism.data_parallel_shard"),
-                   "parallelism.data_parallel_shard: parameters is not built yet (none, optimizer and gradients are)");
+  /* a bf16 copy is cast once per step from a weight; a gathered buffer holds a different block's weights in turn */
+  if (what == ND_DP_SHARD_PARAMETERS && nd_config_precision(cfg) == ND_PRECISION_BF16)
+    return fail_at(cfg, err, KEYS("parallelism.data_parallel_shard", "train.precision"),
+                   "parallelism.data_parallel_shard: parameters does not work with train.precision bf16 yet");
   if (size == 0) return 0;
   if (what == ND_DP_SHARD_NONE)
     return fail_at(cfg, err, KEYS("parallelism.data_parallel_shard_size", "parallelism.data_parallel_shard"),

@@ -123,6 +123,8 @@ int nd_graph_build_generate(nd_graph **out, const nd_config *cfg, int n_tokens, 
   one->parallelism.data_parallel_size = one->parallelism.pipeline_parallel_size = 1;
   one->parallelism.micro_batches = one->parallelism.activation_slots = 1;
   one->parallelism.n_stage_layers = 0;
+  one->parallelism.data_parallel_shard = ND_DP_SHARD_NONE; /* one replica: nothing to shard */
+  one->parallelism.data_parallel_shard_size = 0;
   one->train.micro_batch_size = 1;
   int rc = build(out, one, 1, n_tokens, err);
   free(one);

@@ -24,6 +24,7 @@ enum nd_tensor_kind {
   ND_TENSOR_INPUT, /* token ids of a micro-batch */
   ND_TENSOR_STAT,  /* step statistics: loss, gradient norm */
   ND_TENSOR_PARAM_COPY, /* train.precision bf16: a GEMM weight's bf16 copy, cast from it every step */
+  ND_TENSOR_GATHERED,   /* data_parallel_shard parameters: a block's whole weight, gathered from the ranges before each use */
   ND_TENSOR_KIND_COUNT
 };
 
@@ -121,7 +122,8 @@ enum nd_phase {
   X(ALLGATHER)           \
   X(SHARD_GATHER)        \
   X(REDUCE_SCATTER)      \
-  X(GRAD_SUMSQ_RANGE)
+  X(GRAD_SUMSQ_RANGE)    \
+  X(PARAM_GATHER)
 
 enum nd_task_kind {
 #define ND__KIND_ENUM(k) ND_TASK_##k,
@@ -198,6 +200,7 @@ struct nd_adamw_args {
   int64_t n;
   int decay;
   int64_t offset; /* a data-parallel shard: the first element of param and grad it updates (m and v hold n) */
+  int param_range; /* the parameter holds only the range (data_parallel_shard parameters): it starts at 0 */
 };
 struct nd_load_args {
   int B, T, seq0, tokens, targets;

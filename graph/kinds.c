@@ -262,6 +262,10 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
     [ND_TASK_SHARD_GATHER] = {.name = "shard_gather",
                            BUFFERS(T("dst", OUT, RW, ND_D_n), B("src", IN, R, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)),
                            .flops = nd__flops_none},
+    /* a block's whole weight: the shard group's ranges in rank order (empty ranges, at the end, left out) */
+    [ND_TASK_PARAM_GATHER] = {.name = "param_gather",
+                              BUFFERS(T("dst", OUT, W, ND_D_n), B("range", IN, R, F32, ND_ALWAYS, ND_REST, 0, 0, ND_D_BUF)),
+                              .flops = nd__flops_none},
     [ND_TASK_REDUCE_SCATTER] = {.name = "reduce_scatter",
                                 BUFFERS(B("part", OUT, RW, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n)),
                                 .flops = nd__flops_allreduce},
@@ -317,7 +321,7 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
     return a->attn.hs;
   case ND_D_n:
     if (t->kind == ND_TASK_ADAMW) return a->adamw.n;
-    if (t->kind == ND_TASK_ALLREDUCE || t->kind == ND_TASK_ALLGATHER || t->kind == ND_TASK_SHARD_GATHER ||
+    if (t->kind == ND_TASK_ALLREDUCE || t->kind == ND_TASK_ALLGATHER || t->kind == ND_TASK_SHARD_GATHER || t->kind == ND_TASK_PARAM_GATHER ||
         t->kind == ND_TASK_REDUCE_SCATTER)
       return a->coll.n;
     return a->ew.n;

@@ -8,7 +8,7 @@
 
 static void adamw(nd__builder *b, nd_rank r, int p) {
   nd_graph *g = b->g;
-  int32_t pr = nd__param(b, r, p), m = *nd__pslot(b, b->mom, r, p);
+  int32_t pr = nd__param_store(b, r, p), m = *nd__pslot(b, b->mom, r, p);
   if (pr < 0 || m < 0) return; /* no parameter, or an empty shard of it */
   const nd_tensor *mt = &g->tensors[m];
   nd__task_spec s;
@@ -16,6 +16,7 @@ static void adamw(nd__builder *b, nd_rank r, int p) {
   s.t.replica = !mt->primary; /* one primary copy of each element's moments */
   s.t.a.adamw.n = mt->bytes / 4;
   s.t.a.adamw.offset = mt->dp_begin;
+  s.t.a.adamw.param_range = g->tensors[pr].dp_numel != 0;
   s.t.a.adamw.decay = g->tensors[pr].decay;
   nd__acc(&s, pr, ND_ACCESS_RW);
   nd__acc(&s, m, ND_ACCESS_RW);
@@ -27,7 +28,7 @@ static void adamw(nd__builder *b, nd_rank r, int p) {
 
 /* The layer of parameter p on rank r; -2 where r has none. */
 static int layer_of(nd__builder *b, nd_rank r, int p) {
-  int32_t pr = nd__param(b, r, p);
+  int32_t pr = nd__param_store(b, r, p);
   return pr < 0 ? -2 : b->g->tensors[pr].layer;
 }
 
@@ -65,7 +66,9 @@ static void shard_gather(nd__builder *b, int d0, int st, int t, int p) {
  * range of every parameter (its moments hold only that range), then the
  * group's copies of the parameter exchange their ranges. Shard groups are
  * consecutive replicas; every group updates the same way. A rank's updates
- * of one layer come one after the other, so that they run as one chain. */
+ * of one layer come one after the other, so that they run as one chain.
+ * Under parameters a block's weights stay ranges: the next step's gathers
+ * (graph/gather.h) read them, so there is nothing to exchange. */
 static void sharded_update(nd__builder *b) {
   nd_graph *g = b->g;
   int size = g->shard_size;
@@ -78,8 +81,10 @@ static void sharded_update(nd__builder *b) {
           for (end = first + 1; end < b->nparams && layer_of(b, nd__rank(d0, st, t), end) == layer; end++) {}
           for (int d = d0; d < d0 + size; d++)
             for (int p = first; p < end; p++) adamw(b, nd__rank(d, st, t), p);
-          for (int p = first; p < end && size > 1; p++)
-            if (nd__param(b, nd__rank(d0, st, t), p) >= 0) shard_gather(b, d0, st, t, p);
+          for (int p = first; p < end && size > 1; p++) {
+            int32_t w = nd__param(b, nd__rank(d0, st, t), p);
+            if (w >= 0 && w == nd__param_store(b, nd__rank(d0, st, t), p)) shard_gather(b, d0, st, t, p);
+          }
         }
 }
 

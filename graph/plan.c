@@ -96,12 +96,12 @@ void nd_plan_print(FILE *f, const nd_graph *g, const nd_plan *p) {
   fprintf(f, "critical path: %.4g FLOPs over %lld tasks (%.1f%% of the total)\n", (double)p->critical_flops,
           (long long)p->critical_tasks, p->flops ? 100.0 * (double)p->critical_flops / (double)p->flops : 0.0);
   fprintf(f, "bytes crossing between ranks: %.3f MiB per step\n", mib(p->comm_bytes));
-  fprintf(f, "\nmemory per rank (MiB)   params    grads  optimizer  activations  inputs\n");
+  fprintf(f, "\nmemory per rank (MiB)   params    grads  optimizer  activations  inputs  transient\n");
   for (int i = 0; i < p->n_ranks; i++) {
     const nd_rank_memory *m = &p->memory[i];
-    fprintf(f, "  dp %d pp %d tp %d     %9.3f %8.3f %10.3f %12.3f %7.3f\n", m->rank.dp, m->rank.pp, m->rank.tp,
+    fprintf(f, "  dp %d pp %d tp %d     %9.3f %8.3f %10.3f %12.3f %7.3f %10.3f\n", m->rank.dp, m->rank.pp, m->rank.tp,
             mib(m->bytes[ND_TENSOR_PARAM] + m->bytes[ND_TENSOR_PARAM_COPY]), mib(m->bytes[ND_TENSOR_GRAD]), mib(m->bytes[ND_TENSOR_OPTSTATE]),
-            mib(m->bytes[ND_TENSOR_ACTIVATION]), mib(m->bytes[ND_TENSOR_INPUT]));
+            mib(m->bytes[ND_TENSOR_ACTIVATION]), mib(m->bytes[ND_TENSOR_INPUT]), mib(m->bytes[ND_TENSOR_GATHERED]));
   }
 }
 
@@ -144,6 +144,8 @@ cJSON *nd_plan_json(const nd_graph *g, const nd_plan *p) {
     cJSON_AddNumberToObject(r, "optimizer_bytes", (double)m->bytes[ND_TENSOR_OPTSTATE]);
     cJSON_AddNumberToObject(r, "activation_bytes", (double)m->bytes[ND_TENSOR_ACTIVATION]);
     cJSON_AddNumberToObject(r, "input_bytes", (double)m->bytes[ND_TENSOR_INPUT]);
+    /* data_parallel_shard parameters: the gathered block weights */
+    cJSON_AddNumberToObject(r, "transient_bytes", (double)m->bytes[ND_TENSOR_GATHERED]);
     cJSON_AddItemToArray(ranks, r);
   }
   return root;

@@ -4,6 +4,7 @@
  * and the loss, and their gradients. A family brings its blocks and the
  * indices of its activations and parameters. */
 #include "graph/model.h"
+#include "graph/gather.h"
 
 #define A nd__act
 #define S nd__stage_act
@@ -129,7 +130,10 @@ void nd__stage_forward(nd__builder *b, const nd__model *m, int d, int st, int mb
   }
   if (st == g->pp - 1 && g->pp > 1)
     for (int t = 0; t < g->tp; t++) nd__load_batch(b, R(d, st, t), mb, -1, S(b, R(d, st, t), mb, ND__A_TARGETS));
-  for (int l = first; l < first + g->stage_layers[st]; l++) m->layer_forward(b, d, st, mb, l);
+  for (int l = first; l < first + g->stage_layers[st]; l++) {
+    nd__gather_block(b, d, st, mb, l);
+    m->layer_forward(b, d, st, mb, l);
+  }
   if (st == g->pp - 1) head_forward(b, m, d, mb);
 }
 
@@ -139,6 +143,7 @@ void nd__stage_forward(nd__builder *b, const nd__model *m, int d, int st, int mb
  * B instead of waiting: the next block's recomputation overwrites what they
  * read. */
 static void block_backward(nd__builder *b, const nd__model *m, int d, int st, int mb, int l) {
+  nd__gather_block(b, d, st, mb, l);
   if (b->recompute != ND_RECOMPUTE_LAYER) {
     m->layer_backward(b, d, st, mb, l);
     return;

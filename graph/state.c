@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "graph/emit.h"
+#include "graph/gather.h"
 #include "graph/priority.h"
 #include "graph/shard.h"
 
@@ -60,8 +61,8 @@ int32_t *nd__pslot(nd__builder *b, int32_t *table, nd_rank r, int p) {
 /* Turns moment t (the whole tensor's shape) into rank r's range of it; 0
  * where the range is empty. Within a shard group, the copy of the replica
  * that holds the parameter's primary copy is primary: every range of it is
- * checkpointed once. */
-static int shard_moment(nd__builder *b, nd_rank r, int p, nd_tensor *t) {
+ * checkpointed once (primary0: whether replica 0's parameter is primary). */
+static int shard_moment(nd__builder *b, nd_rank r, int primary0, nd_tensor *t) {
   const nd_graph *g = b->g;
   int64_t whole = t->ndim == 1 ? t->shape[0] : t->shape[0] * t->shape[1], begin, n;
   nd_dp_range(whole, g->shard_size, r.dp % g->shard_size, &begin, &n);
@@ -70,16 +71,17 @@ static int shard_moment(nd__builder *b, nd_rank r, int p, nd_tensor *t) {
   t->shape[1] = t->ndim == 2 ? 1 : 0;
   t->dp_begin = begin;
   t->dp_numel = whole;
-  int32_t first = nd__param(b, nd__rank(0, r.pp, r.tp), p); /* replica 0's, added first */
-  t->primary = r.dp < g->shard_size && g->tensors[first].primary;
+  t->primary = r.dp < g->shard_size && primary0;
   return 1;
 }
 
 void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec) {
   static const char *const suffix[] = {"", ".grad", ".m", ".v"};
   static const enum nd_tensor_kind kinds[] = {ND_TENSOR_PARAM, ND_TENSOR_GRAD, ND_TENSOR_OPTSTATE, ND_TENSOR_OPTSTATE};
-  int32_t *tables[] = {b->param, b->grad, b->mom, b->vel};
-  int32_t param_id = -1;
+  int32_t *tables[] = {b->store, b->grad, b->mom, b->vel};
+  /* the tensor in the rank's whole layout (a data-parallel range's param) */
+  int32_t gathered = spec->layer >= 0 ? nd__gathered_slot(b, r, spec) : -1, layout = gathered;
+  nd_rank r0 = nd__rank(0, r.pp, r.tp); /* replica 0, added first */
   for (int k = 0; k < 4; k++) {
     nd_tensor t = {0};
     snprintf(t.name, sizeof t.name, "d%dp%dt%d.%s%s", r.dp, r.pp, r.tp, spec->hf, suffix[k]);
@@ -98,19 +100,22 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
     t.shard_begin = spec->shard_begin;
     t.primary = spec->primary;
     t.decay = spec->decay;
-    t.param = param_id;
+    t.param = k == 0 ? gathered : layout;
+    int primary0 = r.dp == 0 && k == 0 ? spec->primary : b->g->tensors[nd__param_store(b, r0, p)].primary;
     /* reduce-scattered gradients: a range of each counts on every rank of the first shard group */
-    if (k == 1 && b->g->dp_shard >= ND_DP_SHARD_GRADIENTS)
-      t.primary = r.dp < b->g->shard_size && b->g->tensors[nd__param(b, nd__rank(0, r.pp, r.tp), p)].primary;
-    /* AdamW's moments, sharded: this rank's contiguous range of the elements */
-    if (k >= 2 && b->g->dp_shard != ND_DP_SHARD_NONE && !shard_moment(b, r, p, &t)) {
+    if (k == 1 && b->g->dp_shard >= ND_DP_SHARD_GRADIENTS) t.primary = r.dp < b->g->shard_size && primary0;
+    /* AdamW's moments, sharded: this rank's contiguous range of the elements;
+     * under parameters, a block's weight too (its tasks read it gathered) */
+    int ranged = k >= 2 ? b->g->dp_shard != ND_DP_SHARD_NONE : k == 0 && gathered >= 0;
+    if (ranged && !shard_moment(b, r, primary0, &t)) {
       *nd__pslot(b, tables[k], r, p) = -1; /* an empty range: nothing of it here */
       continue;
     }
     int32_t id = nd__add_tensor(b, &t);
-    if (k == 0) param_id = id;
+    if (k == 0 && layout < 0) layout = id;
     *nd__pslot(b, tables[k], r, p) = id;
   }
+  *nd__pslot(b, b->param, r, p) = layout;
 }
 
 int32_t nd__gemm_weight(nd__builder *b, int mb, int32_t w) {
@@ -389,6 +394,7 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
     }
   size_t ptab = (size_t)b->nranks * b->nparams;
   b->param = table(ptab);
+  b->store = table(ptab);
   b->grad = table(ptab);
   b->mom = table(ptab);
   b->vel = table(ptab);
@@ -397,12 +403,13 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->lanes = table((size_t)b->nranks);
   b->parts = malloc((size_t)(b->nranks > 2 ? b->nranks : 2) * sizeof *b->parts);
   g->loss = malloc((size_t)g->dp * sizeof *g->loss);
-  if (!b->param || !b->grad || !b->mom || !b->vel || !b->act || !b->normsq || !b->lanes || !b->parts || !g->loss) return ND_ENOMEM;
+  if (!b->param || !b->store || !b->grad || !b->mom || !b->vel || !b->act || !b->normsq || !b->lanes || !b->parts || !g->loss) return ND_ENOMEM;
   return 0;
 }
 
 void nd__builder_free(nd__builder *b) {
   free(b->param);
+  free(b->store);
   free(b->grad);
   free(b->mom);
   free(b->vel);

@@ -84,6 +84,7 @@ typedef struct nd__builder {
   const nd__act_set *acts;
   int nranks, nparams;
   int32_t *param, *grad, *mom, *vel; /* [rank][nparams], -1 where absent */
+  int32_t *store;                    /* [rank][nparams]: what keeps the parameter between steps (param, or its range) */
   int32_t *act;                      /* [rank][slot][L + 1][acts->count + ND__STAGE_ACTS], created on first use */
   int max_slots;                     /* the deepest pool */
   int32_t *normsq;                   /* [rank]: (0, s, t) ranks only */
@@ -141,7 +142,11 @@ int32_t nd__gemm_weight(nd__builder *b, int mb, int32_t w);
 /* Adds parameter p on rank r with its gradient and the two AdamW moments. */
 void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec);
 int32_t *nd__pslot(nd__builder *b, int32_t *table, nd_rank r, int p);
+/* The weight the step's tasks read (under data_parallel_shard parameters a
+ * block's gathered buffer, graph/gather.h) and the tensor that keeps it
+ * between uses and that AdamW updates (the parameter or its range). */
 static inline int32_t nd__param(nd__builder *b, nd_rank r, int p) { return *nd__pslot(b, b->param, r, p); }
+static inline int32_t nd__param_store(nd__builder *b, nd_rank r, int p) { return *nd__pslot(b, b->store, r, p); }
 static inline int32_t nd__grad(nd__builder *b, nd_rank r, int p) { return *nd__pslot(b, b->grad, r, p); }
 /* Activation `which` of micro-batch mb at `layer` (ignored for a stage's
  * activations): the buffer of its slot in its pool. Under train.recompute

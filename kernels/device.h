@@ -50,7 +50,8 @@ int nd__device_worker(void);
   [ND_TASK_ALLGATHER] = "copies into one buffer at offsets, between tensor ranks that share a host: on the host",    \
   [ND_TASK_SHARD_GATHER] = "host work: copies ranges between the copies of a data-parallel shard group",             \
   [ND_TASK_REDUCE_SCATTER] = "host work: sums and copies ranges of a data-parallel shard group",                     \
-  [ND_TASK_GRAD_SUMSQ_RANGE] = "host work: sums in double, handed along a data-parallel shard group"
+  [ND_TASK_GRAD_SUMSQ_RANGE] = "host work: sums in double, handed along a data-parallel shard group",                \
+  [ND_TASK_PARAM_GATHER] = "host work: copies a shard group's ranges of a weight into one buffer"
 /* clang-format on */
 
 #endif

@@ -51,7 +51,7 @@ same_run() {
 run none
 ok $? "GPT-2 dp 4, shard none: 10 steps"
 diag "none: $(metric_losses "$tmp/none.jsonl")"
-for option in optimizer gradients; do
+for option in optimizer gradients parameters; do
   run $option --set parallelism.data_parallel_shard=$option
   ok $? "GPT-2 dp 4, shard $option: 10 steps"
   same_run $option none "GPT-2 dp 4, $option"
@@ -65,19 +65,26 @@ ok $? "Llama dp 4, shard none: 10 steps"
 run llama-gradients llama "${llama[@]}" --set parallelism.data_parallel_shard=gradients
 ok $? "Llama dp 4, shard gradients: 10 steps"
 same_run llama-gradients llama-none "Llama dp 4, gradients"
+run llama-parameters llama "${llama[@]}" --set parallelism.data_parallel_shard=parameters
+ok $? "Llama dp 4, shard parameters: 10 steps"
+same_run llama-parameters llama-none "Llama dp 4, parameters"
+# parameters with recomputed blocks: the gathers come before each block's recomputation
+run recompute-parameters --set parallelism.data_parallel_shard=parameters --set train.recompute=layer
+ok $? "GPT-2 dp 4, shard parameters with train.recompute layer: 10 steps"
+same_run recompute-parameters none "GPT-2 dp 4, parameters with recompute layer"
 
 # dp 4 x tp 2 x pp 2 at n_embd 16: the tied embedding's two stages, norms
 # repeated on the tensor ranks, and tensors of 8 elements a tensor rank, so
 # that ranks 2 and 3 of a group hold no range of them
 mesh=(--set model.n_embd=16 --set parallelism.pipeline_parallel_size=2 --set parallelism.tensor_parallel_size=2)
-for option in none optimizer gradients; do
+for option in none optimizer gradients parameters; do
   run mesh-$option "${mesh[@]}" --set parallelism.data_parallel_shard=$option
   ok $? "GPT-2 dp 4 x tp 2 x pp 2, n_embd 16, shard $option: 10 steps"
 done
-for option in optimizer gradients; do same_run mesh-$option mesh-none "dp 4 x tp 2 x pp 2 with empty ranges, $option"; done
+for option in optimizer gradients parameters; do same_run mesh-$option mesh-none "dp 4 x tp 2 x pp 2 with empty ranges, $option"; done
 
 # resume: the checkpoint of step 5 of one option, 5 more steps under the other
-for pair in "none optimizer" "optimizer gradients" "gradients none"; do
+for pair in "none optimizer" "optimizer gradients" "gradients parameters" "parameters none"; do
   set -- $pair
   "$ndgraph" run "$cfg" "${small[@]}" --set parallelism.data_parallel_shard=$2 --resume "$tmp/$1/step-5" \
     --set train.save_dir="$tmp/resumed-$1" --metrics "$tmp/resumed-$1.jsonl" >"$tmp/resumed-$1.out" 2>&1
@@ -115,6 +122,24 @@ sys.exit(0 if ok else 1)
 PY
 ok $? "plan: optimizer state per rank a quarter of none's (each tensor's range rounded to 8 elements), parameters and gradient buffers unchanged"
 
+"$ndgraph" plan "$cfg" "${issue[@]}" --set parallelism.data_parallel_shard=parameters --json \
+  >"$tmp/plan-parameters.json" 2>>"$tmp/plan.err"
+ok $? "plan --json of the issue's GPT-2 under parameters"
+python3 - "$tmp/plan-none.json" "$tmp/plan-parameters.json" <<'PY'
+import json, sys
+none, par = (json.load(open(p)) for p in sys.argv[1:3])
+ok = par["layout"]["data_parallel_shard"] == "parameters"
+total = lambda r: r["param_bytes"] + r["grad_bytes"] + r["optimizer_bytes"]
+for a, b in zip(none["ranks"], par["ranks"]):
+    print(f"# rank dp {b['dp']}: params {b['param_bytes']} of {a['param_bytes']}, transient {b['transient_bytes']}, "
+          f"params + grads + optimizer {total(b) / total(a):.3f} of none's")
+    # the blocks' weights a quarter, the embedding and final norm whole; two blocks' weights gathered
+    ok &= b["param_bytes"] < 0.3 * a["param_bytes"] and 0 < b["transient_bytes"] < 0.3 * a["param_bytes"]
+    ok &= a["transient_bytes"] == 0
+sys.exit(0 if ok else 1)
+PY
+ok $? "plan under parameters: the weights kept per rank under 0.3 of none's, two blocks' gathered weights transient"
+
 # bad values: one line, exit 2
 expect 2 'data_parallel_shard_size \(3\) must divide parallelism.data_parallel_size \(4\)' \
   "shard size 3 with dp 4: refused" -- "$ndgraph" plan "$cfg" "${issue[@]}" \
@@ -126,6 +151,10 @@ expect 2 "expected one of: none, optimizer, gradients, parameters; got 'zero3'" 
   "shard zero3: refused, the values listed" -- "$ndgraph" plan "$cfg" --set parallelism.data_parallel_shard=zero3
 expect 2 'data_parallel_shard_size: .*-1' "shard size -1: refused" -- "$ndgraph" plan "$cfg" \
   --set parallelism.data_parallel_shard_size=-1
-expect 2 'data_parallel_shard: parameters is not built yet' "shard parameters: refused as not built yet" -- \
-  "$ndgraph" plan "$cfg" --set parallelism.data_parallel_shard=parameters
+expect 2 'data_parallel_shard: parameters does not work with train.precision bf16 yet' \
+  "shard parameters with bf16: refused" -- "$ndgraph" plan "$cfg" "${issue[@]}" \
+  --set parallelism.data_parallel_shard=parameters --set train.precision=bf16
+expect 2 'data_parallel_shard_size \(3\) must divide parallelism.data_parallel_size \(4\)' \
+  "shard parameters, size 3 with dp 4: refused" -- "$ndgraph" plan "$cfg" "${issue[@]}" \
+  --set parallelism.data_parallel_shard=parameters --set parallelism.data_parallel_shard_size=3
 done_testing

@@ -76,6 +76,9 @@ int main(void) {
   /* a layout with every parallelism: nd_graph_build fails when an emitter leaves its row's order */
   const char *const every[] = {"parallelism.data_parallel_size=2", "parallelism.tensor_parallel_size=2",
                                "parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=2", NULL};
+  /* param_gather: GPT-2 with its blocks' weights sharded */
+  const char *const zero3[] = {"parallelism.data_parallel_size=2", "parallelism.pipeline_parallel_size=2",
+                               "parallelism.data_parallel_shard=parameters", NULL};
   /* GPT-2 and Llama between them use every kind (Llama in bf16: the weights' casts) */
   const char *const llama[] = {"parallelism.data_parallel_size=2",
                                "parallelism.tensor_parallel_size=2",
@@ -89,8 +92,9 @@ int main(void) {
                                NULL};
   int seen[ND_TASK_KIND_COUNT] = {0}, follow = 1, rc = 0;
   nd_error err = {0};
-  for (int arch = 0; arch < 2; arch++) {
-    nd_config *cfg = tiny_config(arch ? llama : every);
+  const char *const *const layouts[] = {every, llama, zero3};
+  for (int arch = 0; arch < 3; arch++) {
+    nd_config *cfg = tiny_config(layouts[arch]);
     nd_graph *g = NULL;
     /* the training step, and generation's graph of 2 tokens (its own kinds) */
     for (int gen = 0; gen < 2; gen++) {

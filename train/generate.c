@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "graph/ir.h"
+#include "graph/shard.h"
 #include "tasks/exec.h"
 #include "tasks/schedule.h"
 #include "train/sample.h"
@@ -100,11 +101,27 @@ int nd_generator_open(nd_generator **out, nd_trainer *tr, nd_error *err) {
   return 0;
 }
 
+/* Tensor i of the generation graph from the trainer's whole tensor of that name. */
+static int copy_gathered(nd_generator *gen, nd_trainer *tr, int32_t i, nd_error *err) {
+  const nd_tensor *t = &gen->owner->tensors[i];
+  long long n = nd_shard_full_numel(t);
+  float *full = malloc((size_t)n * sizeof *full);
+  if (!full) return nd__fail(err, ND_ENOMEM, "generation: out of memory");
+  int rc = nd_trainer_gather(tr, t->hf_name, ND_GATHER_PARAM, full, n);
+  if (!rc) {
+    rc = nd_shard_copy(gen->owner, i, full, nd_exec_acquire(gen->ex, i, 1), 0);
+    nd_exec_release(gen->ex, i);
+  }
+  free(full);
+  return rc ? nd__fail(err, rc, "generation: cannot gather the trainer's parameter %s", t->hf_name) : 0;
+}
+
 /* The trainer's parameters into the generation graph's: the same tensor
  * shards (same tensor split), from data-parallel replica 0, whichever
  * pipeline stage holds them. */
 static int copy_params(nd_generator *gen, nd_trainer *tr, nd_error *err) {
   const nd_graph *g = gen->owner, *src = nd__trainer_graph(tr);
+  int rc;
   nd_exec *from = nd__trainer_exec(tr);
   for (int32_t i = 0; i < g->n_tensors; i++) {
     const nd_tensor *t = &g->tensors[i];
@@ -115,6 +132,11 @@ static int copy_params(nd_generator *gen, nd_trainer *tr, nd_error *err) {
       if (s->kind == ND_TENSOR_PARAM && s->home.dp == 0 && s->home.tp == t->home.tp &&
           strcmp(s->hf_name, t->hf_name) == 0)
         break;
+    }
+    if (j < src->n_tensors && src->tensors[j].dp_numel) {
+      /* a range (data_parallel_shard parameters): the whole tensor from its shard group */
+      if ((rc = copy_gathered(gen, tr, i, err))) return rc;
+      continue;
     }
     if (j == src->n_tensors || src->tensors[j].bytes != t->bytes)
       return nd__fail(err, ND_EINVAL, "generation: the trainer has no parameter %s of %lld bytes", t->name,

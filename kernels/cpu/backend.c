@@ -307,6 +307,17 @@ static int shard_gather(const nd_kcall *c) {
   return 0;
 }
 
+/* dst, then the shard group's non-empty ranges of the weight in rank order:
+ * their concatenation is the whole weight */
+static int param_gather(const nd_kcall *c) {
+  float *dst = CF(0);
+  for (int k = 1; k < c->n; k++) {
+    memcpy(dst, CF(k), (size_t)c->t[k].shape[0] * sizeof(float));
+    dst += c->t[k].shape[0];
+  }
+  return 0;
+}
+
 /* shard c's range summed in rank order over every part (into part 0's range,
  * as the all-reduce does), then copied to each part p with p % shards == c:
  * the bits of the all-reduce, in the ranges their ranks keep */
@@ -379,7 +390,7 @@ static int adamw(const nd_kcall *c) {
   const struct nd_adamw_args *a = &c->task->a.adamw;
   const nd_step *s = c->step;
   float scale = nd_clip_scale(sqrt(*CD(4)), s->grad_clip);
-  nd_adamw(CF(0) + a->offset, CF(1), CF(2), CF(3) + a->offset, a->n, s->lr, s->beta1, s->beta2, s->eps, a->decay ? s->weight_decay : 0.0f,
+  nd_adamw(CF(0) + (a->param_range ? 0 : a->offset), CF(1), CF(2), CF(3) + a->offset, a->n, s->lr, s->beta1, s->beta2, s->eps, a->decay ? s->weight_decay : 0.0f,
            scale, s->adam_t);
   return 0;
 }
@@ -445,6 +456,7 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_CE_BWD] = crossentropy_bwd,
              [ND_TASK_ALLREDUCE] = allreduce,
              [ND_TASK_SHARD_GATHER] = shard_gather,
+             [ND_TASK_PARAM_GATHER] = param_gather,
              [ND_TASK_REDUCE_SCATTER] = reduce_scatter,
              [ND_TASK_GRAD_SUMSQ_RANGE] = grad_sumsq_range,
              [ND_TASK_SENDRECV] = sendrecv,
