@@ -47,16 +47,18 @@ ok $? "gpt2: tp 2 generates what one rank does"
 set -- "${common[@]}" "${gpt2[@]}"
 expect 2 "nowhere.*cannot open" "a missing checkpoint" -- "$ndgraph" generate "$@" --checkpoint "$tmp/nowhere" --prompt x
 expect 2 "needs --checkpoint" "no checkpoint" -- "$ndgraph" generate "$@" --prompt x
-expect 2 "exceed the 32 positions" "a prompt and tokens past seq_len" -- \
-  "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt "Once upon a time there was" --tokens 10
-expect 2 "exceed the 32 positions" "a prompt longer than seq_len" -- \
-  "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt "$(printf '%040d' 0)"
+expect 2 "26 prompt tokens \\+ 10 new ones exceed the 32 positions" "a prompt and tokens past seq_len" -- \
+  "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt-ids "$(seq -s, 1 26)" --tokens 10
+expect 2 "--prompt-ids .*\\(at most 32\\)" "a prompt longer than seq_len" -- \
+  "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt-ids "$(seq -s, 1 40)"
+expect 2 "--prompt TEXT: model.vocab_size is not 256 and there is no tokenizer" "a text prompt without a tokenizer" -- \
+  "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt x
 expect 2 "prompt id 300 .*vocabulary of 300" "an id past the vocabulary" -- \
   "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt-ids 1,300 --tokens 4
 expect 2 "--prompt-ids" "an id that is no number" -- "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt-ids 1,x
-expect 2 "--tokens '0'" "zero tokens" -- "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt x --tokens 0
+expect 2 "--tokens '0'" "zero tokens" -- "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt-ids 1 --tokens 0
 for t in -1 nan inf 1e9 hot; do
-  expect 2 "--temperature '$t'" "temperature $t" -- "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt x --temperature $t
+  expect 2 "--temperature '$t'" "temperature $t" -- "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt-ids 1 --temperature $t
 done
 expect 2 "one of --prompt" "both prompts" -- "$ndgraph" generate "$@" --checkpoint "$tmp/gpt2" --prompt x --prompt-ids 1
 done_testing
