@@ -103,7 +103,7 @@ gpu_tests="$gpu_tests tests/test_cuda_parity_llama"
 [ -f tests/test_cuda_nccl.c ] && gpu_tests="$gpu_tests tests/test_cuda_nccl"
 # the Llama checkpoint against an independent PyTorch program (PyTorch is there)
 gpu_tests="$gpu_tests tests/test_torch_llama.sh tests/plugin_cuda.sh"
-timeout 240 make -j"$jobs" check TESTS="$gpu_tests" >>"$log" 2>&1
+timeout 200 make -j"$jobs" check TESTS="$gpu_tests" >>"$log" 2>&1
 for t in $gpu_tests; do
   [ -f "$t.log" ] || { row "$t" "not run" "no log"; continue; }
   p=$(grep -c "^ok " "$t.log"); f=$(grep -c "^not ok " "$t.log"); s=$(grep -c "^ok .*# SKIP" "$t.log")
@@ -112,37 +112,47 @@ for t in $gpu_tests; do
   cp "$t.log" "$out/" 2>/dev/null
 done
 
-# 5. ndgraph on the GPU: the quick start, then a GPT-2-small step (12 layers,
-# n_embd 768, seq_len 1024, vocab 50257, 8 sequences), fp32 and TF32, per
-# scheduler; the median of the steps after two warm-up steps
+# 5. ndgraph on the GPU: the quick start, then GPT-2 small (12 layers, n_embd
+# 768, seq_len 1024, vocab 50257, batch 8) in fp32, TF32 and bf16, and a Llama
+# of about 1B parameters (16 layers, n_embd 2048, 32 heads, 8 key/value
+# heads, intermediate 5632, vocab 32000, seq_len 2048, batch 4) in bf16; the
+# median of the steps after two warm-up steps
 steps_ms() { awk -F'|' '/^step +[0-9]+ \| loss/ { n++; if (n > 2) { gsub(/ ms/, "", $4); print $4 + 0 } }' "$1" | sort -n |
   awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "none" }'; }
 timeout 60 ./ndgraph run configs/quickstart.yaml --set runtime.workers=2 --set runtime.cuda_devices=1 \
   --set train.steps=30 --set train.save_dir= --set log.every=10 >"$out/quickstart.log" 2>&1
 row "quick start, 1 CPU worker + 1 GPU" "exit $?" "$(grep -m1 '^ndgraph:' "$out/quickstart.log" | cut -c1-120 | tr '|' /); $(grep '^step' "$out/quickstart.log" | tail -1 | tr '|' /)"
-small=(--set model.n_layer=12 --set model.n_head=12 --set model.n_embd=768 --set model.seq_len=1024
-  --set model.vocab_size=50257 --set parallelism.pipeline_parallel_size=1 --set parallelism.micro_batches=1
-  --set parallelism.activation_slots=1 --set train.micro_batch_size=8 --set train.save_dir= --set train.eval_every=0
-  --set log.every=1 --set runtime.workers=2 --set runtime.cuda_devices=1)
-for sched in dmdas ndws; do
-  for tf32 in false true; do
-    name="ndgraph GPT-2 small, $sched, $( [ $tf32 = true ] && echo TF32 || echo fp32)"
-    extra=()
-    ./ndgraph plan configs/quickstart.yaml --set runtime.tf32=true >/dev/null 2>&1 || [ $tf32 = false ] || { row "$name" "skipped" "no runtime.tf32 in this build"; continue; }
-    [ $tf32 = true ] && extra=(--set runtime.tf32=true)
-    f=$out/bench-$sched-$tf32.log
-    timeout 90 ./ndgraph run configs/quickstart.yaml "${small[@]}" "${extra[@]}" --set runtime.scheduler=$sched \
-      --set train.steps=8 >"$f" 2>&1
-    rc=$?
-    ms=$(steps_ms "$f")
-    if [ "$ms" = none ]; then row "$name" "exit $rc, no timed step" "$(tail -1 "$f" | cut -c1-160)"; continue; fi
-    row "$name" "$ms ms/step" "$(awk -v ms="$ms" 'BEGIN { printf "%.0f tokens/s", 8 * 1024 / (ms / 1000) }'); $(grep '^step.*| loss' "$f" | tail -1 | awk -F'|' '{ print $6 }')"
-  done
+one_gpu=(--set parallelism.pipeline_parallel_size=1 --set parallelism.micro_batches=1 --set parallelism.activation_slots=1
+  --set train.save_dir= --set train.eval_every=0 --set log.every=1 --set runtime.workers=2 --set runtime.cuda_devices=1
+  --set train.steps=8)
+gpt2=(--set model.n_layer=12 --set model.n_head=12 --set model.n_embd=768 --set model.seq_len=1024
+  --set model.vocab_size=50257 --set train.micro_batch_size=8)
+llama=(--set model.n_layer=16 --set model.n_head=32 --set model.n_kv_head=8 --set model.n_embd=2048
+  --set model.intermediate_size=5632 --set model.vocab_size=32000 --set model.seq_len=2048 --set train.micro_batch_size=4)
+# bench NAME TOKENS_PER_STEP FLOPS_PER_TOKEN CONFIG ARGS...: one row, ms/step, tokens/s and TFLOP/s
+bench() {
+  local name=$1 tokens=$2 flops=$3 config=$4 f=$out/bench-$(echo "$1" | tr -c 'a-zA-Z0-9\n' -).log; shift 4
+  timeout 120 ./ndgraph run "$config" "${one_gpu[@]}" "$@" >"$f" 2>&1
+  local rc=$? ms
+  ms=$(steps_ms "$f")
+  if [ "$ms" = none ]; then row "$name" "exit $rc, no timed step" "$(tail -1 "$f" | cut -c1-160 | tr '|' /)"; return; fi
+  row "$name" "$(awk -v ms="$ms" -v t="$tokens" 'BEGIN { printf "%.0f tokens/s", t / (ms / 1000) }')" \
+    "$ms ms/step, $(awk -v ms="$ms" -v t="$tokens" -v f="$flops" 'BEGIN { printf "%.1f TFLOP/s", t / (ms / 1000) * f / 1e12 }')"
+}
+# 6 N + 6 L T C per token (gpu_torch_bench.py's count)
+gpt2_flops=$(( 6 * (12 * 12 * 768 * 768 + 50257 * 768) + 6 * 12 * 1024 * 768 ))
+llama_flops=$(( 6 * (16 * (2048 * (2048 + 2 * 512) + 2048 * 2048 + 3 * 2048 * 5632) + 32000 * 2048) + 6 * 16 * 2048 * 2048 ))
+for p in fp32 tf32 bf16; do
+  bench "ndgraph GPT-2 small $p (B 8, T 1024)" 8192 $gpt2_flops configs/quickstart.yaml "${gpt2[@]}" --set train.precision=$p
 done
+bench "ndgraph Llama ~1B bf16 (B 4, T 2048)" 8192 $llama_flops configs/llama-tiny.yaml "${llama[@]}" --set train.precision=bf16
 
-# 6. the PyTorch peer and the GEMM peak, same GPU, same run
+# 6. the PyTorch peer and the GEMM peak of each precision, same GPU, same
+# run: GPT-2 small eager and torch.compile in each precision, the Llama in
+# bf16 (compile rows are short: the compile is their cost)
 if command -v python3 >/dev/null; then
-  timeout 240 python3 "$root/scripts/gpu_torch_bench.py" 2>>"$log" | tee -a "$table"
+  timeout 300 python3 "$root/scripts/gpu_torch_bench.py" gpt2 8 fp32,tf32,bf16 eager,compile --peaks 2>>"$log" | tee -a "$table"
+  timeout 150 python3 "$root/scripts/gpu_torch_bench.py" llama 4 bf16 eager,compile 2>>"$log" | tee -a "$table"
 else
   row "PyTorch" "skipped" "no python3"
 fi
