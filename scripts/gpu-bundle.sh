@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs, here, what a GPU machine without a package registry lacks to build
 # and run ndgraph (docs/cuda.md, "GPU machine"): our StarPU (built with CUDA,
-# stripped), the Debian packages of hwloc, libyaml, cJSON, OpenBLAS and
+# stripped), the Debian packages of hwloc, libyaml, cJSON, OpenBLAS, PCRE2 and
 # pkg-config as .deb files (unpacked there with dpkg -x, or ar + tar), the
 # StarPU source package (to rebuild StarPU there if ours does not load), and
 # ndgraph's source tarball (make dist: configure included, no autotools
@@ -28,7 +28,7 @@ rm -rf "$out/starpu/share/doc" "$out/starpu/bin"
 # the Debian packages ndgraph builds and runs on (no registry there)
 debs=(libhwloc15 libhwloc-dev libyaml-0-2 libyaml-dev libcjson1 libcjson-dev
       libopenblas0-pthread libopenblas-pthread-dev libgfortran5 libquadmath0 ocl-icd-libopencl1
-      pkgconf pkgconf-bin libpkgconf3)
+      pkgconf pkgconf-bin libpkgconf3 libpcre2-8-0 libpcre2-dev libpcre2-16-0 libpcre2-32-0 libpcre2-posix3)
 (cd "$out/debs" && apt-get download -q "${debs[@]}" >/dev/null)
 
 # cuBLAS's and NCCL's headers: a machine whose CUDA toolkit came without
