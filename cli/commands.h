@@ -81,6 +81,8 @@ int nd_cli_parse(int argc, char **argv, nd_cli_option *opts, int n_opts, nd_conf
 /* An option's value as a whole number from 1 to max, in *out; else prints
  * the one-line error and returns the exit status to use (2). */
 int nd_cli_count(const char *option, const char *text, long long max, long long *out);
+/* The same from 0: a process's number. */
+int nd_cli_index(const char *option, const char *text, long long max, long long *out);
 
 /* Signals during `ndgraph run` (cli/signals.c). signals_hold, first in
  * main(): notes the signals inherited as ignored (nohup) and blocks the

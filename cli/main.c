@@ -1,7 +1,7 @@
 /* ndgraph command line: a thin client of libndgraph.
  *
  *   ndgraph run  [CONFIG] [--set k=v]... [--metrics FILE] [--resume DIR] [--trace FILE] [--calibration FILE]
- *   ndgraph plan [CONFIG] [--set k=v]... [--dot FILE] [--json] [--nodes N] [--auto [--calibration FILE]]
+ *   ndgraph plan [CONFIG] [--set k=v]... [--dot FILE] [--json] [--nodes N [--process P]] [--auto [--calibration FILE]]
  *   ndgraph calibrate [CONFIG] [--set k=v]... [-o FILE]
  *   ndgraph eval [CONFIG] --checkpoint DIR [--data FILE] [--batches N] [--set k=v]...
  *   ndgraph generate [CONFIG] --checkpoint DIR (--prompt TEXT | --prompt-ids LIST) [--tokens N] [--temperature T]
@@ -24,7 +24,7 @@ static void usage(FILE *f) {
              "  run  [CONFIG] [--set section.key=value]... [--metrics FILE] [--resume DIR] [--trace FILE] "
              "[--calibration FILE]\n"
              "       train (CONFIG defaults to the embedded quick start)\n"
-             "  plan [CONFIG] [--set ...]... [--dot FILE] [--json] [--nodes N] [--auto [--calibration FILE]]\n"
+             "  plan [CONFIG] [--set ...]... [--dot FILE] [--json] [--nodes N [--process P]] [--auto [--calibration FILE]]\n"
              "       print what one training step becomes; --auto: the best layouts, simulated\n"
              "  calibrate [CONFIG] [--set ...]... [-o FILE]\n"
              "       time every task kind on this machine's devices (a calibration file for plan --auto)\n"

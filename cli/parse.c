@@ -69,14 +69,23 @@ usage:
   return ND_EXIT_BAD_INPUT; /* the configuration is the command's input, whatever kept it from reading */
 }
 
-int nd_cli_count(const char *option, const char *text, long long max, long long *out) {
+/* A whole number of [min, max] for option, or the exit status of bad input. */
+static int whole(const char *option, const char *text, long long min, long long max, long long *out) {
   char *end;
   errno = 0;
   long long v = strtoll(text, &end, 10);
-  if (errno || end == text || *end || v < 1 || v > max) {
-    fprintf(stderr, "ndgraph: %s '%s': expected a whole number from 1 to %lld\n", option, text, max);
+  if (errno || end == text || *end || v < min || v > max) {
+    fprintf(stderr, "ndgraph: %s '%s': expected a whole number from %lld to %lld\n", option, text, min, max);
     return ND_EXIT_BAD_INPUT;
   }
   *out = v;
   return 0;
+}
+
+int nd_cli_count(const char *option, const char *text, long long max, long long *out) {
+  return whole(option, text, 1, max, out);
+}
+
+int nd_cli_index(const char *option, const char *text, long long max, long long *out) {
+  return whole(option, text, 0, max, out);
 }

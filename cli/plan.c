@@ -1,5 +1,6 @@
 /* `ndgraph plan`: what one training step becomes, and where its ranks are
- * placed; with --auto, the best layouts for the machine, simulated. */
+ * placed; with --auto, the best layouts for the machine, simulated; with
+ * --nodes N --process P, process P's share alone. */
 #include <limits.h>
 #include <stdio.h>
 
@@ -10,20 +11,25 @@ int nd_cli_plan(int argc, char **argv) {
                           {"--json", ND_CLI_FLAG, NULL},
                           {"--auto", ND_CLI_FLAG, NULL},
                           {"--calibration", ND_CLI_VALUE, NULL},
-                          {"--nodes", ND_CLI_VALUE, NULL}};
+                          {"--nodes", ND_CLI_VALUE, NULL},
+                          {"--process", ND_CLI_VALUE, NULL}};
   nd_config *cfg;
-  int status = nd_cli_parse(argc, argv, opts, 5, &cfg);
+  int status = nd_cli_parse(argc, argv, opts, 6, &cfg);
   if (status) return status;
-  long long nodes = 0;
+  long long nodes = 0, share = -1;
   /* under mpirun, the plan of that launch, said once (process 0) */
   int process, launched = nd_launched_processes(&process);
   /* a calibration the plan would not read: said, not ignored */
   if (opts[3].value && !opts[2].value) {
     fprintf(stderr, "ndgraph: --calibration %s: only plan --auto reads it\n", opts[3].value);
     status = ND_EXIT_BAD_INPUT;
-  } else if (opts[4].value)
+  } else if (opts[5].value && (!opts[4].value || opts[1].value || opts[2].value)) {
+    fprintf(stderr, "ndgraph: --process %s: goes with --nodes N, without --json or --auto\n", opts[5].value);
+    status = ND_EXIT_BAD_INPUT;
+  } else if (opts[4].value) {
     status = nd_cli_count("--nodes", opts[4].value, INT_MAX, &nodes);
-  else if (launched > 1)
+    if (!status && opts[5].value) status = nd_cli_index("--process", opts[5].value, nodes - 1, &share);
+  } else if (launched > 1)
     nodes = launched;
   if (status || process != 0) {
     nd_config_free(cfg);
@@ -31,13 +37,16 @@ int nd_cli_plan(int argc, char **argv) {
   }
   nd_error err = {0};
   int rc;
-  if (opts[2].value)
+  /* one process's share alone: the step itself is not built */
+  if (share >= 0)
+    rc = nd_nodes_report(cfg, (int)nodes, (int)share, stdout, &err);
+  else if (opts[2].value)
     rc = nd_plan_auto(cfg, opts[3].value, nodes ? (int)nodes : 1, stdout, opts[1].value != NULL, &err);
   else
     rc = nd_plan_report(cfg, stdout, opts[1].value != NULL, opts[0].value, &err);
-  if (!rc && !opts[1].value && !opts[2].value) rc = nd_placement_report(cfg, stdout, &err);
+  if (!rc && share < 0 && !opts[1].value && !opts[2].value) rc = nd_placement_report(cfg, stdout, &err);
   /* with --auto, the cut of the best plan (cfg now holds it) */
-  if (!rc && nodes) rc = nd_nodes_report(cfg, (int)nodes, stdout, &err);
+  if (!rc && share < 0 && nodes) rc = nd_nodes_report(cfg, (int)nodes, -1, stdout, &err);
   nd_config_free(cfg);
   return rc ? nd_cli_fail(rc, &err) : 0;
 }

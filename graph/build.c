@@ -16,8 +16,13 @@ static const nd__model *model_of(const nd_config *cfg) {
   return cfg->model.arch == ND_ARCH_LLAMA ? &nd__llama_model : &nd__gpt2_model;
 }
 
-/* gen_tokens > 0: a generation graph of that many tokens (nd_graph_build_generate). */
-static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen_tokens, nd_error *err) {
+/* Whether pair (d, s)'s forwards and backwards are built (pairs NULL: all). */
+static int built(const nd_graph *g, const uint8_t *pairs, int d, int s) { return !pairs || pairs[d * g->pp + s]; }
+
+/* gen_tokens > 0: a generation graph of that many tokens (nd_graph_build_generate);
+ * pairs: nd_graph_build_pairs. */
+static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen_tokens, const uint8_t *pairs,
+                 nd_error *err) {
   int rc = ND_ENOMEM;
   const nd__model *m = model_of(cfg);
   nd__builder b = {0};
@@ -60,7 +65,8 @@ static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen
   } else if (forward_only) {
     for (int k = 0; k < g->micro_batches; k++)
       for (int d = 0; d < g->dp; d++)
-        for (int s = 0; s < g->pp; s++) nd__stage_forward(&b, m, d, s, k);
+        for (int s = 0; s < g->pp; s++)
+          if (built(g, pairs, d, s)) nd__stage_forward(&b, m, d, s, k);
   } else {
     /* A sequential program in which the last use of a buffer comes before
      * the next write of its slot: on stage s micro-batch k's B follows the
@@ -74,11 +80,12 @@ static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen
     for (int i = 0; i < span; i++) {
       if (i < g->micro_batches)
         for (int d = 0; d < g->dp; d++)
-          for (int s = 0; s < g->pp; s++) nd__stage_forward(&b, m, d, s, i);
+          for (int s = 0; s < g->pp; s++)
+            if (built(g, pairs, d, s)) nd__stage_forward(&b, m, d, s, i);
       for (int d = 0; d < g->dp; d++)
         for (int s = g->pp - 1; s >= 0; s--) {
           int k = i - g->pool_slots[s][ND_POOL_FWD_B] + 1;
-          if (k >= 0 && k < g->micro_batches) nd__stage_backward(&b, m, d, s, k);
+          if (k >= 0 && k < g->micro_batches && built(g, pairs, d, s)) nd__stage_backward(&b, m, d, s, k);
         }
       for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, i - g->pool_slots[s][ND_POOL_FWD_W] + 1);
     }
@@ -108,7 +115,11 @@ cleanup:
 }
 
 int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_error *err) {
-  return build(out, cfg, forward_only, 0, err);
+  return build(out, cfg, forward_only, 0, NULL, err);
+}
+
+int nd_graph_build_pairs(nd_graph **out, const nd_config *cfg, const uint8_t *pairs, nd_error *err) {
+  return build(out, cfg, 0, 0, pairs, err);
 }
 
 int nd_graph_build_generate(nd_graph **out, const nd_config *cfg, int n_tokens, nd_error *err) {
@@ -126,7 +137,7 @@ int nd_graph_build_generate(nd_graph **out, const nd_config *cfg, int n_tokens, 
   one->parallelism.data_parallel_shard = ND_DP_SHARD_NONE; /* one replica: nothing to shard */
   one->parallelism.data_parallel_shard_size = 0;
   one->train.micro_batch_size = 1;
-  int rc = build(out, one, 1, n_tokens, err);
+  int rc = build(out, one, 1, n_tokens, NULL, err);
   free(one);
   return rc;
 }

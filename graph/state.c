@@ -236,14 +236,23 @@ int nd__act_shared(const nd__builder *b, int which) {
   return b->recompute == ND_RECOMPUTE_ATTENTION && which == as->attn_saved;
 }
 
+static int32_t *table(size_t n);
+
 int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which) {
   nd_graph *g = b->g;
   const nd__act_set *as = b->acts;
   const nd__act_row *a = row_of(as, which);
   int at_stage = which >= as->count, shared = nd__act_shared(b, which), n = as->count + ND__STAGE_ACTS;
   int li = at_stage || shared ? g->L : layer, slot = nd_act_slot(g, r.pp, a->pool, mb);
-  int64_t idx = (((int64_t)nd_rank_index(g, r) * b->max_slots + slot) * (g->L + 1) + li) * n + which;
-  if (b->act[idx] >= 0) return b->act[idx];
+  int32_t **rows = &b->act[nd_rank_index(g, r)];
+  /* a rank's rows on its first activation: a build of some ranks' work
+   * (nd_graph_build_pairs) holds only theirs */
+  if (!*rows && !(*rows = table((size_t)b->max_slots * (g->L + 1) * n))) {
+    b->oom = 1;
+    return -1;
+  }
+  int64_t idx = ((int64_t)slot * (g->L + 1) + li) * n + which;
+  if ((*rows)[idx] >= 0) return (*rows)[idx];
 
   nd_tensor t = {0};
   act_shape(g, a, r, &t);
@@ -257,7 +266,7 @@ int32_t nd__act(nd__builder *b, nd_rank r, int mb, int layer, int which) {
     snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.%s", r.dp, r.pp, r.tp, slot, a->name);
   else
     snprintf(t.name, sizeof t.name, "d%dp%dt%d.s%d.h%d.%s", r.dp, r.pp, r.tp, slot, layer, a->name);
-  return b->act[idx] = nd__add_tensor(b, &t);
+  return (*rows)[idx] = nd__add_tensor(b, &t);
 }
 
 int32_t nd__layer_input(nd__builder *b, nd_rank r, int mb, int l) {
@@ -398,7 +407,7 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->grad = table(ptab);
   b->mom = table(ptab);
   b->vel = table(ptab);
-  b->act = table((size_t)b->nranks * b->max_slots * (g->L + 1) * (acts->count + ND__STAGE_ACTS));
+  b->act = calloc((size_t)b->nranks, sizeof *b->act);
   b->normsq = table((size_t)b->nranks);
   b->lanes = table((size_t)b->nranks);
   b->parts = malloc((size_t)(b->nranks > 2 ? b->nranks : 2) * sizeof *b->parts);
@@ -413,6 +422,7 @@ void nd__builder_free(nd__builder *b) {
   free(b->grad);
   free(b->mom);
   free(b->vel);
+  for (int r = 0; b->act && r < b->nranks; r++) free(b->act[r]);
   free(b->act);
   free(b->normsq);
   free(b->lanes);

@@ -85,7 +85,7 @@ typedef struct nd__builder {
   int nranks, nparams;
   int32_t *param, *grad, *mom, *vel; /* [rank][nparams], -1 where absent */
   int32_t *store;                    /* [rank][nparams]: what keeps the parameter between steps (param, or its range) */
-  int32_t *act;                      /* [rank][slot][L + 1][acts->count + ND__STAGE_ACTS], created on first use */
+  int32_t **act;                     /* [rank] -> [slot][L + 1][acts->count + ND__STAGE_ACTS], created on first use */
   int max_slots;                     /* the deepest pool */
   int32_t *normsq;                   /* [rank]: (0, s, t) ranks only */
   int32_t *lanes;                    /* [rank]: data_parallel_shard gradients: the norm's sums handed along, else -1 */

@@ -140,9 +140,29 @@ enum nd_mpi_traffic nd_mpi_traffic_of(const nd_task *t);
 /* What StarPU-MPI sends running graph g `steps` times on `procs` processes
  * (its caching rules: a copy is sent once until its tensor is written; a
  * task's written tensors go back to their owners), plus the reads of the
- * statistics after each step: bytes in all; the tasks each process visits
- * (visited[procs]) in one step and the bytes each sends in all, by class
- * (sent[p * ND_MPI_TRAFFIC + class]), either NULL when not wanted. */
-int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *visited, int64_t *sent);
+ * statistics after each step: bytes in all, or -1 when out of memory; the
+ * bytes each process sends in all, by class (sent[p * ND_MPI_TRAFFIC +
+ * class]), unless sent is NULL. */
+int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *sent);
+
+/* ---- One process's share (docs/nodes.md): built without the whole step. */
+
+/* The (replica, stage) pairs whose forwards and backwards process me's share
+ * needs, into pairs[d * pp + s], from `tail` (nd_graph_build_pairs with no
+ * pair: the state and the optimizer tail) and its nd_mpi_task_processes:
+ * the pairs with a rank on me, the next stage of each (it builds the
+ * hand-overs with me), and those whose gradients a task run on me reads. */
+void nd_mpi_share_pairs(const nd_graph *tail, const int *run_on, int procs, int me, uint8_t *pairs);
+
+/* Process me's figures per step: the tasks it runs and submits
+ * (nd_mpi_takes_part), the bytes it sends by class and receives, and the
+ * data-parallel gradients of a replica (all summed once a step). g is the
+ * whole step or nd_graph_build_pairs of nd_mpi_share_pairs(me): the same
+ * figures. 0 or ND_ENOMEM. */
+typedef struct nd_mpi_share {
+  int64_t runs, submits, received, dp_grad_bytes;
+  int64_t sent[ND_MPI_TRAFFIC];
+} nd_mpi_share;
+int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out);
 
 #endif

@@ -130,40 +130,34 @@ enum nd_mpi_traffic nd_mpi_traffic_of(const nd_task *t) {
   return t->group == ND_GROUP_DP ? ND_MPI_DATA_PARALLEL : ND_MPI_OTHER;
 }
 
-/* One send of tensor k's bytes by process `from`, for traffic of class c. */
-static int64_t send(const nd_graph *g, int32_t k, int from, enum nd_mpi_traffic c, int64_t *sent) {
+/* One send of tensor k's bytes by process `from` to process `to`, for traffic of class c. */
+static int64_t send(const nd_graph *g, int32_t k, int from, int to, enum nd_mpi_traffic c, int64_t *sent,
+                    int64_t *received) {
   if (sent) sent[from * ND_MPI_TRAFFIC + c] += g->tensors[k].bytes;
+  if (received) received[to] += g->tensors[k].bytes;
   return g->tensors[k].bytes;
 }
 
 /* One fetch of a statistic to every process, then forgotten (tasks/mpi.c). */
-static int64_t fetch(const nd_graph *g, int32_t k, const int *owner, int procs, uint8_t *held, int64_t *sent) {
+static int64_t fetch(const nd_graph *g, int32_t k, const int *owner, int procs, uint8_t *held, int64_t *sent,
+                     int64_t *received) {
   int64_t bytes = 0;
   for (int p = 0; p < procs; p++) {
-    if (p != owner[k] && !held[(int64_t)k * procs + p]) bytes += send(g, k, owner[k], ND_MPI_OTHER, sent);
+    if (p != owner[k] && !held[(int64_t)k * procs + p])
+      bytes += send(g, k, owner[k], p, ND_MPI_OTHER, sent, received);
     held[(int64_t)k * procs + p] = 0;
   }
   return bytes;
 }
 
-int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *visited, int64_t *sent) {
-  int *owner = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *owner);
+/* The replay of StarPU-MPI's sends (nd_mpi_predict_bytes) with run_on given. */
+static int64_t replay(const nd_graph *g, const int *run_on, const int *owner, int procs, int steps, int64_t *sent,
+                      int64_t *received) {
   /* held: a process's copy of a tensor it does not own is valid (StarPU-MPI's cache) */
   uint8_t *held = calloc((size_t)g->n_tensors * (size_t)procs + 1, 1);
-  uint8_t *reader = calloc((size_t)g->n_tensors * (size_t)procs + 1, 1);
-  int *run_on = nd_mpi_task_processes(g, procs);
-  if (!owner || !held || !reader || !run_on) {
-    free(owner), free(held), free(reader), free(run_on);
-    return -1;
-  }
-  for (int32_t k = 0; k < g->n_tensors; k++) owner[k] = nd_mpi_process_of(g, g->tensors[k].home, procs);
-  nd_mpi_mark_readers(g, run_on, NULL, owner, procs, reader);
-  if (visited) {
-    memset(visited, 0, (size_t)procs * sizeof *visited);
-    for (int32_t i = 0; i < g->n_tasks; i++)
-      for (int p = 0; p < procs; p++) visited[p] += nd_mpi_takes_part(g, run_on, i, NULL, owner, procs, reader, p);
-  }
+  if (!held) return -1;
   if (sent) memset(sent, 0, (size_t)procs * ND_MPI_TRAFFIC * sizeof *sent);
+  if (received) memset(received, 0, (size_t)procs * sizeof *received);
   int64_t bytes = 0;
   for (int s = 0; s < steps; s++) {
     for (int32_t i = 0; i < g->n_tasks; i++) {
@@ -174,20 +168,91 @@ int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *v
       for (int a = 0; a < t->n_access; a++) {
         int32_t k = acc[a].tensor;
         if (!(acc[a].mode & ND_ACCESS_R) || owner[k] == x || held[(int64_t)k * procs + x]) continue;
-        bytes += send(g, k, owner[k], c, sent);
+        bytes += send(g, k, owner[k], x, c, sent, received);
         held[(int64_t)k * procs + x] = 1;
       }
       for (int a = 0; a < t->n_access; a++) {
         int32_t k = acc[a].tensor;
         if (!(acc[a].mode & ND_ACCESS_W)) continue;
-        if (owner[k] != x) bytes += send(g, k, x, c, sent); /* back to its owner */
+        if (owner[k] != x) bytes += send(g, k, x, owner[k], c, sent, received); /* back to its owner */
         memset(held + (int64_t)k * procs, 0, (size_t)procs);
       }
     }
     /* the trainer reads each replica's loss, then the gradient norm */
-    for (int d = 0; d < g->dp; d++) bytes += fetch(g, g->loss[d], owner, procs, held, sent);
-    if (g->grad_normsq >= 0) bytes += fetch(g, g->grad_normsq, owner, procs, held, sent);
+    for (int d = 0; d < g->dp; d++) bytes += fetch(g, g->loss[d], owner, procs, held, sent, received);
+    if (g->grad_normsq >= 0) bytes += fetch(g, g->grad_normsq, owner, procs, held, sent, received);
   }
-  free(owner), free(held), free(reader), free(run_on);
+  free(held);
   return bytes;
+}
+
+static int *owners(const nd_graph *g, int procs) {
+  int *owner = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *owner);
+  if (owner)
+    for (int32_t k = 0; k < g->n_tensors; k++) owner[k] = nd_mpi_process_of(g, g->tensors[k].home, procs);
+  return owner;
+}
+
+int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *sent) {
+  int *owner = owners(g, procs), *run_on = nd_mpi_task_processes(g, procs);
+  int64_t bytes = owner && run_on ? replay(g, run_on, owner, procs, steps, sent, NULL) : -1;
+  free(owner), free(run_on);
+  return bytes;
+}
+
+void nd_mpi_share_pairs(const nd_graph *tail, const int *run_on, int procs, int me, uint8_t *pairs) {
+  const nd_graph *g = tail;
+  memset(pairs, 0, (size_t)g->dp * g->pp);
+  for (int d = 0; d < g->dp; d++)
+    for (int s = 0; s < g->pp; s++)
+      for (int t = 0; t < g->tp; t++) {
+        if (nd_mpi_process_of(g, (nd_rank){d, s, t}, procs) != me) continue;
+        /* its own work, and the next stage's: that stage's forward takes the
+         * hand-over from this one, its backward sends the gradient back */
+        pairs[d * g->pp + s] = 1;
+        if (s + 1 < g->pp) pairs[d * g->pp + s + 1] = 1;
+        /* under data_parallel_shard: parameters every replica's gathers of
+         * this stage read the ranges it keeps */
+        for (int e = 0; g->dp_shard == ND_DP_SHARD_PARAMETERS && e < g->dp; e++) pairs[e * g->pp + s] = 1;
+      }
+  /* a sum it runs reads other ranks' gradients: it sees every task of
+   * their pairs that writes them (its cached copies are dropped) */
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    if (run_on[i] != me) continue;
+    const nd_task *t = &g->tasks[i];
+    const nd_access *acc = nd_task_access(g, t);
+    for (int a = 0; a < t->n_access; a++) {
+      const nd_tensor *k = &g->tensors[acc[a].tensor];
+      if (k->kind == ND_TENSOR_GRAD) pairs[k->home.dp * g->pp + k->home.pp] = 1;
+    }
+  }
+}
+
+int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out) {
+  memset(out, 0, sizeof *out);
+  int *owner = owners(g, procs), *run_on = nd_mpi_task_processes(g, procs);
+  uint8_t *reader = calloc((size_t)g->n_tensors * (size_t)procs + 1, 1);
+  int64_t *sent = malloc((size_t)procs * ND_MPI_TRAFFIC * sizeof *sent);
+  int64_t *received = malloc((size_t)procs * sizeof *received);
+  int rc = ND_ENOMEM;
+  if (!owner || !run_on || !reader || !sent || !received) goto done;
+  nd_mpi_mark_readers(g, run_on, NULL, owner, procs, reader);
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    out->runs += run_on[i] == me;
+    out->submits += nd_mpi_takes_part(g, run_on, i, NULL, owner, procs, reader, me);
+  }
+  /* the first step sends what later ones do (nothing is cached across the
+   * optimizer's writes): one step is the figure per step */
+  if (replay(g, run_on, owner, procs, 1, sent, received) < 0) goto done;
+  memcpy(out->sent, sent + me * ND_MPI_TRAFFIC, sizeof out->sent);
+  out->received = received[me];
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    if (t->kind == ND_TASK_ALLREDUCE && t->group == ND_GROUP_DP)
+      out->dp_grad_bytes += g->tensors[nd_task_access(g, t)[0].tensor].bytes;
+  }
+  rc = 0;
+done:
+  free(owner), free(run_on), free(reader), free(sent), free(received);
+  return rc;
 }

@@ -1,8 +1,10 @@
-/* `ndgraph plan --nodes N`: the step's graph cut across N processes (the
- * placement `mpirun -np N ndgraph run` uses): each process's ranks, the tasks
- * it runs and the tasks it submits (its share plus the transfers it takes
- * part in) with the time their submission takes, and the bytes StarPU-MPI
- * sends between processes per step, by what they are for. */
+/* `ndgraph plan --nodes N`: the step cut across N processes (the placement
+ * `mpirun -np N ndgraph run` uses): each process's ranks, the tasks it runs
+ * and the tasks it submits (its share plus the transfers it takes part in)
+ * with the time their submission takes, and the bytes StarPU-MPI sends and
+ * receives between processes per step, by what they are for. Each process's
+ * figures come from its share alone (nd_graph_build_pairs), built one at a
+ * time: the step itself is never built here. */
 #include <stdlib.h>
 
 #include "common/error.h"
@@ -14,72 +16,86 @@ int nd_launched_processes(int *process) {
   return n > 0 ? n : 1;
 }
 
-int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err) {
+/* Process p's line; its ranks are a block in rank order: its first and last. */
+static void print_process(const nd_graph *g, int nodes, int p, const nd_mpi_share *sh, FILE *out) {
+  nd_rank first = {-1, -1, -1}, last = first;
+  for (int d = 0; d < g->dp; d++)
+    for (int s = 0; s < g->pp; s++)
+      for (int t = 0; t < g->tp; t++)
+        if (nd_mpi_process_of(g, (nd_rank){d, s, t}, nodes) == p) {
+          if (first.dp < 0) first = (nd_rank){d, s, t};
+          last = (nd_rank){d, s, t};
+        }
+  const int64_t *c = sh->sent;
+  fprintf(out,
+          "  process %d: ranks d%dp%dt%d..d%dp%dt%d | runs %lld tasks, submits %lld, sends %.3f MB (pipeline %.3f, "
+          "data-parallel %.3f, other %.3f), receives %.3f MB | submission about %.1f ms\n",
+          p, first.dp, first.pp, first.tp, last.dp, last.pp, last.tp, (long long)sh->runs, (long long)sh->submits,
+          (double)(c[0] + c[1] + c[2]) / 1e6, (double)c[ND_MPI_PIPELINE] / 1e6, (double)c[ND_MPI_DATA_PARALLEL] / 1e6,
+          (double)c[ND_MPI_OTHER] / 1e6, (double)sh->received / 1e6, (double)sh->submits * ND_SUBMIT_US_PER_TASK / 1e3);
+}
+
+/* Process p's share of cfg's step: built, measured, freed. */
+static int share_of(const nd_config *cfg, const nd_graph *tail, const int *tail_on, int nodes, int p, uint8_t *pairs,
+                    nd_mpi_share *sh, nd_error *err) {
   nd_graph *g = NULL;
-  int64_t *visited = NULL, *runs = NULL, *sent = NULL;
-  int *run_on = NULL;
-  int rc = nd_graph_build(&g, cfg, 0, err);
-  if (rc) return rc;
-  if (nodes < 1) {
-    rc = nd__fail(err, ND_EINVAL, "plan: --nodes %d: must be at least 1", nodes);
-    goto done;
-  }
-  if ((rc = nd_mpi_check_layout(g, nodes, err))) goto done;
-  visited = calloc((size_t)nodes, sizeof *visited);
-  runs = calloc((size_t)nodes, sizeof *runs);
-  sent = calloc((size_t)nodes * ND_MPI_TRAFFIC, sizeof *sent);
-  run_on = nd_mpi_task_processes(g, nodes);
-  if (!visited || !runs || !sent || !run_on) {
+  nd_mpi_share_pairs(tail, tail_on, nodes, p, pairs);
+  int rc = nd_graph_build_pairs(&g, cfg, pairs, err);
+  if (!rc && nd_mpi_share_of(g, nodes, p, sh)) rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
+  nd_graph_free(g);
+  return rc;
+}
+
+int nd_nodes_report(const nd_config *cfg, int nodes, int process, FILE *out, nd_error *err) {
+  nd_graph *tail = NULL;
+  int *tail_on = NULL;
+  uint8_t *pairs = NULL;
+  nd_mpi_share *shares = NULL;
+  if (nodes < 1) return nd__fail(err, ND_EINVAL, "plan: --nodes %d: must be at least 1", nodes);
+  if (process >= nodes)
+    return nd__fail(err, ND_EINVAL, "plan: --process %d: the processes of --nodes %d are 0 to %d", process, nodes,
+                    nodes - 1);
+  int lo = process < 0 ? 0 : process, hi = process < 0 ? nodes : process + 1, rc;
+  /* the state and the optimizer tail alone (no pair built): where each sum
+   * runs, and so which pairs each share needs */
+  if (!(pairs = calloc((size_t)cfg->parallelism.data_parallel_size * cfg->parallelism.pipeline_parallel_size, 1)) ||
+      !(shares = calloc((size_t)(hi - lo), sizeof *shares))) {
     rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
     goto done;
   }
-  /* the first step sends what later ones do (nothing is cached across the
-   * optimizer's writes): one step is the figure per step */
-  int64_t bytes = nd_mpi_predict_bytes(g, nodes, 1, visited, sent);
-  if (bytes < 0) {
+  if ((rc = nd_graph_build_pairs(&tail, cfg, pairs, err)) || (rc = nd_mpi_check_layout(tail, nodes, err))) goto done;
+  if (!(tail_on = nd_mpi_task_processes(tail, nodes))) {
     rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
     goto done;
   }
-  for (int32_t i = 0; i < g->n_tasks; i++) runs[run_on[i]]++;
-  fprintf(out, "nodes: %d processes, %d tasks per step, %.3f MB sent between processes per step\n", nodes, g->n_tasks,
-          (double)bytes / 1e6);
-  for (int p = 0; p < nodes; p++) {
-    /* a process's ranks are a block in rank order: its first and last */
-    nd_rank first = {-1, -1, -1}, last = first;
-    for (int d = 0; d < g->dp; d++)
-      for (int s = 0; s < g->pp; s++)
-        for (int t = 0; t < g->tp; t++)
-          if (nd_mpi_process_of(g, (nd_rank){d, s, t}, nodes) == p) {
-            if (first.dp < 0) first = (nd_rank){d, s, t};
-            last = (nd_rank){d, s, t};
-          }
-    fprintf(out, "  process %d: ranks d%dp%dt%d..d%dp%dt%d", p, first.dp, first.pp, first.tp, last.dp, last.pp,
-            last.tp);
-    const int64_t *c = sent + p * ND_MPI_TRAFFIC;
-    fprintf(out,
-            " | runs %lld tasks, submits %lld, sends %.3f MB (pipeline %.3f, data-parallel %.3f, other %.3f) | "
-            "submission about %.1f ms\n",
-            (long long)runs[p], (long long)visited[p], (double)(c[0] + c[1] + c[2]) / 1e6,
-            (double)c[ND_MPI_PIPELINE] / 1e6, (double)c[ND_MPI_DATA_PARALLEL] / 1e6, (double)c[ND_MPI_OTHER] / 1e6,
-            (double)visited[p] * ND_SUBMIT_US_PER_TASK / 1e3);
+  for (int p = lo; p < hi; p++)
+    if ((rc = share_of(cfg, tail, tail_on, nodes, p, pairs, &shares[p - lo], err))) goto done;
+  /* every task runs on one process and every byte is sent by one: the
+   * step's totals are the shares' sums */
+  int64_t tasks = 0, bytes = 0;
+  for (int p = lo; p < hi; p++) {
+    tasks += shares[p - lo].runs;
+    for (int c = 0; c < ND_MPI_TRAFFIC; c++) bytes += shares[p - lo].sent[c];
   }
+  if (process < 0)
+    fprintf(out, "nodes: %d processes, %lld tasks per step, %.3f MB sent between processes per step\n", nodes,
+            (long long)tasks, (double)bytes / 1e6);
+  else
+    fprintf(out, "nodes: process %d of %d, built alone\n", process, nodes);
+  for (int p = lo; p < hi; p++) print_process(tail, nodes, p, &shares[p - lo], out);
   /* the data-parallel sums against a ring's bytes: each gradient's sum runs
    * on one process (in replica order), which matches a ring per process
    * when no gradient outweighs a process's share (docs/nodes.md) */
-  int64_t grads = 0;
-  for (int32_t i = 0; i < g->n_tasks; i++)
-    if (g->tasks[i].kind == ND_TASK_ALLREDUCE && g->tasks[i].group == ND_GROUP_DP)
-      grads += g->tensors[nd_task_access(g, &g->tasks[i])[0].tensor].bytes;
+  int64_t grads = shares[0].dp_grad_bytes;
   if (grads > 0 && nodes > 1)
     fprintf(out,
             "  data-parallel gradients: %.3f MB per replica; a ring all-reduce over %d processes would send %.3f MB "
             "per process\n",
             (double)grads / 1e6, nodes, 2.0 * (nodes - 1) / nodes * (double)grads / 1e6);
 done:
-  free(visited);
-  free(runs);
-  free(sent);
-  free(run_on);
-  nd_graph_free(g);
+  free(pairs);
+  free(shares);
+  free(tail_on);
+  nd_graph_free(tail);
   return rc;
 }

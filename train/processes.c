@@ -42,7 +42,7 @@ int nd_trainer_processes(nd_trainer *tr, nd_process_info *out) {
   out->bytes_checkpoints = nd_mpi_sum(nd__trainer_checkpoint_bytes(tr));
   out->bytes_sent = nd_mpi_sum(nd_mpi_bytes_sent()) - out->bytes_checkpoints;
   if (out->processes > 1)
-    out->bytes_predicted = nd_mpi_predict_bytes(g, out->processes, (int)nd__trainer_steps_run(tr), NULL, NULL);
+    out->bytes_predicted = nd_mpi_predict_bytes(g, out->processes, (int)nd__trainer_steps_run(tr), NULL);
   return 0;
 }
 

@@ -121,8 +121,10 @@ ND_EXPORT int nd_plan_report(const nd_config *cfg, FILE *out, int json, const ch
 ND_EXPORT int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err);
 /* `ndgraph plan --nodes N`: the step cut across N processes as `mpirun -np N
  * ndgraph run` cuts it: each process's ranks, the tasks it runs and submits,
- * and the bytes sent between processes per step (docs/nodes.md). */
-ND_EXPORT int nd_nodes_report(const nd_config *cfg, int nodes, FILE *out, nd_error *err);
+ * and the bytes sent and received between processes per step
+ * (docs/nodes.md); process >= 0: that process's share alone (`--process P`),
+ * -1: every process's, each share built in turn. */
+ND_EXPORT int nd_nodes_report(const nd_config *cfg, int nodes, int process, FILE *out, nd_error *err);
 /* How many processes a launcher started (`mpirun -np N`, read from its
  * environment without starting MPI: OpenMPI's or MPICH's variables) and
  * this one's number; 1 and 0 without one. `ndgraph plan` so launched
