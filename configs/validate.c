@@ -160,6 +160,28 @@ static int check_stages(const nd_config *cfg, nd_error *err) {
   return 0;
 }
 
+/* Context parallelism cuts each sequence into 2 cp chunks, rank i holding
+ * chunks i and 2 cp - 1 - i (graph/ring.c). */
+static int check_context(const nd_config *cfg, nd_error *err) {
+  const int64_t cp = cfg->parallelism.context_parallel_size, seq = cfg->model.seq_len;
+  if (cp == 1) return 0;
+  if (seq % (2 * cp))
+    return fail_at(cfg, err, KEYS("model.seq_len", "parallelism.context_parallel_size"),
+                   "model.seq_len (%" PRId64 ") must be divisible by 2 * parallelism.context_parallel_size (%" PRId64
+                   "): each rank holds two equal chunks",
+                   seq, 2 * cp);
+  if (cfg->model.arch == ND_ARCH_LLAMA)
+    return fail_at(cfg, err, KEYS("parallelism.context_parallel_size", "model.arch"),
+                   "parallelism.context_parallel_size %" PRId64 " runs GPT-2 only, not Llama", cp);
+  if (cfg->train.recompute != ND_RECOMPUTE_NONE)
+    return fail_at(cfg, err, KEYS("parallelism.context_parallel_size", "train.recompute"),
+                   "parallelism.context_parallel_size %" PRId64 " does not combine with train.recompute", cp);
+  if (cfg->parallelism.plan_auto)
+    return fail_at(cfg, err, KEYS("parallelism.context_parallel_size", "parallelism.auto"),
+                   "parallelism.context_parallel_size %" PRId64 " does not combine with parallelism.auto", cp);
+  return 0;
+}
+
 static int check_data(const nd_config *cfg, nd_error *err) {
   const int64_t vocab = cfg->model.vocab_size;
   if (cfg->data.format == ND_FORMAT_TEXT && vocab < 256)
@@ -202,12 +224,13 @@ static int check_products(const nd_config *cfg, nd_error *err) {
   /* every rank has its own tensors and tasks: the graph grows with the
    * product, so it is bounded as a whole, not only size by size */
   const int64_t ranks = cfg->parallelism.data_parallel_size * cfg->parallelism.tensor_parallel_size *
-                        cfg->parallelism.pipeline_parallel_size;
+                        cfg->parallelism.pipeline_parallel_size * cfg->parallelism.context_parallel_size;
   if (ranks > ND_MAX_RANKS)
     return fail_at(cfg, err,
                    KEYS("parallelism.data_parallel_size", "parallelism.tensor_parallel_size",
-                        "parallelism.pipeline_parallel_size"),
-                   "parallelism.data_parallel_size * tensor_parallel_size * pipeline_parallel_size = %" PRId64
+                        "parallelism.pipeline_parallel_size", "parallelism.context_parallel_size"),
+                   "parallelism.data_parallel_size * tensor_parallel_size * pipeline_parallel_size * "
+                   "context_parallel_size = %" PRId64
                    " ranks, at most %d",
                    ranks, ND_MAX_RANKS);
   /* a step's tasks: about 30 per layer, micro-batch and rank of a stage;
@@ -238,6 +261,7 @@ int nd_config_validate(const nd_config *cfg, nd_error *err) {
   if ((rc = check_arch(cfg, err)) < 0) return rc;
   if ((rc = check_shapes(cfg, err)) < 0) return rc;
   if ((rc = check_stages(cfg, err)) < 0) return rc;
+  if ((rc = check_context(cfg, err)) < 0) return rc;
   if ((rc = check_data(cfg, err)) < 0) return rc;
   if ((rc = check_trace(cfg, err)) < 0) return rc;
   if ((rc = check_products(cfg, err)) < 0) return rc;

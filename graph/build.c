@@ -52,7 +52,7 @@ static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen
     nd__stage_forward(&b, m, 0, 0, 0);
   } else if (forward_only) {
     for (int k = 0; k < g->micro_batches; k++)
-      for (int d = 0; d < g->dp; d++)
+      for (int d = 0; d < g->dp / g->cp; d++)
         for (int s = 0; s < g->pp; s++) nd__stage_forward(&b, m, d, s, k);
   } else {
     /* A sequential program in which the last use of a buffer comes before
@@ -66,9 +66,9 @@ static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen
     b.defer_w = 1;
     for (int i = 0; i < span; i++) {
       if (i < g->micro_batches)
-        for (int d = 0; d < g->dp; d++)
+        for (int d = 0; d < g->dp / g->cp; d++)
           for (int s = 0; s < g->pp; s++) nd__stage_forward(&b, m, d, s, i);
-      for (int d = 0; d < g->dp; d++)
+      for (int d = 0; d < g->dp / g->cp; d++)
         for (int s = g->pp - 1; s >= 0; s--) {
           int k = i - g->pool_slots[s][ND_POOL_FWD_B] + 1;
           if (k >= 0 && k < g->micro_batches) nd__stage_backward(&b, m, d, s, k);
@@ -109,6 +109,7 @@ int nd_graph_build_generate(nd_graph **out, const nd_config *cfg, int n_tokens, 
   if (!one) return nd__fail(err, ND_ENOMEM, "graph: out of memory");
   *one = *cfg;
   one->parallelism.data_parallel_size = one->parallelism.pipeline_parallel_size = 1;
+  one->parallelism.context_parallel_size = 1;
   one->parallelism.micro_batches = one->parallelism.activation_slots = 1;
   one->parallelism.n_stage_layers = 0;
   one->train.micro_batch_size = 1;

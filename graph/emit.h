@@ -28,7 +28,8 @@ void nd__flush_w(nd__builder *b, int st, int mb);
 /* The all-reduce of a group's buffers, in place: every part ends as the sum.
  * A group of one needs none. */
 void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, int n, int mb, int layer);
-/* All-reduce of one activation across the tensor-parallel group of (d, st). */
+/* All-reduce of one activation across the tensor-parallel group of (d, st),
+ * for each context rank of replica d. */
 void nd__allreduce_tp(nd__builder *b, int d, int st, int layer, int which, int mb);
 void nd__sendrecv(nd__builder *b, enum nd_group group, int32_t src, int32_t dst, int mb, int layer);
 void nd__load_batch(nd__builder *b, nd_rank r, int mb, int32_t tokens, int32_t targets);
@@ -84,6 +85,22 @@ void nd__ce_bwd(nd__builder *b, nd_rank r, int mb);
 void nd__gen_attention(nd__builder *b, nd_rank r, int l, int32_t out, const int32_t *in, int n_in, const nd_rope *rope,
                        int kv_heads);
 void nd__gen_positions(nd__builder *b, nd_rank r, int32_t x, int32_t wpe);
+
+/* Context parallelism (graph/ring.c). Rank r's attention after its own
+ * causal block wrote out and lse: every other context rank's block of keys
+ * and values (qkv_of[kr], (B, T, 3C) packed) into part and part_lse, merged
+ * into out and lse in rank order. */
+void nd__ring_attention_fwd(nd__builder *b, nd_rank r, int mb, int layer, int32_t out, int32_t lse,
+                            const int32_t *qkv_of, int32_t part, int32_t part_lse);
+/* The backward of rank r's block over context rank kr's keys: dq added to
+ * dqkv_of[r's], dk and dv into part, then added to dqkv_of[kr] (after kr's
+ * own block; called for kr in rank order, so each sum has a fixed order). */
+void nd__ring_attention_bwd(nd__builder *b, nd_rank r, int kr, int mb, int layer, const int32_t *dqkv_of,
+                            int32_t dout, const int32_t *qkv_of, int32_t out, int32_t lse, int32_t part);
+/* The position rows of rank r's chunks added to x (B, T, C); backwards
+ * their gradient from dout. */
+void nd__ring_pos_fwd(nd__builder *b, nd_rank r, int mb, int32_t x, int32_t wpe);
+void nd__ring_pos_bwd(nd__builder *b, nd_rank r, int mb, int32_t dwpe, int32_t dout);
 
 /* out = f(in0, in1) elementwise over out's elements. */
 void nd__elementwise(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_rank r, int mb, int layer,

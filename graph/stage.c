@@ -15,8 +15,8 @@ static void head_forward(nd__builder *b, const nd__model *m, int d, int mb) {
   nd_graph *g = b->g;
   const nd__act_set *a = m->acts;
   int st = g->pp - 1, L = g->L;
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     nd__norm_fwd(b, m->norm, r, mb, L,
                  &(nd__norm){.out = S(b, r, mb, ND__A_LNF),
                              .mean = a->lnf_mean ? S(b, r, mb, ND__A_LNF_MEAN) : -1,
@@ -31,21 +31,23 @@ static void head_forward(nd__builder *b, const nd__model *m, int d, int mb) {
                                  .bias = -1,
                                  .M = g->B * g->T,
                                  .K = g->C,
-                                 .N = nd__vocab_size(g, t),
+                                 .N = nd__vocab_size(g, r.tp),
                                  .trans_w = 1});
     if (!g->gen_cache) nd__ce_stats(b, r, mb); /* generation reads the logits */
   }
   if (g->gen_cache) return;
-  if (!g->forward_only) nd__ce_lse(b, d, mb);
-  nd__ce_combine(b, d, mb);
+  for (int c = 0; c < g->cp; c++) {
+    if (!g->forward_only) nd__ce_lse(b, d * g->cp + c, mb);
+    nd__ce_combine(b, d * g->cp + c, mb);
+  }
 }
 
 static void head_backward(nd__builder *b, const nd__model *m, int d, int mb) {
   nd_graph *g = b->g;
   const nd__act_set *a = m->acts;
   int st = g->pp - 1, L = g->L, head = head_weight(m, g);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     nd__ce_bwd(b, r, mb);
     nd__matmul_bwd(b, r, mb, L,
                    &(nd__linear){.dinp = S(b, r, mb, ND__A_D_LNF),
@@ -56,12 +58,12 @@ static void head_backward(nd__builder *b, const nd__model *m, int d, int mb) {
                                  .dbias = -1,
                                  .M = g->B * g->T,
                                  .K = g->C,
-                                 .N = nd__vocab_size(g, t),
+                                 .N = nd__vocab_size(g, r.tp),
                                  .trans_w = 1});
   }
   nd__allreduce_tp(b, d, st, L, a->count + ND__A_D_LNF, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     nd__norm_bwd(b, m->norm, r, mb, L,
                  &(nd__norm){.dinp = A(b, r, mb, L - 1, a->d_xout),
                              .dskip = -1,
@@ -83,28 +85,32 @@ void nd__stage_forward(nd__builder *b, const nd__model *m, int d, int st, int mb
   const nd__act_set *a = m->acts;
   int first = g->stage_first[st];
   if (st == 0) {
-    for (int t = 0; t < g->tp; t++) {
-      nd_rank r = R(d, 0, t);
+    for (int i = 0; i < nd__group_size(g); i++) {
+      nd_rank r = nd__group_rank(g, d, 0, i);
       int32_t tok = S(b, r, mb, ND__A_TOKENS), tgt = g->pp == 1 && !g->gen_cache ? S(b, r, mb, ND__A_TARGETS) : -1;
       nd__load_batch(b, r, mb, tok, tgt);
     }
-    for (int t = 0; t < g->tp; t++) {
-      nd_rank r = R(d, 0, t);
+    for (int i = 0; i < nd__group_size(g); i++) {
+      nd_rank r = nd__group_rank(g, d, 0, i);
       /* generation adds the positions of its submission apart */
       int32_t wpe = has_pos(m, r) ? nd__param(b, r, m->pos_embed) : -1;
       nd__embed_fwd(b, r, mb, S(b, r, mb, ND__A_XIN), S(b, r, mb, ND__A_TOKENS), nd__param(b, r, m->embed),
-                    g->gen_cache ? -1 : wpe);
+                    g->gen_cache || g->cp > 1 ? -1 : wpe);
+      if (g->cp > 1 && wpe >= 0) nd__ring_pos_fwd(b, r, mb, S(b, r, mb, ND__A_XIN), wpe);
       if (g->gen_cache && wpe >= 0) nd__gen_positions(b, r, S(b, r, mb, ND__A_XIN), wpe);
     }
     nd__allreduce_tp(b, d, 0, first, a->count + ND__A_XIN, mb);
   } else {
-    for (int t = 0; t < g->tp; t++) {
-      int32_t src = A(b, R(d, st - 1, t), mb, first - 1, a->xout);
-      nd__sendrecv(b, ND_GROUP_PP_NEXT, src, S(b, R(d, st, t), mb, ND__A_XIN), mb, first);
+    for (int i = 0; i < nd__group_size(g); i++) {
+      int32_t src = A(b, nd__group_rank(g, d, st - 1, i), mb, first - 1, a->xout);
+      nd__sendrecv(b, ND_GROUP_PP_NEXT, src, S(b, nd__group_rank(g, d, st, i), mb, ND__A_XIN), mb, first);
     }
   }
   if (st == g->pp - 1 && g->pp > 1)
-    for (int t = 0; t < g->tp; t++) nd__load_batch(b, R(d, st, t), mb, -1, S(b, R(d, st, t), mb, ND__A_TARGETS));
+    for (int i = 0; i < nd__group_size(g); i++) {
+      nd_rank r = nd__group_rank(g, d, st, i);
+      nd__load_batch(b, r, mb, -1, S(b, r, mb, ND__A_TARGETS));
+    }
   for (int l = first; l < first + g->stage_layers[st]; l++) m->layer_forward(b, d, st, mb, l);
   if (st == g->pp - 1) head_forward(b, m, d, mb);
 }
@@ -135,15 +141,18 @@ void nd__stage_backward(nd__builder *b, const nd__model *m, int d, int st, int m
   if (st == g->pp - 1) head_backward(b, m, d, mb);
   for (int l = first + g->stage_layers[st] - 1; l >= first; l--) block_backward(b, m, d, st, mb, l);
   if (st > 0) {
-    for (int t = 0; t < g->tp; t++) {
-      int32_t src = S(b, R(d, st, t), mb, ND__A_D_XIN);
-      nd__sendrecv(b, ND_GROUP_PP_PREV, src, A(b, R(d, st - 1, t), mb, first - 1, a->d_xout), mb, first);
+    for (int i = 0; i < nd__group_size(g); i++) {
+      int32_t src = S(b, nd__group_rank(g, d, st, i), mb, ND__A_D_XIN);
+      nd__sendrecv(b, ND_GROUP_PP_PREV, src, A(b, nd__group_rank(g, d, st - 1, i), mb, first - 1, a->d_xout), mb,
+                   first);
     }
     return;
   }
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, 0, t);
-    nd__embed_bwd(b, r, mb, nd__grad(b, r, m->embed), has_pos(m, r) ? nd__grad(b, r, m->pos_embed) : -1,
-                  S(b, r, mb, ND__A_D_XIN), S(b, r, mb, ND__A_TOKENS));
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, 0, i);
+    int32_t dwpe = has_pos(m, r) ? nd__grad(b, r, m->pos_embed) : -1;
+    nd__embed_bwd(b, r, mb, nd__grad(b, r, m->embed), g->cp > 1 ? -1 : dwpe, S(b, r, mb, ND__A_D_XIN),
+                  S(b, r, mb, ND__A_TOKENS));
+    if (g->cp > 1 && dwpe >= 0) nd__ring_pos_bwd(b, r, mb, dwpe, S(b, r, mb, ND__A_D_XIN));
   }
 }

@@ -42,6 +42,14 @@ int nd__device_worker(void);
   [ND_TASK_EMBED_BWD] = embedding_bwd, [ND_TASK_CE_STATS] = crossentropy_stats,                                      \
   [ND_TASK_CE_LSE] = crossentropy_lse, [ND_TASK_CE_BWD] = crossentropy_bwd, [ND_TASK_ALLREDUCE] = allreduce,           \
   [ND_TASK_SENDRECV] = sendrecv, [ND_TASK_ADAMW] = adamw
+/* The kinds of context parallelism, which the device backends leave to CPU workers. */
+#define ND_RING_DECLINED                                                  \
+  [ND_TASK_RING_ATTN_FWD] = "context parallelism runs on CPU workers",   \
+  [ND_TASK_RING_ATTN_MERGE] = "context parallelism runs on CPU workers", \
+  [ND_TASK_RING_ATTN_BWD] = "context parallelism runs on CPU workers",   \
+  [ND_TASK_RING_KV_ADD] = "context parallelism runs on CPU workers",     \
+  [ND_TASK_RING_POS_FWD] = "context parallelism runs on CPU workers",    \
+  [ND_TASK_RING_POS_BWD] = "context parallelism runs on CPU workers"
 /* clang-format on */
 
 #endif

@@ -257,7 +257,60 @@ static int load_batch(const nd_kcall *c) {
     memcpy(CI(0), c->step->tokens, (size_t)a->B * a->T * sizeof(int32_t));
     return 0;
   }
-  return nd_dataset_read(c->step->data, c->step->seq_base + a->seq0, a->B, CI(0), CI(1));
+  if (a->cp == 1) return nd_dataset_read(c->step->data, c->step->seq_base + a->seq0, a->B, CI(0), CI(1));
+  /* context parallelism: the whole sequences, then this rank's two chunks */
+  size_t full = (size_t)a->B * a->T * a->cp;
+  int32_t *buf = calloc(2 * full, sizeof *buf);
+  if (!buf) return 1;
+  int rc = nd_dataset_read(c->step->data, c->step->seq_base + a->seq0, a->B, CI(0) ? buf : NULL,
+                           CI(1) ? buf + full : NULL);
+  for (int k = 0; k < 2; k++) {
+    int32_t *dst = k ? CI(1) : CI(0);
+    for (size_t bt = 0; dst && bt < (size_t)a->B * a->T; bt++) {
+      size_t b = bt / a->T, pos = (size_t)nd_ring_position(a->T, a->cp, a->chunk, (int)(bt % a->T));
+      dst[bt] = buf[k * full + b * a->T * a->cp + pos];
+    }
+  }
+  free(buf);
+  return rc;
+}
+
+static int ring_attention_fwd(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  // out, lse, qkv (queries' rank), kv (keys' rank)
+  return nd_ring_attention_forward(CF(0), CF(1), CF(2), CF(3), a->B, a->T, a->NH, a->hs, a->cp, a->qr, a->kr);
+}
+
+static int ring_attention_merge(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  // out, lse, part, part_lse
+  nd_ring_attention_merge(CF(0), CF(1), CF(2), CF(3), a->B, a->T, a->NH, a->hs);
+  return 0;
+}
+
+static int ring_attention_bwd(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  // dqkv, dkv, dout, qkv, kv, out, lse
+  return nd_ring_attention_backward(CF(0), CF(1), CF(2), CF(3), CF(4), CF(5), CF(6), a->B, a->T, a->NH, a->hs, a->cp,
+                                    a->qr, a->kr);
+}
+
+static int ring_kv_add(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  nd_ring_kv_add(CF(0), CF(1), a->B, a->T, a->NH * a->hs);
+  return 0;
+}
+
+static int ring_position_fwd(const nd_kcall *c) {
+  const struct nd_emb_args *a = &c->task->a.emb;
+  nd_ring_positions(CF(0), CF(1), a->B, a->T, a->C, a->cp, a->chunk);
+  return 0;
+}
+
+static int ring_position_bwd(const nd_kcall *c) {
+  const struct nd_emb_args *a = &c->task->a.emb;
+  nd_ring_positions_backward(CF(0), CF(1), a->B, a->T, a->C, a->cp, a->chunk, a->beta);
+  return 0;
 }
 
 /* generation (graph/generate.c): GPT-2's packed qkv or Llama's q, k, v at the submission's position */
@@ -316,5 +369,11 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_GQA_BWD] = gqa_bwd,
              [ND_TASK_KV_ATTN] = kv_attention,
              [ND_TASK_KV_GQA] = kv_attention,
-             [ND_TASK_POS_ADD] = position_add},
+             [ND_TASK_POS_ADD] = position_add,
+             [ND_TASK_RING_ATTN_FWD] = ring_attention_fwd,
+             [ND_TASK_RING_ATTN_MERGE] = ring_attention_merge,
+             [ND_TASK_RING_ATTN_BWD] = ring_attention_bwd,
+             [ND_TASK_RING_KV_ADD] = ring_kv_add,
+             [ND_TASK_RING_POS_FWD] = ring_position_fwd,
+             [ND_TASK_RING_POS_BWD] = ring_position_bwd},
 };

@@ -49,6 +49,28 @@ void nd_attention_forward(float *out, float *lse, const float *qkv, int B, int T
 void nd_attention_backward(float *dqkv, const float *dout, const float *qkv, const float *out, const float *lse, int B,
                            int T, int NH, int hs);
 
+/* ---- context parallelism (kernels/cpu/ring.c): a rank of cp holds T tokens
+ * of a sequence, chunk `rank` then chunk 2 cp - 1 - rank; nd_ring_position is
+ * the true position of its token i. A ring block: rank qr's queries (qkv as
+ * the attention's) over rank kr's keys and values (kv, packed the same),
+ * qr != kr, into out and lse (-inf: a row that sees none of kr's keys);
+ * non-zero when out of memory. The merge folds a block into out and lse. The
+ * backward adds dq into dqkv's q columns and writes dk, dv into dkv's k and v
+ * columns (its q columns zero), from the merged out and lse; the add brings
+ * them back to their owner's dqkv. The position rows: x (B, T, C) +=
+ * wpe[position], and dwpe (T cp, C) = beta dwpe + their sum. */
+int64_t nd_ring_position(int T, int cp, int rank, int i);
+int nd_ring_attention_forward(float *out, float *lse, const float *qkv, const float *kv, int B, int T, int NH, int hs,
+                              int cp, int qr, int kr);
+void nd_ring_attention_merge(float *out, float *lse, const float *part, const float *part_lse, int B, int T, int NH,
+                             int hs);
+int nd_ring_attention_backward(float *dqkv, float *dkv, const float *dout, const float *qkv, const float *kv,
+                               const float *out, const float *lse, int B, int T, int NH, int hs, int cp, int qr,
+                               int kr);
+void nd_ring_kv_add(float *dqkv, const float *dkv, int B, int T, int C);
+void nd_ring_positions(float *x, const float *wpe, int B, int T, int C, int cp, int rank);
+void nd_ring_positions_backward(float *dwpe, const float *dout, int B, int T, int C, int cp, int rank, float beta);
+
 /* Grouped-query attention on separate q (B, T, NH, hs), k and v (B, T, NKV, hs)
  * with row strides qs and kvs (elements from one (b, t) to the next): query
  * head h reads key/value head h / (NH / NKV); NKV == NH with q, k, v the three

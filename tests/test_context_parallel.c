@@ -1,0 +1,110 @@
+/* Context parallelism (parallelism.context_parallel_size) reproduces the
+ * single rank: GPT-2 at seq_len 256, cp 2 and cp 4 alone and cp 2 with
+ * tensor, pipeline and data parallelism; the loss of each of 10 steps within
+ * 1e-5 relative and the first step's whole gradient, gathered into the
+ * single-rank layout, within 1e-5 relative. */
+#include <math.h>
+
+#include "tests/runtime/harness.h"
+#include "tests/tap.h"
+
+#define STEPS 10
+
+typedef struct run {
+  double loss[STEPS];
+  int n;
+  float **grad;
+  long long *numel;
+} run;
+
+static void run_free(run *r) {
+  for (int i = 0; i < r->n; i++) free(r->grad[i]);
+  free(r->grad);
+  free(r->numel);
+}
+
+static int train(const char *const *layout, run *out) {
+  memset(out, 0, sizeof *out);
+  const char *all[16];
+  int n = 0;
+  all[n++] = "model.seq_len=256";
+  all[n++] = "model.n_layer=2";
+  for (const char *const *kv = layout; *kv && n < 15; kv++) all[n++] = *kv;
+  all[n] = NULL;
+  nd_config *cfg = tiny_config(all);
+  nd_trainer *tr = NULL;
+  nd_error err = {0};
+  int rc = -1;
+  if (!cfg || nd_trainer_open(&tr, cfg, &err)) {
+    fprintf(stderr, "# open: %s\n", err.msg);
+    goto done;
+  }
+  while (nd_trainer_tensor_name(tr, out->n, NULL)) out->n++;
+  out->grad = calloc((size_t)out->n, sizeof *out->grad);
+  out->numel = calloc((size_t)out->n, sizeof *out->numel);
+  if (train_losses(tr, 1, out->loss)) goto done;
+  for (int i = 0; i < out->n; i++) {
+    const char *name = nd_trainer_tensor_name(tr, i, &out->numel[i]);
+    out->grad[i] = malloc((size_t)out->numel[i] * sizeof(float));
+    if (nd_trainer_gather(tr, name, ND_GATHER_GRAD, out->grad[i], out->numel[i])) goto done;
+  }
+  rc = train_losses(tr, STEPS - 1, out->loss + 1);
+done:
+  nd_trainer_close(tr);
+  nd_config_free(cfg);
+  return rc;
+}
+
+static double grad_rel_err(const run *a, const run *ref) {
+  double num = 0, den = 0;
+  for (int i = 0; i < ref->n && i < a->n; i++)
+    for (long long k = 0; k < ref->numel[i]; k++) {
+      double d = (double)a->grad[i][k] - ref->grad[i][k];
+      num += d * d;
+      den += (double)ref->grad[i][k] * ref->grad[i][k];
+    }
+  return a->n == ref->n ? sqrt(num / den) : INFINITY;
+}
+
+static void check(const char *name, const char *const *layout, const run *ref) {
+  run r;
+  if (ok(train(layout, &r) == 0, "%s: trains", name)) {
+    double worst = 0;
+    for (int s = 0; s < STEPS; s++) worst = fmax(worst, fabs(r.loss[s] - ref->loss[s]) / ref->loss[s]);
+    ok(worst < 1e-5, "%s: losses of %d steps within %.2e relative (need 1e-5)", name, STEPS, worst);
+    double ge = grad_rel_err(&r, ref);
+    ok(ge < 1e-5, "%s: first gradient within %.2e relative (need 1e-5)", name, ge);
+  }
+  run_free(&r);
+}
+
+int main(void) {
+  run ref;
+  if (!ok(train(single_rank, &ref) == 0, "single-rank reference trains")) return done_testing();
+  ok(ref.loss[STEPS - 1] < ref.loss[0], "reference loss falls (%.4f -> %.4f)", ref.loss[0], ref.loss[STEPS - 1]);
+#define ONE "parallelism.data_parallel_size=1", "parallelism.tensor_parallel_size=1"
+  const char *cp2[] = {ONE, "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
+                       "parallelism.activation_slots=1", "train.micro_batch_size=8",
+                       "parallelism.context_parallel_size=2", NULL};
+  check("cp 2", cp2, &ref);
+  const char *cp4[] = {ONE, "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
+                       "parallelism.activation_slots=1", "train.micro_batch_size=8",
+                       "parallelism.context_parallel_size=4", NULL};
+  check("cp 4", cp4, &ref);
+  const char *tp2[] = {"parallelism.data_parallel_size=1", "parallelism.tensor_parallel_size=2",
+                       "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
+                       "parallelism.activation_slots=1", "train.micro_batch_size=8",
+                       "parallelism.context_parallel_size=2", NULL};
+  check("cp 2 tp 2", tp2, &ref);
+  const char *pp2[] = {ONE, "parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=2",
+                       "parallelism.activation_slots=2", "train.micro_batch_size=4",
+                       "parallelism.context_parallel_size=2", NULL};
+  check("cp 2 pp 2 micro-batches 2", pp2, &ref);
+  const char *dp2[] = {"parallelism.data_parallel_size=2", "parallelism.tensor_parallel_size=1",
+                       "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
+                       "parallelism.activation_slots=1", "train.micro_batch_size=4",
+                       "parallelism.context_parallel_size=2", NULL};
+  check("cp 2 dp 2", dp2, &ref);
+  run_free(&ref);
+  return done_testing();
+}
