@@ -173,12 +173,6 @@ static int check_context(const nd_config *cfg, nd_error *err) {
   if (cfg->model.arch == ND_ARCH_LLAMA)
     return fail_at(cfg, err, KEYS("parallelism.context_parallel_size", "model.arch"),
                    "parallelism.context_parallel_size %" PRId64 " runs GPT-2 only, not Llama", cp);
-  if (cfg->train.recompute != ND_RECOMPUTE_NONE)
-    return fail_at(cfg, err, KEYS("parallelism.context_parallel_size", "train.recompute"),
-                   "parallelism.context_parallel_size %" PRId64 " does not combine with train.recompute", cp);
-  if (cfg->parallelism.plan_auto)
-    return fail_at(cfg, err, KEYS("parallelism.context_parallel_size", "parallelism.auto"),
-                   "parallelism.context_parallel_size %" PRId64 " does not combine with parallelism.auto", cp);
   return 0;
 }
 

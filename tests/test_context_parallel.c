@@ -1,6 +1,6 @@
 /* Context parallelism (parallelism.context_parallel_size) reproduces the
  * single rank: GPT-2 at seq_len 256, cp 2 and cp 4 alone and cp 2 with
- * tensor, pipeline and data parallelism; the loss of each of 10 steps within
+ * tensor, pipeline and data parallelism and with train.recompute; the loss of each of 10 steps within
  * 1e-5 relative and the first step's whole gradient, gathered into the
  * single-rank layout, within 1e-5 relative. */
 #include <math.h>
@@ -105,6 +105,14 @@ int main(void) {
                        "parallelism.activation_slots=1", "train.micro_batch_size=4",
                        "parallelism.context_parallel_size=2", NULL};
   check("cp 2 dp 2", dp2, &ref);
+  const char *attn[] = {ONE, "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
+                        "parallelism.activation_slots=1", "train.micro_batch_size=8",
+                        "parallelism.context_parallel_size=2", "train.recompute=attention", NULL};
+  check("cp 2 recompute attention", attn, &ref);
+  const char *layer[] = {ONE, "parallelism.pipeline_parallel_size=1", "parallelism.micro_batches=1",
+                         "parallelism.activation_slots=1", "train.micro_batch_size=8",
+                         "parallelism.context_parallel_size=2", "train.recompute=layer", NULL};
+  check("cp 2 recompute layer", layer, &ref);
   run_free(&ref);
   return done_testing();
 }

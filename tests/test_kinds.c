@@ -75,7 +75,8 @@ int main(void) {
 
   /* a layout with every parallelism: nd_graph_build fails when an emitter leaves its row's order */
   const char *const every[] = {"parallelism.data_parallel_size=2", "parallelism.tensor_parallel_size=2",
-                               "parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=2", NULL};
+                               "parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=2",
+                               "parallelism.context_parallel_size=2", NULL};
   /* GPT-2 and Llama between them use every kind */
   const char *const llama[] = {"parallelism.data_parallel_size=2",
                                "parallelism.tensor_parallel_size=2",
@@ -108,7 +109,7 @@ int main(void) {
     if (!seen[k]) snprintf(unseen + strlen(unseen), sizeof unseen - strlen(unseen), " %s", name ? name : "(no row)");
   }
   ok(rc == 0 && !unseen[0] && follow,
-     "dp 2 x tp 2 x pp 2 graphs of GPT-2 and Llama (and their generation graphs) have every kind, each task's buffers in its row's order%s%s%s%s",
+     "dp 2 x tp 2 x pp 2 graphs of GPT-2 (cp 2) and Llama (and their generation graphs) have every kind, each task's buffers in its row's order%s%s%s%s",
      rc ? ": " : "", rc ? err.msg : "", unseen[0] ? "; no task of:" : "", unseen);
 
   /* the documentation's table */

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# parallelism.context_parallel_size in `plan` and as bad input: at seq_len
+# 256 the activation bytes of a rank fall to at most 0.55x of cp 1 at cp 2
+# and 0.30x at cp 4; a sequence that does not cut into 2 cp equal chunks, cp
+# 0, cp past seq_len / 2, cp with Llama and cp under plan --auto are each one
+# line naming the keys, exit 2; `plan --nodes` cuts a cp layout across
+# processes.
+. "${ND_SRCDIR:-.}/tests/tap.sh"
+
+one=(--set model.seq_len=256 --set parallelism.pipeline_parallel_size=1)
+act() { # the largest activation bytes of a rank under --set context_parallel_size=$1
+  "$ndgraph" plan "${one[@]}" --set "parallelism.context_parallel_size=$1" --json |
+    grep -oE '"activation_bytes":[0-9]+' | cut -d: -f2 | sort -n | tail -1
+}
+a1=$(act 1) a2=$(act 2) a4=$(act 4)
+diag "activation bytes per rank at seq_len 256: cp 1 $a1, cp 2 $a2, cp 4 $a4"
+awk -v a="$a2" -v b="$a1" 'BEGIN { exit !(b > 0 && a / b <= 0.55) }'
+ok $? "plan: activations per rank at cp 2 are $(awk -v a="$a2" -v b="$a1" 'BEGIN { printf "%.3f", a / b }')x of cp 1 (need <= 0.55)"
+awk -v a="$a4" -v b="$a1" 'BEGIN { exit !(b > 0 && a / b <= 0.30) }'
+ok $? "plan: activations per rank at cp 4 are $(awk -v a="$a4" -v b="$a1" 'BEGIN { printf "%.3f", a / b }')x of cp 1 (need <= 0.30)"
+"$ndgraph" plan --set parallelism.context_parallel_size=2 >"$tmp/plan" 2>&1
+grep -q '^context: 2 ranks a replica, 32 tokens of each sequence a rank$' "$tmp/plan"
+ok $? "plan names the context ranks and their tokens"
+"$ndgraph" plan --set parallelism.context_parallel_size=2 --nodes 2 >"$tmp/nodes" 2>&1
+grep -q '^nodes: 2 processes' "$tmp/nodes"
+ok $? "plan --nodes 2 cuts a cp 2 layout across processes"
+
+expect 2 'model.seq_len.*\(250\).*divisible by 2 \* parallelism.context_parallel_size \(4\)' \
+  "seq_len 250 with cp 2: not 4 equal chunks" -- "$ndgraph" plan --set model.seq_len=250 \
+  --set parallelism.context_parallel_size=2
+expect 2 'parallelism.context_parallel_size' "cp 0 is refused" -- "$ndgraph" plan \
+  --set parallelism.context_parallel_size=0
+expect 2 'model.seq_len \(64\) must be divisible by 2 \* parallelism.context_parallel_size \(128\)' \
+  "cp 64 past seq_len / 2 (64 tokens)" -- "$ndgraph" plan --set parallelism.context_parallel_size=64
+expect 2 'context_parallel_size 2 runs GPT-2 only' "cp 2 with Llama is refused" -- "$ndgraph" plan \
+  "$srcdir/configs/llama-tiny.yaml" --set parallelism.context_parallel_size=2
+expect 2 'plan --auto enumerates layouts of parallelism.context_parallel_size 1 only, not 2' \
+  "plan --auto keeps cp 1 and says so" -- "$ndgraph" plan --auto --set parallelism.context_parallel_size=2
+done_testing
