@@ -230,12 +230,13 @@ static int check_products(const nd_config *cfg, nd_error *err) {
   /* a step's tasks: about 30 per layer, micro-batch and rank of a stage;
    * 2^20 layer passes build in some 30 s and 6 GB, more only takes longer */
   const int64_t passes = cfg->parallelism.data_parallel_size * cfg->parallelism.tensor_parallel_size *
-                         cfg->parallelism.micro_batches * layers;
+                         cfg->parallelism.context_parallel_size * cfg->parallelism.micro_batches * layers;
   if (passes > ND_MAX_LAYER_PASSES)
     return fail_at(cfg, err,
                    KEYS("parallelism.micro_batches", "model.n_layer", "parallelism.data_parallel_size",
-                        "parallelism.tensor_parallel_size"),
-                   "parallelism.micro_batches * model.n_layer * data_parallel_size * tensor_parallel_size = %" PRId64
+                        "parallelism.tensor_parallel_size", "parallelism.context_parallel_size"),
+                   "parallelism.micro_batches * model.n_layer * data_parallel_size * tensor_parallel_size * "
+                   "context_parallel_size = %" PRId64
                    " layer passes a step, at most 2^20 (the step's graph would hold tens of millions of tasks)",
                    passes);
   const int64_t params = 12 * layers * embd * embd + vocab * embd;

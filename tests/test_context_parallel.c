@@ -1,8 +1,9 @@
 /* Context parallelism (parallelism.context_parallel_size) reproduces the
  * single rank: GPT-2 at seq_len 256, cp 2 and cp 4 alone and cp 2 with
  * tensor, pipeline and data parallelism and with train.recompute; the loss of each of 10 steps within
- * 1e-5 relative and the first step's whole gradient, gathered into the
- * single-rank layout, within 1e-5 relative. */
+ * 1e-5 relative, the first step's whole gradient, gathered into the
+ * single-rank layout, and the evaluation loss after the steps within 1e-5
+ * relative. */
 #include <math.h>
 
 #include "tests/runtime/harness.h"
@@ -11,7 +12,7 @@
 #define STEPS 10
 
 typedef struct run {
-  double loss[STEPS];
+  double loss[STEPS], val; /* val: the evaluation loss of 16 sequences after the steps */
   int n;
   float **grad;
   long long *numel;
@@ -29,7 +30,11 @@ static int train(const char *const *layout, run *out) {
   int n = 0;
   all[n++] = "model.seq_len=256";
   all[n++] = "model.n_layer=2";
-  for (const char *const *kv = layout; *kv && n < 15; kv++) all[n++] = *kv;
+  int mbs = 8; /* sequences per micro-batch: the evaluation reads 16 sequences */
+  for (const char *const *kv = layout; *kv && n < 15; kv++) {
+    sscanf(*kv, "train.micro_batch_size=%d", &mbs);
+    all[n++] = *kv;
+  }
   all[n] = NULL;
   nd_config *cfg = tiny_config(all);
   nd_trainer *tr = NULL;
@@ -49,6 +54,9 @@ static int train(const char *const *layout, run *out) {
     if (nd_trainer_gather(tr, name, ND_GATHER_GRAD, out->grad[i], out->numel[i])) goto done;
   }
   rc = train_losses(tr, STEPS - 1, out->loss + 1);
+  long long tokens = 0;
+  if (!rc && (rc = nd_trainer_eval(tr, NULL, 16 / mbs, &out->val, &tokens, &err)))
+    fprintf(stderr, "# eval: %s\n", err.msg);
 done:
   nd_trainer_close(tr);
   nd_config_free(cfg);
@@ -74,6 +82,8 @@ static void check(const char *name, const char *const *layout, const run *ref) {
     ok(worst < 1e-5, "%s: losses of %d steps within %.2e relative (need 1e-5)", name, STEPS, worst);
     double ge = grad_rel_err(&r, ref);
     ok(ge < 1e-5, "%s: first gradient within %.2e relative (need 1e-5)", name, ge);
+    double ve = fabs(r.val - ref->val) / ref->val;
+    ok(ve < 1e-5, "%s: evaluation loss of 16 sequences within %.2e relative (need 1e-5)", name, ve);
   }
   run_free(&r);
 }

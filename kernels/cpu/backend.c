@@ -182,7 +182,8 @@ static int crossentropy_combine(const nd_kcall *c) {
   int S = t->a.ce.nshards, N = t->a.ce.N;
   const float *stats[S]; /* one per tensor-parallel rank (up to 1024): no fixed bound */
   for (int s = 0; s < S; s++) stats[s] = CF(s);
-  int64_t first = c->step->seq_base + (int64_t)(t->rank.dp * g->micro_batches + t->micro_batch) * g->B;
+  int64_t replica = t->rank.dp / g->cp; /* a replica's context ranks share its sequences */
+  int64_t first = c->step->seq_base + (replica * g->micro_batches + t->micro_batch) * g->B;
   int64_t valid = c->step->seq_limit - first;
   int rows = valid <= 0 ? 0 : valid >= g->B ? N : (int)valid * g->T;
   double sum = nd_crossentropy_combine(stats, S, rows);
