@@ -170,9 +170,6 @@ static int check_context(const nd_config *cfg, nd_error *err) {
                    "model.seq_len (%" PRId64 ") must be divisible by 2 * parallelism.context_parallel_size (%" PRId64
                    "): each rank holds two equal chunks",
                    seq, 2 * cp);
-  if (cfg->model.arch == ND_ARCH_LLAMA)
-    return fail_at(cfg, err, KEYS("parallelism.context_parallel_size", "model.arch"),
-                   "parallelism.context_parallel_size %" PRId64 " runs GPT-2 only, not Llama", cp);
   return 0;
 }
 

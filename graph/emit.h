@@ -86,17 +86,27 @@ void nd__gen_attention(nd__builder *b, nd_rank r, int l, int32_t out, const int3
                        int kv_heads);
 void nd__gen_positions(nd__builder *b, nd_rank r, int32_t x, int32_t wpe);
 
-/* Context parallelism (graph/ring.c). Rank r's attention after its own
- * causal block wrote out and lse: every other context rank's block of keys
- * and values (qkv_of[kr], (B, T, 3C) packed) into part and part_lse, merged
- * into out and lse in rank order. */
-void nd__ring_attention_fwd(nd__builder *b, nd_rank r, int mb, int layer, int32_t out, int32_t lse,
-                            const int32_t *qkv_of, int32_t part, int32_t part_lse);
+/* Context parallelism (graph/ring.c). Each context rank's q, k and v of a
+ * replica's layer, by context rank: GPT-2's packed (B, T, 3C) qkv in q (k
+ * and v NULL), or Llama's three tensors. */
+typedef struct nd__ring_qkv {
+  const int32_t *q, *k, *v;
+} nd__ring_qkv;
+/* Rank r's attention after its own causal block wrote out and lse: every
+ * other context rank's block of keys and values into part and part_lse,
+ * merged into out and lse in rank order. */
+void nd__ring_attention_fwd(nd__builder *b, nd_rank r, int mb, int layer, int32_t out, int32_t lse, const nd__ring_qkv *x,
+                            int32_t part, int32_t part_lse);
 /* The backward of rank r's block over context rank kr's keys: dq added to
- * dqkv_of[r's], dk and dv into part, then added to dqkv_of[kr] (after kr's
- * own block; called for kr in rank order, so each sum has a fixed order). */
-void nd__ring_attention_bwd(nd__builder *b, nd_rank r, int kr, int mb, int layer, const int32_t *dqkv_of,
-                            int32_t dout, const int32_t *qkv_of, int32_t out, int32_t lse, int32_t part);
+ * r's, dk and dv into part_k, part_v (GPT-2: both in part_k, part_v -1), then
+ * added to kr's (after kr's own block; called for kr in rank order, so each
+ * sum has a fixed order). */
+void nd__ring_attention_bwd(nd__builder *b, nd_rank r, int kr, int mb, int layer, const nd__ring_qkv *dx,
+                            int32_t dout, const nd__ring_qkv *x, int32_t out, int32_t lse, int32_t part_k,
+                            int32_t part_v);
+/* RoPE (a rope_fwd or rope_bwd of sizes a) at rank r's true positions. */
+void nd__ring_rope(nd__builder *b, enum nd_phase ph, nd_rank r, int mb, int layer, int32_t out, int32_t in,
+                   const struct nd_rope_args *a);
 /* The position rows of rank r's chunks added to x (B, T, C); backwards
  * their gradient from dout. */
 void nd__ring_pos_fwd(nd__builder *b, nd_rank r, int mb, int32_t x, int32_t wpe);

@@ -179,7 +179,7 @@ static void attention_forward(nd__builder *b, nd_rank r, int mb, int l) {
   if (g->cp == 1) return;
   int32_t qkv[ND_MAX_CONTEXT];
   for (int c = 0; c < g->cp; c++) qkv[c] = A(b, R(r.dp - r.dp % g->cp + c, r.pp, r.tp), mb, l, A_QKV);
-  nd__ring_attention_fwd(b, r, mb, l, A(b, r, mb, l, A_ATTY), A(b, r, mb, l, A_ATT_LSE), qkv,
+  nd__ring_attention_fwd(b, r, mb, l, A(b, r, mb, l, A_ATTY), A(b, r, mb, l, A_ATT_LSE), &(nd__ring_qkv){qkv, 0, 0},
                          A(b, r, mb, l, A_RING_OUT), A(b, r, mb, l, A_RING_LSE));
 }
 
@@ -379,8 +379,9 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
         nd_rank r = R(d * g->cp + c, st, t);
         for (int kr = 0; kr < g->cp; kr++)
           if (kr != c)
-            nd__ring_attention_bwd(b, r, kr, mb, l, dqkv, A(b, r, mb, l, A_D_ATTY), qkv, A(b, r, mb, l, A_ATTY),
-                                   A(b, r, mb, l, A_ATT_LSE), A(b, r, mb, l, A_RING_DKV));
+            nd__ring_attention_bwd(b, r, kr, mb, l, &(nd__ring_qkv){dqkv, 0, 0}, A(b, r, mb, l, A_D_ATTY),
+                                   &(nd__ring_qkv){qkv, 0, 0}, A(b, r, mb, l, A_ATTY), A(b, r, mb, l, A_ATT_LSE),
+                                   A(b, r, mb, l, A_RING_DKV), -1);
       }
     }
     for (int i = 0; i < nd__group_size(g); i++) qkv_backward(b, nd__group_rank(g, d, st, i), mb, l);

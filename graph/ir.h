@@ -117,7 +117,12 @@ enum nd_phase {
   X(RING_ATTN_BWD)       \
   X(RING_KV_ADD)         \
   X(RING_POS_FWD)        \
-  X(RING_POS_BWD)
+  X(RING_POS_BWD)        \
+  X(RING_GQA_FWD)        \
+  X(RING_GQA_BWD)        \
+  X(RING_GQA_KV_ADD)     \
+  X(RING_ROPE_FWD)       \
+  X(RING_ROPE_BWD)
 
 enum nd_task_kind {
 #define ND__KIND_ENUM(k) ND_TASK_##k,
@@ -176,6 +181,10 @@ struct nd_rope_args {
   int B, T, H, hs;
   nd_rope rope;
 }; /* n = B*T*H*hs, as nd_ew_args */
+struct nd_ring_rope_args {
+  struct nd_rope_args r;
+  int cp, chunk; /* the positions of rank `chunk` of cp (RING_ROPE_*) */
+};
 struct nd_ew_args {
   int64_t n;
 }; /* elementwise */
@@ -214,6 +223,7 @@ typedef union nd_task_args {
   struct nd_attn_args attn;
   struct nd_gqa_args gqa;
   struct nd_ring_args ring;
+  struct nd_ring_rope_args ring_rope;
   struct nd_cache_args cache;
   struct nd_ew_args ew;
   struct nd_emb_args emb;

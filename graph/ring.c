@@ -9,24 +9,29 @@
 #include "graph/emit.h"
 
 static struct nd_ring_args ring_args(const nd_graph *g, nd_rank r, int kr) {
-  int NH = g->NH / g->tp;
-  return (struct nd_ring_args){g->B, g->T, NH, g->C / g->NH, NH, g->cp, r.dp % g->cp, kr};
+  return (struct nd_ring_args){g->B, g->T, g->NH / g->tp, g->C / g->NH, g->NKV / g->tp, g->cp, r.dp % g->cp, kr};
 }
 
-void nd__ring_attention_fwd(nd__builder *b, nd_rank r, int mb, int layer, int32_t out, int32_t lse,
-                            const int32_t *qkv_of, int32_t part, int32_t part_lse) {
+void nd__ring_attention_fwd(nd__builder *b, nd_rank r, int mb, int layer, int32_t out, int32_t lse, const nd__ring_qkv *x,
+                            int32_t part, int32_t part_lse) {
   nd_graph *g = b->g;
-  int c = r.dp % g->cp;
+  int c = r.dp % g->cp, packed = !x->k;
   for (int kr = 0; kr < g->cp; kr++) {
     if (kr == c) continue;
     nd__task_spec s;
-    nd__spec_init(&s, ND_TASK_RING_ATTN_FWD, ND_PHASE_F, r, mb, layer);
+    nd__spec_init(&s, packed ? ND_TASK_RING_ATTN_FWD : ND_TASK_RING_GQA_FWD, ND_PHASE_F, r, mb, layer);
     s.t.a.ring = ring_args(g, r, kr);
-    s.t.comm_bytes = g->tensors[qkv_of[kr]].bytes;
     nd__acc(&s, part, ND_ACCESS_W);
     nd__acc(&s, part_lse, ND_ACCESS_W);
-    nd__acc(&s, qkv_of[c], ND_ACCESS_R);
-    nd__acc(&s, qkv_of[kr], ND_ACCESS_R);
+    nd__acc(&s, x->q[c], ND_ACCESS_R);
+    if (packed) {
+      nd__acc(&s, x->q[kr], ND_ACCESS_R);
+      s.t.comm_bytes = g->tensors[x->q[kr]].bytes;
+    } else {
+      nd__acc(&s, x->k[kr], ND_ACCESS_R);
+      nd__acc(&s, x->v[kr], ND_ACCESS_R);
+      s.t.comm_bytes = g->tensors[x->k[kr]].bytes + g->tensors[x->v[kr]].bytes;
+    }
     nd__emit(b, &s);
     nd__spec_init(&s, ND_TASK_RING_ATTN_MERGE, ND_PHASE_F, r, mb, layer);
     s.t.a.ring = ring_args(g, r, kr);
@@ -38,29 +43,54 @@ void nd__ring_attention_fwd(nd__builder *b, nd_rank r, int mb, int layer, int32_
   }
 }
 
-void nd__ring_attention_bwd(nd__builder *b, nd_rank r, int kr, int mb, int layer, const int32_t *dqkv_of,
-                            int32_t dout, const int32_t *qkv_of, int32_t out, int32_t lse, int32_t part) {
+void nd__ring_attention_bwd(nd__builder *b, nd_rank r, int kr, int mb, int layer, const nd__ring_qkv *dx,
+                            int32_t dout, const nd__ring_qkv *x, int32_t out, int32_t lse, int32_t part_k,
+                            int32_t part_v) {
   nd_graph *g = b->g;
-  int c = r.dp % g->cp;
+  int c = r.dp % g->cp, packed = !x->k;
   nd__task_spec s;
-  nd__spec_init(&s, ND_TASK_RING_ATTN_BWD, ND_PHASE_B, r, mb, layer);
+  nd__spec_init(&s, packed ? ND_TASK_RING_ATTN_BWD : ND_TASK_RING_GQA_BWD, ND_PHASE_B, r, mb, layer);
   s.t.a.ring = ring_args(g, r, kr);
-  s.t.comm_bytes = g->tensors[qkv_of[kr]].bytes;
-  nd__acc(&s, dqkv_of[c], ND_ACCESS_RW);
-  nd__acc(&s, part, ND_ACCESS_W);
+  nd__acc(&s, dx->q[c], ND_ACCESS_RW);
+  nd__acc(&s, part_k, ND_ACCESS_W);
+  if (!packed) nd__acc(&s, part_v, ND_ACCESS_W);
   nd__acc(&s, dout, ND_ACCESS_R);
-  nd__acc(&s, qkv_of[c], ND_ACCESS_R);
-  nd__acc(&s, qkv_of[kr], ND_ACCESS_R);
+  nd__acc(&s, x->q[c], ND_ACCESS_R);
+  if (packed) {
+    nd__acc(&s, x->q[kr], ND_ACCESS_R);
+  } else {
+    nd__acc(&s, x->k[kr], ND_ACCESS_R);
+    nd__acc(&s, x->v[kr], ND_ACCESS_R);
+  }
   nd__acc(&s, out, ND_ACCESS_R);
   nd__acc(&s, lse, ND_ACCESS_R);
+  s.t.comm_bytes = packed ? g->tensors[x->q[kr]].bytes : g->tensors[x->k[kr]].bytes + g->tensors[x->v[kr]].bytes;
   nd__emit(b, &s);
-  /* on the keys' owner: the part comes back to it */
+  /* on the keys' owner: the parts come back to it */
   nd_rank owner = nd__rank(r.dp - c + kr, r.pp, r.tp);
-  nd__spec_init(&s, ND_TASK_RING_KV_ADD, ND_PHASE_B, owner, mb, layer);
+  nd__spec_init(&s, packed ? ND_TASK_RING_KV_ADD : ND_TASK_RING_GQA_KV_ADD, ND_PHASE_B, owner, mb, layer);
   s.t.a.ring = ring_args(g, r, kr);
-  s.t.comm_bytes = g->tensors[part].bytes;
-  nd__acc(&s, dqkv_of[kr], ND_ACCESS_RW);
-  nd__acc(&s, part, ND_ACCESS_R);
+  if (packed) {
+    nd__acc(&s, dx->q[kr], ND_ACCESS_RW);
+    nd__acc(&s, part_k, ND_ACCESS_R);
+    s.t.comm_bytes = g->tensors[part_k].bytes;
+  } else {
+    nd__acc(&s, dx->k[kr], ND_ACCESS_RW);
+    nd__acc(&s, dx->v[kr], ND_ACCESS_RW);
+    nd__acc(&s, part_k, ND_ACCESS_R);
+    nd__acc(&s, part_v, ND_ACCESS_R);
+    s.t.comm_bytes = g->tensors[part_k].bytes + g->tensors[part_v].bytes;
+  }
+  nd__emit(b, &s);
+}
+
+void nd__ring_rope(nd__builder *b, enum nd_phase ph, nd_rank r, int mb, int layer, int32_t out, int32_t in,
+                   const struct nd_rope_args *a) {
+  nd__task_spec s;
+  nd__spec_init(&s, ph == ND_PHASE_F ? ND_TASK_RING_ROPE_FWD : ND_TASK_RING_ROPE_BWD, ph, r, mb, layer);
+  s.t.a.ring_rope = (struct nd_ring_rope_args){*a, b->g->cp, r.dp % b->g->cp};
+  nd__acc(&s, out, ND_ACCESS_W);
+  nd__acc(&s, in, ND_ACCESS_R);
   nd__emit(b, &s);
 }
 

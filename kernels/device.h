@@ -49,7 +49,12 @@ int nd__device_worker(void);
   [ND_TASK_RING_ATTN_BWD] = "context parallelism runs on CPU workers",   \
   [ND_TASK_RING_KV_ADD] = "context parallelism runs on CPU workers",     \
   [ND_TASK_RING_POS_FWD] = "context parallelism runs on CPU workers",    \
-  [ND_TASK_RING_POS_BWD] = "context parallelism runs on CPU workers"
+  [ND_TASK_RING_POS_BWD] = "context parallelism runs on CPU workers",    \
+  [ND_TASK_RING_GQA_FWD] = "context parallelism runs on CPU workers",    \
+  [ND_TASK_RING_GQA_BWD] = "context parallelism runs on CPU workers",    \
+  [ND_TASK_RING_GQA_KV_ADD] = "context parallelism runs on CPU workers", \
+  [ND_TASK_RING_ROPE_FWD] = "context parallelism runs on CPU workers",   \
+  [ND_TASK_RING_ROPE_BWD] = "context parallelism runs on CPU workers"
 /* clang-format on */
 
 #endif

@@ -1,6 +1,7 @@
 /* Context parallelism (parallelism.context_parallel_size) reproduces the
- * single rank: GPT-2 at seq_len 256, cp 2 and cp 4 alone and cp 2 with
- * tensor, pipeline and data parallelism and with train.recompute; the loss of each of 10 steps within
+ * single rank at seq_len 256: GPT-2, cp 2 and cp 4 alone and cp 2 with
+ * tensor, pipeline and data parallelism and with train.recompute; Llama, cp 2
+ * and cp 4 alone and cp 2 with tensor and pipeline parallelism; the loss of each of 10 steps within
  * 1e-5 relative, the first step's whole gradient, gathered into the
  * single-rank layout, and the evaluation loss after the steps within 1e-5
  * relative. */
@@ -24,14 +25,21 @@ static void run_free(run *r) {
   free(r->numel);
 }
 
+/* The model family's settings: none for GPT-2; Llama's grouped-query heads (2
+ * key/value heads for 4) and MLP width, as tests/test_parity_llama. */
+static const char *const gpt2[] = {NULL};
+static const char *const llama[] = {"model.arch=llama", "model.n_kv_head=2", "model.intermediate_size=96", NULL};
+static const char *const *family = gpt2;
+
 static int train(const char *const *layout, run *out) {
   memset(out, 0, sizeof *out);
-  const char *all[16];
+  const char *all[20];
   int n = 0;
   all[n++] = "model.seq_len=256";
   all[n++] = "model.n_layer=2";
+  for (const char *const *kv = family; *kv; kv++) all[n++] = *kv;
   int mbs = 8; /* sequences per micro-batch: the evaluation reads 16 sequences */
-  for (const char *const *kv = layout; *kv && n < 15; kv++) {
+  for (const char *const *kv = layout; *kv && n < 19; kv++) {
     sscanf(*kv, "train.micro_batch_size=%d", &mbs);
     all[n++] = *kv;
   }
@@ -123,6 +131,15 @@ int main(void) {
                          "parallelism.activation_slots=1", "train.micro_batch_size=8",
                          "parallelism.context_parallel_size=2", "train.recompute=layer", NULL};
   check("cp 2 recompute layer", layer, &ref);
+  run_free(&ref);
+
+  /* Llama: RoPE at the chunks' positions, grouped-query ring blocks */
+  family = llama;
+  if (!ok(train(single_rank, &ref) == 0, "llama: single-rank reference trains")) return done_testing();
+  check("llama cp 2", cp2, &ref);
+  check("llama cp 4", cp4, &ref);
+  check("llama cp 2 tp 2", tp2, &ref);
+  check("llama cp 2 pp 2 micro-batches 2", pp2, &ref);
   run_free(&ref);
   return done_testing();
 }

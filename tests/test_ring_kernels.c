@@ -1,12 +1,15 @@
 /* Context parallelism's kernels (kernels/cpu/ring.c) against a
  * double-precision causal attention over the whole sequence: the sequence
  * cut into 2 cp chunks, rank c holding chunks c and 2 cp - 1 - c; each
- * rank's own block by the fused causal kernel, every other rank's block by
- * ring_attention_fwd (with its key offset: the blocks' true positions) and
- * the log-sum-exp merge in rank order; backwards the own block's
- * attention_bwd, then ring_attention_bwd and ring_kv_add. Output, lse and
- * dqkv within 1e-5 of the largest reference value, for cp 2, 3 and 4 and
- * chunks of 1 and 3 tokens. And the position rows. */
+ * rank's own block by the fused causal kernel (its grouped-query form),
+ * every other rank's block by the ring kernel (with its key offset: the
+ * blocks' true positions) and the log-sum-exp merge in rank order; backwards
+ * the own block's backward, then the ring block's and the add to the keys'
+ * owner. Output, lse and
+ * dq, dk, dv within 1e-5 of the largest reference value, for cp 2, 3 and 4,
+ * chunks of 1 and 3 tokens, 2 query heads over 2 or 1 key/value heads (q, k,
+ * v as strided views of one buffer, as GPT-2's packed qkv). And the position
+ * rows and the chunks' balance. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +24,25 @@ static double frand(unsigned *s) {
   return ((*s >> 8) & 0xffff) / 65536.0 - 0.5;
 }
 
-/* whole-sequence causal attention in double: out (B, T, C), lse (B, NH, T), dqkv (B, T, 3C) */
-static void reference(const double *qkv, const double *dout, double *out, double *lse, double *dqkv, int B, int T,
-                      int NH, int hs) {
-  int C = NH * hs, C3 = 3 * C;
+/* Rows of width W = NH hs + 2 NKV hs: q, then k, then v (GPT-2's packed qkv
+ * when NKV = NH; Llama's grouped-query heads as strided views otherwise). */
+typedef struct shape {
+  int B, NH, NKV, hs, W;
+} shape;
+
+/* whole-sequence causal attention in double: out (B, T, NH hs), lse (B, NH, T), dx (B, T, W) */
+static void reference(const double *x, const double *dout, double *out, double *lse, double *dx, shape z, int T) {
+  const int C = z.NH * z.hs, KV = z.NKV * z.hs, W = z.W, hs = z.hs;
   double scale = 1.0 / sqrt((double)hs), *p = malloc((size_t)T * sizeof *p);
-  memset(dqkv, 0, (size_t)B * T * C3 * sizeof *dqkv);
-  for (int b = 0; b < B; b++)
-    for (int h = 0; h < NH; h++)
+  memset(dx, 0, (size_t)z.B * T * W * sizeof *dx);
+  for (int b = 0; b < z.B; b++)
+    for (int h = 0; h < z.NH; h++)
       for (int i = 0; i < T; i++) {
-        const double *q = qkv + ((size_t)b * T + i) * C3 + h * hs;
+        const size_t kh = (size_t)(h / (z.NH / z.NKV)) * hs;
+        const double *q = x + ((size_t)b * T + i) * W + h * hs;
         double m = -INFINITY, sum = 0;
         for (int k = 0; k <= i; k++) {
-          const double *kk = qkv + ((size_t)b * T + k) * C3 + C + h * hs;
+          const double *kk = x + ((size_t)b * T + k) * W + C + kh;
           double s = 0;
           for (int d = 0; d < hs; d++) s += q[d] * kk[d];
           p[k] = s * scale;
@@ -45,20 +54,20 @@ static void reference(const double *qkv, const double *dout, double *out, double
         for (int d = 0; d < hs; d++) o[d] = 0;
         for (int k = 0; k <= i; k++) {
           p[k] /= sum;
-          for (int d = 0; d < hs; d++) o[d] += p[k] * qkv[((size_t)b * T + k) * C3 + 2 * C + h * hs + d];
+          for (int d = 0; d < hs; d++) o[d] += p[k] * x[((size_t)b * T + k) * W + C + KV + kh + d];
         }
-        lse[((size_t)b * NH + h) * T + i] = m + log(sum);
+        lse[((size_t)b * z.NH + h) * T + i] = m + log(sum);
         double D = 0;
         for (int d = 0; d < hs; d++) D += dO[d] * o[d];
         for (int k = 0; k <= i; k++) {
-          const double *kk = qkv + ((size_t)b * T + k) * C3 + C + h * hs, *vv = kk + C;
+          const double *kk = x + ((size_t)b * T + k) * W + C + kh, *vv = kk + KV;
           double dp = 0;
           for (int d = 0; d < hs; d++) dp += dO[d] * vv[d];
           double ds = p[k] * (dp - D) * scale;
           for (int d = 0; d < hs; d++) {
-            dqkv[((size_t)b * T + i) * C3 + h * hs + d] += ds * kk[d];
-            dqkv[((size_t)b * T + k) * C3 + C + h * hs + d] += ds * q[d];
-            dqkv[((size_t)b * T + k) * C3 + 2 * C + h * hs + d] += p[k] * dO[d];
+            dx[((size_t)b * T + i) * W + h * hs + d] += ds * kk[d];
+            dx[((size_t)b * T + k) * W + C + kh + d] += ds * q[d];
+            dx[((size_t)b * T + k) * W + C + KV + kh + d] += p[k] * dO[d];
           }
         }
       }
@@ -82,38 +91,42 @@ static double rel(const float *got, const double *want, int B, int T, int Tf, in
   return err / mag;
 }
 
-static void check(int cp, int h) {
-  enum { B = 2, NH = 2, hs = 8, C = NH * hs, C3 = 3 * C };
+static void check(int cp, int h, int NKV) {
+  const shape z = {2, 2, NKV, 8, (2 + 2 * NKV) * 8};
+  const int B = z.B, NH = z.NH, hs = z.hs, C = NH * hs, KV = NKV * hs, W = z.W;
   int Tf = 2 * cp * h, T = 2 * h;
-  unsigned seed = 7u + (unsigned)(cp * 31 + h);
+  unsigned seed = 7u + (unsigned)(cp * 31 + h + 97 * NKV);
   size_t nf = (size_t)B * Tf;
-  double *qkv = malloc(nf * C3 * sizeof *qkv), *dout = malloc(nf * C * sizeof *dout);
-  double *out = malloc(nf * C * sizeof *out), *lse = malloc(nf * NH * sizeof *lse), *dqkv = malloc(nf * C3 * sizeof *dqkv);
-  for (size_t i = 0; i < nf * C3; i++) qkv[i] = 2 * frand(&seed);
+  double *x = malloc(nf * W * sizeof *x), *dout = malloc(nf * C * sizeof *dout);
+  double *out = malloc(nf * C * sizeof *out), *lse = malloc(nf * NH * sizeof *lse), *dx = malloc(nf * W * sizeof *dx);
+  for (size_t i = 0; i < nf * W; i++) x[i] = 2 * frand(&seed);
   for (size_t i = 0; i < nf * C; i++) dout[i] = frand(&seed);
-  reference(qkv, dout, out, lse, dqkv, B, Tf, NH, hs);
+  reference(x, dout, out, lse, dx, z, Tf);
 
   size_t nl = (size_t)B * T;
-  float *lq[8], *ld[8], *lo[8], *ll[8], *ldq[8];
+  float *lx[8], *ld[8], *lo[8], *ll[8], *ldx[8];
   float *part = malloc(nl * C * sizeof *part), *plse = malloc(nl * NH * sizeof *plse);
-  float *dkv = malloc(nl * C3 * sizeof *dkv);
+  float *dkv = malloc(nl * W * sizeof *dkv);
   for (int c = 0; c < cp; c++) {
-    lq[c] = malloc(nl * C3 * sizeof(float)), ld[c] = malloc(nl * C * sizeof(float));
+    lx[c] = malloc(nl * W * sizeof(float)), ld[c] = malloc(nl * C * sizeof(float));
     lo[c] = malloc(nl * C * sizeof(float)), ll[c] = malloc(nl * NH * sizeof(float));
-    ldq[c] = malloc(nl * C3 * sizeof(float));
+    ldx[c] = malloc(nl * W * sizeof(float));
     for (int b = 0; b < B; b++)
       for (int i = 0; i < T; i++) {
         int64_t pos = nd_ring_position(T, cp, c, i);
-        for (int j = 0; j < C3; j++) lq[c][((size_t)b * T + i) * C3 + j] = (float)qkv[((size_t)b * Tf + pos) * C3 + j];
+        for (int j = 0; j < W; j++) lx[c][((size_t)b * T + i) * W + j] = (float)x[((size_t)b * Tf + pos) * W + j];
         for (int j = 0; j < C; j++) ld[c][((size_t)b * T + i) * C + j] = (float)dout[((size_t)b * Tf + pos) * C + j];
       }
   }
-  int fwd_ok = 1;
+#define Q(c) lx[c]
+#define K(c) (lx[c] + C)
+#define V(c) (lx[c] + C + KV)
+  int good = 1;
   for (int c = 0; c < cp; c++) {
-    nd_attention_forward(lo[c], ll[c], lq[c], B, T, NH, hs);
+    nd_attention_gqa_forward(lo[c], ll[c], Q(c), K(c), V(c), W, W, B, T, NH, NKV, hs);
     for (int kr = 0; kr < cp; kr++) {
       if (kr == c) continue;
-      fwd_ok &= nd_ring_attention_forward(part, plse, lq[c], lq[kr], B, T, NH, hs, cp, c, kr) == 0;
+      good &= nd_ring_attention_forward(part, plse, Q(c), K(kr), V(kr), W, W, B, T, NH, NKV, hs, cp, c, kr) == 0;
       nd_ring_attention_merge(lo[c], ll[c], part, plse, B, T, NH, hs);
     }
   }
@@ -122,25 +135,32 @@ static void check(int cp, int h) {
     eo = fmax(eo, rel(lo[c], out, B, T, Tf, C, cp, c, 0, NH));
     el = fmax(el, rel(ll[c], lse, B, T, Tf, NH, cp, c, 1, NH));
   }
-  ok(fwd_ok && eo < TOL, "cp %d, chunks of %d: output of the blocks merged in rank order within %.2e", cp, h, eo);
-  ok(el < TOL, "cp %d, chunks of %d: merged log-sum-exp within %.2e", cp, h, el);
-  for (int c = 0; c < cp; c++) nd_attention_backward(ldq[c], ld[c], lq[c], lo[c], ll[c], B, T, NH, hs);
+  ok(good && eo < TOL, "cp %d, chunks of %d, %d key/value heads: output of the blocks merged in rank order within %.2e",
+     cp, h, NKV, eo);
+  ok(el < TOL, "cp %d, chunks of %d, %d key/value heads: merged log-sum-exp within %.2e", cp, h, NKV, el);
+  for (int c = 0; c < cp; c++)
+    nd_attention_gqa_backward(ldx[c], ldx[c] + C, ldx[c] + C + KV, ld[c], Q(c), K(c), V(c), lo[c], ll[c], W, W, B, T,
+                              NH, NKV, hs);
   for (int c = 0; c < cp; c++)
     for (int kr = 0; kr < cp; kr++) {
       if (kr == c) continue;
-      fwd_ok &= nd_ring_attention_backward(ldq[c], dkv, ld[c], lq[c], lq[kr], lo[c], ll[c], B, T, NH, hs, cp, c,
-                                           kr) == 0;
-      nd_ring_kv_add(ldq[kr], dkv, B, T, C);
+      good &= nd_ring_attention_backward(ldx[c], dkv + C, dkv + C + KV, ld[c], Q(c), K(kr), V(kr), lo[c], ll[c], W, W,
+                                         B, T, NH, NKV, hs, cp, c, kr) == 0;
+      nd_ring_kv_add(ldx[kr] + C, ldx[kr] + C + KV, dkv + C, dkv + C + KV, W, B, T, KV);
     }
-  for (int c = 0; c < cp; c++) eg = fmax(eg, rel(ldq[c], dqkv, B, T, Tf, C3, cp, c, 0, NH));
-  ok(fwd_ok && eg < TOL, "cp %d, chunks of %d: dq, dk, dv of the ring backward within %.2e", cp, h, eg);
+  for (int c = 0; c < cp; c++) eg = fmax(eg, rel(ldx[c], dx, B, T, Tf, W, cp, c, 0, NH));
+  ok(good && eg < TOL, "cp %d, chunks of %d, %d key/value heads: dq, dk, dv of the ring backward within %.2e", cp, h,
+     NKV, eg);
 
   /* a block past every query of rank 0's first chunk: rows that see none */
-  nd_ring_attention_forward(part, plse, lq[0], lq[1], B, T, NH, hs, cp, 0, 1);
+  nd_ring_attention_forward(part, plse, Q(0), K(1), V(1), W, W, B, T, NH, NKV, hs, cp, 0, 1);
   ok(isinf(plse[0]) && plse[0] < 0 && part[0] == 0.0f, "cp %d: a row that sees none of a block's keys: lse -inf, out 0",
      cp);
-  for (int c = 0; c < cp; c++) free(lq[c]), free(ld[c]), free(lo[c]), free(ll[c]), free(ldq[c]);
-  free(part), free(plse), free(dkv), free(qkv), free(dout), free(out), free(lse), free(dqkv);
+#undef Q
+#undef K
+#undef V
+  for (int c = 0; c < cp; c++) free(lx[c]), free(ld[c]), free(lo[c]), free(ll[c]), free(ldx[c]);
+  free(part), free(plse), free(dkv), free(x), free(dout), free(out), free(lse), free(dx);
 }
 
 static void positions(void) {
@@ -184,8 +204,9 @@ static void balance(void) {
 int main(void) {
   balance();
   for (int cp = 2; cp <= 4; cp++) {
-    check(cp, 1);
-    check(cp, 3);
+    check(cp, 1, 2); /* GPT-2's packed qkv: as many key/value heads as query heads */
+    check(cp, 3, 2);
+    check(cp, 3, 1); /* Llama's grouped-query heads */
   }
   positions();
   return done_testing();

@@ -276,10 +276,20 @@ static int load_batch(const nd_kcall *c) {
   return rc;
 }
 
+/* GPT-2's packed qkv (B, T, 3C) as strided q, k and v views */
 static int ring_attention_fwd(const nd_kcall *c) {
   const struct nd_ring_args *a = &c->task->a.ring;
+  const int C = a->NH * a->hs;
   // out, lse, qkv (queries' rank), kv (keys' rank)
-  return nd_ring_attention_forward(CF(0), CF(1), CF(2), CF(3), a->B, a->T, a->NH, a->hs, a->cp, a->qr, a->kr);
+  return nd_ring_attention_forward(CF(0), CF(1), CF(2), CF(3) + C, CF(3) + 2 * C, 3 * C, 3 * C, a->B, a->T, a->NH,
+                                   a->NKV, a->hs, a->cp, a->qr, a->kr);
+}
+
+static int ring_gqa_fwd(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  // out, lse, q (queries' rank), k, v (keys' rank)
+  return nd_ring_attention_forward(CF(0), CF(1), CF(2), CF(3), CF(4), a->NH * a->hs, a->NKV * a->hs, a->B, a->T, a->NH,
+                                   a->NKV, a->hs, a->cp, a->qr, a->kr);
 }
 
 static int ring_attention_merge(const nd_kcall *c) {
@@ -291,14 +301,44 @@ static int ring_attention_merge(const nd_kcall *c) {
 
 static int ring_attention_bwd(const nd_kcall *c) {
   const struct nd_ring_args *a = &c->task->a.ring;
+  const int C = a->NH * a->hs;
   // dqkv, dkv, dout, qkv, kv, out, lse
-  return nd_ring_attention_backward(CF(0), CF(1), CF(2), CF(3), CF(4), CF(5), CF(6), a->B, a->T, a->NH, a->hs, a->cp,
-                                    a->qr, a->kr);
+  return nd_ring_attention_backward(CF(0), CF(1) + C, CF(1) + 2 * C, CF(2), CF(3), CF(4) + C, CF(4) + 2 * C, CF(5),
+                                    CF(6), 3 * C, 3 * C, a->B, a->T, a->NH, a->NKV, a->hs, a->cp, a->qr, a->kr);
+}
+
+static int ring_gqa_bwd(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  // dq, dk, dv, dout, q, k, v, out, lse
+  return nd_ring_attention_backward(CF(0), CF(1), CF(2), CF(3), CF(4), CF(5), CF(6), CF(7), CF(8), a->NH * a->hs,
+                                    a->NKV * a->hs, a->B, a->T, a->NH, a->NKV, a->hs, a->cp, a->qr, a->kr);
 }
 
 static int ring_kv_add(const nd_kcall *c) {
   const struct nd_ring_args *a = &c->task->a.ring;
-  nd_ring_kv_add(CF(0), CF(1), a->B, a->T, a->NH * a->hs);
+  const int C = a->NH * a->hs;
+  // dqkv, dkv: their k and v columns
+  nd_ring_kv_add(CF(0) + C, CF(0) + 2 * C, CF(1) + C, CF(1) + 2 * C, 3 * C, a->B, a->T, C);
+  return 0;
+}
+
+static int ring_gqa_kv_add(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  const int KV = a->NKV * a->hs;
+  // dk, dv, pdk, pdv
+  nd_ring_kv_add(CF(0), CF(1), CF(2), CF(3), KV, a->B, a->T, KV);
+  return 0;
+}
+
+static int ring_rope_fwd(const nd_kcall *c) {
+  const struct nd_ring_rope_args *a = &c->task->a.ring_rope;
+  nd_rope_forward_ring(CF(0), CF(1), a->r.B, a->r.T, a->r.H, a->r.hs, a->r.rope, a->cp, a->chunk);
+  return 0;
+}
+
+static int ring_rope_bwd(const nd_kcall *c) {
+  const struct nd_ring_rope_args *a = &c->task->a.ring_rope;
+  nd_rope_backward_ring(CF(0), CF(1), a->r.B, a->r.T, a->r.H, a->r.hs, a->r.rope, a->cp, a->chunk);
   return 0;
 }
 
@@ -376,5 +416,10 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_RING_ATTN_BWD] = ring_attention_bwd,
              [ND_TASK_RING_KV_ADD] = ring_kv_add,
              [ND_TASK_RING_POS_FWD] = ring_position_fwd,
-             [ND_TASK_RING_POS_BWD] = ring_position_bwd},
+             [ND_TASK_RING_POS_BWD] = ring_position_bwd,
+             [ND_TASK_RING_GQA_FWD] = ring_gqa_fwd,
+             [ND_TASK_RING_GQA_BWD] = ring_gqa_bwd,
+             [ND_TASK_RING_GQA_KV_ADD] = ring_gqa_kv_add,
+             [ND_TASK_RING_ROPE_FWD] = ring_rope_fwd,
+             [ND_TASK_RING_ROPE_BWD] = ring_rope_bwd},
 };

@@ -30,16 +30,17 @@ static void visible(int T, int cp, int qr, int i, int kr, int *k0, int *n) {
   *n = last_second <= q ? T : last_first <= q ? h : 0;
 }
 
-int nd_ring_attention_forward(float *out, float *lse, const float *qkv, const float *kv, int B, int T, int NH, int hs,
-                              int cp, int qr, int kr) {
-  const int C = NH * hs, C3 = 3 * C;
+int nd_ring_attention_forward(float *out, float *lse, const float *q, const float *k, const float *v, int qs, int kvs,
+                              int B, int T, int NH, int NKV, int hs, int cp, int qr, int kr) {
+  const int C = NH * hs, group = NH / NKV;
   const float scale = 1.0f / sqrtf((float)hs);
   float *s = malloc((size_t)T * sizeof *s);
   if (!s) return 1;
   for (int b = 0; b < B; b++)
     for (int hd = 0; hd < NH; hd++)
       for (int i = 0; i < T; i++) {
-        const float *q = qkv + ((size_t)b * T + i) * C3 + (size_t)hd * hs;
+        const float *qi = q + ((size_t)b * T + i) * qs + (size_t)hd * hs;
+        const size_t kh = (size_t)(hd / group) * hs;
         float *o = out + ((size_t)b * T + i) * C + (size_t)hd * hs;
         float *l = lse + ((size_t)b * NH + hd) * T + i;
         int k0, n;
@@ -50,17 +51,17 @@ int nd_ring_attention_forward(float *out, float *lse, const float *qkv, const fl
           continue;
         }
         float m = -INFINITY;
-        for (int k = k0; k < k0 + n; k++) {
-          const float *kk = kv + ((size_t)b * T + k) * C3 + C + (size_t)hd * hs;
+        for (int j = k0; j < k0 + n; j++) {
+          const float *kk = k + ((size_t)b * T + j) * kvs + kh;
           float dot = 0.0f;
-          for (int d = 0; d < hs; d++) dot += q[d] * kk[d];
-          s[k] = dot * scale;
-          if (s[k] > m) m = s[k];
+          for (int d = 0; d < hs; d++) dot += qi[d] * kk[d];
+          s[j] = dot * scale;
+          if (s[j] > m) m = s[j];
         }
         float sum = 0.0f;
-        for (int k = k0; k < k0 + n; k++) {
-          float p = nd__expf_simd(s[k] - m);
-          const float *vv = kv + ((size_t)b * T + k) * C3 + 2 * C + (size_t)hd * hs;
+        for (int j = k0; j < k0 + n; j++) {
+          float p = nd__expf_simd(s[j] - m);
+          const float *vv = v + ((size_t)b * T + j) * kvs + kh;
           sum += p;
           for (int d = 0; d < hs; d++) o[d] += p * vv[d];
         }
@@ -89,44 +90,50 @@ void nd_ring_attention_merge(float *out, float *lse, const float *part, const fl
       }
 }
 
-int nd_ring_attention_backward(float *dqkv, float *dkv, const float *dout, const float *qkv, const float *kv,
-                               const float *out, const float *lse, int B, int T, int NH, int hs, int cp, int qr,
-                               int kr) {
-  const int C = NH * hs, C3 = 3 * C;
+int nd_ring_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k,
+                               const float *v, const float *out, const float *lse, int qs, int kvs, int B, int T,
+                               int NH, int NKV, int hs, int cp, int qr, int kr) {
+  const int C = NH * hs, group = NH / NKV, KV = NKV * hs;
   const float scale = 1.0f / sqrtf((float)hs);
-  memset(dkv, 0, (size_t)B * T * C3 * sizeof *dkv);
+  for (size_t r = 0; r < (size_t)B * T; r++) {
+    memset(dk + r * kvs, 0, (size_t)KV * sizeof *dk);
+    memset(dv + r * kvs, 0, (size_t)KV * sizeof *dv);
+  }
   for (int b = 0; b < B; b++)
     for (int hd = 0; hd < NH; hd++)
       for (int i = 0; i < T; i++) {
         int k0, n;
         visible(T, cp, qr, i, kr, &k0, &n);
         if (n == 0) continue;
-        size_t qi = ((size_t)b * T + i) * C3 + (size_t)hd * hs, oi = ((size_t)b * T + i) * C + (size_t)hd * hs;
-        const float *q = qkv + qi, *dO = dout + oi, *O = out + oi;
-        float *dq = dqkv + qi;
+        const size_t qi = ((size_t)b * T + i) * qs + (size_t)hd * hs, oi = ((size_t)b * T + i) * C + (size_t)hd * hs;
+        const size_t kh = (size_t)(hd / group) * hs;
+        const float *qq = q + qi, *dO = dout + oi, *O = out + oi;
+        float *dqi = dq + qi;
         float l = lse[((size_t)b * NH + hd) * T + i], D = 0.0f;
         for (int d = 0; d < hs; d++) D += dO[d] * O[d];
-        for (int k = k0; k < k0 + n; k++) {
-          size_t ki = ((size_t)b * T + k) * C3 + C + (size_t)hd * hs, vi = ki + C;
+        for (int j = k0; j < k0 + n; j++) {
+          const size_t kj = ((size_t)b * T + j) * kvs + kh;
           float dot = 0.0f, dp = 0.0f;
-          for (int d = 0; d < hs; d++) dot += q[d] * kv[ki + d], dp += dO[d] * kv[vi + d];
+          for (int d = 0; d < hs; d++) dot += qq[d] * k[kj + d], dp += dO[d] * v[kj + d];
           float p = nd__expf_simd(dot * scale - l), ds = p * (dp - D) * scale;
           for (int d = 0; d < hs; d++) {
-            dkv[vi + d] += p * dO[d];
-            dq[d] += ds * kv[ki + d];
-            dkv[ki + d] += ds * q[d];
+            dv[kj + d] += p * dO[d];
+            dqi[d] += ds * k[kj + d];
+            dk[kj + d] += ds * qq[d];
           }
         }
       }
   return 0;
 }
 
-void nd_ring_kv_add(float *dqkv, const float *dkv, int B, int T, int C) {
+void nd_ring_kv_add(float *dk, float *dv, const float *pk, const float *pv, int kvs, int B, int T, int width) {
   for (size_t r = 0; r < (size_t)B * T; r++) {
-    float *d = dqkv + r * 3 * C + C;
-    const float *p = dkv + r * 3 * C + C;
+    float *a = dk + r * kvs, *c = dv + r * kvs;
+    const float *x = pk + r * kvs, *y = pv + r * kvs;
 #pragma omp simd
-    for (int j = 0; j < 2 * C; j++) d[j] += p[j];
+    for (int j = 0; j < width; j++) a[j] += x[j];
+#pragma omp simd
+    for (int j = 0; j < width; j++) c[j] += y[j];
   }
 }
 
