@@ -4,7 +4,7 @@
 # and 0.30x at cp 4 (GPT-2; Llama at cp 2 too); a sequence that does not cut
 # into 2 cp equal chunks, cp 0, cp past seq_len / 2 and cp under plan --auto
 # are each one line naming the keys, exit 2; `plan --nodes` cuts a cp layout across
-# processes.
+# processes, and two processes under mpirun train as one does.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 
 one=(--set model.seq_len=256 --set parallelism.pipeline_parallel_size=1)
@@ -38,4 +38,23 @@ expect 2 'model.seq_len \(64\) must be divisible by 2 \* parallelism.context_par
   "cp 64 past seq_len / 2 (64 tokens)" -- "$ndgraph" plan --set parallelism.context_parallel_size=64
 expect 2 'plan --auto enumerates layouts of parallelism.context_parallel_size 1 only, not 2' \
   "plan --auto keeps cp 1 and says so" -- "$ndgraph" plan --auto --set parallelism.context_parallel_size=2
+# two processes, one context rank each: the ring's blocks are StarPU-MPI sends
+if command -v mpirun >/dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 STARPU_NCPU=1 STARPU_WORKERS_NOBIND=1
+  export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+  tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=2 --set model.seq_len=16 --set train.steps=3
+    --set train.save_dir= --set train.eval_every=0 --set parallelism.micro_batches=2 --set parallelism.activation_slots=2
+    --set runtime.workers=1 --set parallelism.pipeline_parallel_size=1 --set parallelism.context_parallel_size=2)
+  "$ndgraph" run "${tiny[@]}" >"$tmp/one" 2>&1
+  timeout -k 10 300 mpirun --oversubscribe -x STARPU_HOME -x STARPU_SILENT -x STARPU_NCPU -x STARPU_WORKERS_NOBIND \
+    -np 2 "$ndgraph" run "${tiny[@]}" >"$tmp/two" 2>&1
+  st=$?
+  [ $st -eq 0 ] && [ -n "$(grep -o 'loss [0-9.]*' "$tmp/one")" ] &&
+    [ "$(grep -o 'loss [0-9.]*' "$tmp/one")" = "$(grep -o 'loss [0-9.]*' "$tmp/two")" ]
+  ok $? "2 processes, cp 2: the losses of one process"
+  grep -qE 'StarPU-MPI sent ([0-9]+) bytes for the steps, the plan predicts \1$' "$tmp/two"
+  ok $? "2 processes, cp 2: StarPU-MPI sends what the plan predicts ($(grep -o 'sent [0-9]* bytes' "$tmp/two"))"
+else
+  diag "no mpirun: the two-process case is not run"
+fi
 done_testing
