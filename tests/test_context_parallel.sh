@@ -4,7 +4,8 @@
 # and 0.30x at cp 4 (GPT-2; Llama at cp 2 too); a sequence that does not cut
 # into 2 cp equal chunks, cp 0, cp past seq_len / 2 and cp under plan --auto
 # are each one line naming the keys, exit 2; `plan --nodes` cuts a cp layout across
-# processes, and two processes under mpirun train as one does.
+# processes, and two processes under mpirun train as one does; a checkpoint
+# moves between cp 2 and cp 1 or 4.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 
 one=(--set model.seq_len=256 --set parallelism.pipeline_parallel_size=1)
@@ -38,6 +39,18 @@ expect 2 'model.seq_len \(64\) must be divisible by 2 \* parallelism.context_par
   "cp 64 past seq_len / 2 (64 tokens)" -- "$ndgraph" plan --set parallelism.context_parallel_size=64
 expect 2 'plan --auto enumerates layouts of parallelism.context_parallel_size 1 only, not 2' \
   "plan --auto keeps cp 1 and says so" -- "$ndgraph" plan --auto --set parallelism.context_parallel_size=2
+# a checkpoint of cp 2 resumes at cp 1 and cp 4 where the cp 2 run went on
+ck=(--set model.n_layer=2 --set parallelism.pipeline_parallel_size=1 --set train.eval_every=0 --set log.every=1
+  --set train.steps=4)
+"$ndgraph" run "${ck[@]}" --set parallelism.context_parallel_size=2 --set train.save_dir="$tmp/ck" \
+  --set train.save_every=2 2>&1 | grep -o '^step     4 | loss [0-9.]*' >"$tmp/ck2"
+for cp in 1 4; do
+  "$ndgraph" run "${ck[@]}" --set parallelism.context_parallel_size=$cp --set train.save_dir= \
+    --resume "$tmp/ck/step-2" 2>&1 | grep -o '^step     4 | loss [0-9.]*' >"$tmp/ck$cp"
+  [ -s "$tmp/ck2" ] && cmp -s "$tmp/ck2" "$tmp/ck$cp"
+  ok $? "a cp 2 checkpoint resumed at cp $cp: step 4's loss of the cp 2 run ($(cat "$tmp/ck$cp"))"
+done
+
 # two processes, one context rank each: the ring's blocks are StarPU-MPI sends
 if command -v mpirun >/dev/null; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 STARPU_NCPU=1 STARPU_WORKERS_NOBIND=1
