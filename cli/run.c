@@ -144,11 +144,14 @@ static void print_header(const nd_config *cfg, const nd_trainer *tr) {
   int count[ND_BACKEND_COUNT];
   nd_trainer_devices(tr, count);
   int llama = strcmp(text(cfg, "model.arch", arch, sizeof arch), "llama") == 0;
+  char context[48] = ""; /* each sequence over several ranks */
+  if (num(cfg, "parallelism.context_parallel_size") > 1)
+    snprintf(context, sizeof context, " x context %lld", num(cfg, "parallelism.context_parallel_size"));
   printf("ndgraph: %s %lld layers, %lld heads, n_embd %lld, seq_len %lld, vocab %lld | data %lld x tensor %lld x "
-         "pipeline %lld, %lld micro-batches of %lld | %d CPU workers (OpenBLAS %s), %d OpenCL devices, scheduler %s\n",
+         "pipeline %lld%s, %lld micro-batches of %lld | %d CPU workers (OpenBLAS %s), %d OpenCL devices, scheduler %s\n",
          llama ? "Llama" : "GPT-2", num(cfg, "model.n_layer"), num(cfg, "model.n_head"), num(cfg, "model.n_embd"),
          num(cfg, "model.seq_len"), num(cfg, "model.vocab_size"), num(cfg, "parallelism.data_parallel_size"),
-         num(cfg, "parallelism.tensor_parallel_size"), num(cfg, "parallelism.pipeline_parallel_size"),
+         num(cfg, "parallelism.tensor_parallel_size"), num(cfg, "parallelism.pipeline_parallel_size"), context,
          num(cfg, "parallelism.micro_batches"), num(cfg, "train.micro_batch_size"), count[ND_BACKEND_CPU], nd_blas_core(),
          count[ND_BACKEND_OPENCL],
          text(cfg, "runtime.scheduler", sched, sizeof sched));

@@ -7,6 +7,7 @@
 #include "ndgraph/ndgraph.h"
 
 #define ND_MAX_STAGES       64
+#define ND_MAX_CONTEXT      64 /* parallelism.context_parallel_size */
 #define ND_MAX_RANKS        4096      /* data x tensor x pipeline */
 #define ND_MAX_LAYER_PASSES (1 << 20) /* data x tensor x micro-batches x layers: the step graph's size */
 #define ND_MAX_TRACE_STEPS  64
@@ -74,6 +75,7 @@ struct nd_config {
 
   struct {
     int64_t data_parallel_size, tensor_parallel_size, pipeline_parallel_size;
+    int64_t context_parallel_size; /* each sequence split over this many ranks (docs/context-parallel.md) */
     int64_t micro_batches;    /* per step, per data-parallel replica */
     int64_t activation_slots; /* in-flight micro-batches per pipeline stage */
     int stage_layers_auto;    /* stage_layers: auto */

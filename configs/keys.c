@@ -95,6 +95,7 @@ const struct nd__key nd__keys[] = {
     INT(parallelism, data_parallel_size, 1, 1024, "1"),
     INT(parallelism, tensor_parallel_size, 1, 1024, "1"),
     INT(parallelism, pipeline_parallel_size, 1, ND_MAX_STAGES, "2"),
+    INT(parallelism, context_parallel_size, 1, ND_MAX_CONTEXT, "1"),
     INT(parallelism, micro_batches, 1, INT64_C(1) << 16, "4"),
     INT(parallelism, activation_slots, 1, INT64_C(1) << 16, "2"),
     {.section = "parallelism",

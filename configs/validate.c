@@ -200,6 +200,19 @@ static int check_dp_shard(const nd_config *cfg, nd_error *err) {
   return 0;
 }
 
+/* Context parallelism cuts each sequence into 2 cp chunks, rank i holding
+ * chunks i and 2 cp - 1 - i (graph/ring.c). */
+static int check_context(const nd_config *cfg, nd_error *err) {
+  const int64_t cp = cfg->parallelism.context_parallel_size, seq = cfg->model.seq_len;
+  if (cp == 1) return 0;
+  if (seq % (2 * cp))
+    return fail_at(cfg, err, KEYS("model.seq_len", "parallelism.context_parallel_size"),
+                   "model.seq_len (%" PRId64 ") must be divisible by 2 * parallelism.context_parallel_size (%" PRId64
+                   "): each rank holds two equal chunks",
+                   seq, 2 * cp);
+  return 0;
+}
+
 static int check_data(const nd_config *cfg, nd_error *err) {
   const int64_t vocab = cfg->model.vocab_size;
   /* the tokenizer reads the text; its vocabulary is checked against vocab_size when it is read */
@@ -256,23 +269,25 @@ static int check_products(const nd_config *cfg, nd_error *err) {
   /* every rank has its own tensors and tasks: the graph grows with the
    * product, so it is bounded as a whole, not only size by size */
   const int64_t ranks = cfg->parallelism.data_parallel_size * cfg->parallelism.tensor_parallel_size *
-                        cfg->parallelism.pipeline_parallel_size;
+                        cfg->parallelism.pipeline_parallel_size * cfg->parallelism.context_parallel_size;
   if (ranks > ND_MAX_RANKS)
     return fail_at(cfg, err,
                    KEYS("parallelism.data_parallel_size", "parallelism.tensor_parallel_size",
-                        "parallelism.pipeline_parallel_size"),
-                   "parallelism.data_parallel_size * tensor_parallel_size * pipeline_parallel_size = %" PRId64
+                        "parallelism.pipeline_parallel_size", "parallelism.context_parallel_size"),
+                   "parallelism.data_parallel_size * tensor_parallel_size * pipeline_parallel_size * "
+                   "context_parallel_size = %" PRId64
                    " ranks, at most %d",
                    ranks, ND_MAX_RANKS);
   /* a step's tasks: about 30 per layer, micro-batch and rank of a stage;
    * 2^20 layer passes build in some 30 s and 6 GB, more only takes longer */
   const int64_t passes = cfg->parallelism.data_parallel_size * cfg->parallelism.tensor_parallel_size *
-                         cfg->parallelism.micro_batches * layers;
+                         cfg->parallelism.context_parallel_size * cfg->parallelism.micro_batches * layers;
   if (passes > ND_MAX_LAYER_PASSES)
     return fail_at(cfg, err,
                    KEYS("parallelism.micro_batches", "model.n_layer", "parallelism.data_parallel_size",
-                        "parallelism.tensor_parallel_size"),
-                   "parallelism.micro_batches * model.n_layer * data_parallel_size * tensor_parallel_size = %" PRId64
+                        "parallelism.tensor_parallel_size", "parallelism.context_parallel_size"),
+                   "parallelism.micro_batches * model.n_layer * data_parallel_size * tensor_parallel_size * "
+                   "context_parallel_size = %" PRId64
                    " layer passes a step, at most 2^20 (the step's graph would hold tens of millions of tasks)",
                    passes);
   const int64_t params = 12 * layers * embd * embd + vocab * embd;
@@ -293,6 +308,7 @@ int nd_config_validate(const nd_config *cfg, nd_error *err) {
   if ((rc = check_precision(cfg, err)) < 0) return rc;
   if ((rc = check_shapes(cfg, err)) < 0) return rc;
   if ((rc = check_stages(cfg, err)) < 0) return rc;
+  if ((rc = check_context(cfg, err)) < 0) return rc;
   if ((rc = check_data(cfg, err)) < 0) return rc;
   if ((rc = check_trace(cfg, err)) < 0) return rc;
   if ((rc = check_dp_shard(cfg, err)) < 0) return rc;

@@ -16,8 +16,13 @@ static const nd__model *model_of(const nd_config *cfg) {
   return cfg->model.arch == ND_ARCH_LLAMA ? &nd__llama_model : &nd__gpt2_model;
 }
 
-/* Whether pair (d, s)'s forwards and backwards are built (pairs NULL: all). */
-static int built(const nd_graph *g, const uint8_t *pairs, int d, int s) { return !pairs || pairs[d * g->pp + s]; }
+/* Whether replica d's forwards and backwards on stage s are built (pairs
+ * NULL: all): those of any of its context ranks' pairs. */
+static int built(const nd_graph *g, const uint8_t *pairs, int d, int s) {
+  for (int c = 0; pairs && c < g->cp; c++)
+    if (pairs[(d * g->cp + c) * g->pp + s]) return 1;
+  return !pairs;
+}
 
 /* gen_tokens > 0: a generation graph of that many tokens (nd_graph_build_generate);
  * pairs: nd_graph_build_pairs. */
@@ -64,7 +69,7 @@ static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen
     nd__stage_forward(&b, m, 0, 0, 0);
   } else if (forward_only) {
     for (int k = 0; k < g->micro_batches; k++)
-      for (int d = 0; d < g->dp; d++)
+      for (int d = 0; d < g->dp / g->cp; d++)
         for (int s = 0; s < g->pp; s++)
           if (built(g, pairs, d, s)) nd__stage_forward(&b, m, d, s, k);
   } else {
@@ -79,10 +84,10 @@ static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen
     b.defer_w = 1;
     for (int i = 0; i < span; i++) {
       if (i < g->micro_batches)
-        for (int d = 0; d < g->dp; d++)
+        for (int d = 0; d < g->dp / g->cp; d++)
           for (int s = 0; s < g->pp; s++)
             if (built(g, pairs, d, s)) nd__stage_forward(&b, m, d, s, i);
-      for (int d = 0; d < g->dp; d++)
+      for (int d = 0; d < g->dp / g->cp; d++)
         for (int s = g->pp - 1; s >= 0; s--) {
           int k = i - g->pool_slots[s][ND_POOL_FWD_B] + 1;
           if (k >= 0 && k < g->micro_batches && built(g, pairs, d, s)) nd__stage_backward(&b, m, d, s, k);
@@ -132,6 +137,7 @@ int nd_graph_build_generate(nd_graph **out, const nd_config *cfg, int n_tokens, 
   if (!one) return nd__fail(err, ND_ENOMEM, "graph: out of memory");
   *one = *cfg;
   one->parallelism.data_parallel_size = one->parallelism.pipeline_parallel_size = 1;
+  one->parallelism.context_parallel_size = 1;
   one->parallelism.micro_batches = one->parallelism.activation_slots = 1;
   one->parallelism.n_stage_layers = 0;
   one->parallelism.data_parallel_shard = ND_DP_SHARD_NONE; /* one replica: nothing to shard */

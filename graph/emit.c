@@ -143,8 +143,10 @@ void nd__reduce_scatter(nd__builder *b, const int32_t *parts, int n, int shards,
 
 void nd__allreduce_tp(nd__builder *b, int d, int st, int layer, int which, int mb) {
   int32_t *parts = b->parts;
-  for (int t = 0; t < b->g->tp; t++) parts[t] = nd__act(b, nd__rank(d, st, t), mb, layer, which);
-  nd__allreduce(b, ND_GROUP_TP, parts, b->g->tp, mb, layer);
+  for (int c = 0; c < b->g->cp; c++) {
+    for (int t = 0; t < b->g->tp; t++) parts[t] = nd__act(b, nd__rank(d * b->g->cp + c, st, t), mb, layer, which);
+    nd__allreduce(b, ND_GROUP_TP, parts, b->g->tp, mb, layer);
+  }
 }
 
 void nd__sendrecv(nd__builder *b, enum nd_group group, int32_t src, int64_t offset, int32_t dst, int mb, int layer) {
@@ -175,7 +177,9 @@ void nd__load_batch(nd__builder *b, nd_rank r, int mb, int32_t tokens, int32_t t
   nd__task_spec s;
   nd__spec_init(&s, ND_TASK_LOAD_BATCH, ND_PHASE_F, r, mb, -1);
   s.t.replica = r.tp > 0;
-  s.t.a.load = (struct nd_load_args){g->B, g->T, (r.dp * g->micro_batches + mb) * g->B, tokens >= 0, targets >= 0};
+  /* the context ranks of a replica read the same sequences, each its chunks */
+  s.t.a.load = (struct nd_load_args){
+      g->B, g->T, (r.dp / g->cp * g->micro_batches + mb) * g->B, tokens >= 0, targets >= 0, g->cp, r.dp % g->cp};
   if (tokens >= 0) nd__acc(&s, tokens, ND_ACCESS_W);
   if (targets >= 0) nd__acc(&s, targets, ND_ACCESS_W);
   nd__emit(b, &s);
@@ -281,7 +285,7 @@ void nd__embed_fwd(nd__builder *b, nd_rank r, int mb, int32_t out, int32_t token
   nd_graph *g = b->g;
   nd__task_spec s;
   nd__spec_init(&s, ND_TASK_EMBED_FWD, ND_PHASE_F, r, mb, -1);
-  s.t.a.emb = (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, r.tp), nd__vocab_size(g, r.tp), wpe >= 0, 0.0f};
+  s.t.a.emb = (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, r.tp), nd__vocab_size(g, r.tp), wpe >= 0, 0.0f, 1, 0};
   nd__acc(&s, out, ND_ACCESS_W);
   nd__acc(&s, tokens, ND_ACCESS_R);
   nd__acc(&s, wte, ND_ACCESS_R);
@@ -300,7 +304,7 @@ void nd__embed_bwd(nd__builder *b, nd_rank r, int mb, int32_t dwte, int32_t dwpe
     nd__acc(&s, dout, ND_ACCESS_R);
     nd__acc(&s, tokens, ND_ACCESS_R);
     s.t.a.emb =
-        (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, r.tp), pos ? 0 : nd__vocab_size(g, r.tp), pos, beta};
+        (struct nd_emb_args){g->B, g->T, g->C, nd__vocab_begin(g, r.tp), pos ? 0 : nd__vocab_size(g, r.tp), pos, beta, 1, 0};
     nd__emit(b, &s);
   }
 }

@@ -33,7 +33,8 @@ void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, in
  * into the parts p with p % shards == c; the rest of each part is left
  * undefined. */
 void nd__reduce_scatter(nd__builder *b, const int32_t *parts, int n, int shards, int layer);
-/* All-reduce of one activation across the tensor-parallel group of (d, st). */
+/* All-reduce of one activation across the tensor-parallel group of (d, st),
+ * for each context rank of replica d. */
 void nd__allreduce_tp(nd__builder *b, int d, int st, int layer, int which, int mb);
 /* A copy of src's elements from `offset` (0: from its start), as many as dst
  * holds, to dst on another rank (a pipeline hand-over or its slice). */
@@ -94,6 +95,32 @@ void nd__ce_bwd(nd__builder *b, nd_rank r, int mb);
 void nd__gen_attention(nd__builder *b, nd_rank r, int l, int32_t out, const int32_t *in, int n_in, const nd_rope *rope,
                        int kv_heads);
 void nd__gen_positions(nd__builder *b, nd_rank r, int32_t x, int32_t wpe);
+
+/* Context parallelism (graph/ring.c). Each context rank's q, k and v of a
+ * replica's layer, by context rank: GPT-2's packed (B, T, 3C) qkv in q (k
+ * and v NULL), or Llama's three tensors. */
+typedef struct nd__ring_qkv {
+  const int32_t *q, *k, *v;
+} nd__ring_qkv;
+/* Rank r's attention after its own causal block wrote out and lse: every
+ * other context rank's block of keys and values into part and part_lse,
+ * merged into out and lse in rank order. */
+void nd__ring_attention_fwd(nd__builder *b, nd_rank r, int mb, int layer, int32_t out, int32_t lse, const nd__ring_qkv *x,
+                            int32_t part, int32_t part_lse);
+/* The backward of rank r's block over context rank kr's keys: dq added to
+ * r's, dk and dv into part_k, part_v (GPT-2: both in part_k, part_v -1), then
+ * added to kr's (after kr's own block; called for kr in rank order, so each
+ * sum has a fixed order). */
+void nd__ring_attention_bwd(nd__builder *b, nd_rank r, int kr, int mb, int layer, const nd__ring_qkv *dx,
+                            int32_t dout, const nd__ring_qkv *x, int32_t out, int32_t lse, int32_t part_k,
+                            int32_t part_v);
+/* RoPE (a rope_fwd or rope_bwd of sizes a) at rank r's true positions. */
+void nd__ring_rope(nd__builder *b, enum nd_phase ph, nd_rank r, int mb, int layer, int32_t out, int32_t in,
+                   const struct nd_rope_args *a);
+/* The position rows of rank r's chunks added to x (B, T, C); backwards
+ * their gradient from dout. */
+void nd__ring_pos_fwd(nd__builder *b, nd_rank r, int mb, int32_t x, int32_t wpe);
+void nd__ring_pos_bwd(nd__builder *b, nd_rank r, int mb, int32_t dwpe, int32_t dout);
 
 /* out = f(in0, in1) elementwise over out's elements. */
 void nd__elementwise(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_rank r, int mb, int layer,

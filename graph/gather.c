@@ -47,9 +47,9 @@ int32_t nd__gathered_slot(nd__builder *b, nd_rank r, const nd__param_spec *spec)
 void nd__gather_block(nd__builder *b, int d, int st, int mb, int l) {
   nd_graph *g = b->g;
   if (!nd__gathers(g)) return;
-  int d0 = d - d % g->shard_size;
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = nd__rank(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) { /* replica d's context and tensor ranks */
+    nd_rank r = nd__group_rank(g, d, st, i);
+    int t = r.tp, d0 = r.dp - r.dp % g->shard_size;
     for (int p = 0; p < b->nparams; p++) {
       int32_t dst = nd__param(b, r, p);
       if (dst < 0 || g->tensors[dst].kind != ND_TENSOR_GATHERED) continue;

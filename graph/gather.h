@@ -16,7 +16,7 @@ int nd__gathers(const nd_graph *g);
 /* The whole buffer rank r's tasks read parameter `spec` (of a block) from,
  * created on first use; -1 where the weights are not gathered. */
 int32_t nd__gathered_slot(nd__builder *b, nd_rank r, const nd__param_spec *spec);
-/* On every tensor rank of (d, st): block l's weights gathered from the shard
+/* On every context and tensor rank of replica d on stage st: block l's weights gathered from the shard
  * group's ranges into their buffers (nothing where weights are whole). */
 void nd__gather_block(nd__builder *b, int d, int st, int mb, int l);
 

@@ -58,6 +58,9 @@ enum act {
   A_D_ATTY,
   A_D_QKV,
   A_D_LN1,
+  A_RING_OUT, /* context parallelism: another rank's block, before its merge */
+  A_RING_LSE,
+  A_RING_DKV, /* its keys' and values' gradient, before it goes back */
   A_COUNT
 };
 /* name, pool (by the last phase that reads it), shape (graph/state.h) */
@@ -85,6 +88,9 @@ static const nd__act_row act_rows[A_COUNT] = {
     [A_D_ATTY] = {"d_atty", ND_POOL_GRAD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
     [A_D_QKV] = {"d_qkv", ND_POOL_GRAD_W, ND__ACT_SPLIT, .mult = 3, .width = ND__WIDTH_C},
     [A_D_LN1] = {"d_ln1", ND_POOL_GRAD_B, ND__ACT_HIDDEN},
+    [A_RING_OUT] = {"ring_out", ND_POOL_FWD_SCRATCH, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C, .layers_share = 1},
+    [A_RING_LSE] = {"ring_lse", ND_POOL_FWD_SCRATCH, ND__ACT_HEAD_ROW, .layers_share = 1},
+    [A_RING_DKV] = {"ring_dkv", ND_POOL_GRAD_B, ND__ACT_SPLIT, .mult = 3, .width = ND__WIDTH_C, .layers_share = 1},
 };
 
 #define R nd__rank
@@ -116,7 +122,9 @@ static void add_rank_params(nd__builder *b, nd_rank r) {
     param(b, r, P_WTE, "wte.weight", ND_SHARD_VOCAB, nd__vocab_size(g, t), C, g->V, C, main_copy && first, 1,
           nd__vocab_begin(g, t), -1);
   }
-  if (first && t == 0) param(b, r, P_WPE, "wpe.weight", ND_SHARD_FULL, g->T, C, g->T, C, main_copy, 1, 0, -1);
+  int positions = g->T * g->cp; /* every rank holds the whole table */
+  if (first && t == 0)
+    param(b, r, P_WPE, "wpe.weight", ND_SHARD_FULL, positions, C, positions, C, main_copy, 1, 0, -1);
   if (last) {
     param(b, r, P_LNF_W, "ln_f.weight", ND_SHARD_FULL, C, 0, C, 0, main_copy && t == 0, 0, 0, -1);
     param(b, r, P_LNF_B, "ln_f.bias", ND_SHARD_FULL, C, 0, C, 0, main_copy && t == 0, 0, 0, -1);
@@ -168,13 +176,38 @@ static void attention_forward(nd__builder *b, nd_rank r, int mb, int l) {
   nd__acc(&s, A(b, r, mb, l, A_ATT_LSE), ND_ACCESS_W);
   nd__acc(&s, A(b, r, mb, l, A_QKV), ND_ACCESS_R);
   nd__emit(b, &s);
+  if (g->cp == 1) return;
+  int32_t qkv[ND_MAX_CONTEXT];
+  for (int c = 0; c < g->cp; c++) qkv[c] = A(b, R(r.dp - r.dp % g->cp + c, r.pp, r.tp), mb, l, A_QKV);
+  nd__ring_attention_fwd(b, r, mb, l, A(b, r, mb, l, A_ATTY), A(b, r, mb, l, A_ATT_LSE), &(nd__ring_qkv){qkv, 0, 0},
+                         A(b, r, mb, l, A_RING_OUT), A(b, r, mb, l, A_RING_LSE));
+}
+
+/* The attention of rank r and its output projection. */
+static void attention_block(nd__builder *b, nd_rank r, int mb, int l) {
+  nd_graph *g = b->g;
+  int BT = g->B * g->T, C = g->C, Cs = C / g->tp;
+  if (g->gen_cache) {
+    int32_t qkv = A(b, r, mb, l, A_QKV);
+    nd__gen_attention(b, r, l, A(b, r, mb, l, A_ATTY), &qkv, 1, NULL, g->NH);
+  } else {
+    attention_forward(b, r, mb, l);
+  }
+  nd__matmul_fwd(b, r, mb, l,
+                 &(nd__linear){.out = A(b, r, mb, l, A_ATTPROJ),
+                               .inp = A(b, r, mb, l, A_ATTY),
+                               .w = P(b, r, LP(l, L_ATTPROJ_W)),
+                               .bias = r.tp == 0 ? P(b, r, LP(l, L_ATTPROJ_B)) : -1,
+                               .M = BT,
+                               .K = Cs,
+                               .N = C});
 }
 
 static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
   nd_graph *g = b->g;
   int BT = g->B * g->T, C = g->C, Cs = C / g->tp, H4s = 4 * Cs;
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     int32_t x = nd__layer_input(b, r, mb, l);
     nd__norm_fwd(b, ND__LAYERNORM, r, mb, l,
                  &(nd__norm){.out = A(b, r, mb, l, A_LN1),
@@ -191,27 +224,16 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
                                  .M = BT,
                                  .K = C,
                                  .N = 3 * Cs});
-    if (g->gen_cache) {
-      int32_t qkv = A(b, r, mb, l, A_QKV);
-      nd__gen_attention(b, r, l, A(b, r, mb, l, A_ATTY), &qkv, 1, NULL, g->NH);
-    } else {
-      attention_forward(b, r, mb, l);
-    }
-    nd__matmul_fwd(b, r, mb, l,
-                   &(nd__linear){.out = A(b, r, mb, l, A_ATTPROJ),
-                                 .inp = A(b, r, mb, l, A_ATTY),
-                                 .w = P(b, r, LP(l, L_ATTPROJ_W)),
-                                 .bias = t == 0 ? P(b, r, LP(l, L_ATTPROJ_B)) : -1,
-                                 .M = BT,
-                                 .K = Cs,
-                                 .N = C});
+    if (g->cp == 1) attention_block(b, r, mb, l);
   }
+  /* context ranks: every rank's keys and values first, then the ring */
+  for (int i = 0; g->cp > 1 && i < nd__group_size(g); i++) attention_block(b, nd__group_rank(g, d, st, i), mb, l);
   nd__allreduce_tp(b, d, st, l, A_ATTPROJ, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     int32_t x = nd__layer_input(b, r, mb, l);
     int32_t res2 = A(b, r, mb, l, A_RES2);
-    nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, res2, x, A(b, r, mb, l, A_ATTPROJ), t > 0);
+    nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, res2, x, A(b, r, mb, l, A_ATTPROJ), r.tp > 0);
     nd__norm_fwd(b, ND__LAYERNORM, r, mb, l,
                  &(nd__norm){.out = A(b, r, mb, l, A_LN2),
                              .mean = A(b, r, mb, l, A_LN2_MEAN),
@@ -238,28 +260,43 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
                    &(nd__linear){.out = A(b, r, mb, l, A_FCPROJ),
                                  .inp = A(b, r, mb, l, A_FCH_ACT),
                                  .w = P(b, r, LP(l, L_MLPPROJ_W)),
-                                 .bias = t == 0 ? P(b, r, LP(l, L_MLPPROJ_B)) : -1,
+                                 .bias = r.tp == 0 ? P(b, r, LP(l, L_MLPPROJ_B)) : -1,
                                  .M = BT,
                                  .K = H4s,
                                  .N = C});
   }
   if (b->recomputing) return;
   nd__allreduce_tp(b, d, st, l, A_FCPROJ, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     int32_t xout = A(b, r, mb, l, A_XOUT);
     nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, xout, A(b, r, mb, l, A_RES2),
-                    A(b, r, mb, l, A_FCPROJ), t > 0);
+                    A(b, r, mb, l, A_FCPROJ), r.tp > 0);
   }
 }
 
 /* ------------------------------------------------------------ backward */
 
+/* The qkv projection's backward, once rank r's dqkv is complete. */
+static void qkv_backward(nd__builder *b, nd_rank r, int mb, int l) {
+  nd_graph *g = b->g;
+  nd__matmul_bwd(b, r, mb, l,
+                 &(nd__linear){.dinp = A(b, r, mb, l, A_D_LN1),
+                               .dout = A(b, r, mb, l, A_D_QKV),
+                               .inp = A(b, r, mb, l, A_LN1),
+                               .w = P(b, r, LP(l, L_QKV_W)),
+                               .dw = G(b, r, LP(l, L_QKV_W)),
+                               .dbias = G(b, r, LP(l, L_QKV_B)),
+                               .M = g->B * g->T,
+                               .K = g->C,
+                               .N = 3 * (g->C / g->tp)});
+}
+
 static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
   nd_graph *g = b->g;
   int BT = g->B * g->T, C = g->C, Cs = C / g->tp, H4s = 4 * Cs;
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     int32_t dxo = A(b, r, mb, l, A_D_XOUT);
     nd__matmul_bwd(b, r, mb, l,
                    &(nd__linear){.dinp = A(b, r, mb, l, A_D_FCH_ACT),
@@ -267,7 +304,7 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
                                  .inp = A(b, r, mb, l, A_FCH_ACT),
                                  .w = P(b, r, LP(l, L_MLPPROJ_W)),
                                  .dw = G(b, r, LP(l, L_MLPPROJ_W)),
-                                 .dbias = t == 0 ? G(b, r, LP(l, L_MLPPROJ_B)) : -1,
+                                 .dbias = r.tp == 0 ? G(b, r, LP(l, L_MLPPROJ_B)) : -1,
                                  .M = BT,
                                  .K = H4s,
                                  .N = C});
@@ -290,8 +327,8 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
                                  .N = H4s});
   }
   nd__allreduce_tp(b, d, st, l, A_D_LN2, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     nd__norm_bwd(b, ND__LAYERNORM, r, mb, l,
                  &(nd__norm){.dinp = A(b, r, mb, l, A_D_RES2),
                              .dskip = A(b, r, mb, l, A_D_XOUT),
@@ -308,7 +345,7 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
                                  .inp = A(b, r, mb, l, A_ATTY),
                                  .w = P(b, r, LP(l, L_ATTPROJ_W)),
                                  .dw = G(b, r, LP(l, L_ATTPROJ_W)),
-                                 .dbias = t == 0 ? G(b, r, LP(l, L_ATTPROJ_B)) : -1,
+                                 .dbias = r.tp == 0 ? G(b, r, LP(l, L_ATTPROJ_B)) : -1,
                                  .M = BT,
                                  .K = Cs,
                                  .N = C});
@@ -326,20 +363,32 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
     nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_R);
     nd__acc(&s, A(b, r, mb, l, A_ATT_LSE), ND_ACCESS_R);
     nd__emit(b, &s);
-    nd__matmul_bwd(b, r, mb, l,
-                   &(nd__linear){.dinp = A(b, r, mb, l, A_D_LN1),
-                                 .dout = A(b, r, mb, l, A_D_QKV),
-                                 .inp = A(b, r, mb, l, A_LN1),
-                                 .w = P(b, r, LP(l, L_QKV_W)),
-                                 .dw = G(b, r, LP(l, L_QKV_W)),
-                                 .dbias = G(b, r, LP(l, L_QKV_B)),
-                                 .M = BT,
-                                 .K = C,
-                                 .N = 3 * Cs});
+    if (g->cp == 1) qkv_backward(b, r, mb, l);
+  }
+  if (g->cp > 1) {
+    /* every rank's own block wrote its dqkv: then the ring's blocks, query
+     * rank by query rank, each adding to the keys' owner in that order */
+    for (int t = 0; t < g->tp; t++) {
+      int32_t qkv[ND_MAX_CONTEXT], dqkv[ND_MAX_CONTEXT];
+      for (int c = 0; c < g->cp; c++) {
+        nd_rank rc = R(d * g->cp + c, st, t);
+        qkv[c] = A(b, rc, mb, l, A_QKV);
+        dqkv[c] = A(b, rc, mb, l, A_D_QKV);
+      }
+      for (int c = 0; c < g->cp; c++) {
+        nd_rank r = R(d * g->cp + c, st, t);
+        for (int kr = 0; kr < g->cp; kr++)
+          if (kr != c)
+            nd__ring_attention_bwd(b, r, kr, mb, l, &(nd__ring_qkv){dqkv, 0, 0}, A(b, r, mb, l, A_D_ATTY),
+                                   &(nd__ring_qkv){qkv, 0, 0}, A(b, r, mb, l, A_ATTY), A(b, r, mb, l, A_ATT_LSE),
+                                   A(b, r, mb, l, A_RING_DKV), -1);
+      }
+    }
+    for (int i = 0; i < nd__group_size(g); i++) qkv_backward(b, nd__group_rank(g, d, st, i), mb, l);
   }
   nd__allreduce_tp(b, d, st, l, A_D_LN1, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     int32_t x = nd__layer_input(b, r, mb, l);
     int32_t dx = nd__layer_input_grad(b, r, mb, l);
     nd__norm_bwd(b, ND__LAYERNORM, r, mb, l,

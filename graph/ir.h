@@ -11,7 +11,8 @@
 #include "common/rope.h"
 #include "configs/config.h"
 
-/* A position in the device mesh: data-parallel replica, pipeline stage, tensor-parallel shard. */
+/* A position in the device mesh: data-parallel replica, pipeline stage, tensor-parallel shard.
+ * Context-parallel ranks are numbered inside the replica axis: dp = replica * cp + c. */
 typedef struct nd_rank {
   int dp, pp, tp;
 } nd_rank;
@@ -117,13 +118,24 @@ enum nd_phase {
   X(GQA_BWD)             \
   X(KV_ATTN)             \
   X(KV_GQA)              \
-  X(POS_ADD)           \
+  X(POS_ADD)             \
   X(CAST_BF16)          \
   X(ALLGATHER)           \
   X(SHARD_GATHER)        \
   X(REDUCE_SCATTER)      \
   X(GRAD_SUMSQ_RANGE)    \
-  X(PARAM_GATHER)
+  X(PARAM_GATHER)        \
+  X(RING_ATTN_FWD)       \
+  X(RING_ATTN_MERGE)     \
+  X(RING_ATTN_BWD)       \
+  X(RING_KV_ADD)         \
+  X(RING_POS_FWD)        \
+  X(RING_POS_BWD)        \
+  X(RING_GQA_FWD)        \
+  X(RING_GQA_BWD)        \
+  X(RING_GQA_KV_ADD)     \
+  X(RING_ROPE_FWD)       \
+  X(RING_ROPE_BWD)
 
 enum nd_task_kind {
 #define ND__KIND_ENUM(k) ND_TASK_##k,
@@ -166,6 +178,13 @@ struct nd_cache_args {
   int B, T, NH, hs, NKV, positions, rotary;
   nd_rope rope;
 };
+/* Context parallelism (graph/ring.c): the sequence is 2 cp chunks, rank c
+ * holding chunks c and 2 cp - 1 - c as its T tokens. A ring block is the
+ * attention of rank qr's queries over rank kr's keys and values at their
+ * true positions; begins as nd_gqa_args. */
+struct nd_ring_args {
+  int B, T, NH, hs, NKV, cp, qr, kr;
+};
 struct nd_rms_args {
   int N, C, has_skip;
   float beta, eps;
@@ -175,6 +194,10 @@ struct nd_rope_args {
   int B, T, H, hs;
   nd_rope rope;
 }; /* n = B*T*H*hs, as nd_ew_args */
+struct nd_ring_rope_args {
+  struct nd_rope_args r;
+  int cp, chunk; /* the positions of rank `chunk` of cp (RING_ROPE_*) */
+};
 struct nd_ew_args {
   int64_t n;
 }; /* elementwise */
@@ -184,6 +207,7 @@ struct nd_send_args {
 struct nd_emb_args {
   int B, T, C, v0, Vs, wpe;
   float beta;
+  int cp, chunk; /* the ring's position rows (RING_POS_*): rank `chunk` of cp */
 }; /* wpe: the position table (bwd: only it) */
 struct nd_ce_args {
   int N, Vs, v0, nshards;
@@ -204,6 +228,7 @@ struct nd_adamw_args {
 };
 struct nd_load_args {
   int B, T, seq0, tokens, targets;
+  int cp, chunk; /* cp > 1: the T tokens are rank `chunk`'s two chunks of each sequence */
 }; /* seq0: first sequence in the global batch */
 struct nd_sumsq_args {
   int nparts;
@@ -221,6 +246,8 @@ typedef union nd_task_args {
   struct nd_rope_args rope;
   struct nd_attn_args attn;
   struct nd_gqa_args gqa;
+  struct nd_ring_args ring;
+  struct nd_ring_rope_args ring_rope;
   struct nd_cache_args cache;
   struct nd_ew_args ew;
   struct nd_send_args send;
@@ -258,8 +285,9 @@ typedef struct nd_task {
 enum nd_act_pool { ND_POOL_FWD_SCRATCH, ND_POOL_FWD_B, ND_POOL_FWD_W, ND_POOL_GRAD_B, ND_POOL_GRAD_W, ND_POOL_COUNT };
 
 typedef struct nd_graph {
-  /* the layout; slots bounds activation memory to that many micro-batches' worth */
-  int dp, tp, pp, micro_batches, slots;
+  /* the layout; slots bounds activation memory to that many micro-batches' worth;
+   * dp counts replicas x context ranks (cp), T is one rank's tokens of a sequence */
+  int dp, tp, pp, micro_batches, slots, cp;
   int pool_slots[ND_MAX_STAGES][ND_POOL_COUNT]; /* per stage */
   /* per stage, 1: the last micro-batch's FWD_W buffers are one more slot, so
    * that its forward waits for no W (graph/state.c) */

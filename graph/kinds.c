@@ -253,6 +253,70 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
     [ND_TASK_CAST_BF16] = {.name = "cast_bf16",
                            BUFFERS(B("out", OUT, W, BF16, ND_ALWAYS, ND_ONCE, 0, 0, ND_D_n), T("inp", IN, R, ND_D_n)),
                            .flops = nd__flops_elementwise},
+    /* context parallelism (graph/ring.c): another rank's block of keys and
+     * values, its merge, its backward and the keys' gradient sent back; the
+     * position rows of a rank's chunks */
+    [ND_TASK_RING_ATTN_FWD] = {.name = "ring_attention_fwd",
+                               BUFFERS(T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                                       T("lse", OUT, W, ND_D_B, ND_D_NH, ND_D_T),
+                                       T("qkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
+                                       T("kv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS)),
+                               .flops = nd__flops_attention},
+    [ND_TASK_RING_ATTN_MERGE] = {.name = "ring_attention_merge",
+                                 BUFFERS(T("out", OUT, RW, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                                         T("lse", OUT, RW, ND_D_B, ND_D_NH, ND_D_T),
+                                         T("part", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                                         T("part_lse", IN, R, ND_D_B, ND_D_NH, ND_D_T)),
+                                 .flops = nd__flops_none},
+    [ND_TASK_RING_ATTN_BWD] = {.name = "ring_attention_bwd",
+                               BUFFERS(T("dqkv", OUT, RW, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
+                                       T("dkv", OUT, W, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
+                                       T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                                       T("qkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
+                                       T("kv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
+                                       T("out", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                                       T("lse", IN, R, ND_D_B, ND_D_NH, ND_D_T)),
+                               .flops = nd__flops_attention},
+    [ND_TASK_RING_KV_ADD] = {.name = "ring_kv_add",
+                             BUFFERS(T("dqkv", OUT, RW, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
+                                     T("dkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS)),
+                             .flops = nd__flops_none},
+    [ND_TASK_RING_POS_FWD] = {.name = "ring_position_fwd",
+                              BUFFERS(T("x", OUT, RW, ND_D_BT, ND_D_EC), T("wpe", IN, R, ND_D_PT, ND_D_EC)),
+                              .flops = nd__flops_none},
+    [ND_TASK_RING_POS_BWD] = {.name = "ring_position_bwd",
+                              BUFFERS(B("dwpe", OUT, W, F32, ND_ALWAYS, ND_ONCE, 0, 1, ND_D_PT, ND_D_EC),
+                                      T("dout", IN, R, ND_D_BT, ND_D_EC)),
+                              .flops = nd__flops_none,
+                              .beta = beta_emb},
+    /* the same for Llama's separate q, k, v (grouped-query heads), and RoPE at a rank's true positions */
+    [ND_TASK_RING_GQA_FWD] = {.name = "ring_gqa_fwd",
+                              BUFFERS(T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                                      T("lse", OUT, W, ND_D_B, ND_D_NH, ND_D_T),
+                                      T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                                      T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+                                      T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS)),
+                              .flops = nd__flops_attention},
+    [ND_TASK_RING_GQA_BWD] =
+        {.name = "ring_gqa_bwd",
+         BUFFERS(T("dq", OUT, RW, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("dk", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+                 T("dv", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                 T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+                 T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("out", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
+                 T("lse", IN, R, ND_D_B, ND_D_NH, ND_D_T)),
+         .flops = nd__flops_attention},
+    [ND_TASK_RING_GQA_KV_ADD] = {.name = "ring_gqa_kv_add",
+                                 BUFFERS(T("dk", OUT, RW, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+                                         T("dv", OUT, RW, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+                                         T("pdk", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
+                                         T("pdv", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS)),
+                                 .flops = nd__flops_none},
+    [ND_TASK_RING_ROPE_FWD] = {.name = "ring_rope_fwd",
+                               BUFFERS(T("out", OUT, W, ND_D_n), T("inp", IN, R, ND_D_n)),
+                               .flops = nd__flops_elementwise},
+    [ND_TASK_RING_ROPE_BWD] = {.name = "ring_rope_bwd",
+                               BUFFERS(T("dinp", OUT, W, ND_D_n), T("dout", IN, R, ND_D_n)),
+                               .flops = nd__flops_elementwise},
     [ND_TASK_ADAMW] = {.name = "adamw",
                        /* param and grad whole, m and v the n elements from adamw.offset (a data-parallel shard) */
                        BUFFERS(T("param", OUT, RW, ND_D_BUF), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n),
@@ -343,6 +407,8 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
     return (int64_t)a->load.B * a->load.T;
   case ND_D_S:
     return a->cache.positions;
+  case ND_D_PT:
+    return (int64_t)a->emb.T * a->emb.cp;
   case ND_D_BUF:
   case ND_D_COUNT:
     break;
@@ -352,7 +418,7 @@ int64_t nd_kind_dim(const nd_task *t, enum nd_dim d) {
 
 const char *nd_kind_dim_name(enum nd_dim d) {
   static const char *const names[ND_D_COUNT] = {"1",  "3", "M",   "K", "N",  "N", "C",    "B", "T",  "NH",  "hs",
-                                                "KV", "n", "B*T", "C", "Vs", "T", "Vs|T", "N", "Vs", "B*T", "S", "numel"};
+                                                "KV", "n", "B*T", "C", "Vs", "T", "Vs|T", "N", "Vs", "B*T", "S", "T*cp", "numel"};
   return (unsigned)d < ND_D_COUNT ? names[d] : "?";
 }
 

@@ -58,6 +58,7 @@ enum nd_dim {
   ND_D_CVS, /* cross-entropy: ce.N, ce.Vs */
   ND_D_LBT, /* load_batch: B*T */
   ND_D_S,   /* generation: the key/value cache's positions */
+  ND_D_PT,  /* context parallelism: the position table's rows, emb.T * emb.cp */
   ND_D_BUF, /* the buffer's own element count */
   ND_D_COUNT
 };

@@ -54,6 +54,10 @@ enum act {
   A_D_Q,
   A_D_K,
   A_D_LN1,
+  A_RING_OUT, /* context parallelism: another rank's block, before its merge */
+  A_RING_LSE,
+  A_RING_DK, /* its keys' and values' gradients, before they go back */
+  A_RING_DV,
   A_COUNT
 };
 /* name, pool (by the last phase that reads it), shape (graph/state.h) */
@@ -89,6 +93,10 @@ static const nd__act_row act_rows[A_COUNT] = {
     [A_D_Q] = {"d_q", ND_POOL_GRAD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C},
     [A_D_K] = {"d_k", ND_POOL_GRAD_W, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV},
     [A_D_LN1] = {"d_ln1", ND_POOL_GRAD_B, ND__ACT_HIDDEN},
+    [A_RING_OUT] = {"ring_out", ND_POOL_FWD_SCRATCH, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_C, .layers_share = 1},
+    [A_RING_LSE] = {"ring_lse", ND_POOL_FWD_SCRATCH, ND__ACT_HEAD_ROW, .layers_share = 1},
+    [A_RING_DK] = {"ring_dk", ND_POOL_GRAD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV, .layers_share = 1},
+    [A_RING_DV] = {"ring_dv", ND_POOL_GRAD_B, ND__ACT_SPLIT, .mult = 1, .width = ND__WIDTH_KV, .layers_share = 1},
 };
 
 static const nd__act_set acts = {
@@ -184,6 +192,10 @@ static void rope(nd__builder *b, enum nd_task_kind kind, enum nd_phase ph, nd_ra
   nd__spec_init(&s, kind, ph, r, mb, l);
   int hs = g->C / g->NH;
   s.t.a.rope = (struct nd_rope_args){(int64_t)g->B * g->T * heads * hs, g->B, g->T, heads, hs, rope_of(b->cfg)};
+  if (g->cp > 1) { /* the rank's chunks are at their true positions */
+    nd__ring_rope(b, ph, r, mb, l, out, in, &s.t.a.rope);
+    return;
+  }
   nd__acc(&s, out, ND_ACCESS_W);
   nd__acc(&s, in, ND_ACCESS_R);
   nd__emit(b, &s);
@@ -213,14 +225,23 @@ static void attention_forward(nd__builder *b, nd_rank r, int mb, int l) {
   nd__acc(&s, A(b, r, mb, l, A_KR), ND_ACCESS_R);
   nd__acc(&s, A(b, r, mb, l, A_V), ND_ACCESS_R);
   nd__emit(b, &s);
+  nd_graph *g = b->g;
+  if (g->cp == 1) return;
+  int32_t q[ND_MAX_CONTEXT], k[ND_MAX_CONTEXT], v[ND_MAX_CONTEXT];
+  for (int c = 0; c < g->cp; c++) {
+    nd_rank rc = R(r.dp - r.dp % g->cp + c, r.pp, r.tp);
+    q[c] = A(b, rc, mb, l, A_QR), k[c] = A(b, rc, mb, l, A_KR), v[c] = A(b, rc, mb, l, A_V);
+  }
+  nd__ring_attention_fwd(b, r, mb, l, A(b, r, mb, l, A_ATTY), A(b, r, mb, l, A_ATT_LSE), &(nd__ring_qkv){q, k, v},
+                         A(b, r, mb, l, A_RING_OUT), A(b, r, mb, l, A_RING_LSE));
 }
 
 static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
   nd_graph *g = b->g;
   dims z = dims_of(g);
   int C = g->C, Q = z.NHs * z.hs, KV = z.KVs * z.hs;
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     int32_t x = nd__layer_input(b, r, mb, l);
     int32_t ln1 = A(b, r, mb, l, A_LN1);
     nd__norm_fwd(b, ND__RMSNORM, r, mb, l,
@@ -237,15 +258,21 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
     }
     rope(b, ND_TASK_ROPE_FWD, ND_PHASE_F, r, mb, l, A(b, r, mb, l, A_QR), A(b, r, mb, l, A_Q), z.NHs);
     rope(b, ND_TASK_ROPE_FWD, ND_PHASE_F, r, mb, l, A(b, r, mb, l, A_KR), A(b, r, mb, l, A_K), z.KVs);
+    if (g->cp > 1) continue; /* every context rank's keys and values first, then the ring */
+    attention_forward(b, r, mb, l);
+    linear(b, r, mb, l, A(b, r, mb, l, A_ATTPROJ), A(b, r, mb, l, A_ATTY), P(b, r, LP(l, L_O)), Q, C);
+  }
+  for (int i = 0; g->cp > 1 && i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     attention_forward(b, r, mb, l);
     linear(b, r, mb, l, A(b, r, mb, l, A_ATTPROJ), A(b, r, mb, l, A_ATTY), P(b, r, LP(l, L_O)), Q, C);
   }
   nd__allreduce_tp(b, d, st, l, A_ATTPROJ, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     int32_t x = nd__layer_input(b, r, mb, l);
     int32_t res2 = A(b, r, mb, l, A_RES2), ln2 = A(b, r, mb, l, A_LN2);
-    nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, res2, x, A(b, r, mb, l, A_ATTPROJ), t > 0);
+    nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, res2, x, A(b, r, mb, l, A_ATTPROJ), r.tp > 0);
     nd__norm_fwd(
         b, ND__RMSNORM, r, mb, l,
         &(nd__norm){.out = ln2, .rstd = A(b, r, mb, l, A_LN2_RSTD), .inp = res2, .w = P(b, r, LP(l, L_POST_NORM))});
@@ -258,11 +285,11 @@ static void layer_forward(nd__builder *b, int d, int st, int mb, int l) {
   }
   if (b->recomputing) return;
   nd__allreduce_tp(b, d, st, l, A_DOWN, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     int32_t xout = A(b, r, mb, l, A_XOUT);
     nd__elementwise(b, ND_TASK_RESIDUAL_FWD, ND_PHASE_F, r, mb, l, xout, A(b, r, mb, l, A_RES2), A(b, r, mb, l, A_DOWN),
-                    t > 0);
+                    r.tp > 0);
   }
 }
 
@@ -285,12 +312,24 @@ static void linear_bwd(nd__builder *b, nd_rank r, int mb, int l, int32_t dinp, i
                                .dinp_add = add});
 }
 
+/* RoPE's backward and the q, k, v projections' once rank r's dq, dk, dv are complete. */
+static void qkv_backward(nd__builder *b, nd_rank r, int mb, int l) {
+  dims z = dims_of(b->g);
+  int C = b->g->C, Q = z.NHs * z.hs, KV = z.KVs * z.hs;
+  rope(b, ND_TASK_ROPE_BWD, ND_PHASE_B, r, mb, l, A(b, r, mb, l, A_D_Q), A(b, r, mb, l, A_D_QR), z.NHs);
+  rope(b, ND_TASK_ROPE_BWD, ND_PHASE_B, r, mb, l, A(b, r, mb, l, A_D_K), A(b, r, mb, l, A_D_KR), z.KVs);
+  int32_t ln1 = A(b, r, mb, l, A_LN1), dln1 = A(b, r, mb, l, A_D_LN1);
+  linear_bwd(b, r, mb, l, dln1, A(b, r, mb, l, A_D_Q), ln1, LP(l, L_Q), C, Q, 0);
+  linear_bwd(b, r, mb, l, dln1, A(b, r, mb, l, A_D_K), ln1, LP(l, L_K), C, KV, 1);
+  linear_bwd(b, r, mb, l, dln1, A(b, r, mb, l, A_D_V), ln1, LP(l, L_V), C, KV, 1);
+}
+
 static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
   nd_graph *g = b->g;
   dims z = dims_of(g);
-  int C = g->C, Q = z.NHs * z.hs, KV = z.KVs * z.hs;
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  int C = g->C, Q = z.NHs * z.hs;
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     int32_t ln2 = A(b, r, mb, l, A_LN2), dln2 = A(b, r, mb, l, A_D_LN2);
     linear_bwd(b, r, mb, l, A(b, r, mb, l, A_D_H), A(b, r, mb, l, A_D_XOUT), A(b, r, mb, l, A_H), LP(l, L_DOWN), z.Is,
                C, 0);
@@ -307,8 +346,8 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
     linear_bwd(b, r, mb, l, dln2, A(b, r, mb, l, A_D_UP), ln2, LP(l, L_UP), C, z.Is, 1);
   }
   nd__allreduce_tp(b, d, st, l, A_D_LN2, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     nd__norm_bwd(b, ND__RMSNORM, r, mb, l,
                  &(nd__norm){.dinp = A(b, r, mb, l, A_D_RES2),
                              .dskip = A(b, r, mb, l, A_D_XOUT),
@@ -337,16 +376,33 @@ static void layer_backward(nd__builder *b, int d, int st, int mb, int l) {
     nd__acc(&s, A(b, r, mb, l, A_ATTY), ND_ACCESS_R);
     nd__acc(&s, A(b, r, mb, l, A_ATT_LSE), ND_ACCESS_R);
     nd__emit(b, &s);
-    rope(b, ND_TASK_ROPE_BWD, ND_PHASE_B, r, mb, l, A(b, r, mb, l, A_D_Q), A(b, r, mb, l, A_D_QR), z.NHs);
-    rope(b, ND_TASK_ROPE_BWD, ND_PHASE_B, r, mb, l, A(b, r, mb, l, A_D_K), A(b, r, mb, l, A_D_KR), z.KVs);
-    int32_t ln1 = A(b, r, mb, l, A_LN1), dln1 = A(b, r, mb, l, A_D_LN1);
-    linear_bwd(b, r, mb, l, dln1, A(b, r, mb, l, A_D_Q), ln1, LP(l, L_Q), C, Q, 0);
-    linear_bwd(b, r, mb, l, dln1, A(b, r, mb, l, A_D_K), ln1, LP(l, L_K), C, KV, 1);
-    linear_bwd(b, r, mb, l, dln1, A(b, r, mb, l, A_D_V), ln1, LP(l, L_V), C, KV, 1);
+    if (g->cp == 1) qkv_backward(b, r, mb, l);
+  }
+  if (g->cp > 1) {
+    /* every rank's own block wrote its dq, dk, dv: then the ring's blocks,
+     * query rank by query rank, each adding to the keys' owner in that order */
+    for (int t = 0; t < g->tp; t++) {
+      int32_t q[ND_MAX_CONTEXT], k[ND_MAX_CONTEXT], v[ND_MAX_CONTEXT];
+      int32_t dq[ND_MAX_CONTEXT], dk[ND_MAX_CONTEXT], dv[ND_MAX_CONTEXT];
+      for (int c = 0; c < g->cp; c++) {
+        nd_rank rc = R(d * g->cp + c, st, t);
+        q[c] = A(b, rc, mb, l, A_QR), k[c] = A(b, rc, mb, l, A_KR), v[c] = A(b, rc, mb, l, A_V);
+        dq[c] = A(b, rc, mb, l, A_D_QR), dk[c] = A(b, rc, mb, l, A_D_KR), dv[c] = A(b, rc, mb, l, A_D_V);
+      }
+      for (int c = 0; c < g->cp; c++) {
+        nd_rank r = R(d * g->cp + c, st, t);
+        for (int kr = 0; kr < g->cp; kr++)
+          if (kr != c)
+            nd__ring_attention_bwd(b, r, kr, mb, l, &(nd__ring_qkv){dq, dk, dv}, A(b, r, mb, l, A_D_ATTY),
+                                   &(nd__ring_qkv){q, k, v}, A(b, r, mb, l, A_ATTY), A(b, r, mb, l, A_ATT_LSE),
+                                   A(b, r, mb, l, A_RING_DK), A(b, r, mb, l, A_RING_DV));
+      }
+    }
+    for (int i = 0; i < nd__group_size(g); i++) qkv_backward(b, nd__group_rank(g, d, st, i), mb, l);
   }
   nd__allreduce_tp(b, d, st, l, A_D_LN1, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     int32_t x = nd__layer_input(b, r, mb, l);
     int32_t dx = nd__layer_input_grad(b, r, mb, l);
     nd__norm_bwd(b, ND__RMSNORM, r, mb, l,

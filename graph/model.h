@@ -14,8 +14,9 @@ typedef struct nd__model {
   int (*check)(nd_graph *g, const nd_config *cfg, nd_error *err);
   int (*nparams)(const nd_graph *g);
   void (*add_rank_params)(nd__builder *b, nd_rank r);
-  /* Block l of replica d's stage st for micro-batch mb, on every tensor rank:
-   * from nd__layer_input to the block's acts->xout, and back. */
+  /* Block l of replica d's stage st for micro-batch mb, on every context and
+   * tensor rank (nd__group_rank): from nd__layer_input to the block's
+   * acts->xout, and back. */
   void (*layer_forward)(nd__builder *b, int d, int st, int mb, int l);
   void (*layer_backward)(nd__builder *b, int d, int st, int mb, int l);
   enum nd__norm_kind norm; /* the family's normalization (the final one before the head) */
@@ -28,7 +29,7 @@ typedef struct nd__model {
 extern const nd__model nd__gpt2_model, nd__llama_model;
 
 /* The forward and backward of replica d's pipeline stage st for micro-batch
- * mb: the stage's input (the batch and the embedding on the first stage, the
+ * mb, on every context and tensor rank: the stage's input (the batch and the embedding on the first stage, the
  * previous stage's output on the others), its blocks, and on the last stage
  * the final norm, head and loss; backwards, the same in reverse, ending with
  * the gradient sent to the previous stage or the embedding's gradients. */

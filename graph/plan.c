@@ -75,9 +75,11 @@ static double mib(int64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 void nd_plan_print(FILE *f, const nd_graph *g, const nd_plan *p) {
   fprintf(f, "layout: data %d x tensor %d x pipeline %d, %d micro-batches of %d x %d tokens, %d activation slots\n",
-          g->dp, g->tp, g->pp, g->micro_batches, g->B, g->T, g->slots);
+          g->dp / g->cp, g->tp, g->pp, g->micro_batches, g->B, g->T * g->cp, g->slots);
   if (g->dp_shard != ND_DP_SHARD_NONE)
     fprintf(f, "data-parallel shards: %s, over groups of %d ranks\n", nd_dp_shard_name(g->dp_shard), g->shard_size);
+  if (g->cp > 1) /* ranks numbered dp = replica * cp + context rank */
+    fprintf(f, "context: %d ranks a replica, %d tokens of each sequence a rank\n", g->cp, g->T);
   fprintf(f, "stages:");
   for (int s = 0; s < g->pp; s++)
     fprintf(f, " [%d: layers %d-%d]", s, g->stage_first[s], g->stage_first[s] + g->stage_layers[s] - 1);
@@ -108,7 +110,8 @@ void nd_plan_print(FILE *f, const nd_graph *g, const nd_plan *p) {
 cJSON *nd_plan_json(const nd_graph *g, const nd_plan *p) {
   cJSON *root = cJSON_CreateObject();
   cJSON *layout = cJSON_AddObjectToObject(root, "layout");
-  cJSON_AddNumberToObject(layout, "data_parallel_size", g->dp);
+  cJSON_AddNumberToObject(layout, "data_parallel_size", g->dp / g->cp);
+  cJSON_AddNumberToObject(layout, "context_parallel_size", g->cp);
   cJSON_AddNumberToObject(layout, "tensor_parallel_size", g->tp);
   cJSON_AddNumberToObject(layout, "pipeline_parallel_size", g->pp);
   cJSON_AddNumberToObject(layout, "micro_batches", g->micro_batches);

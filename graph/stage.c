@@ -16,8 +16,8 @@ static void head_forward(nd__builder *b, const nd__model *m, int d, int mb) {
   nd_graph *g = b->g;
   const nd__act_set *a = m->acts;
   int st = g->pp - 1, L = g->L;
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     nd__norm_fwd(b, m->norm, r, mb, L,
                  &(nd__norm){.out = S(b, r, mb, ND__A_LNF),
                              .mean = a->lnf_mean ? S(b, r, mb, ND__A_LNF_MEAN) : -1,
@@ -32,21 +32,23 @@ static void head_forward(nd__builder *b, const nd__model *m, int d, int mb) {
                                  .bias = -1,
                                  .M = g->B * g->T,
                                  .K = g->C,
-                                 .N = nd__vocab_size(g, t),
+                                 .N = nd__vocab_size(g, r.tp),
                                  .trans_w = 1});
     if (!g->gen_cache) nd__ce_stats(b, r, mb); /* generation reads the logits */
   }
   if (g->gen_cache) return;
-  if (!g->forward_only) nd__ce_lse(b, d, mb);
-  nd__ce_combine(b, d, mb);
+  for (int c = 0; c < g->cp; c++) {
+    if (!g->forward_only) nd__ce_lse(b, d * g->cp + c, mb);
+    nd__ce_combine(b, d * g->cp + c, mb);
+  }
 }
 
 static void head_backward(nd__builder *b, const nd__model *m, int d, int mb) {
   nd_graph *g = b->g;
   const nd__act_set *a = m->acts;
   int st = g->pp - 1, L = g->L, head = head_weight(m, g);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     nd__ce_bwd(b, r, mb);
     nd__matmul_bwd(b, r, mb, L,
                    &(nd__linear){.dinp = S(b, r, mb, ND__A_D_LNF),
@@ -57,12 +59,12 @@ static void head_backward(nd__builder *b, const nd__model *m, int d, int mb) {
                                  .dbias = -1,
                                  .M = g->B * g->T,
                                  .K = g->C,
-                                 .N = nd__vocab_size(g, t),
+                                 .N = nd__vocab_size(g, r.tp),
                                  .trans_w = 1});
   }
   nd__allreduce_tp(b, d, st, L, a->count + ND__A_D_LNF, mb);
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, st, t);
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, st, i);
     nd__norm_bwd(b, m->norm, r, mb, L,
                  &(nd__norm){.dinp = A(b, r, mb, L - 1, a->d_xout),
                              .dskip = -1,
@@ -106,30 +108,37 @@ void nd__stage_forward(nd__builder *b, const nd__model *m, int d, int st, int mb
   const nd__act_set *a = m->acts;
   int first = g->stage_first[st];
   if (st == 0) {
-    for (int t = 0; t < g->tp; t++) {
-      nd_rank r = R(d, 0, t);
+    for (int i = 0; i < nd__group_size(g); i++) {
+      nd_rank r = nd__group_rank(g, d, 0, i);
       int32_t tok = S(b, r, mb, ND__A_TOKENS), tgt = g->pp == 1 && !g->gen_cache ? S(b, r, mb, ND__A_TARGETS) : -1;
       nd__load_batch(b, r, mb, tok, tgt);
     }
-    for (int t = 0; t < g->tp; t++) {
-      nd_rank r = R(d, 0, t);
+    for (int i = 0; i < nd__group_size(g); i++) {
+      nd_rank r = nd__group_rank(g, d, 0, i);
       /* generation adds the positions of its submission apart */
       int32_t wpe = has_pos(m, r) ? nd__param(b, r, m->pos_embed) : -1;
       nd__embed_fwd(b, r, mb, S(b, r, mb, ND__A_XIN), S(b, r, mb, ND__A_TOKENS), nd__param(b, r, m->embed),
-                    g->gen_cache ? -1 : wpe);
+                    g->gen_cache || g->cp > 1 ? -1 : wpe);
+      if (g->cp > 1 && wpe >= 0) nd__ring_pos_fwd(b, r, mb, S(b, r, mb, ND__A_XIN), wpe);
       if (g->gen_cache && wpe >= 0) nd__gen_positions(b, r, S(b, r, mb, ND__A_XIN), wpe);
     }
     nd__allreduce_tp(b, d, 0, first, a->count + ND__A_XIN, mb);
   } else {
-    int32_t src[g->tp], dst[g->tp];
-    for (int t = 0; t < g->tp; t++) {
-      src[t] = A(b, R(d, st - 1, t), mb, first - 1, a->xout);
-      dst[t] = S(b, R(d, st, t), mb, ND__A_XIN);
+    for (int c = 0; c < g->cp; c++) { /* each context rank's tensor group */
+      int dc = d * g->cp + c;
+      int32_t src[g->tp], dst[g->tp];
+      for (int t = 0; t < g->tp; t++) {
+        src[t] = A(b, R(dc, st - 1, t), mb, first - 1, a->xout);
+        dst[t] = S(b, R(dc, st, t), mb, ND__A_XIN);
+      }
+      hand_over(b, ND_GROUP_PP_NEXT, dc, st, src, dst, ND__A_XIN_PART, mb, first);
     }
-    hand_over(b, ND_GROUP_PP_NEXT, d, st, src, dst, ND__A_XIN_PART, mb, first);
   }
   if (st == g->pp - 1 && g->pp > 1)
-    for (int t = 0; t < g->tp; t++) nd__load_batch(b, R(d, st, t), mb, -1, S(b, R(d, st, t), mb, ND__A_TARGETS));
+    for (int i = 0; i < nd__group_size(g); i++) {
+      nd_rank r = nd__group_rank(g, d, st, i);
+      nd__load_batch(b, r, mb, -1, S(b, r, mb, ND__A_TARGETS));
+    }
   for (int l = first; l < first + g->stage_layers[st]; l++) {
     nd__gather_block(b, d, st, mb, l);
     m->layer_forward(b, d, st, mb, l);
@@ -164,17 +173,22 @@ void nd__stage_backward(nd__builder *b, const nd__model *m, int d, int st, int m
   if (st == g->pp - 1) head_backward(b, m, d, mb);
   for (int l = first + g->stage_layers[st] - 1; l >= first; l--) block_backward(b, m, d, st, mb, l);
   if (st > 0) {
-    int32_t src[g->tp], dst[g->tp];
-    for (int t = 0; t < g->tp; t++) {
-      src[t] = S(b, R(d, st, t), mb, ND__A_D_XIN);
-      dst[t] = A(b, R(d, st - 1, t), mb, first - 1, a->d_xout);
+    for (int c = 0; c < g->cp; c++) {
+      int dc = d * g->cp + c;
+      int32_t src[g->tp], dst[g->tp];
+      for (int t = 0; t < g->tp; t++) {
+        src[t] = S(b, R(dc, st, t), mb, ND__A_D_XIN);
+        dst[t] = A(b, R(dc, st - 1, t), mb, first - 1, a->d_xout);
+      }
+      hand_over(b, ND_GROUP_PP_PREV, dc, st - 1, src, dst, ND__A_D_XOUT_PART, mb, first);
     }
-    hand_over(b, ND_GROUP_PP_PREV, d, st - 1, src, dst, ND__A_D_XOUT_PART, mb, first);
     return;
   }
-  for (int t = 0; t < g->tp; t++) {
-    nd_rank r = R(d, 0, t);
-    nd__embed_bwd(b, r, mb, nd__grad(b, r, m->embed), has_pos(m, r) ? nd__grad(b, r, m->pos_embed) : -1,
-                  S(b, r, mb, ND__A_D_XIN), S(b, r, mb, ND__A_TOKENS));
+  for (int i = 0; i < nd__group_size(g); i++) {
+    nd_rank r = nd__group_rank(g, d, 0, i);
+    int32_t dwpe = has_pos(m, r) ? nd__grad(b, r, m->pos_embed) : -1;
+    nd__embed_bwd(b, r, mb, nd__grad(b, r, m->embed), g->cp > 1 ? -1 : dwpe, S(b, r, mb, ND__A_D_XIN),
+                  S(b, r, mb, ND__A_TOKENS));
+    if (g->cp > 1 && dwpe >= 0) nd__ring_pos_bwd(b, r, mb, dwpe, S(b, r, mb, ND__A_D_XIN));
   }
 }

@@ -13,7 +13,8 @@
 #include "graph/shard.h"
 
 int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
-  g->dp = (int)cfg->parallelism.data_parallel_size;
+  g->cp = (int)cfg->parallelism.context_parallel_size;
+  g->dp = (int)cfg->parallelism.data_parallel_size * g->cp;
   g->tp = (int)cfg->parallelism.tensor_parallel_size;
   g->pp = (int)cfg->parallelism.pipeline_parallel_size;
   g->split_tp = cfg->runtime.split_tensor_groups;
@@ -23,7 +24,7 @@ int nd__set_layout(nd_graph *g, const nd_config *cfg, nd_error *err) {
   g->micro_batches = (int)cfg->parallelism.micro_batches;
   g->slots = (int)cfg->parallelism.activation_slots;
   g->B = (int)cfg->train.micro_batch_size;
-  g->T = (int)cfg->model.seq_len;
+  g->T = (int)cfg->model.seq_len / g->cp;
   g->C = (int)cfg->model.n_embd;
   g->NH = (int)cfg->model.n_head;
   g->L = (int)cfg->model.n_layer;
@@ -232,6 +233,7 @@ static int act_on_rank(const nd_graph *g, const nd__act_set *as, int which, nd_r
 int nd__act_shared(const nd__builder *b, int which) {
   const nd__act_set *as = b->acts;
   if (which >= as->count) return 0;
+  if (as->rows[which].layers_share) return 1;
   if (b->recompute == ND_RECOMPUTE_LAYER) return which != as->xout && which != as->d_xout;
   return b->recompute == ND_RECOMPUTE_ATTENTION && which == as->attn_saved;
 }

@@ -43,6 +43,7 @@ typedef struct nd__act_row {
   uint8_t shape, where;  /* enum nd__act_shape, enum nd__act_where */
   uint8_t mult, width;   /* ND__ACT_SPLIT: mult * (enum nd__act_width / tp) */
   uint8_t gemm_in;       /* only GEMMs read it: stored in bf16 under train.precision bf16 */
+  uint8_t layers_share;  /* one buffer for every layer: a transient the next use rewrites (the ring's blocks) */
 } nd__act_row;
 
 /* The activations of a stage, the same in every family (graph/stage.c uses
@@ -117,6 +118,12 @@ typedef struct nd__param_spec {
 } nd__param_spec;
 
 static inline nd_rank nd__rank(int d, int s, int t) { return (nd_rank){d, s, t}; }
+/* The ranks of replica d's stage st a family's loops visit: its context
+ * ranks (graph/ring.c) times its tensor ranks, i in [0, nd__group_size). */
+static inline int nd__group_size(const nd_graph *g) { return g->cp * g->tp; }
+static inline nd_rank nd__group_rank(const nd_graph *g, int d, int st, int i) {
+  return nd__rank(d * g->cp + i / g->tp, st, i % g->tp);
+}
 /* The vocabulary rows of tensor-parallel rank t. */
 static inline int nd__vocab_begin(const nd_graph *g, int t) { return (int)((int64_t)g->V * t / g->tp); }
 static inline int nd__vocab_size(const nd_graph *g, int t) { return nd__vocab_begin(g, t + 1) - nd__vocab_begin(g, t); }

@@ -52,6 +52,19 @@ int nd__device_worker(void);
   [ND_TASK_REDUCE_SCATTER] = "host work: sums and copies ranges of a data-parallel shard group",                     \
   [ND_TASK_GRAD_SUMSQ_RANGE] = "host work: sums in double, handed along a data-parallel shard group",                \
   [ND_TASK_PARAM_GATHER] = "host work: copies a shard group's ranges of a weight into one buffer"
+/* The kinds of context parallelism, which the device backends leave to CPU workers. */
+#define ND_RING_DECLINED                                                  \
+  [ND_TASK_RING_ATTN_FWD] = "context parallelism runs on CPU workers",   \
+  [ND_TASK_RING_ATTN_MERGE] = "context parallelism runs on CPU workers", \
+  [ND_TASK_RING_ATTN_BWD] = "context parallelism runs on CPU workers",   \
+  [ND_TASK_RING_KV_ADD] = "context parallelism runs on CPU workers",     \
+  [ND_TASK_RING_POS_FWD] = "context parallelism runs on CPU workers",    \
+  [ND_TASK_RING_POS_BWD] = "context parallelism runs on CPU workers",    \
+  [ND_TASK_RING_GQA_FWD] = "context parallelism runs on CPU workers",    \
+  [ND_TASK_RING_GQA_BWD] = "context parallelism runs on CPU workers",    \
+  [ND_TASK_RING_GQA_KV_ADD] = "context parallelism runs on CPU workers", \
+  [ND_TASK_RING_ROPE_FWD] = "context parallelism runs on CPU workers",   \
+  [ND_TASK_RING_ROPE_BWD] = "context parallelism runs on CPU workers"
 /* clang-format on */
 
 #endif

@@ -1,6 +1,6 @@
 # kernels: files of this folder, included by the top-level Makefile.am.
 libndgraph_internal_la_SOURCES += common/bf16.h kernels/cpu/kernels.h kernels/cpu/simd_exp.h kernels/cpu/lanes.h kernels/cpu/clones.h \
-	kernels/cpu/matmul.c kernels/cpu/bf16.c kernels/cpu/layernorm.c kernels/cpu/attention.c \
+	kernels/cpu/matmul.c kernels/cpu/bf16.c kernels/cpu/layernorm.c kernels/cpu/attention.c kernels/cpu/ring.c \
 	kernels/cpu/gelu.c kernels/cpu/residual.c kernels/cpu/embedding.c \
 	kernels/cpu/crossentropy.c kernels/cpu/adamw.c kernels/cpu/reduce.c \
 	kernels/cpu/rmsnorm.c kernels/cpu/rope.c kernels/cpu/swiglu.c kernels/cpu/kv_attention.c \

@@ -408,6 +408,12 @@ static int each_layout(ctx *c, int *count) {
 
 int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibration, int processes, nd_error *err) {
   memset(p, 0, sizeof *p);
+  /* the layouts enumerated keep every sequence on one rank */
+  if (cfg->parallelism.context_parallel_size > 1)
+    return nd__fail(err, ND_ECONFIG,
+                    "%s: plan --auto enumerates layouts of parallelism.context_parallel_size 1 only, not %lld",
+                    nd__config_origin(cfg, "parallelism.context_parallel_size"),
+                    (long long)cfg->parallelism.context_parallel_size);
   clock_t t0 = clock();
   int rc = calibration ? nd_calibration_load(&p->cal, calibration, err) : (nd_calibration_default(&p->cal), 0);
   if (!rc) rc = nd_sim_machine_from(cfg, &p->cal, &p->machine, err);

@@ -29,7 +29,8 @@ int nd_placement_report(const nd_config *cfg, FILE *out, nd_error *err) {
   nd_unit *units = NULL;
   int gpus = 0, n = nd_plan_units(topo, cfg, &units, &gpus);
   const struct nd_config *c = cfg;
-  int dp = (int)c->parallelism.data_parallel_size, pp = (int)c->parallelism.pipeline_parallel_size,
+  /* context ranks are placed as replicas (graph/ir.h) */
+  int dp = (int)(c->parallelism.data_parallel_size * c->parallelism.context_parallel_size), pp = (int)c->parallelism.pipeline_parallel_size,
       tp = (int)c->parallelism.tensor_parallel_size;
   nd_rank_map pl = {0};
   nd_graph *g = NULL;

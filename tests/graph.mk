@@ -10,10 +10,10 @@ tests_test_kinds_SOURCES = tests/test_kinds.c tests/runtime/harness.h tests/tap.
 tests_test_kinds_LDADD = $(ND_TEST_LIBS)
 # the step simulator (sim/) on hand-built graphs, and plan --auto
 check_PROGRAMS += tests/test_sim
-TESTS += tests/test_sim tests/test_planner.sh tests/test_plan_input.sh
+TESTS += tests/test_sim tests/test_planner.sh tests/test_plan_input.sh tests/test_context_parallel.sh
 tests_test_sim_SOURCES = tests/test_sim.c tests/tap.h
 tests_test_sim_LDADD = $(ND_TEST_LIBS)
-EXTRA_DIST += tests/test_planner.sh tests/test_plan_input.sh configs/calibration-8gpu.json bench/planner
+EXTRA_DIST += tests/test_planner.sh tests/test_plan_input.sh tests/test_context_parallel.sh configs/calibration-8gpu.json bench/planner
 check_PROGRAMS += tests/test_limits
 TESTS += tests/test_limits
 tests_test_limits_SOURCES = tests/test_limits.c tests/tap.h

@@ -23,3 +23,7 @@ check_PROGRAMS += tests/test_attention_fused
 TESTS += tests/test_attention_fused
 tests_test_attention_fused_SOURCES = tests/test_attention_fused.c tests/ref/ref.c tests/ref/ref.h tests/tap.h
 tests_test_attention_fused_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_ring_kernels
+TESTS += tests/test_ring_kernels
+tests_test_ring_kernels_SOURCES = tests/test_ring_kernels.c tests/tap.h
+tests_test_ring_kernels_LDADD = $(ND_TEST_LIBS)

@@ -58,3 +58,7 @@ check_PROGRAMS += tests/test_recompute
 TESTS += tests/test_recompute
 tests_test_recompute_SOURCES = tests/test_recompute.c tests/runtime/harness.h tests/tap.h
 tests_test_recompute_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_context_parallel
+TESTS += tests/test_context_parallel
+tests_test_context_parallel_SOURCES = tests/test_context_parallel.c tests/runtime/harness.h tests/tap.h
+tests_test_context_parallel_LDADD = $(ND_TEST_LIBS)

@@ -130,7 +130,7 @@ static void test_good(void) {
      "get of a mapping: %s", get(cfg, "kernels.override"));
   ok(strcmp(get(cfg, "data.val"), "data/val.bin") == 0, "get of a string is raw");
   nd_loc l = nd__config_loc(cfg, "train.lr");
-  ok(l.line == 24 && l.col == 7 && !l.from_set, "location of a value: %d:%d", l.line, l.col);
+  ok(l.line == 25 && l.col == 7 && !l.from_set, "location of a value: %d:%d", l.line, l.col);
   l = nd__config_loc(cfg, "parallelism.stage_layers");
   ok(l.line == 18 && l.col == 5, "location of a block list: %d:%d", l.line, l.col);
   nd_config_free(cfg);

@@ -75,7 +75,8 @@ int main(void) {
 
   /* a layout with every parallelism: nd_graph_build fails when an emitter leaves its row's order */
   const char *const every[] = {"parallelism.data_parallel_size=2", "parallelism.tensor_parallel_size=2",
-                               "parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=2", NULL};
+                               "parallelism.pipeline_parallel_size=2", "parallelism.micro_batches=2",
+                               "parallelism.context_parallel_size=2", NULL};
   /* param_gather: GPT-2 with its blocks' weights sharded */
   const char *const zero3[] = {"parallelism.data_parallel_size=2", "parallelism.pipeline_parallel_size=2",
                                "parallelism.data_parallel_shard=parameters", NULL};
@@ -90,10 +91,19 @@ int main(void) {
                                /* shard_gather, reduce_scatter, grad_sumsq_range */
                                "parallelism.data_parallel_shard=gradients",
                                NULL};
+  /* Llama's ring kinds (RoPE at the chunks' positions replaces rope_fwd there) */
+  const char *const llama_cp[] = {"parallelism.data_parallel_size=2",
+                                  "parallelism.tensor_parallel_size=2",
+                                  "parallelism.pipeline_parallel_size=2",
+                                  "parallelism.micro_batches=2",
+                                  "model.arch=llama",
+                                  "model.n_kv_head=2",
+                                  "parallelism.context_parallel_size=2",
+                                  NULL};
   int seen[ND_TASK_KIND_COUNT] = {0}, follow = 1, rc = 0;
   nd_error err = {0};
-  const char *const *const layouts[] = {every, llama, zero3};
-  for (int arch = 0; arch < 3; arch++) {
+  const char *const *const layouts[] = {every, llama, zero3, llama_cp};
+  for (int arch = 0; arch < 4; arch++) {
     nd_config *cfg = tiny_config(layouts[arch]);
     nd_graph *g = NULL;
     /* the training step, and generation's graph of 2 tokens (its own kinds) */
@@ -115,7 +125,7 @@ int main(void) {
     if (!seen[k]) snprintf(unseen + strlen(unseen), sizeof unseen - strlen(unseen), " %s", name ? name : "(no row)");
   }
   ok(rc == 0 && !unseen[0] && follow,
-     "dp 2 x tp 2 x pp 2 graphs of GPT-2 and Llama (and their generation graphs) have every kind, each task's buffers in its row's order%s%s%s%s",
+     "dp 2 x tp 2 x pp 2 graphs of GPT-2 (cp 2) and Llama (cp 1 and 2) (and their generation graphs) have every kind, each task's buffers in its row's order%s%s%s%s",
      rc ? ": " : "", rc ? err.msg : "", unseen[0] ? "; no task of:" : "", unseen);
 
   /* the documentation's table */

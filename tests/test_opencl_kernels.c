@@ -230,7 +230,7 @@ static int cases(kcase *out) {
   for (int s = 0; s < 3; s++) {
     int B = em[s][0], T = em[s][1], C = em[s][2], v0 = em[s][3], Vs = em[s][4], wpe = s != 1;
     kcase k = {.tol = 1e-5, .range = 256};
-    k.t.a.emb = (struct nd_emb_args){B, T, C, v0, Vs, wpe, (float)(s % 2)};
+    k.t.a.emb = (struct nd_emb_args){.B = B, .T = T, .C = C, .v0 = v0, .Vs = Vs, .wpe = wpe, .beta = (float)(s % 2)};
     snprintf(names[n], 96, "embedding_fwd B %d T %d C %d shard [%d, %d)%s", B, T, C, v0, v0 + Vs, wpe ? " wpe" : "");
     k.name = names[n], k.t.kind = ND_TASK_EMBED_FWD, k.n = 3 + wpe;
     memcpy(k.numel, (int64_t[]){(int64_t)B * T * C, (int64_t)B * T, (int64_t)Vs * C, (int64_t)T * C},

@@ -251,7 +251,8 @@ static int crossentropy_combine(const nd_kcall *c) {
   int S = t->a.ce.nshards, N = t->a.ce.N;
   const float *stats[S]; /* one per tensor-parallel rank (up to 1024): no fixed bound */
   for (int s = 0; s < S; s++) stats[s] = CF(s);
-  int64_t first = c->step->seq_base + (int64_t)(t->rank.dp * g->micro_batches + t->micro_batch) * g->B;
+  int64_t replica = t->rank.dp / g->cp; /* a replica's context ranks share its sequences */
+  int64_t first = c->step->seq_base + (replica * g->micro_batches + t->micro_batch) * g->B;
   int64_t valid = c->step->seq_limit - first;
   int rows = valid <= 0 ? 0 : valid >= g->B ? N : (int)valid * g->T;
   double sum = nd_crossentropy_combine(stats, S, rows);
@@ -404,7 +405,100 @@ static int load_batch(const nd_kcall *c) {
     memcpy(CI(0), c->step->tokens, (size_t)a->B * a->T * sizeof(int32_t));
     return 0;
   }
-  return nd_dataset_read(c->step->data, c->step->seq_base + a->seq0, a->B, CI(0), CI(1));
+  if (a->cp == 1) return nd_dataset_read(c->step->data, c->step->seq_base + a->seq0, a->B, CI(0), CI(1));
+  /* context parallelism: the whole sequences, then this rank's two chunks */
+  size_t full = (size_t)a->B * a->T * a->cp;
+  int32_t *buf = calloc(2 * full, sizeof *buf);
+  if (!buf) return 1;
+  int rc = nd_dataset_read(c->step->data, c->step->seq_base + a->seq0, a->B, CI(0) ? buf : NULL,
+                           CI(1) ? buf + full : NULL);
+  for (int k = 0; k < 2; k++) {
+    int32_t *dst = k ? CI(1) : CI(0);
+    for (size_t bt = 0; dst && bt < (size_t)a->B * a->T; bt++) {
+      size_t b = bt / a->T, pos = (size_t)nd_ring_position(a->T, a->cp, a->chunk, (int)(bt % a->T));
+      dst[bt] = buf[k * full + b * a->T * a->cp + pos];
+    }
+  }
+  free(buf);
+  return rc;
+}
+
+/* GPT-2's packed qkv (B, T, 3C) as strided q, k and v views */
+static int ring_attention_fwd(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  const int C = a->NH * a->hs;
+  // out, lse, qkv (queries' rank), kv (keys' rank)
+  return nd_ring_attention_forward(CF(0), CF(1), CF(2), CF(3) + C, CF(3) + 2 * C, 3 * C, 3 * C, a->B, a->T, a->NH,
+                                   a->NKV, a->hs, a->cp, a->qr, a->kr);
+}
+
+static int ring_gqa_fwd(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  // out, lse, q (queries' rank), k, v (keys' rank)
+  return nd_ring_attention_forward(CF(0), CF(1), CF(2), CF(3), CF(4), a->NH * a->hs, a->NKV * a->hs, a->B, a->T, a->NH,
+                                   a->NKV, a->hs, a->cp, a->qr, a->kr);
+}
+
+static int ring_attention_merge(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  // out, lse, part, part_lse
+  nd_ring_attention_merge(CF(0), CF(1), CF(2), CF(3), a->B, a->T, a->NH, a->hs);
+  return 0;
+}
+
+static int ring_attention_bwd(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  const int C = a->NH * a->hs;
+  // dqkv, dkv, dout, qkv, kv, out, lse
+  return nd_ring_attention_backward(CF(0), CF(1) + C, CF(1) + 2 * C, CF(2), CF(3), CF(4) + C, CF(4) + 2 * C, CF(5),
+                                    CF(6), 3 * C, 3 * C, a->B, a->T, a->NH, a->NKV, a->hs, a->cp, a->qr, a->kr);
+}
+
+static int ring_gqa_bwd(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  // dq, dk, dv, dout, q, k, v, out, lse
+  return nd_ring_attention_backward(CF(0), CF(1), CF(2), CF(3), CF(4), CF(5), CF(6), CF(7), CF(8), a->NH * a->hs,
+                                    a->NKV * a->hs, a->B, a->T, a->NH, a->NKV, a->hs, a->cp, a->qr, a->kr);
+}
+
+static int ring_kv_add(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  const int C = a->NH * a->hs;
+  // dqkv, dkv: their k and v columns
+  nd_ring_kv_add(CF(0) + C, CF(0) + 2 * C, CF(1) + C, CF(1) + 2 * C, 3 * C, a->B, a->T, C);
+  return 0;
+}
+
+static int ring_gqa_kv_add(const nd_kcall *c) {
+  const struct nd_ring_args *a = &c->task->a.ring;
+  const int KV = a->NKV * a->hs;
+  // dk, dv, pdk, pdv
+  nd_ring_kv_add(CF(0), CF(1), CF(2), CF(3), KV, a->B, a->T, KV);
+  return 0;
+}
+
+static int ring_rope_fwd(const nd_kcall *c) {
+  const struct nd_ring_rope_args *a = &c->task->a.ring_rope;
+  nd_rope_forward_ring(CF(0), CF(1), a->r.B, a->r.T, a->r.H, a->r.hs, a->r.rope, a->cp, a->chunk);
+  return 0;
+}
+
+static int ring_rope_bwd(const nd_kcall *c) {
+  const struct nd_ring_rope_args *a = &c->task->a.ring_rope;
+  nd_rope_backward_ring(CF(0), CF(1), a->r.B, a->r.T, a->r.H, a->r.hs, a->r.rope, a->cp, a->chunk);
+  return 0;
+}
+
+static int ring_position_fwd(const nd_kcall *c) {
+  const struct nd_emb_args *a = &c->task->a.emb;
+  nd_ring_positions(CF(0), CF(1), a->B, a->T, a->C, a->cp, a->chunk);
+  return 0;
+}
+
+static int ring_position_bwd(const nd_kcall *c) {
+  const struct nd_emb_args *a = &c->task->a.emb;
+  nd_ring_positions_backward(CF(0), CF(1), a->B, a->T, a->C, a->cp, a->chunk, a->beta);
+  return 0;
 }
 
 /* generation (graph/generate.c): GPT-2's packed qkv or Llama's q, k, v at the submission's position */
@@ -474,5 +568,16 @@ const nd_backend_ops nd__cpu_backend = {
              [ND_TASK_GQA_BWD] = gqa_bwd,
              [ND_TASK_KV_ATTN] = kv_attention,
              [ND_TASK_KV_GQA] = kv_attention,
-             [ND_TASK_POS_ADD] = position_add},
+             [ND_TASK_POS_ADD] = position_add,
+             [ND_TASK_RING_ATTN_FWD] = ring_attention_fwd,
+             [ND_TASK_RING_ATTN_MERGE] = ring_attention_merge,
+             [ND_TASK_RING_ATTN_BWD] = ring_attention_bwd,
+             [ND_TASK_RING_KV_ADD] = ring_kv_add,
+             [ND_TASK_RING_POS_FWD] = ring_position_fwd,
+             [ND_TASK_RING_POS_BWD] = ring_position_bwd,
+             [ND_TASK_RING_GQA_FWD] = ring_gqa_fwd,
+             [ND_TASK_RING_GQA_BWD] = ring_gqa_bwd,
+             [ND_TASK_RING_GQA_KV_ADD] = ring_gqa_kv_add,
+             [ND_TASK_RING_ROPE_FWD] = ring_rope_fwd,
+             [ND_TASK_RING_ROPE_BWD] = ring_rope_bwd},
 };

@@ -56,6 +56,30 @@ void nd_attention_forward(float *out, float *lse, const float *qkv, int B, int T
 void nd_attention_backward(float *dqkv, const float *dout, const float *qkv, const float *out, const float *lse, int B,
                            int T, int NH, int hs);
 
+/* ---- context parallelism (kernels/cpu/ring.c): a rank of cp holds T tokens
+ * of a sequence, chunk `rank` then chunk 2 cp - 1 - rank; nd_ring_position is
+ * the true position of its token i. A ring block: rank qr's queries q (B, T,
+ * NH heads, row stride qs floats) over rank kr's keys and values k, v (B, T,
+ * NKV heads, row stride kvs; GPT-2's packed qkv as strided views), qr != kr,
+ * into out (B, T, NH hs) and lse (B, NH, T) (-inf: a row that sees none of
+ * kr's keys); non-zero when out of memory. The merge folds a block into out
+ * and lse by the log-sum-exp. The backward adds dq into dq (stride qs) and
+ * writes dk, dv (stride kvs; their NKV hs columns) from the merged out and
+ * lse; nd_ring_kv_add brings them back to their owner's dk, dv. The position
+ * rows: x (B, T, C) += wpe[position], and dwpe (T cp, C) = beta dwpe + their
+ * sum. RoPE at the rank's true positions: nd_rope_forward_ring. */
+int64_t nd_ring_position(int T, int cp, int rank, int i);
+int nd_ring_attention_forward(float *out, float *lse, const float *q, const float *k, const float *v, int qs, int kvs,
+                              int B, int T, int NH, int NKV, int hs, int cp, int qr, int kr);
+void nd_ring_attention_merge(float *out, float *lse, const float *part, const float *part_lse, int B, int T, int NH,
+                             int hs);
+int nd_ring_attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k,
+                               const float *v, const float *out, const float *lse, int qs, int kvs, int B, int T,
+                               int NH, int NKV, int hs, int cp, int qr, int kr);
+void nd_ring_kv_add(float *dk, float *dv, const float *pk, const float *pv, int kvs, int B, int T, int width);
+void nd_ring_positions(float *x, const float *wpe, int B, int T, int C, int cp, int rank);
+void nd_ring_positions_backward(float *dwpe, const float *dout, int B, int T, int C, int cp, int rank, float beta);
+
 /* Grouped-query attention on separate q (B, T, NH, hs), k and v (B, T, NKV, hs)
  * with row strides qs and kvs (elements from one (b, t) to the next): query
  * head h reads key/value head h / (NH / NKV); NKV == NH with q, k, v the three
@@ -82,6 +106,9 @@ void nd_rmsnorm_backward_weight(float *dweight, const float *dout, const float *
  * The backward rotates by the opposite angle. out may not alias inp. */
 void nd_rope_forward(float *out, const float *inp, int B, int T, int H, int hs, nd_rope r);
 void nd_rope_backward(float *dinp, const float *dout, int B, int T, int H, int hs, nd_rope r);
+/* The same at rank `rank` of cp's true positions (nd_ring_position). */
+void nd_rope_forward_ring(float *out, const float *inp, int B, int T, int H, int hs, nd_rope r, int cp, int rank);
+void nd_rope_backward_ring(float *dinp, const float *dout, int B, int T, int H, int hs, nd_rope r, int cp, int rank);
 
 /* ---- generation's attention over a key/value cache (S, NKV, hs): the T new
  * tokens at positions pos .. pos + T - 1 (pos + T <= S) store their keys (rotated

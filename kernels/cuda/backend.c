@@ -304,7 +304,7 @@ const nd_backend_ops nd__cuda_backend = {
              [ND_TASK_ROPE_FWD] = rope_fwd, [ND_TASK_ROPE_BWD] = rope_bwd, [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
              [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd, [ND_TASK_GQA_BWD] = gqa_bwd,
              [ND_TASK_KV_ATTN] = kv_attention, [ND_TASK_KV_GQA] = kv_attention, [ND_TASK_POS_ADD] = position_add},
-    .declined = {ND_DEVICE_DECLINED,
+    .declined = {ND_DEVICE_DECLINED, ND_RING_DECLINED,
                  [ND_TASK_CAST_BF16] = "train.precision bf16: the weights' casts run on the CPU workers for now"},
     .set_tf32 = set_tf32,
     .comm_create = nd_cuda_comm_create,

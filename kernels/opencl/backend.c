@@ -371,6 +371,6 @@ const nd_backend_ops nd__opencl_backend = {
                  [ND_TASK_GRAD_SUMSQ] = "a sum in double, and OpenCL devices need not have fp64 (cl_khr_fp64)",
                  [ND_TASK_KV_ATTN] = "generation runs on CPU workers and CUDA devices",
                  [ND_TASK_KV_GQA] = "generation runs on CPU workers and CUDA devices",
-                 [ND_TASK_POS_ADD] = "generation runs on CPU workers and CUDA devices"},
+                 [ND_TASK_POS_ADD] = "generation runs on CPU workers and CUDA devices", ND_RING_DECLINED},
     .check_call = nd_ocl_check_call,
 };
