@@ -64,22 +64,23 @@ static int log_json(FILE *f, const char *path, nd_error *err, const char *fmt, .
 }
 
 /* Each process's submission of the last step, in process order, as the
- * metrics' two arrays (malloc'ed; NULL when out of memory). */
+ * metrics' three arrays (malloc'ed; NULL when out of memory). */
 static char *submissions_json(const nd_trainer *tr, int procs) {
   char *out = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&out, &len);
   if (!f) return NULL;
-  for (int half = 0; half < 2; half++) {
-    fputs(half ? "], \"submit_ms\": [" : "\"tasks_submitted\": [", f);
+  static const char *const keys[] = {"\"tasks_submitted\": [", "], \"submit_ms\": [", "], \"graph_tasks\": ["};
+  for (int part = 0; part < 3; part++) {
+    fputs(keys[part], f);
     for (int p = 0; p < procs; p++) {
       long long tasks = 0;
       double ms = 0;
       nd_trainer_submission(tr, p, &tasks, &ms);
-      if (half)
+      if (part == 1)
         fprintf(f, "%s%.3f", p ? ", " : "", ms);
       else
-        fprintf(f, "%s%lld", p ? ", " : "", tasks);
+        fprintf(f, "%s%lld", p ? ", " : "", part ? nd_trainer_graph_tasks(tr, p) : tasks);
     }
   }
   fputc(']', f);
@@ -324,12 +325,11 @@ static int sample_step(nd_trainer *tr, sample *s, long long step, nd_error *err)
 
 /* The loop: steps up to train.steps, each logged, evaluated and saved as the
  * configuration asks. A positive return is the exit status a signal asked for. */
-static int train(const nd_config *cfg, const char *metrics_path, const char *resume, const char *trace_path,
-                 nd_error *err) {
+static int train(const nd_config *cfg, const char *metrics_path, const char *resume, nd_error *err) {
   char trace_cfg[PATH_TEXT], svg[PATH_TEXT], metrics_cfg[PATH_TEXT], val[PATH_TEXT], save_dir[PATH_TEXT];
   nd_trainer *tr = NULL;
   FILE *metrics = NULL;
-  if (!trace_path) trace_path = text(cfg, "trace.path", trace_cfg, sizeof trace_cfg);
+  const char *trace_path = text(cfg, "trace.path", trace_cfg, sizeof trace_cfg);
   if (!metrics_path) metrics_path = text(cfg, "log.metrics", metrics_cfg, sizeof metrics_cfg);
   text(cfg, "trace.svg", svg, sizeof svg);
   text(cfg, "data.val", val, sizeof val);
@@ -380,8 +380,8 @@ static int train(const nd_config *cfg, const char *metrics_path, const char *res
   if ((rc = nd_trainer_agree(tr, rc, err)) || (rc = nd_trainer_check_shared(tr, err))) goto done;
   print_header(cfg, tr);
   if (procs.processes > 1)
-    printf("mpirun: %d processes; process 0 submits %lld of the step's %lld tasks\n", procs.processes,
-           procs.tasks_submitted, procs.tasks);
+    printf("mpirun: %d processes; process 0 builds %lld tasks and submits %lld of the step's %lld\n",
+           procs.processes, procs.tasks_built, procs.tasks_submitted, procs.tasks);
   print_nodes(cfg, tr, procs.processes);
   nd_cli_grace_note(grace, need);
   print_device_trial(tr);
@@ -534,7 +534,9 @@ int nd_cli_run(int argc, char **argv) {
     return ND_EXIT_BAD_INPUT;
   }
   int rc = automatic ? nd_plan_auto_apply(cfg, opts[3].value, processes, stdout, &err) : 0;
-  if (!rc) rc = train(cfg, opts[0].value, opts[1].value, opts[2].value, &err);
+  /* --trace is trace.path: under mpirun a traced run builds the whole step (docs/nodes.md) */
+  if (!rc && opts[2].value) rc = nd_config_set(cfg, "trace.path", opts[2].value, &err);
+  if (!rc) rc = train(cfg, opts[0].value, opts[1].value, &err);
   nd_config_free(cfg);
   if (rc > 0) return rc; /* the exit status a signal asked for */
   return rc ? nd_cli_fail(rc, &err) : 0;

@@ -123,8 +123,9 @@ int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_er
   return build(out, cfg, forward_only, 0, NULL, err);
 }
 
-int nd_graph_build_pairs(nd_graph **out, const nd_config *cfg, const uint8_t *pairs, nd_error *err) {
-  return build(out, cfg, 0, 0, pairs, err);
+int nd_graph_build_pairs(nd_graph **out, const nd_config *cfg, int forward_only, const uint8_t *pairs,
+                         nd_error *err) {
+  return build(out, cfg, forward_only, 0, pairs, err);
 }
 
 int nd_graph_build_generate(nd_graph **out, const nd_config *cfg, int n_tokens, nd_error *err) {

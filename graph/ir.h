@@ -324,12 +324,14 @@ int nd_act_slot(const nd_graph *g, int s, enum nd_act_pool pool, int mb);
 /* Builds the graph of one training step (or of one evaluation pass when
  * forward_only) from a validated configuration. */
 int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_error *err);
-/* The training step with the forwards and backwards of some (replica,
- * stage) pairs only, those with pairs[d * pp + s] set: every rank's state
- * and the whole optimizer tail, and the built pairs' tasks in the whole
- * step's order. Enough for one process's share under mpirun without
- * building the step (tasks/mpi_plan.c picks the pairs, docs/nodes.md). */
-int nd_graph_build_pairs(nd_graph **out, const nd_config *cfg, const uint8_t *pairs, nd_error *err);
+/* The training step (or evaluation pass when forward_only) with the
+ * forwards and backwards of some (replica, stage) pairs only, those with
+ * pairs[d * pp + s] set: every rank's state and the whole optimizer tail,
+ * and the built pairs' tasks in the whole step's order. Enough for one
+ * process's share under mpirun without building the step (tasks/mpi_plan.c
+ * picks the pairs, docs/nodes.md). */
+int nd_graph_build_pairs(nd_graph **out, const nd_config *cfg, int forward_only, const uint8_t *pairs,
+                         nd_error *err);
 /* The forward of n_tokens new tokens of one sequence for generation: one
  * pipeline of cfg's tensor split, every layer's keys and values kept in a
  * cache of model.seq_len positions, the logits of each new token; no loss.

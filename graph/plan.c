@@ -10,6 +10,12 @@
 #include "common/error.h"
 #include "graph/shard.h"
 
+int nd_plan_is_model_work(const nd_task *t) {
+  /* the model's own arithmetic: not replicas, communication, or the loss's
+   * log-sum-exp computed again for the backward */
+  return !t->replica && t->kind != ND_TASK_ALLREDUCE && t->kind != ND_TASK_SENDRECV && t->kind != ND_TASK_CE_LSE;
+}
+
 int nd_plan_compute(const nd_graph *g, nd_plan *p) {
   memset(p, 0, sizeof *p);
   nd_edges e;
@@ -32,10 +38,7 @@ int nd_plan_compute(const nd_graph *g, nd_plan *p) {
     p->per_kind[t->kind]++;
     p->per_phase[t->phase]++;
     p->flops += t->flops;
-    /* the model's own arithmetic: not replicas, communication, or the loss's
-     * log-sum-exp computed again for the backward */
-    if (!t->replica && t->kind != ND_TASK_ALLREDUCE && t->kind != ND_TASK_SENDRECV && t->kind != ND_TASK_CE_LSE)
-      p->model_flops += t->flops;
+    if (nd_plan_is_model_work(t)) p->model_flops += t->flops;
     p->comm_bytes += t->comm_bytes;
     int64_t best = 0;
     int32_t best_len = 0;

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "common/error.h"
+#include "common/hash.h"
 #include "kernels/registry.h"
 #include "tasks/codelets.h"
 #include "tasks/collective.h"
@@ -56,9 +57,40 @@ struct nd_exec {
   double submit_s;     /* and the time its submission loop took, waits for StarPU's queues included */
 };
 
-/* StarPU-MPI tags: unique per tensor of every executor of the process, and
- * the same on every process, since all create the same executors in order. */
-static int64_t next_tag;
+/* StarPU-MPI tags: the same for a tensor on every process, whichever part
+ * of the step each one built (under mpirun each builds its share alone,
+ * docs/nodes.md), so a hash of the tensor's name (unique in the step) and
+ * of the executor's number (all processes create the same executors in
+ * order). A process exchanges only tensors its own graph holds, so tags
+ * that differ within each process are enough (check_tags). */
+static int64_t executors;
+
+static int64_t tag_of(int64_t executor, const char *name) {
+  uint64_t h = nd__fnv(ND_FNV_BASIS, &executor, sizeof executor);
+  return (int64_t)(nd__fnv(h, name, strlen(name)) >> 1); /* StarPU-MPI's tags are signed */
+}
+
+static int cmp_tag(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* tag[i] for each tensor of the owner graph: ND_ERUNTIME if two are equal. */
+static int check_tags(const nd_graph *g, const int64_t *tag, nd_error *err) {
+  int64_t *sorted = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *sorted);
+  if (!sorted) return nd__fail(err, ND_ENOMEM, "executor: out of memory");
+  memcpy(sorted, tag, (size_t)g->n_tensors * sizeof *sorted);
+  qsort(sorted, (size_t)g->n_tensors, sizeof *sorted, cmp_tag);
+  int64_t same = -1;
+  for (int32_t i = 1; i < g->n_tensors && same < 0; i++)
+    if (sorted[i] == sorted[i - 1]) same = sorted[i];
+  free(sorted);
+  if (same < 0) return 0;
+  const char *a = NULL, *b = NULL;
+  for (int32_t i = 0; i < g->n_tensors && !b; i++)
+    if (tag[i] == same) *(a ? &b : &a) = g->tensors[i].name;
+  return nd__fail(err, ND_ERUNTIME, "mpirun: tensors %s and %s hash to the same StarPU-MPI tag", a, b);
+}
 
 static int64_t round_up(int64_t x) { return (x + ND_ALIGN - 1) / ND_ALIGN * ND_ALIGN; }
 
@@ -182,6 +214,18 @@ int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
                     "model.n_embd, train.micro_batch_size and parallelism.* set it; `ndgraph plan` shows it per rank)",
                     (double)bytes / 1e9, owner->dp * owner->pp * owner->tp);
   }
+  int64_t *tag = ex->procs > 1 ? malloc((size_t)(owner->n_tensors ? owner->n_tensors : 1) * sizeof *tag) : NULL;
+  if (ex->procs > 1) {
+    rc = tag ? 0 : nd__fail(err, ND_ENOMEM, "executor: out of memory");
+    for (int32_t i = 0; i < owner->n_tensors && !rc; i++) tag[i] = tag_of(executors, owner->tensors[i].name);
+    if (!rc) rc = check_tags(owner, tag, err);
+    executors++;
+    if (rc) {
+      free(tag);
+      nd_exec_free(ex);
+      return rc;
+    }
+  }
   for (int32_t i = 0; i < owner->n_tensors; i++) {
     const nd_tensor *t = &owner->tensors[i];
     size_t elem = (size_t)nd_dtype_size(t->dtype);
@@ -189,9 +233,9 @@ int nd_exec_create(nd_exec **out, const nd_graph *owner, nd_error *err) {
     starpu_vector_data_register(&ex->handles[i], local ? STARPU_MAIN_RAM : -1, (uintptr_t)ex->ptr[i],
                                 (uint32_t)(t->bytes / (int64_t)elem), elem);
     starpu_data_set_name(ex->handles[i], t->name);
-    if (ex->procs > 1) nd_mpi_register(ex->handles[i], next_tag + i, ex->proc[i]);
+    if (ex->procs > 1) nd_mpi_register(ex->handles[i], tag[i], ex->proc[i]);
   }
-  next_tag += owner->n_tensors;
+  free(tag);
   rc = sort_by_name(ex);
   if (rc) {
     nd_exec_free(ex);

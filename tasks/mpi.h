@@ -137,14 +137,6 @@ int nd_mpi_takes_part(const nd_graph *g, const int *run_on, int32_t i, const int
 enum nd_mpi_traffic { ND_MPI_PIPELINE, ND_MPI_DATA_PARALLEL, ND_MPI_OTHER, ND_MPI_TRAFFIC };
 enum nd_mpi_traffic nd_mpi_traffic_of(const nd_task *t);
 
-/* What StarPU-MPI sends running graph g `steps` times on `procs` processes
- * (its caching rules: a copy is sent once until its tensor is written; a
- * task's written tensors go back to their owners), plus the reads of the
- * statistics after each step: bytes in all, or -1 when out of memory; the
- * bytes each process sends in all, by class (sent[p * ND_MPI_TRAFFIC +
- * class]), unless sent is NULL. */
-int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *sent);
-
 /* ---- One process's share (docs/nodes.md): built without the whole step. */
 
 /* The (replica, stage) pairs whose forwards and backwards process me's share
@@ -164,5 +156,11 @@ typedef struct nd_mpi_share {
   int64_t sent[ND_MPI_TRAFFIC];
 } nd_mpi_share;
 int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out);
+
+/* Process me's step and evaluation graphs under `mpirun -np procs`: its
+ * share alone (nd_mpi_share_pairs). Its tensors keep their names, which
+ * the StarPU-MPI tags come from (tasks/exec.c), so the processes agree on
+ * every tensor they exchange whatever each built. */
+int nd_mpi_build_share(const nd_config *cfg, int procs, int me, nd_graph **step, nd_graph **eval, nd_error *err);
 
 #endif

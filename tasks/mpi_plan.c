@@ -133,8 +133,8 @@ enum nd_mpi_traffic nd_mpi_traffic_of(const nd_task *t) {
 /* One send of tensor k's bytes by process `from` to process `to`, for traffic of class c. */
 static int64_t send(const nd_graph *g, int32_t k, int from, int to, enum nd_mpi_traffic c, int64_t *sent,
                     int64_t *received) {
-  if (sent) sent[from * ND_MPI_TRAFFIC + c] += g->tensors[k].bytes;
-  if (received) received[to] += g->tensors[k].bytes;
+  sent[from * ND_MPI_TRAFFIC + c] += g->tensors[k].bytes;
+  received[to] += g->tensors[k].bytes;
   return g->tensors[k].bytes;
 }
 
@@ -150,38 +150,42 @@ static int64_t fetch(const nd_graph *g, int32_t k, const int *owner, int procs, 
   return bytes;
 }
 
-/* The replay of StarPU-MPI's sends (nd_mpi_predict_bytes) with run_on given. */
-static int64_t replay(const nd_graph *g, const int *run_on, const int *owner, int procs, int steps, int64_t *sent,
+/* What StarPU-MPI sends running graph g once on `procs` processes with
+ * run_on (its caching rules: a copy is sent once until its tensor is
+ * written; a task's written tensors go back to their owners), plus the
+ * reads of the statistics after the step: bytes in all, or -1 when out of
+ * memory; the bytes each process sends, by class (sent[p * ND_MPI_TRAFFIC
+ * + class]), and receives. A later step sends what the first does: nothing
+ * is cached across the optimizer's writes. */
+static int64_t replay(const nd_graph *g, const int *run_on, const int *owner, int procs, int64_t *sent,
                       int64_t *received) {
   /* held: a process's copy of a tensor it does not own is valid (StarPU-MPI's cache) */
   uint8_t *held = calloc((size_t)g->n_tensors * (size_t)procs + 1, 1);
   if (!held) return -1;
-  if (sent) memset(sent, 0, (size_t)procs * ND_MPI_TRAFFIC * sizeof *sent);
-  if (received) memset(received, 0, (size_t)procs * sizeof *received);
+  memset(sent, 0, (size_t)procs * ND_MPI_TRAFFIC * sizeof *sent);
+  memset(received, 0, (size_t)procs * sizeof *received);
   int64_t bytes = 0;
-  for (int s = 0; s < steps; s++) {
-    for (int32_t i = 0; i < g->n_tasks; i++) {
-      const nd_task *t = &g->tasks[i];
-      const nd_access *acc = nd_task_access(g, t);
-      int x = run_on[i];
-      enum nd_mpi_traffic c = nd_mpi_traffic_of(t);
-      for (int a = 0; a < t->n_access; a++) {
-        int32_t k = acc[a].tensor;
-        if (!(acc[a].mode & ND_ACCESS_R) || owner[k] == x || held[(int64_t)k * procs + x]) continue;
-        bytes += send(g, k, owner[k], x, c, sent, received);
-        held[(int64_t)k * procs + x] = 1;
-      }
-      for (int a = 0; a < t->n_access; a++) {
-        int32_t k = acc[a].tensor;
-        if (!(acc[a].mode & ND_ACCESS_W)) continue;
-        if (owner[k] != x) bytes += send(g, k, x, owner[k], c, sent, received); /* back to its owner */
-        memset(held + (int64_t)k * procs, 0, (size_t)procs);
-      }
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    const nd_access *acc = nd_task_access(g, t);
+    int x = run_on[i];
+    enum nd_mpi_traffic c = nd_mpi_traffic_of(t);
+    for (int a = 0; a < t->n_access; a++) {
+      int32_t k = acc[a].tensor;
+      if (!(acc[a].mode & ND_ACCESS_R) || owner[k] == x || held[(int64_t)k * procs + x]) continue;
+      bytes += send(g, k, owner[k], x, c, sent, received);
+      held[(int64_t)k * procs + x] = 1;
     }
-    /* the trainer reads each replica's loss, then the gradient norm */
-    for (int d = 0; d < g->dp; d++) bytes += fetch(g, g->loss[d], owner, procs, held, sent, received);
-    if (g->grad_normsq >= 0) bytes += fetch(g, g->grad_normsq, owner, procs, held, sent, received);
+    for (int a = 0; a < t->n_access; a++) {
+      int32_t k = acc[a].tensor;
+      if (!(acc[a].mode & ND_ACCESS_W)) continue;
+      if (owner[k] != x) bytes += send(g, k, x, owner[k], c, sent, received); /* back to its owner */
+      memset(held + (int64_t)k * procs, 0, (size_t)procs);
+    }
   }
+  /* the trainer reads each replica's loss, then the gradient norm */
+  for (int d = 0; d < g->dp; d++) bytes += fetch(g, g->loss[d], owner, procs, held, sent, received);
+  if (g->grad_normsq >= 0) bytes += fetch(g, g->grad_normsq, owner, procs, held, sent, received);
   free(held);
   return bytes;
 }
@@ -191,13 +195,6 @@ static int *owners(const nd_graph *g, int procs) {
   if (owner)
     for (int32_t k = 0; k < g->n_tensors; k++) owner[k] = nd_mpi_process_of(g, g->tensors[k].home, procs);
   return owner;
-}
-
-int64_t nd_mpi_predict_bytes(const nd_graph *g, int procs, int steps, int64_t *sent) {
-  int *owner = owners(g, procs), *run_on = nd_mpi_task_processes(g, procs);
-  int64_t bytes = owner && run_on ? replay(g, run_on, owner, procs, steps, sent, NULL) : -1;
-  free(owner), free(run_on);
-  return bytes;
 }
 
 void nd_mpi_share_pairs(const nd_graph *tail, const int *run_on, int procs, int me, uint8_t *pairs) {
@@ -241,9 +238,7 @@ int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out) {
     out->runs += run_on[i] == me;
     out->submits += nd_mpi_takes_part(g, run_on, i, NULL, owner, procs, reader, me);
   }
-  /* the first step sends what later ones do (nothing is cached across the
-   * optimizer's writes): one step is the figure per step */
-  if (replay(g, run_on, owner, procs, 1, sent, received) < 0) goto done;
+  if (replay(g, run_on, owner, procs, sent, received) < 0) goto done;
   memcpy(out->sent, sent + me * ND_MPI_TRAFFIC, sizeof out->sent);
   out->received = received[me];
   for (int32_t i = 0; i < g->n_tasks; i++) {
@@ -254,5 +249,30 @@ int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out) {
   rc = 0;
 done:
   free(owner), free(run_on), free(reader), free(sent), free(received);
+  return rc;
+}
+
+int nd_mpi_build_share(const nd_config *cfg, int procs, int me, nd_graph **step, nd_graph **eval, nd_error *err) {
+  nd_graph *tail = NULL;
+  int *tail_on = NULL, rc = ND_ENOMEM;
+  uint8_t *pairs = calloc((size_t)cfg->parallelism.data_parallel_size * cfg->parallelism.pipeline_parallel_size, 1);
+  *step = *eval = NULL;
+  if (!pairs) goto done;
+  /* no pair: the state and the optimizer tail, where the sums run */
+  if ((rc = nd_graph_build_pairs(&tail, cfg, 0, pairs, err)) || (rc = nd_mpi_check_layout(tail, procs, err))) goto done;
+  rc = ND_ENOMEM;
+  if (!(tail_on = nd_mpi_task_processes(tail, procs))) goto done;
+  nd_mpi_share_pairs(tail, tail_on, procs, me, pairs);
+  /* the evaluation's forwards need no more pairs than the step's */
+  if ((rc = nd_graph_build_pairs(step, cfg, 0, pairs, err)) || (rc = nd_graph_build_pairs(eval, cfg, 1, pairs, err)))
+    goto done;
+done:
+  if (rc == ND_ENOMEM) nd__fail(err, rc, "mpirun: out of memory building process %d's share", me);
+  if (rc) {
+    nd_graph_free(*step), nd_graph_free(*eval);
+    *step = *eval = NULL;
+  }
+  free(pairs), free(tail_on);
+  nd_graph_free(tail);
   return rc;
 }

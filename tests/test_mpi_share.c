@@ -49,13 +49,13 @@ static void check(const char *sets, int procs, int less) {
   uint8_t *pairs = NULL;
   if (!cfg || nd_graph_build(&whole, cfg, 0, &err)) goto done;
   pairs = calloc((size_t)whole->dp * whole->pp, 1);
-  if (!pairs || nd_graph_build_pairs(&tail, cfg, pairs, &err) || !(tail_on = nd_mpi_task_processes(tail, procs)))
+  if (!pairs || nd_graph_build_pairs(&tail, cfg, 0, pairs, &err) || !(tail_on = nd_mpi_task_processes(tail, procs)))
     goto done;
   for (int p = 0; p < procs; p++) {
     nd_graph *share = NULL;
     nd_mpi_share a, b;
     nd_mpi_share_pairs(tail, tail_on, procs, p, pairs);
-    if (nd_graph_build_pairs(&share, cfg, pairs, &err) || nd_mpi_share_of(whole, procs, p, &a) ||
+    if (nd_graph_build_pairs(&share, cfg, 0, pairs, &err) || nd_mpi_share_of(whole, procs, p, &a) ||
         nd_mpi_share_of(share, procs, p, &b)) {
       nd_graph_free(share);
       goto done;

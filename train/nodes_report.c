@@ -40,7 +40,7 @@ static int share_of(const nd_config *cfg, const nd_graph *tail, const int *tail_
                     nd_mpi_share *sh, nd_error *err) {
   nd_graph *g = NULL;
   nd_mpi_share_pairs(tail, tail_on, nodes, p, pairs);
-  int rc = nd_graph_build_pairs(&g, cfg, pairs, err);
+  int rc = nd_graph_build_pairs(&g, cfg, 0, pairs, err);
   if (!rc && nd_mpi_share_of(g, nodes, p, sh)) rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
   nd_graph_free(g);
   return rc;
@@ -63,7 +63,7 @@ int nd_nodes_report(const nd_config *cfg, int nodes, int process, FILE *out, nd_
     rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
     goto done;
   }
-  if ((rc = nd_graph_build_pairs(&tail, cfg, pairs, err)) || (rc = nd_mpi_check_layout(tail, nodes, err))) goto done;
+  if ((rc = nd_graph_build_pairs(&tail, cfg, 0, pairs, err)) || (rc = nd_mpi_check_layout(tail, nodes, err))) goto done;
   if (!(tail_on = nd_mpi_task_processes(tail, nodes))) {
     rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
     goto done;

@@ -37,12 +37,19 @@ int nd_trainer_processes(nd_trainer *tr, nd_process_info *out) {
   const nd_graph *g = nd__trainer_graph(tr);
   memset(out, 0, sizeof *out);
   out->processes = nd_exec_procs(ex, &out->process);
-  out->tasks = g->n_tasks;
+  out->tasks = out->tasks_built = g->n_tasks;
   out->tasks_submitted = nd_exec_visited(ex, 0);
   out->bytes_checkpoints = nd_mpi_sum(nd__trainer_checkpoint_bytes(tr));
   out->bytes_sent = nd_mpi_sum(nd_mpi_bytes_sent()) - out->bytes_checkpoints;
-  if (out->processes > 1)
-    out->bytes_predicted = nd_mpi_predict_bytes(g, out->processes, (int)nd__trainer_steps_run(tr), NULL);
+  if (out->processes == 1) return 0;
+  /* each process's figures, from its share or the whole step alike: every
+   * task runs on one process and every byte is sent by one, and each step
+   * sends what the first does (nothing is cached across the optimizer's writes) */
+  nd_mpi_share sh;
+  int failed = nd_mpi_sum(nd_mpi_share_of(g, out->processes, out->process, &sh) != 0) > 0;
+  int64_t sent = failed ? 0 : sh.sent[ND_MPI_PIPELINE] + sh.sent[ND_MPI_DATA_PARALLEL] + sh.sent[ND_MPI_OTHER];
+  out->tasks = failed ? -1 : nd_mpi_sum(sh.runs);
+  out->bytes_predicted = failed ? -1 : nd_mpi_sum(sent) * nd__trainer_steps_run(tr);
   return 0;
 }
 

@@ -198,12 +198,33 @@ int nd__trainer_restart(nd_trainer *tr, nd_error *err) {
   return rc ? rc : nd__trainer_rewind(tr, &(nd_device_trial){0}, err);
 }
 
+/* Under mpirun each process builds its share of the step alone, unless the
+ * run needs the whole step's task numbers: a trace (process 0 places every
+ * process's tasks in its graph) or stage_layers: auto (process 0 adds up
+ * every process's task times) (docs/nodes.md). */
+static int builds_share(const nd_config *c) {
+  return nd_mpi_size() > 1 && !c->trace.path[0] && !c->trace.svg[0] &&
+         !(c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1);
+}
+
+/* The model's flops of the tasks of this process's ranks. */
+static int64_t own_model_flops(const nd_graph *g) {
+  int64_t flops = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    if (nd_plan_is_model_work(t) && nd_mpi_process_of(g, t->rank, nd_mpi_size()) == nd_mpi_rank()) flops += t->flops;
+  }
+  return flops;
+}
+
 /* The step and evaluation graphs, costed by the kernels that will run them. */
 static int build_graphs(nd_trainer *tr, nd_error *err) {
   int rc;
-  if ((rc = nd_graph_build(&tr->step_graph, &tr->cfg, 0, err)) ||
-      (rc = nd_graph_build(&tr->eval_graph, &tr->cfg, 1, err)))
-    return rc;
+  if (builds_share(&tr->cfg))
+    rc = nd_mpi_build_share(&tr->cfg, nd_mpi_size(), nd_mpi_rank(), &tr->step_graph, &tr->eval_graph, err);
+  else if (!(rc = nd_graph_build(&tr->step_graph, &tr->cfg, 0, err)))
+    rc = nd_graph_build(&tr->eval_graph, &tr->cfg, 1, err);
+  if (rc) return rc;
   if ((rc = nd_kernels_apply_costs(tr->kernels, tr->step_graph, err))) return rc;
   return nd_kernels_apply_costs(tr->kernels, tr->eval_graph, err);
 }
@@ -216,6 +237,10 @@ int nd_trainer_submission(const nd_trainer *tr, int process, long long *tasks, d
   *tasks = tr->submissions[process].tasks;
   *ms = tr->submissions[process].seconds * 1e3;
   return 0;
+}
+
+long long nd_trainer_graph_tasks(const nd_trainer *tr, int process) {
+  return tr->submissions && process >= 0 && process < nd_mpi_size() ? tr->submissions[process].graph_tasks : -1;
 }
 int64_t nd__trainer_checkpoint_bytes(const nd_trainer *tr) { return tr->checkpoint_bytes; }
 char *nd__trainer_resume_note(nd_trainer *tr) { return tr->resume_note; }
@@ -254,6 +279,8 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
     }
   }
   if ((rc = nd_mpi_agree(rc, err))) goto fail;
+  /* a share's graph holds its neighbours' work too: each process counts its own ranks' */
+  if (builds_share(c)) tr->model_flops = nd_mpi_sum(own_model_flops(tr->step_graph));
   tr->seqs_per_step = c->parallelism.data_parallel_size * c->parallelism.micro_batches * c->train.micro_batch_size;
   tr->runtime_started = !(rc = nd_runtime_start(c, err));
   if (!rc && !(rc = nd_sched_check_memory(tr->step_graph, c, err))) rc = bind(tr, err);
@@ -376,6 +403,7 @@ int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err) {
     return nd__fail(err, ND_ENOMEM, "out of memory");
   nd__submission mine;
   nd_exec_submission(tr->exec, &mine.tasks, &mine.seconds);
+  mine.graph_tasks = tr->step_graph->n_tasks;
   nd_mpi_allgather(&mine, sizeof mine, tr->submissions); /* every process's, for process 0's metrics */
   double loss = nd_exec_read_loss(tr->exec, tr->step_graph);
   tr->steps_done++;

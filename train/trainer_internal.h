@@ -17,6 +17,7 @@ int64_t nd__trainer_steps_run(const nd_trainer *tr);
 typedef struct nd__submission {
   int64_t tasks;
   double seconds;
+  int64_t graph_tasks; /* the tasks its step graph holds (under mpirun, its share's) */
 } nd__submission;
 /* The bytes StarPU-MPI sent from this process gathering checkpoints. */
 int64_t nd__trainer_checkpoint_bytes(const nd_trainer *tr);

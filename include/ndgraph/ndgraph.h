@@ -233,6 +233,10 @@ ND_EXPORT int nd_trainer_step(nd_trainer *tr, nd_step_result *res, nd_error *err
  * last step (under mpirun every process learns every process's figures);
  * ND_EINVAL before a step or past the processes. */
 ND_EXPORT int nd_trainer_submission(const nd_trainer *tr, int process, long long *tasks, double *ms);
+/* The tasks process `process`'s step graph holds (under mpirun its share of
+ * the step, docs/nodes.md), as of the last step; -1 before a step or past
+ * the processes. */
+ND_EXPORT long long nd_trainer_graph_tasks(const nd_trainer *tr, int process);
 /* Mean cross-entropy over `batches` batches of micro_batch_size sequences read
  * llm.c-style from the start of data (NULL: data.val). */
 ND_EXPORT int nd_trainer_eval(nd_trainer *tr, const char *data, long long batches, double *loss, long long *tokens,
@@ -337,7 +341,8 @@ ND_EXPORT int nd_trainer_device(const nd_trainer *tr, int kind, int i, char *nam
 typedef struct nd_process_info {
   int process, processes;
   long long bytes_sent, bytes_predicted, bytes_checkpoints;
-  long long tasks, tasks_submitted; /* per step: the graph's, this process's */
+  long long tasks, tasks_submitted; /* per step: the whole step's, this process's */
+  long long tasks_built;            /* the tasks this process's step graph holds (its share under mpirun) */
 } nd_process_info;
 ND_EXPORT int nd_trainer_processes(nd_trainer *tr, nd_process_info *out);
 /* What process p (0 to processes - 1) runs on, as the processes told each
