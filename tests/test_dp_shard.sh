@@ -5,7 +5,8 @@
 # ranks that hold no range of small tensors; the final checkpoints are the same
 # bytes, and a run resumed under a shard option continues as one that never
 # stopped; `plan` shows the optimizer state cut by the group size; bad values
-# are one-line errors with exit status 2.
+# are one-line errors with exit status 2; the measured tensors of a rank follow
+# the plan's memory table under each option.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 
 cfg="$srcdir/configs/quickstart.yaml"
@@ -58,6 +59,25 @@ for option in optimizer gradients parameters; do
   run hsdp-$option --set parallelism.data_parallel_shard=$option --set parallelism.data_parallel_shard_size=2
   ok $? "GPT-2 dp 4, shard $option in groups of 2 (HSDP): 10 steps"
   same_run hsdp-$option none "GPT-2 dp 4, $option in groups of 2"
+done
+
+# measured against planned: a rank's tensors as the run allocated them (its
+# step lines' rank_tensor_bytes_peak, the rank that holds the most) are the
+# plan's memory table for that rank within 10%, under every option
+for option in none optimizer gradients parameters; do
+  "$ndgraph" plan "$cfg" "${small[@]}" --set parallelism.data_parallel_shard=$option --json \
+    >"$tmp/plan-small-$option.json" 2>"$tmp/plan-small.err"
+  python3 - "$tmp/plan-small-$option.json" "$tmp/$option.jsonl" <<'PY'
+import json, sys
+plan, steps = json.load(open(sys.argv[1])), [json.loads(l) for l in open(sys.argv[2])]
+kinds = ("param_bytes", "param_copy_bytes", "grad_bytes", "optimizer_bytes", "activation_bytes", "input_bytes",
+         "transient_bytes")
+planned = max(sum(r[k] for k in kinds) for r in plan["ranks"])
+measured = max(l["rank_tensor_bytes_peak"] for l in steps if "rank_tensor_bytes_peak" in l)
+print(f"# planned {planned} bytes on the fullest rank, measured {measured}: {measured / planned:.3f}")
+sys.exit(0 if abs(measured - planned) <= 0.1 * planned else 1)
+PY
+  ok $? "GPT-2 dp 4, shard $option: the measured tensors of the fullest rank within 10% of the plan's"
 done
 
 run llama-none llama "${llama[@]}"
