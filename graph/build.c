@@ -87,11 +87,12 @@ static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen
         for (int d = 0; d < g->dp / g->cp; d++)
           for (int s = 0; s < g->pp; s++)
             if (built(g, pairs, d, s)) nd__stage_forward(&b, m, d, s, i);
-      for (int d = 0; d < g->dp / g->cp; d++)
-        for (int s = g->pp - 1; s >= 0; s--) {
-          int k = i - g->pool_slots[s][ND_POOL_FWD_B] + 1;
-          if (k >= 0 && k < g->micro_batches && built(g, pairs, d, s)) nd__stage_backward(&b, m, d, s, k);
-        }
+      for (int s = g->pp - 1; s >= 0; s--) {
+        int k = i - g->pool_slots[s][ND_POOL_FWD_B] + 1;
+        uint8_t on[g->dp / g->cp]; /* the replicas whose backward is built */
+        for (int d = 0; d < g->dp / g->cp; d++) on[d] = (uint8_t)built(g, pairs, d, s);
+        if (k >= 0 && k < g->micro_batches) nd__stage_backward(&b, m, on, s, k);
+      }
       for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, i - g->pool_slots[s][ND_POOL_FWD_W] + 1);
     }
     for (int s = 0; s < g->pp; s++) nd__flush_w(&b, s, g->micro_batches);

@@ -52,6 +52,21 @@ static int takes_bf16(enum nd_task_kind k) {
          k == ND_TASK_LN_FWD || k == ND_TASK_RMSNORM_FWD || k == ND_TASK_ACT_FWD || k == ND_TASK_SWIGLU_FWD;
 }
 
+/* Does reduce-scatter s read a buffer that a held-back W task writes? Then it
+ * is held back behind it, so that it sums the whole gradient and comes
+ * before the next write of its pool slot (graph/gradbuf.h). */
+static int reads_deferred(const nd__builder *b, const nd__task_spec *s) {
+  if (s->t.kind != ND_TASK_REDUCE_SCATTER) return 0;
+  for (int k = 0; k < b->n_deferred; k++) {
+    const nd__task_spec *d = &b->deferred[k];
+    const nd_access *acc = d->acc ? d->acc : d->fixed;
+    for (int i = 0; i < d->n; i++)
+      for (int j = 0; j < s->t.a.coll.nparts && (acc[i].mode & ND_ACCESS_W); j++)
+        if (acc[i].tensor == s->acc[j].tensor) return 1;
+  }
+  return 0;
+}
+
 void nd__emit(nd__builder *b, nd__task_spec *s) {
   s->t.flops = nd__task_flops(&s->t);
   if (b->recomputing) {
@@ -70,7 +85,7 @@ void nd__emit(nd__builder *b, nd__task_spec *s) {
     return;
   }
   if (!nd_kind_check_access(&s->t, s->acc, s->n)) b->bad_order = s->t.kind + 1;
-  if (b->defer_w && s->t.phase == ND_PHASE_W) {
+  if (b->defer_w && (s->t.phase == ND_PHASE_W || reads_deferred(b, s))) {
     /* appended later by nd__flush_w, in the same order among W tasks, so every
      * gradient is accumulated in the same order */
     if (b->n_deferred == b->cap_deferred) {
@@ -125,11 +140,12 @@ void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, in
   nd__emit(b, &s);
 }
 
-void nd__reduce_scatter(nd__builder *b, const int32_t *parts, int n, int shards, int layer) {
+void nd__reduce_scatter(nd__builder *b, const int32_t *parts, const int32_t *outs, int n, int shards, int mb,
+                        int layer) {
   nd_graph *g = b->g;
   const nd_tensor *t0 = &g->tensors[parts[0]];
   nd__task_spec s;
-  nd__spec_init(&s, ND_TASK_REDUCE_SCATTER, ND_PHASE_COLLECTIVE, t0->home, -1, layer);
+  nd__spec_init(&s, ND_TASK_REDUCE_SCATTER, ND_PHASE_COLLECTIVE, t0->home, mb, layer);
   s.t.group = ND_GROUP_DP;
   s.t.a.coll.nparts = n;
   s.t.a.coll.n = t0->bytes / 4;
@@ -137,7 +153,8 @@ void nd__reduce_scatter(nd__builder *b, const int32_t *parts, int n, int shards,
   s.t.a.coll.chunk = nd_dp_chunk(t0->bytes / 4, shards);
   s.t.a.coll.shards = shards;
   s.t.comm_bytes = (int64_t)(n - 1) * t0->bytes; /* half an all-reduce's: no whole sum comes back */
-  for (int i = 0; i < n; i++) nd__acc(&s, parts[i], ND_ACCESS_RW);
+  for (int i = 0; i < n; i++) nd__acc(&s, parts[i], ND_ACCESS_R);
+  for (int i = 0; i < n; i++) nd__acc(&s, outs[i], ND_ACCESS_W);
   nd__emit(b, &s);
 }
 

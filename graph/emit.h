@@ -28,11 +28,12 @@ void nd__flush_w(nd__builder *b, int st, int mb);
 /* The all-reduce of a group's buffers, in place: every part ends as the sum.
  * A group of one needs none. */
 void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, int n, int mb, int layer);
-/* The reduce-scatter of n data-parallel gradients, in place: shard c of
- * `shards` (graph/shard.h) summed in rank order, as the all-reduce sums it,
- * into the parts p with p % shards == c; the rest of each part is left
- * undefined. */
-void nd__reduce_scatter(nd__builder *b, const int32_t *parts, int n, int shards, int layer);
+/* The reduce-scatter of n data-parallel gradients: shard c of `shards`
+ * (graph/shard.h) summed in rank order, as the all-reduce sums it, into the
+ * ranges outs[p] with p % shards == c. mb: the micro-batch whose writes of
+ * the parts it follows (held back behind them when they are W tasks). */
+void nd__reduce_scatter(nd__builder *b, const int32_t *parts, const int32_t *outs, int n, int shards, int mb,
+                        int layer);
 /* All-reduce of one activation across the tensor-parallel group of (d, st),
  * for each context rank of replica d. */
 void nd__allreduce_tp(nd__builder *b, int d, int st, int layer, int which, int mb);

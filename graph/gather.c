@@ -13,22 +13,24 @@
 
 int nd__gathers(const nd_graph *g) { return g->dp_shard == ND_DP_SHARD_PARAMETERS && g->shard_size > 1; }
 
-int32_t nd__gathered_slot(nd__builder *b, nd_rank r, const nd__param_spec *spec) {
+int32_t nd__pool_tensor(nd__builder *b, nd_rank r, const nd__param_spec *spec, enum nd_tensor_kind kind,
+                        const char *pool, int slot) {
   nd_graph *g = b->g;
-  if (!nd__gathers(g)) return -1;
   /* one buffer per weight of a block and pool slot: the block's number in
    * the Hugging Face name gives way to the slot */
   char num[16], name[ND_TENSOR_NAME_MAX];
   snprintf(num, sizeof num, ".%d.", spec->layer);
-  const char *at = strstr(spec->hf, num);
+  const char *at = spec->layer >= 0 ? strstr(spec->hf, num) : NULL;
   int head = at ? (int)(at - spec->hf) : 0;
-  snprintf(name, sizeof name, "d%dp%dt%d.gathered%d.%.*s.*.%s", r.dp, r.pp, r.tp, spec->layer % ND__GATHER_DEPTH, head,
-           spec->hf, at ? at + strlen(num) : spec->hf);
+  if (at)
+    snprintf(name, sizeof name, "d%dp%dt%d.%s%d.%.*s.*.%s", r.dp, r.pp, r.tp, pool, slot, head, spec->hf, at + strlen(num));
+  else
+    snprintf(name, sizeof name, "d%dp%dt%d.%s%d.%s", r.dp, r.pp, r.tp, pool, slot, spec->hf);
   for (int32_t i = b->n_state ? b->n_state : g->n_tensors; i-- > 0;)
-    if (g->tensors[i].kind == ND_TENSOR_GATHERED && strcmp(g->tensors[i].name, name) == 0) return i;
+    if (g->tensors[i].kind == kind && strcmp(g->tensors[i].name, name) == 0) return i;
   nd_tensor t = {0};
   memcpy(t.name, name, sizeof t.name);
-  t.kind = ND_TENSOR_GATHERED;
+  t.kind = kind;
   t.dtype = ND_F32;
   t.ndim = spec->ndim;
   t.shape[0] = spec->shape[0];
@@ -37,11 +39,16 @@ int32_t nd__gathered_slot(nd__builder *b, nd_rank r, const nd__param_spec *spec)
   t.full_shape[1] = spec->full[1];
   t.home = r;
   t.layer = -1; /* every block of its slot */
-  t.slot = spec->layer % ND__GATHER_DEPTH;
+  t.slot = slot;
   t.shard = spec->shard;
   t.shard_begin = spec->shard_begin;
   t.param = -1;
   return nd__add_tensor(b, &t);
+}
+
+int32_t nd__gathered_slot(nd__builder *b, nd_rank r, const nd__param_spec *spec) {
+  if (!nd__gathers(b->g)) return -1;
+  return nd__pool_tensor(b, r, spec, ND_TENSOR_GATHERED, "gathered", spec->layer % ND__GATHER_DEPTH);
 }
 
 void nd__gather_block(nd__builder *b, int d, int st, int mb, int l) {

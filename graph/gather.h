@@ -13,6 +13,11 @@
 
 /* Are block weights kept as ranges and gathered before use? */
 int nd__gathers(const nd_graph *g);
+/* Slot `slot` of pool `pool` (tensors of `kind`) for block weight `spec` on
+ * rank r: a whole buffer of the weight's shape that every block of the slot
+ * uses in turn, created on first use. */
+int32_t nd__pool_tensor(nd__builder *b, nd_rank r, const nd__param_spec *spec, enum nd_tensor_kind kind,
+                        const char *pool, int slot);
 /* The whole buffer rank r's tasks read parameter `spec` (of a block) from,
  * created on first use; -1 where the weights are not gathered. */
 int32_t nd__gathered_slot(nd__builder *b, nd_rank r, const nd__param_spec *spec);

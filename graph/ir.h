@@ -26,6 +26,7 @@ enum nd_tensor_kind {
   ND_TENSOR_STAT,  /* step statistics: loss, gradient norm */
   ND_TENSOR_PARAM_COPY, /* train.precision bf16: a GEMM weight's bf16 copy, cast from it every step */
   ND_TENSOR_GATHERED,   /* data_parallel_shard parameters: a block's whole weight, gathered from the ranges before each use */
+  ND_TENSOR_GRAD_BUF,   /* data_parallel_shard gradients: a whole gradient, accumulated, then reduce-scattered into ranges */
   ND_TENSOR_KIND_COUNT
 };
 
@@ -225,6 +226,7 @@ struct nd_adamw_args {
   int decay;
   int64_t offset; /* a data-parallel shard: the first element of param and grad it updates (m and v hold n) */
   int param_range; /* the parameter holds only the range (data_parallel_shard parameters): it starts at 0 */
+  int grad_range;  /* the gradient holds only the range (data_parallel_shard gradients): it starts at 0 */
 };
 struct nd_load_args {
   int B, T, seq0, tokens, targets;
@@ -233,9 +235,9 @@ struct nd_load_args {
 struct nd_sumsq_args {
   int nparts;
   int64_t n;
-  /* grad_sumsq_range: shard `shard` of `size` of each gradient, the lanes of
+  /* grad_sumsq_range: shard `shard`'s range of each gradient, the lanes of
    * shard - 1's sums continued (graph/shard.h); `last` writes the total */
-  int shard, size, last;
+  int shard, last;
 }; /* n: gradient elements summed */
 
 /* Per-kind sizes; which member is used follows from the kind. */

@@ -28,13 +28,15 @@ typedef struct nd__model {
 
 extern const nd__model nd__gpt2_model, nd__llama_model;
 
-/* The forward and backward of replica d's pipeline stage st for micro-batch
- * mb, on every context and tensor rank: the stage's input (the batch and the embedding on the first stage, the
- * previous stage's output on the others), its blocks, and on the last stage
- * the final norm, head and loss; backwards, the same in reverse, ending with
- * the gradient sent to the previous stage or the embedding's gradients. */
+/* The forward of replica d's pipeline stage st for micro-batch mb, on every
+ * context and tensor rank: the stage's input (the batch and the embedding on
+ * the first stage, the previous stage's output on the others), its blocks,
+ * and on the last stage
+ * the final norm, head and loss. The backward, of the replicas d with on[d],
+ * is the same in reverse, ending with the gradient sent to the previous stage
+ * or the embedding's gradients. */
 void nd__stage_forward(nd__builder *b, const nd__model *m, int d, int st, int mb);
-void nd__stage_backward(nd__builder *b, const nd__model *m, int d, int st, int mb);
+void nd__stage_backward(nd__builder *b, const nd__model *m, const uint8_t *on, int st, int mb);
 
 /* The place of a Llama parameter in the model, by its Hugging Face name
  * (nd_gpt_param_order for that family). */

@@ -4,6 +4,7 @@
 #include "graph/optim.h"
 
 #include "graph/emit.h"
+#include "graph/gradbuf.h"
 #include "graph/shard.h"
 
 static void adamw(nd__builder *b, nd_rank r, int p) {
@@ -17,11 +18,12 @@ static void adamw(nd__builder *b, nd_rank r, int p) {
   s.t.a.adamw.n = mt->bytes / 4;
   s.t.a.adamw.offset = mt->dp_begin;
   s.t.a.adamw.param_range = g->tensors[pr].dp_numel != 0;
+  s.t.a.adamw.grad_range = nd__grad_ranges(g);
   s.t.a.adamw.decay = g->tensors[pr].decay;
   nd__acc(&s, pr, ND_ACCESS_RW);
   nd__acc(&s, m, ND_ACCESS_RW);
   nd__acc(&s, *nd__pslot(b, b->vel, r, p), ND_ACCESS_RW);
-  nd__acc(&s, nd__grad(b, r, p), ND_ACCESS_R);
+  nd__acc(&s, nd__grad_sum(b, r, p), ND_ACCESS_R);
   nd__acc(&s, b->normsq[nd_rank_index(g, r)], ND_ACCESS_R);
   nd__emit(b, &s);
 }
@@ -104,17 +106,14 @@ static void norm_part(nd__builder *b, nd_rank r) {
     nd__acc(&s, lanes, ND_ACCESS_W);
     if (r.dp > 0) nd__acc(&s, b->lanes[nd_rank_index(g, nd__rank(r.dp - 1, r.pp, r.tp))], ND_ACCESS_R);
     s.t.a.sumsq.shard = r.dp;
-    s.t.a.sumsq.size = g->shard_size;
     s.t.a.sumsq.last = r.dp == g->shard_size - 1;
   }
   int first = s.n;
   for (int p = 0; p < b->nparams; p++) {
-    int32_t gr = nd__grad(b, r, p);
+    int32_t gr = nd__grad_sum(b, r, p);
     if (gr < 0 || !g->tensors[gr].primary) continue;
     nd__acc(&s, gr, ND_ACCESS_R);
-    int64_t begin = 0, n = g->tensors[gr].bytes / 4;
-    if (lanes >= 0) nd_dp_range(n, g->shard_size, r.dp, &begin, &n);
-    s.t.a.sumsq.n += n;
+    s.t.a.sumsq.n += g->tensors[gr].bytes / 4; /* a range: the padding adds zeros */
   }
   s.t.a.sumsq.nparts = s.n - first;
   nd__emit(b, &s);
@@ -131,17 +130,14 @@ void nd__optimizer_tail(nd__builder *b, int tied) {
         parts[1] = nd__grad(b, nd__rank(d, g->pp - 1, t), tied);
         nd__allreduce(b, ND_GROUP_TIED, parts, 2, -1, -1);
       }
-  /* data parallel: each gradient summed over the replicas, once it is complete */
+  /* data parallel: each gradient summed over the replicas, once it is
+   * complete; a block's sharded gradients were, after its backward */
   for (int st = 0; st < g->pp; st++)
     for (int t = 0; t < g->tp; t++)
       for (int p = 0; p < b->nparams; p++) {
-        if (nd__grad(b, nd__rank(0, st, t), p) < 0) continue;
-        int n = 0;
-        for (int d = 0; d < g->dp; d++) parts[n++] = nd__grad(b, nd__rank(d, st, t), p);
-        if (g->dp_shard >= ND_DP_SHARD_GRADIENTS && n > 1)
-          nd__reduce_scatter(b, parts, n, g->shard_size, g->tensors[parts[0]].layer);
-        else
-          nd__allreduce(b, ND_GROUP_DP, parts, n, -1, g->tensors[parts[0]].layer);
+        int32_t sum = nd__grad_sum(b, nd__rank(0, st, t), p);
+        if (sum >= 0 && !(nd__grad_ranges(g) && g->tensors[sum].layer >= 0))
+          nd__reduce_grad(b, st, t, p, g->micro_batches - 1);
       }
   /* global gradient norm: each rank sums the squares of its primary gradients
    * (none on data-parallel replicas), then all ranks sum the partial sums */

@@ -86,12 +86,10 @@ static int copy_range(const nd_tensor *whole, float *full, float *range, int64_t
 
 int nd_shard_copy(const nd_graph *g, int32_t i, float *full, float *shard, int to_full) {
   const nd_tensor *t = &g->tensors[i];
-  if (t->dp_numel) return copy_range(&g->tensors[t->param], full, shard, t->dp_begin, t->bytes / 4, to_full);
-  if (t->kind == ND_TENSOR_GRAD && g->dp_shard >= ND_DP_SHARD_GRADIENTS && g->shard_size > 1) {
-    /* reduce-scattered: the sum is only in this rank's range */
-    int64_t begin, n;
-    nd_dp_range(t->bytes / 4, g->shard_size, t->home.dp % g->shard_size, &begin, &n);
-    return copy_range(t, full, shard + begin, begin, n, to_full);
+  if (t->dp_numel) {
+    /* a gradient's range is padded to its chunk: only what it holds of the tensor */
+    int64_t n = t->bytes / 4 < t->dp_numel - t->dp_begin ? t->bytes / 4 : t->dp_numel - t->dp_begin;
+    return copy_range(&g->tensors[t->param], full, shard, t->dp_begin, n, to_full);
   }
   copy_tp(t, full, shard, to_full);
   return 0;

@@ -5,6 +5,7 @@
  * indices of its activations and parameters. */
 #include "graph/model.h"
 #include "graph/gather.h"
+#include "graph/gradbuf.h"
 
 #define A nd__act
 #define S nd__stage_act
@@ -166,12 +167,11 @@ static void block_backward(nd__builder *b, const nd__model *m, int d, int st, in
   b->defer_w = defer;
 }
 
-void nd__stage_backward(nd__builder *b, const nd__model *m, int d, int st, int mb) {
+/* Replica d's backward of stage st after its blocks. */
+static void stage_backward_tail(nd__builder *b, const nd__model *m, int d, int st, int mb) {
   nd_graph *g = b->g;
   const nd__act_set *a = m->acts;
   int first = g->stage_first[st];
-  if (st == g->pp - 1) head_backward(b, m, d, mb);
-  for (int l = first + g->stage_layers[st] - 1; l >= first; l--) block_backward(b, m, d, st, mb, l);
   if (st > 0) {
     for (int c = 0; c < g->cp; c++) {
       int dc = d * g->cp + c;
@@ -191,4 +191,22 @@ void nd__stage_backward(nd__builder *b, const nd__model *m, int d, int st, int m
                   S(b, r, mb, ND__A_TOKENS));
     if (g->cp > 1 && dwpe >= 0) nd__ring_pos_bwd(b, r, mb, dwpe, S(b, r, mb, ND__A_D_XIN));
   }
+}
+
+/* Block by block, each block on every replica before the next block: after
+ * the step's last micro-batch a block's gradients are complete on every
+ * replica at once, and their reduce-scatter comes before the next block of
+ * their pool slot writes them (graph/gradbuf.h). */
+void nd__stage_backward(nd__builder *b, const nd__model *m, const uint8_t *on, int st, int mb) {
+  nd_graph *g = b->g;
+  int first = g->stage_first[st];
+  for (int d = 0; d < g->dp / g->cp; d++)
+    if (on[d] && st == g->pp - 1) head_backward(b, m, d, mb);
+  for (int l = first + g->stage_layers[st] - 1; l >= first; l--) {
+    for (int d = 0; d < g->dp / g->cp; d++)
+      if (on[d]) block_backward(b, m, d, st, mb, l);
+    nd__reduce_block(b, st, mb, l);
+  }
+  for (int d = 0; d < g->dp / g->cp; d++)
+    if (on[d]) stage_backward_tail(b, m, d, st, mb);
 }

@@ -9,6 +9,7 @@
 
 #include "graph/emit.h"
 #include "graph/gather.h"
+#include "graph/gradbuf.h"
 #include "graph/priority.h"
 #include "graph/shard.h"
 
@@ -76,10 +77,23 @@ static int shard_moment(nd__builder *b, nd_rank r, int primary0, nd_tensor *t) {
   return 1;
 }
 
+/* A summed gradient's range (data_parallel_shard gradients): as a moment's,
+ * but never empty and padded to the whole chunk (zeros that nothing writes),
+ * so that every rank of a shard group holds one of each gradient and the
+ * norm's lanes line up (graph/optim.c). */
+static void shard_grad(nd__builder *b, nd_tensor *t) {
+  const nd_graph *g = b->g;
+  int64_t whole = t->ndim == 1 ? t->shape[0] : t->shape[0] * t->shape[1], n;
+  nd_dp_range(whole, g->shard_size, t->home.dp % g->shard_size, &t->dp_begin, &n);
+  t->shape[0] = nd_dp_chunk(whole, g->shard_size);
+  t->shape[1] = t->ndim == 2 ? 1 : 0;
+  t->dp_numel = whole;
+}
+
 void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec) {
   static const char *const suffix[] = {"", ".grad", ".m", ".v"};
   static const enum nd_tensor_kind kinds[] = {ND_TENSOR_PARAM, ND_TENSOR_GRAD, ND_TENSOR_OPTSTATE, ND_TENSOR_OPTSTATE};
-  int32_t *tables[] = {b->store, b->grad, b->mom, b->vel};
+  int32_t *tables[] = {b->store, b->gsum, b->mom, b->vel};
   /* the tensor in the rank's whole layout (a data-parallel range's param) */
   int32_t gathered = spec->layer >= 0 ? nd__gathered_slot(b, r, spec) : -1, layout = gathered;
   nd_rank r0 = nd__rank(0, r.pp, r.tp); /* replica 0, added first */
@@ -107,8 +121,10 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
     if (k == 1 && b->g->dp_shard >= ND_DP_SHARD_GRADIENTS) t.primary = r.dp < b->g->shard_size && primary0;
     /* AdamW's moments, sharded: this rank's contiguous range of the elements;
      * under parameters, a block's weight too (its tasks read it gathered) */
-    int ranged = k >= 2 ? b->g->dp_shard != ND_DP_SHARD_NONE : k == 0 && gathered >= 0;
-    if (ranged && !shard_moment(b, r, primary0, &t)) {
+    int ranged = k >= 2 ? b->g->dp_shard != ND_DP_SHARD_NONE : k == 0 ? gathered >= 0 : nd__grad_ranges(b->g);
+    if (k == 1 && ranged) {
+      shard_grad(b, &t);
+    } else if (ranged && !shard_moment(b, r, primary0, &t)) {
       *nd__pslot(b, tables[k], r, p) = -1; /* an empty range: nothing of it here */
       continue;
     }
@@ -117,6 +133,8 @@ void nd__add_param(nd__builder *b, nd_rank r, int p, const nd__param_spec *spec)
     *nd__pslot(b, tables[k], r, p) = id;
   }
   *nd__pslot(b, b->param, r, p) = layout;
+  int32_t sum = *nd__pslot(b, b->gsum, r, p);
+  *nd__pslot(b, b->grad, r, p) = nd__grad_ranges(b->g) ? nd__grad_buffer(b, r, spec) : sum;
 }
 
 int32_t nd__gemm_weight(nd__builder *b, int mb, int32_t w) {
@@ -407,6 +425,7 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->param = table(ptab);
   b->store = table(ptab);
   b->grad = table(ptab);
+  b->gsum = table(ptab);
   b->mom = table(ptab);
   b->vel = table(ptab);
   b->act = calloc((size_t)b->nranks, sizeof *b->act);
@@ -414,7 +433,7 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->lanes = table((size_t)b->nranks);
   b->parts = malloc((size_t)(b->nranks > 2 ? b->nranks : 2) * sizeof *b->parts);
   g->loss = malloc((size_t)g->dp * sizeof *g->loss);
-  if (!b->param || !b->store || !b->grad || !b->mom || !b->vel || !b->act || !b->normsq || !b->lanes || !b->parts || !g->loss) return ND_ENOMEM;
+  if (!b->param || !b->store || !b->grad || !b->gsum || !b->mom || !b->vel || !b->act || !b->normsq || !b->lanes || !b->parts || !g->loss) return ND_ENOMEM;
   return 0;
 }
 
@@ -422,6 +441,7 @@ void nd__builder_free(nd__builder *b) {
   free(b->param);
   free(b->store);
   free(b->grad);
+  free(b->gsum);
   free(b->mom);
   free(b->vel);
   for (int r = 0; b->act && r < b->nranks; r++) free(b->act[r]);
@@ -458,7 +478,7 @@ void nd__add_stats(nd__builder *b) {
     for (int t = 0; t < g->tp; t++) {
       int counted = 0;
       for (int p = 0; p < b->nparams; p++) {
-        int32_t gr = nd__grad(b, nd__rank(0, s, t), p);
+        int32_t gr = nd__grad_sum(b, nd__rank(0, s, t), p);
         counted += gr >= 0 && g->tensors[gr].primary;
       }
       for (int d = 0; d < g->shard_size && counted; d++) {

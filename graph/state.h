@@ -85,6 +85,7 @@ typedef struct nd__builder {
   const nd__act_set *acts;
   int nranks, nparams;
   int32_t *param, *grad, *mom, *vel; /* [rank][nparams], -1 where absent */
+  int32_t *gsum;                     /* [rank][nparams]: the summed gradient AdamW reads (grad, or its range) */
   int32_t *store;                    /* [rank][nparams]: what keeps the parameter between steps (param, or its range) */
   int32_t **act;                     /* [rank] -> [slot][L + 1][acts->count + ND__STAGE_ACTS], created on first use */
   int max_slots;                     /* the deepest pool */
@@ -154,7 +155,11 @@ int32_t *nd__pslot(nd__builder *b, int32_t *table, nd_rank r, int p);
  * between uses and that AdamW updates (the parameter or its range). */
 static inline int32_t nd__param(nd__builder *b, nd_rank r, int p) { return *nd__pslot(b, b->param, r, p); }
 static inline int32_t nd__param_store(nd__builder *b, nd_rank r, int p) { return *nd__pslot(b, b->store, r, p); }
+/* The gradient the step's tasks accumulate (under data_parallel_shard
+ * gradients a buffer, graph/gradbuf.h) and the one the optimizer reads, summed
+ * over the replicas (the gradient or its range). */
 static inline int32_t nd__grad(nd__builder *b, nd_rank r, int p) { return *nd__pslot(b, b->grad, r, p); }
+static inline int32_t nd__grad_sum(nd__builder *b, nd_rank r, int p) { return *nd__pslot(b, b->gsum, r, p); }
 /* Activation `which` of micro-batch mb at `layer` (ignored for a stage's
  * activations): the buffer of its slot in its pool. Under train.recompute
  * the activations recomputed before the backward have one buffer per slot

@@ -220,7 +220,7 @@ void nd_mpi_share_pairs(const nd_graph *tail, const int *run_on, int procs, int 
     const nd_access *acc = nd_task_access(g, t);
     for (int a = 0; a < t->n_access; a++) {
       const nd_tensor *k = &g->tensors[acc[a].tensor];
-      if (k->kind == ND_TENSOR_GRAD) pairs[k->home.dp * g->pp + k->home.pp] = 1;
+      if (k->kind == ND_TENSOR_GRAD || k->kind == ND_TENSOR_GRAD_BUF) pairs[k->home.dp * g->pp + k->home.pp] = 1;
     }
   }
 }

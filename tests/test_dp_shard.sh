@@ -4,8 +4,11 @@
 # Llama, whole groups and HSDP groups, with tensor and pipeline ranks and
 # ranks that hold no range of small tensors; the final checkpoints are the same
 # bytes, and a run resumed under a shard option continues as one that never
-# stopped; `plan` shows the optimizer state cut by the group size; bad values
-# are one-line errors with exit status 2.
+# stopped; `plan` shows the optimizer state and the summed gradients cut by
+# the group size, the gradient buffers transient (a pool of two blocks' with
+# one micro-batch a step); bad values
+# are one-line errors with exit status 2; the measured tensors of a rank follow
+# the plan's memory table under each option.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 
 cfg="$srcdir/configs/quickstart.yaml"
@@ -60,6 +63,25 @@ for option in optimizer gradients parameters; do
   same_run hsdp-$option none "GPT-2 dp 4, $option in groups of 2"
 done
 
+# measured against planned: a rank's tensors as the run allocated them (its
+# step lines' rank_tensor_bytes_peak, the rank that holds the most) are the
+# plan's memory table for that rank within 10%, under every option
+for option in none optimizer gradients parameters; do
+  "$ndgraph" plan "$cfg" "${small[@]}" --set parallelism.data_parallel_shard=$option --json \
+    >"$tmp/plan-small-$option.json" 2>"$tmp/plan-small.err"
+  python3 - "$tmp/plan-small-$option.json" "$tmp/$option.jsonl" <<'PY'
+import json, sys
+plan, steps = json.load(open(sys.argv[1])), [json.loads(l) for l in open(sys.argv[2])]
+kinds = ("param_bytes", "param_copy_bytes", "grad_bytes", "optimizer_bytes", "activation_bytes", "input_bytes",
+         "transient_bytes")
+planned = max(sum(r[k] for k in kinds) for r in plan["ranks"])
+measured = max(l["rank_tensor_bytes_peak"] for l in steps if "rank_tensor_bytes_peak" in l)
+print(f"# planned {planned} bytes on the fullest rank, measured {measured}: {measured / planned:.3f}")
+sys.exit(0 if abs(measured - planned) <= 0.1 * planned else 1)
+PY
+  ok $? "GPT-2 dp 4, shard $option: the measured tensors of the fullest rank within 10% of the plan's"
+done
+
 run llama-none llama "${llama[@]}"
 ok $? "Llama dp 4, shard none: 10 steps"
 run llama-gradients llama "${llama[@]}" --set parallelism.data_parallel_shard=gradients
@@ -68,6 +90,16 @@ same_run llama-gradients llama-none "Llama dp 4, gradients"
 run llama-parameters llama "${llama[@]}" --set parallelism.data_parallel_shard=parameters
 ok $? "Llama dp 4, shard parameters: 10 steps"
 same_run llama-parameters llama-none "Llama dp 4, parameters"
+# one micro-batch a step: four blocks share a pool of two gradient buffers
+# per weight, each reduce-scattered before the block after next writes it
+one=(--set parallelism.micro_batches=1 --set model.n_layer=4)
+run one-none "${one[@]}"
+ok $? "GPT-2 dp 4, 4 layers, one micro-batch, shard none: 10 steps"
+for option in gradients parameters; do
+  run one-$option "${one[@]}" --set parallelism.data_parallel_shard=$option
+  ok $? "GPT-2 dp 4, 4 layers, one micro-batch, shard $option: 10 steps"
+  same_run one-$option one-none "GPT-2 dp 4, one micro-batch (gradient buffers reused), $option"
+done
 # parameters with recomputed blocks: the gathers come before each block's recomputation
 run recompute-parameters --set parallelism.data_parallel_shard=parameters --set train.recompute=layer
 ok $? "GPT-2 dp 4, shard parameters with train.recompute layer: 10 steps"
@@ -117,10 +149,14 @@ for a, b in zip(none["ranks"], opt["ranks"]):
     slack = 100 * 2 * 8 * 4
     print(f"# rank dp {b['dp']}: optimizer {b['optimizer_bytes']} bytes, a quarter of none's {quarter:.0f}")
     ok &= abs(b["optimizer_bytes"] - quarter) <= slack
-    ok &= b["param_bytes"] == a["param_bytes"] and b["grad_bytes"] == a["grad_bytes"]
+    # the summed gradients' ranges, each padded to its 8-element chunk
+    print(f"# rank dp {b['dp']}: gradient ranges {b['grad_bytes']} bytes, buffers {b['transient_bytes']}")
+    ok &= abs(b["grad_bytes"] - a["grad_bytes"] / 4) <= 100 * 8 * 4
+    # 4 micro-batches: every gradient's buffer lives until the step's last backward
+    ok &= b["param_bytes"] == a["param_bytes"] and b["transient_bytes"] == a["grad_bytes"]
 sys.exit(0 if ok else 1)
 PY
-ok $? "plan: optimizer state per rank a quarter of none's (each tensor's range rounded to 8 elements), parameters and gradient buffers unchanged"
+ok $? "plan: optimizer state and summed gradients per rank a quarter of none's (each tensor's range rounded to 8 elements), parameters unchanged, whole gradient buffers transient"
 
 "$ndgraph" plan "$cfg" "${issue[@]}" --set parallelism.data_parallel_shard=parameters --json \
   >"$tmp/plan-parameters.json" 2>>"$tmp/plan.err"
@@ -133,12 +169,32 @@ total = lambda r: r["param_bytes"] + r["grad_bytes"] + r["optimizer_bytes"]
 for a, b in zip(none["ranks"], par["ranks"]):
     print(f"# rank dp {b['dp']}: params {b['param_bytes']} of {a['param_bytes']}, transient {b['transient_bytes']}, "
           f"params + grads + optimizer {total(b) / total(a):.3f} of none's")
-    # the blocks' weights a quarter, the embedding and final norm whole; two blocks' weights gathered
-    ok &= b["param_bytes"] < 0.3 * a["param_bytes"] and 0 < b["transient_bytes"] < 0.3 * a["param_bytes"]
+    # the blocks' weights a quarter, the embedding and final norm whole; the
+    # gathered weights and the gradient buffers transient
+    ok &= b["param_bytes"] < 0.3 * a["param_bytes"] and total(b) <= 0.3 * total(a) and b["transient_bytes"] > 0
     ok &= a["transient_bytes"] == 0
 sys.exit(0 if ok else 1)
 PY
-ok $? "plan under parameters: the weights kept per rank under 0.3 of none's, two blocks' gathered weights transient"
+ok $? "plan under parameters: the weights kept per rank under 0.3 of none's, params + grads + optimizer at most 0.30 of none's"
+
+# one micro-batch a step: the gradient buffers are a pool of two blocks'
+for option in none gradients parameters; do
+  "$ndgraph" plan "$cfg" "${issue[@]}" --set parallelism.micro_batches=1 --set parallelism.data_parallel_shard=$option \
+    --json >"$tmp/plan-one-$option.json" 2>>"$tmp/plan.err"
+done
+python3 - "$tmp/plan-one-none.json" "$tmp/plan-one-gradients.json" "$tmp/plan-one-parameters.json" <<'PY'
+import json, sys
+none, grad, par = (json.load(open(p)) for p in sys.argv[1:4])
+ok = True
+for a, b, c in zip(none["ranks"], grad["ranks"], par["ranks"]):
+    print(f"# rank dp {b['dp']}: gradient buffers {b['transient_bytes']} of none's gradients {a['grad_bytes']}; "
+          f"parameters' transient {c['transient_bytes']} (gathered weights too)")
+    # two of the 8 blocks' gradients, the embeddings' and final norm's
+    ok &= 0 < b["transient_bytes"] < 0.3 * a["grad_bytes"]
+    ok &= c["transient_bytes"] < 0.3 * (a["grad_bytes"] + a["param_bytes"])
+sys.exit(0 if ok else 1)
+PY
+ok $? "plan with one micro-batch a step: the gradient buffers under gradients and parameters are two blocks' (under 0.3 of none's gradients)"
 
 # bad values: one line, exit 2
 expect 2 'data_parallel_shard_size \(3\) must divide parallelism.data_parallel_size \(4\)' \

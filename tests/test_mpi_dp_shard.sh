@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sharded data parallelism across processes (docs/nodes.md): dp 4 cut over 2
-# and 4 processes under each shard option, its shard groups straddling
-# processes, gives the losses and gradient norms of one process without
-# shards, bit for bit.
+# and 4 processes under each shard option (parameters: each block's weights
+# gathered from ranges that live on both processes), its shard groups
+# straddling processes, gives the losses and gradient norms of one process
+# without shards, bit for bit.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 . "${ND_SRCDIR:-.}/tests/mpirun.sh"
 cfg="$srcdir/configs/quickstart.yaml"
@@ -24,7 +25,7 @@ PY
 ok $? "one process, dp 4, no shards: 4 steps"
 # processes, option, shard group size (0: the whole group); a bound on each
 # launch, so that a hang fails the case rather than the suite
-for case in "2 optimizer 0" "2 gradients 0" "4 gradients 0" "4 gradients 2"; do
+for case in "2 optimizer 0" "2 gradients 0" "4 gradients 0" "4 gradients 2" "2 parameters 0"; do
   set -- $case
   name="$1 processes, shard $2 in groups of $([ "$3" = 0 ] && echo 4 || echo "$3")"
   timeout -k 5 120 "${mpirun[@]}" -np $1 "$ndgraph" run "$cfg" "${tiny[@]}" --set parallelism.data_parallel_shard=$2 \

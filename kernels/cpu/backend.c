@@ -319,9 +319,10 @@ static int param_gather(const nd_kcall *c) {
   return 0;
 }
 
-/* shard c's range summed in rank order over every part (into part 0's range,
- * as the all-reduce does), then copied to each part p with p % shards == c:
- * the bits of the all-reduce, in the ranges their ranks keep */
+/* the parts (whole gradients), then the ranges: shard s's elements summed
+ * in rank order over every part (as the all-reduce sums them) into range s,
+ * then copied to each range p with p % shards == s: the bits of the
+ * all-reduce, in the ranges their ranks keep */
 static int reduce_scatter(const nd_kcall *c) {
   const struct nd_coll_args *a = &c->task->a.coll;
   const float *parts[a->nparts];
@@ -330,9 +331,10 @@ static int reduce_scatter(const nd_kcall *c) {
     nd_dp_range(a->n, a->shards, s, &begin, &n);
     if (n == 0) continue;
     for (int p = 0; p < a->nparts; p++) parts[p] = CF(p) + begin;
-    nd_sum_ordered(CF(0) + begin, parts, a->nparts, n);
-    for (int p = s; p < a->nparts; p += a->shards)
-      if (p) memcpy(CF(p) + begin, CF(0) + begin, (size_t)n * sizeof(float));
+    float *sum = CF(a->nparts + s);
+    nd_sum_ordered(sum, parts, a->nparts, n);
+    for (int p = s + a->shards; p < a->nparts; p += a->shards)
+      memcpy(CF(a->nparts + p), sum, (size_t)n * sizeof(float));
   }
   return 0;
 }
@@ -364,9 +366,10 @@ static int grad_sumsq(const nd_kcall *c) {
 }
 
 /* normsq (1, f64), lanes (8 per gradient, f64), [prev: the lanes of shard
- * - 1], then the gradients: each one's range of this shard continues its
- * lanes, so that the last shard's total is grad_sumsq's over the whole
- * gradients, bit for bit; the others write 0 */
+ * - 1], then the gradients' ranges of this shard (starting on multiples of 8
+ * elements, padded with zeros): each continues its lanes, so that the last
+ * shard's total is grad_sumsq's over the whole gradients, bit for bit; the
+ * others write 0 */
 static int grad_sumsq_range(const nd_kcall *c) {
   const struct nd_sumsq_args *a = &c->task->a.sumsq;
   double *lanes = CD(1);
@@ -377,10 +380,8 @@ static int grad_sumsq_range(const nd_kcall *c) {
     memset(lanes, 0, (size_t)c->t[1].shape[0] * sizeof *lanes);
   double sum = 0.0;
   for (int p = first; p < c->n; p++) {
-    int64_t begin, n;
-    nd_dp_range(c->t[p].shape[0], a->size, a->shard, &begin, &n);
     double *l = lanes + (size_t)(p - first) * ND_LANES;
-    nd_sumsq_lanes(l, CF(p) + begin, n);
+    nd_sumsq_lanes(l, CF(p), c->t[p].shape[0]);
     sum += nd_lanes_total(l);
   }
   *CD(0) = a->last ? sum : 0.0;
@@ -391,7 +392,7 @@ static int adamw(const nd_kcall *c) {
   const struct nd_adamw_args *a = &c->task->a.adamw;
   const nd_step *s = c->step;
   float scale = nd_clip_scale(sqrt(*CD(4)), s->grad_clip);
-  nd_adamw(CF(0) + (a->param_range ? 0 : a->offset), CF(1), CF(2), CF(3) + a->offset, a->n, s->lr, s->beta1, s->beta2, s->eps, a->decay ? s->weight_decay : 0.0f,
+  nd_adamw(CF(0) + (a->param_range ? 0 : a->offset), CF(1), CF(2), CF(3) + (a->grad_range ? 0 : a->offset), a->n, s->lr, s->beta1, s->beta2, s->eps, a->decay ? s->weight_decay : 0.0f,
            scale, s->adam_t);
   return 0;
 }
