@@ -39,11 +39,11 @@ int nd_candidate_sets(const nd_candidate *c, char sets[][64]) {
     at += snprintf(sets[n] + at, (size_t)(64 - at), s ? ",%d" : "%d", c->stage_layers[s]);
   snprintf(sets[n++] + at, (size_t)(64 - at), "]");
   snprintf(sets[n++], 64, "train.micro_batch_size=%d", c->micro_batch_size);
+  snprintf(sets[n++], 64, "runtime.placement=%s", placement_names[c->placement]);
+  snprintf(sets[n++], 64, "runtime.scheduler=%s", c->scheduler);
   snprintf(sets[n++], 64, "train.recompute=%s", nd_recompute_name(c->recompute));
   snprintf(sets[n++], 64, "parallelism.data_parallel_shard=%s", nd_dp_shard_name(c->shard));
   snprintf(sets[n++], 64, "parallelism.data_parallel_shard_size=0"); /* the whole group, whatever the configuration's */
-  snprintf(sets[n++], 64, "runtime.placement=%s", placement_names[c->placement]);
-  snprintf(sets[n++], 64, "runtime.scheduler=%s", c->scheduler);
   return n;
 }
 
