@@ -4,7 +4,8 @@
 # every layout needs without sharding or recomputation (computed here from
 # the plans' figures, checked against `ndgraph plan`'s memory per rank) it
 # picks a sharded or recomputed layout that fits, and that layout trains
-# with the measured tensors of every rank under the limit. Limits nothing
+# with the measured tensors of every rank under the limit, as does a run
+# with parallelism.auto. Limits nothing
 # fits, bad values and a calibration that cannot time the shard kinds are
 # one line or a note, not a crash.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
@@ -92,6 +93,17 @@ assert len(lines) == 3 and planned <= peak <= limit, "measured over the limit or
 assert peak <= planned * 1.02, "measured more than 2% over the plan"
 PY
 ok $? "its measured tensors per rank are under the limit and within 2% of the plan"
+
+# parallelism.auto plans under the limit too, and trains that layout
+"$ndgraph" run "${base[@]}" "${lim[@]}" --set parallelism.auto=true --set train.steps=2 --set log.every=1 \
+  --set train.eval_every=0 --metrics "$tmp/auto.jsonl" >"$tmp/auto.out" 2>&1 &&
+  grep -q "^parallelism.auto: .*using .*train.recompute=" "$tmp/auto.out" &&
+  ! grep -q "using .*train.recompute=none parallelism.data_parallel_shard=none" "$tmp/auto.out" &&
+  python3 -c '
+import json, sys
+sys.exit(max(json.loads(l)["rank_tensor_bytes_peak"] for l in open(sys.argv[1]) if "\"loss\"" in l) > int(sys.argv[2]) << 20)' \
+    "$tmp/auto.jsonl" "$limit"
+ok $? "run with parallelism.auto under the limit trains a sharded or recomputed layout within it ($(grep -o 'using.*' "$tmp/auto.out" | cut -c1-300))"
 
 expect 2 "no layout fits.*runtime.device_memory is 0.001 GiB" "a limit that nothing fits: one line naming it, exit 2" \
   -- "$ndgraph" plan --auto "${base[@]}" --set runtime.device_memory=1
