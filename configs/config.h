@@ -125,6 +125,7 @@ struct nd_config {
     int tf32;                /* alias of train.precision: tf32 (nd_config_precision) */
     int allow_oversubscribe; /* start even when the plan needs more memory than a device has */
     int split_tensor_groups; /* mpirun: ranks, not (replica, stage) pairs, dealt to processes */
+    int64_t device_memory;   /* MiB a rank may hold where the planner chooses the layout; 0: the devices' own */
   } runtime;
 
   struct {

@@ -170,6 +170,7 @@ const struct nd__key nd__keys[] = {
     BOOL(runtime, tf32, "false"),
     BOOL(runtime, allow_oversubscribe, "false"),
     BOOL(runtime, split_tensor_groups, "false"),
+    INT(runtime, device_memory, 0, INT64_C(1) << 30, "0"),
 
     STR(trace, path, 0, NULL, ""),
     LIST(trace, steps, ND__T_INTS, steps, n_steps, 1, BILLION),

@@ -1,7 +1,7 @@
 /* The machine the planner simulates, from the configuration: this machine's
  * cores and runtime.opencl_devices (as tasks/runtime.c starts StarPU on
- * them), or the GPUs of the hwloc XML in runtime.topology; device memory and
- * the bus from the calibration. */
+ * them), or the GPUs of the hwloc XML in runtime.topology; device memory
+ * from runtime.device_memory or the calibration, the bus from the calibration. */
 #include "sim/machine.h"
 
 #include <hwloc.h>
@@ -71,7 +71,8 @@ int nd_sim_machine_from(const nd_config *cfg, const nd_calibration *cal, nd_sim_
     m->obj[m->n_workers] = gpu;
     m->kind[m->n_workers] = kind, m->node[m->n_workers++] = 1 + d;
     snprintf(m->node_name[1 + d], sizeof m->node_name[0], "%s%d", nd_device_name(kind), d);
-    m->memory[1 + d] = cal->memory[kind];
+    /* runtime.device_memory, where given, is the device's (a smaller card, or room kept for others) */
+    m->memory[1 + d] = cfg->runtime.device_memory ? cfg->runtime.device_memory * 1024 * 1024 : cal->memory[kind];
   }
   for (int a = 0; a < m->n_nodes; a++)
     for (int b = 0; b < m->n_nodes; b++)

@@ -1,7 +1,8 @@
 /* The planner: layouts (data × tensor × pipeline ranks fitting the workers,
  * micro-batches dividing the fixed global batch, activation slots, an even
- * or a device-balanced split of the layers, placement, scheduler), each
- * built as the IR, checked against every device's memory and simulated. */
+ * or a device-balanced split of the layers, data-parallel sharding and
+ * recomputation, placement, scheduler), each built as the IR, checked
+ * against every device's memory and runtime.device_memory, and simulated. */
 #include "sim/planner.h"
 
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/device.h"
+#include "graph/shard.h"
 #include "graph/split.h"
 #include "sim/machine.h"
 #include "sim/sched.h"
@@ -19,6 +21,11 @@
 #define ND_PLAN_MAX_MICRO 16
 
 static const char *const placement_names[] = {"affinity", "strict", "free"};
+
+const char *nd_recompute_name(enum nd_recompute r) {
+  static const char *const names[] = {"none", "attention", "layer"};
+  return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
+}
 
 int nd_candidate_sets(const nd_candidate *c, char sets[][64]) {
   int n = 0;
@@ -34,6 +41,9 @@ int nd_candidate_sets(const nd_candidate *c, char sets[][64]) {
   snprintf(sets[n++], 64, "train.micro_batch_size=%d", c->micro_batch_size);
   snprintf(sets[n++], 64, "runtime.placement=%s", placement_names[c->placement]);
   snprintf(sets[n++], 64, "runtime.scheduler=%s", c->scheduler);
+  snprintf(sets[n++], 64, "train.recompute=%s", nd_recompute_name(c->recompute));
+  snprintf(sets[n++], 64, "parallelism.data_parallel_shard=%s", nd_dp_shard_name(c->shard));
+  snprintf(sets[n++], 64, "parallelism.data_parallel_shard_size=0"); /* the whole group, whatever the configuration's */
   return n;
 }
 
@@ -140,11 +150,45 @@ static int trial_machine(const nd_sim_machine *m, const nd_graph *g, const nd_ca
 #define ND_PLAN_POLICIES 8
 typedef struct outcome {
   int64_t bytes[ND_SIM_MAX_NODES];
+  int64_t rank_bytes; /* the tensors of the rank that holds the most: rank_most */
+  nd_rank rank_most;
   int n, trial[ND_PLAN_POLICIES];
   enum nd_placement placement[ND_PLAN_POLICIES];
   const char *scheduler[ND_PLAN_POLICIES];
   nd_sim_result r[ND_PLAN_POLICIES], cpu[ND_PLAN_POLICIES];
 } outcome;
+
+/* Over runtime.device_memory on the rank that holds the most, or over a
+ * device's memory: 1 and the reason. The limit is per rank: ranks on CPU
+ * workers share main memory, and a rank's tensors are what `ndgraph run`
+ * measures per rank (docs/memory.md). */
+static int over_limit(const nd_planning *p, nd_candidate *cand, const outcome *o) {
+  if (p->rank_limit > 0 && o->rank_bytes > p->rank_limit) {
+    snprintf(cand->reason, sizeof cand->reason,
+             "rank dp %d pp %d tp %d needs %.3f GiB (%lld bytes), runtime.device_memory is %.3f GiB (%lld bytes)",
+             o->rank_most.dp, o->rank_most.pp, o->rank_most.tp, gib(o->rank_bytes), (long long)o->rank_bytes,
+             gib(p->rank_limit), (long long)p->rank_limit);
+    return 1;
+  }
+  return over_memory(p, cand, o->bytes);
+}
+
+/* The tensors of each rank of g: the most any holds, and which. */
+static int rank_bytes(const nd_graph *g, outcome *o) {
+  int64_t *bytes = calloc((size_t)(g->dp * g->pp * g->tp), sizeof *bytes);
+  if (!bytes) return ND_ENOMEM;
+  for (int32_t x = 0; x < g->n_tensors; x++) bytes[nd_rank_index(g, g->tensors[x].home)] += g->tensors[x].bytes;
+  o->rank_bytes = -1;
+  for (int d = 0; d < g->dp; d++)
+    for (int s = 0; s < g->pp; s++)
+      for (int t = 0; t < g->tp; t++) {
+        nd_rank r = {d, s, t};
+        int64_t b = bytes[nd_rank_index(g, r)];
+        if (b > o->rank_bytes) o->rank_bytes = b, o->rank_most = r;
+      }
+  free(bytes);
+  return 0;
+}
 
 /* A task kind of g that the calibration times on none of m's workers, or -1. */
 static int untimed_kind(const nd_graph *g, const nd_sim_machine *m, const nd_sim_model *model) {
@@ -162,6 +206,12 @@ static int untimed_kind(const nd_graph *g, const nd_sim_machine *m, const nd_sim
 static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_config *cfg, int memory_only, outcome *o) {
   nd_planning *p = c->p;
   int untimed = untimed_kind(g, &p->machine, &p->cal.model);
+  if (untimed >= 0 && (cand->shard != ND_DP_SHARD_NONE || cand->recompute != ND_RECOMPUTE_NONE)) {
+    /* an option the calibration cannot time (`ndgraph calibrate` probes no
+     * sharded group): said in the output, the other layouts still ranked */
+    if (!p->n_untimed++) p->untimed_kind = untimed;
+    return 1;
+  }
   if (untimed >= 0) {
     char kinds[64] = "";
     for (int k = 0, seen = 0; k < ND_BACKEND_COUNT; k++)
@@ -183,7 +233,8 @@ static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_conf
   for (int32_t x = 0; x < g->n_tensors && !rc; x++)
     o->bytes[pl.units[pl.first[nd_rank_index(g, g->tensors[x].home)]].node] += g->tensors[x].bytes;
   nd_rank_map_free(&pl);
-  if (rc || memory_only || over_memory(p, cand, o->bytes)) goto cleanup;
+  if (!rc) rc = rank_bytes(g, o);
+  if (rc || memory_only || over_limit(p, cand, o)) goto cleanup;
   /* ndgraph's own policies: StarPU's dmda family decides from its history
    * models, which calibrate themselves during the first runs of a shape, so
    * what it does in a short run is not what the simulator replays */
@@ -237,7 +288,8 @@ static nd_sim_result extrapolate_result(const nd_sim_result *a, const nd_sim_res
 /* Files the candidate under each policy of o: a plan, or rejected for memory. */
 static int record(ctx *c, nd_candidate *cand, const outcome *o) {
   nd_planning *p = c->p;
-  if (over_memory(p, cand, o->bytes)) {
+  cand->rank_bytes = o->rank_bytes;
+  if (over_limit(p, cand, o)) {
     snprintf(cand->scheduler, sizeof cand->scheduler, "any");
     memcpy(cand->peak, o->bytes, sizeof cand->peak);
     return append(&p->rejected, &p->n_rejected, cand);
@@ -279,6 +331,7 @@ static int evaluate(ctx *c, nd_candidate *cand, nd_graph **g, nd_config *cfg) {
     if (!rc) rc = policies(c, cand, *g, cfg, o[1].n == 0, &o[0]);
     for (int n = 0; n < ND_SIM_MAX_NODES && !rc; n++)
       o[1].bytes[n] = extrapolate_bytes(o[0].bytes[n], o[1].bytes[n], removed);
+    if (!rc) o[1].rank_bytes = extrapolate_bytes(o[0].rank_bytes, o[1].rank_bytes, removed);
     for (int i = 0; i < o[1].n && !rc; i++) {
       o[1].r[i] = extrapolate_result(&o[0].r[i], &o[1].r[i], removed, c->p->machine.n_workers);
       if (o[1].trial[i]) {
@@ -345,6 +398,39 @@ static int layouts(ctx *c, nd_candidate *cand) {
   return rc > 0 ? 0 : rc;
 }
 
+/* Evaluates the candidate as it is set; 1: it fits (a plan recorded), 0:
+ * rejected for memory or skipped (the configuration refuses the option),
+ * with *skipped saying which; < 0: an error. */
+static int fits(ctx *c, nd_candidate *cand, int *skipped) {
+  int plans = c->p->n_plans, rejected = c->p->n_rejected, rc = layouts(c, cand);
+  *skipped = c->p->n_plans == plans && c->p->n_rejected == rejected;
+  return rc < 0 ? rc : c->p->n_plans > plans;
+}
+
+/* The layout as it is, and only where it does not fit, under the options
+ * that trade time for memory: each data-parallel shard option (dp > 1
+ * alone: a group of one shards nothing), each with recomputation where it
+ * still does not fit, attention's (a second attention forward) before the
+ * layer's (every block's forward again). Recomputing only adds work, and
+ * sharding was no faster in 445 of GPT-2 small's 456 layouts on the 8-GPU
+ * example and at most 2.6% in the rest, none of them within 1.4 times of
+ * the best (docs/planner.md): simulating them for a layout that fits
+ * without would cost the planner twice its time for nothing. An option the
+ * configuration refuses (a shard option not built yet) is skipped. */
+static int memory_options(ctx *c, nd_candidate *cand) {
+  static const enum nd_recompute recomputes[] = {ND_RECOMPUTE_NONE, ND_RECOMPUTE_ATTENTION, ND_RECOMPUTE_LAYER};
+  int skipped, rc = fits(c, cand, &skipped); /* the candidate comes with none and none */
+  if (rc || skipped) return rc < 0 ? rc : 0;
+  for (int shard = ND_DP_SHARD_NONE; shard <= ND_DP_SHARD_PARAMETERS && rc >= 0; shard++) {
+    if (shard != ND_DP_SHARD_NONE && cand->dp < 2) break;
+    for (size_t r = shard == ND_DP_SHARD_NONE; r < sizeof recomputes / sizeof recomputes[0]; r++) {
+      cand->shard = (enum nd_dp_shard)shard, cand->recompute = recomputes[r];
+      if ((rc = fits(c, cand, &skipped)) || skipped) break; /* fits, an error, or the option refused */
+    }
+  }
+  return rc < 0 ? rc : 0;
+}
+
 static int by_step(const void *a, const void *b) {
   const nd_candidate *x = a, *y = b;
   return (x->step_s > y->step_s) - (x->step_s < y->step_s);
@@ -397,7 +483,7 @@ static int each_layout(ctx *c, int *count) {
                                  .micro_batches = m,
                                  .micro_batch_size = (int)(per_replica / m),
                                  .slots = slots};
-            rc = layouts(c, &cand);
+            rc = memory_options(c, &cand);
             progress(c, ++done);
           }
         }
@@ -421,6 +507,7 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
   ctx c = {.p = p, .base = cfg, .err = err, .calibration = calibration, .processes = processes};
   p->global_batch = cfg->train.micro_batch_size * cfg->parallelism.micro_batches * cfg->parallelism.data_parallel_size;
   p->seq_len = cfg->model.seq_len;
+  p->rank_limit = cfg->runtime.device_memory * 1024 * 1024;
   each_layout(&c, &c.total);
   clock_gettime(CLOCK_MONOTONIC, &c.started);
   rc = each_layout(&c, NULL);
@@ -442,13 +529,16 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
     return ND_ECONFIG;
   }
   if (!p->n_plans) {
-    /* the layout that came closest, and by how much it misses */
+    /* the layout that came closest, and by how much it misses: the least
+     * of its needs over the limits */
     const nd_candidate *least = NULL;
-    int64_t least_peak = INT64_MAX;
+    double least_over = INFINITY;
     for (int i = 0; i < p->n_rejected; i++) {
-      int64_t peak = 0;
-      for (int n = 0; n < ND_SIM_MAX_NODES; n++) peak = p->rejected[i].peak[n] > peak ? p->rejected[i].peak[n] : peak;
-      if (peak < least_peak) least_peak = peak, least = &p->rejected[i];
+      const nd_candidate *r = &p->rejected[i];
+      double over = p->rank_limit > 0 ? (double)r->rank_bytes / (double)p->rank_limit : 0;
+      for (int n = 0; n < p->machine.n_nodes; n++)
+        if (p->machine.memory[n] > 0) over = fmax(over, (double)r->peak[n] / (double)p->machine.memory[n]);
+      if (over < least_over) least_over = over, least = r;
     }
     nd__fail(err, ND_ECONFIG,
              "%s: plan --auto: no layout fits the devices (%d rejected for memory; the smallest, dp %d tp %d "

@@ -7,7 +7,7 @@
 #include "sim/calibration.h"
 #include "sim/sim.h"
 
-#define ND_PLAN_MAX_SETS 10
+#define ND_PLAN_MAX_SETS 12
 
 /* Stages longer than ND_PLAN_LAYERS_WHOLE layers are not simulated layer by
  * layer: every layer of a stage is the same work, so once a few dozen are in
@@ -22,10 +22,13 @@
 typedef struct nd_candidate {
   int dp, tp, pp, micro_batches, micro_batch_size, slots, uneven;
   int stage_layers[ND_MAX_STAGES];
+  enum nd_recompute recompute;
+  enum nd_dp_shard shard; /* over the whole data-parallel group */
   enum nd_placement placement;
   char scheduler[16];
   double step_s, bubble, tokens_per_s;
   int64_t peak[ND_SIM_MAX_NODES];
+  int64_t rank_bytes; /* the tensors of the rank that holds the most */
   double busy_s[ND_SIM_MAX_WORKERS]; /* per worker */
   char reason[200];                  /* rejected: why */
 } nd_candidate;
@@ -38,6 +41,9 @@ typedef struct nd_planning {
   nd_candidate *rejected;
   int n_rejected;
   int n_extrapolated; /* layouts with stages too long to simulate whole (sim/planner.c) */
+  int64_t rank_limit; /* bytes a rank may hold (runtime.device_memory); 0: no limit */
+  int n_untimed;      /* sharded or recomputed layouts with a task kind the calibration does not time */
+  int untimed_kind;   /* the first such kind */
   int64_t global_batch, seq_len;
   double seconds; /* spent planning */
 } nd_planning;
@@ -53,5 +59,7 @@ void nd_planning_free(nd_planning *p);
 /* The --set assignments ("section.key=value") that turn the configuration
  * into candidate c; returns how many (at most ND_PLAN_MAX_SETS). */
 int nd_candidate_sets(const nd_candidate *c, char sets[][64]);
+/* "none", "attention", "layer": train.recompute as the configuration writes it */
+const char *nd_recompute_name(enum nd_recompute r);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "common/device.h"
 #include "common/error.h"
+#include "graph/shard.h"
 #include "sim/machine.h"
 #include "sim/planner.h"
 
@@ -40,17 +41,23 @@ static void print_text(FILE *out, const nd_planning *p) {
             "%d layouts have stages of more than %d layers: simulated with %d and %d layers in the shortest stage, "
             "extrapolated per layer\n",
             p->n_extrapolated, ND_PLAN_LAYERS_WHOLE, ND_PLAN_LAYERS_STEP, 2 * ND_PLAN_LAYERS_STEP);
+  if (p->rank_limit)
+    fprintf(out, "runtime.device_memory: %.1f MiB a rank\n", mib(p->rank_limit));
+  if (p->n_untimed)
+    fprintf(out, "%d sharded or recomputed layouts not simulated: the calibration does not time %s\n", p->n_untimed,
+            nd_task_kind_name((enum nd_task_kind)p->untimed_kind));
   fprintf(out, "\n");
-  fprintf(out,
-          " #  step ms   tokens/s  bubble  dp tp pp  mb x seq  slots  stages     placement scheduler  peak memory\n");
+  fprintf(out, " #  step ms   tokens/s  bubble  dp tp pp  mb x seq  slots  stages     recompute shard       rank MiB  "
+               "placement scheduler  peak memory\n");
   for (int i = 0; i < p->n_plans && i < ND_PLAN_SHOWN; i++) {
     const nd_candidate *c = &p->plans[i];
     char stages[48] = "even";
     for (int s = 0, at = 0; c->uneven && s < c->pp && at < 40; s++)
       at += snprintf(stages + at, sizeof stages - (size_t)at, s ? ",%d" : "%d", c->stage_layers[s]);
-    fprintf(out, "%2d %8.2f %10.0f %6.1f%%  %2d %2d %2d  %3d x %-3d %5d  %-10s %-9s %-9s  ", i + 1, c->step_s * 1e3,
-            c->tokens_per_s, 100 * c->bubble, c->dp, c->tp, c->pp, c->micro_batches, c->micro_batch_size, c->slots,
-            stages, (const char *[]){"affinity", "strict", "free"}[c->placement], c->scheduler);
+    fprintf(out, "%2d %8.2f %10.0f %6.1f%%  %2d %2d %2d  %3d x %-3d %5d  %-10s %-9s %-10s %9.1f  %-9s %-9s  ", i + 1,
+            c->step_s * 1e3, c->tokens_per_s, 100 * c->bubble, c->dp, c->tp, c->pp, c->micro_batches,
+            c->micro_batch_size, c->slots, stages, nd_recompute_name(c->recompute), nd_dp_shard_name(c->shard),
+            mib(c->rank_bytes), (const char *[]){"affinity", "strict", "free"}[c->placement], c->scheduler);
     print_memory(out, p, c);
     fprintf(out, "\n");
   }
@@ -60,8 +67,9 @@ static void print_text(FILE *out, const nd_planning *p) {
   if (p->n_rejected) fprintf(out, "\nrejected for memory:\n");
   for (int i = 0; i < p->n_rejected && i < ND_PLAN_SHOWN; i++) {
     const nd_candidate *c = &p->rejected[i];
-    fprintf(out, "  dp %d tp %d pp %d, %d x %d, %d slots, %s, %s: %s\n", c->dp, c->tp, c->pp, c->micro_batches,
-            c->micro_batch_size, c->slots, (const char *[]){"affinity", "strict", "free"}[c->placement], c->scheduler,
+    fprintf(out, "  dp %d tp %d pp %d, %d x %d, %d slots, recompute %s, shard %s, %s, %s: %s\n", c->dp, c->tp, c->pp,
+            c->micro_batches, c->micro_batch_size, c->slots, nd_recompute_name(c->recompute),
+            nd_dp_shard_name(c->shard), (const char *[]){"affinity", "strict", "free"}[c->placement], c->scheduler,
             c->reason);
   }
   if (p->n_rejected > ND_PLAN_SHOWN) fprintf(out, "  ... and %d more\n", p->n_rejected - ND_PLAN_SHOWN);
@@ -84,6 +92,7 @@ static cJSON *plan_json(const nd_planning *p, const nd_candidate *c, int rejecte
   for (int d = 0; d < p->machine.n_nodes; d++)
     cJSON_AddNumberToObject(peak, p->machine.node_name[d], (double)c->peak[d]);
   cJSON_AddItemToObject(o, "peak_memory_bytes", peak);
+  cJSON_AddNumberToObject(o, "rank_memory_bytes", (double)c->rank_bytes);
   return o;
 }
 
@@ -95,6 +104,8 @@ static int print_json(FILE *out, const nd_planning *p) {
   cJSON_AddNumberToObject(root, "global_batch", (double)p->global_batch);
   cJSON_AddNumberToObject(root, "planning_seconds", p->seconds);
   cJSON_AddNumberToObject(root, "extrapolated_layouts", p->n_extrapolated);
+  cJSON_AddNumberToObject(root, "rank_memory_limit_bytes", (double)p->rank_limit);
+  cJSON_AddNumberToObject(root, "untimed_layouts", p->n_untimed);
   char *text = cJSON_Print(root);
   cJSON_Delete(root);
   if (!text) return ND_ENOMEM;

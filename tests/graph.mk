@@ -14,6 +14,9 @@ TESTS += tests/test_sim tests/test_planner.sh tests/test_plan_input.sh tests/tes
 tests_test_sim_SOURCES = tests/test_sim.c tests/tap.h
 tests_test_sim_LDADD = $(ND_TEST_LIBS)
 EXTRA_DIST += tests/test_planner.sh tests/test_plan_input.sh tests/test_context_parallel.sh configs/calibration-8gpu.json bench/planner
+# plan --auto under runtime.device_memory: sharded or recomputed layouts that fit, and run under it
+TESTS += tests/test_plan_memory.sh
+EXTRA_DIST += tests/test_plan_memory.sh bench/memory
 check_PROGRAMS += tests/test_limits
 TESTS += tests/test_limits
 tests_test_limits_SOURCES = tests/test_limits.c tests/tap.h

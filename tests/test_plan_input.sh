@@ -138,6 +138,7 @@ PY
 want="parallelism.data_parallel_size=1 parallelism.tensor_parallel_size=1 parallelism.pipeline_parallel_size=2"
 want="$want parallelism.micro_batches=1 parallelism.activation_slots=1 parallelism.stage_layers=[] train.micro_batch_size=16"
 want="$want runtime.placement=affinity runtime.scheduler=ndws"
+want="$want train.recompute=none parallelism.data_parallel_shard=none parallelism.data_parallel_shard_size=0"
 [ "$(cat "$tmp/best.txt")" = "$want" ]
 ok $? "configs/calibration-8gpu.json's best plan: pp 2, one micro-batch, affinity, ndws (got: $(cat "$tmp/best.txt"))"
 
