@@ -32,7 +32,7 @@ enum nd_priority_order { ND_PRIORITY_PIPELINE, ND_PRIORITY_CRITICAL_PATH };
  * common/share.h), sleep after about a millisecond (passive), or the
  * runtime's choice (scheduler/idle.h, nd_idle_wait_policy). */
 enum nd_wait_policy { ND_WAIT_AUTO, ND_WAIT_ACTIVE, ND_WAIT_PASSIVE, ND_WAIT_HELP };
-/* train.precision: how GEMMs round their inputs (docs/kernels.md, *Precision*). */
+/* train.precision: how GEMMs round their inputs (docs/precision.md). */
 enum nd_precision { ND_PRECISION_FP32, ND_PRECISION_TF32, ND_PRECISION_BF16 };
 /* What the data-parallel group shards (parallelism.data_parallel_shard; ZeRO
  * stages 1, 2, 3): nothing, AdamW's moments, also the gradients, also the

@@ -367,7 +367,7 @@ const nd_backend_ops nd__opencl_backend = {
              [ND_TASK_SWIGLU_FWD] = swiglu_fwd, [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd,
              [ND_TASK_GQA_BWD] = gqa_bwd},
     .declined = {ND_DEVICE_DECLINED,
-                 [ND_TASK_CAST_BF16] = "train.precision bf16 runs on the CPU workers for now (docs/kernels.md, *Precision*)",
+                 [ND_TASK_CAST_BF16] = "train.precision bf16 runs on the CPU workers for now (docs/precision.md)",
                  [ND_TASK_GRAD_SUMSQ] = "a sum in double, and OpenCL devices need not have fp64 (cl_khr_fp64)",
                  [ND_TASK_KV_ATTN] = "generation runs on CPU workers and CUDA devices",
                  [ND_TASK_KV_GQA] = "generation runs on CPU workers and CUDA devices",
