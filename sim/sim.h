@@ -47,11 +47,19 @@ typedef struct nd_sim_model {
   /* scheduling cost between two tasks of a worker (pop, dependencies, the
    * submitting thread's share of the cores), per kind of worker */
   double gap_s[ND_BACKEND_COUNT];
+  /* instead of the gap, from a task becoming ready to its start on a worker
+   * that had nothing to run: the worker finds it by polling, or sleeps and
+   * is woken, and on a shared machine waits for a core again */
+  double wake_s[ND_BACKEND_COUNT];
   /* per-step cost outside the tasks (submission start, waiting for the end) */
   double step_overhead_s;
   /* a CPU task that starts while an OpenCL worker computes takes this many
    * times its time: PoCL's threads run on the same cores; 0: as 1 */
   double cpu_beside_opencl;
+  /* a CPU task takes this many times its fit: the mean over the median on
+   * a machine that other processes share (a task loses its core now and
+   * then); 0: as 1 */
+  double cpu_shared;
 } nd_sim_model;
 
 /* Seconds for task t on a worker of that kind (negative: cannot run there). */
