@@ -16,8 +16,6 @@
 #include "sim/machine.h"
 #include "sim/sched.h"
 
-#define ND_PLAN_MAX_MICRO 16
-
 static const char *const placement_names[] = {"affinity", "strict", "free"};
 
 int nd_candidate_sets(const nd_candidate *c, char sets[][64]) {
