@@ -200,10 +200,11 @@ static int opencl_busy(const sim *S) {
 }
 
 static void start(sim *S, int32_t t, int w) {
-  /* a worker that waited (its last task ended before now) has to find the
-   * task, or be woken; a model without a wake-up time gives it the gap */
+  /* a worker that waited long enough to stop polling has to be woken; a
+   * model without a wake-up time gives it the gap */
   int k = S->m->kind[w];
-  double gap = S->free_at[w] < S->now && S->model->wake_s[k] > 0 ? S->model->wake_s[k] : S->model->gap_s[k];
+  double gap = S->now - S->free_at[w] >= ND_SIM_POLL_S && S->model->wake_s[k] > 0 ? S->model->wake_s[k]
+                                                                                 : S->model->gap_s[k];
   double xfer = transfers(S, t, w, 1), c = compute_s(S, t, w);
   if (!S->duration && k == ND_BACKEND_CPU && S->model->cpu_beside_opencl > 0 && opencl_busy(S))
     c *= S->model->cpu_beside_opencl;

@@ -15,6 +15,8 @@
 
 #define ND_SIM_MAX_WORKERS 64
 #define ND_SIM_MAX_NODES   17
+/* an idle worker polls about this long before it may sleep (docs/scheduler.md, Idle workers) */
+#define ND_SIM_POLL_S 1e-3
 
 /* The machine: worker w computes on kind[w] (enum nd_kernel_backend) and
  * reads memory node node[w] (0: host memory). Workers are listed CPU cores
@@ -48,8 +50,9 @@ typedef struct nd_sim_model {
    * submitting thread's share of the cores), per kind of worker */
   double gap_s[ND_BACKEND_COUNT];
   /* instead of the gap, from a task becoming ready to its start on a worker
-   * that had nothing to run: the worker finds it by polling, or sleeps and
-   * is woken, and on a shared machine waits for a core again */
+   * that had nothing to run for ND_SIM_POLL_S or more: it stopped polling
+   * and slept, or on a shared machine lost its core, and has to get it
+   * back (a shorter wait finds the task polling, as after a gap) */
   double wake_s[ND_BACKEND_COUNT];
   /* per-step cost outside the tasks (submission start, waiting for the end) */
   double step_overhead_s;

@@ -41,9 +41,11 @@ static int all_cpu(int worker) {
   return ND_BACKEND_CPU;
 }
 
-/* Worker 0 runs A (0-10 us) then B, which needs nothing else, at 12: a gap
- * of 2. Worker 1 runs D (0-3) then C, which needs A, at 15: it waited from 3
- * to 10 for A, then 5 more to start C, the wake-up. */
+/* Worker 0 runs A (0-1000 us) then B, which needs nothing else, at 1002: a
+ * gap of 2. Worker 1 runs D (an instant at 0) then C, which needs A, at
+ * 1005: it waited 1000 us for A (the polling window), then 5 more to start
+ * C: the wake-up. With A ending at 500, the same 5 us are a gap: the worker
+ * was still polling. */
 static void gaps(void) {
   nd_graph *g = calloc(1, sizeof *g);
   g->dp = g->tp = g->pp = 1, g->micro_batches = g->slots = 1;
@@ -61,7 +63,7 @@ static void gaps(void) {
     nd_task t = {.kind = ND_TASK_RESIDUAL_FWD, .phase = ND_PHASE_F, .layer = -1};
     nd__graph_add_task(g, &t, acc, reads[i] < 0 ? 1 : 2);
   }
-  double start[4] = {0, 12, 0, 15}, us[4] = {10, 1, 3, 1};
+  double start[4] = {0, 1002, 0, 1005}, us[4] = {1000, 1, 0, 1};
   int worker[4] = {0, 0, 1, 1};
   nd_edges e;
   nd__cal_gaps acc;
@@ -73,6 +75,12 @@ static void gaps(void) {
      (long long)acc.n[0][c], acc.us[0][c]);
   ok(rc == 0 && acc.n[1][c] == 1 && acc.us[1][c] == 5, "one wake-up after a wait, 5 us from ready to start (%lld, %g)",
      (long long)acc.n[1][c], acc.us[1][c]);
+  memset(&acc, 0, sizeof acc);
+  us[0] = 500, start[1] = 502, start[3] = 505;
+  if (!rc) rc = nd__cal_gaps_add(&acc, g, &e, start, us, worker, all_cpu);
+  ok(rc == 0 && acc.n[0][c] == 2 && acc.us[0][c] == 7 && acc.n[1][c] == 0,
+     "a wait shorter than the polling window: two gaps, 2 + 5 us, no wake-up (%lld, %g, %lld)", (long long)acc.n[0][c],
+     acc.us[0][c], (long long)acc.n[1][c]);
   if (!rc) nd_edges_free(&e);
   nd_graph_free(g);
 }

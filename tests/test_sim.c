@@ -262,8 +262,10 @@ static void beside_opencl(void) {
 
 /* Stage 0 runs X then Z (1 s each), stage 1 runs Y after X, each on its
  * own worker: Z follows X on a busy worker (the gap, 0.1 s), Y starts on a
- * worker that waited (the wake-up, 0.5 s): step 1.1 + 0.5 + 1 = 2.6 s; and
- * with CPU tasks twice their fit on a shared machine, 0.1 + 2 + 0.5 + 2. */
+ * worker that waited 1.1 s, past the polling window (the wake-up, 0.5 s):
+ * step 1.1 + 0.5 + 1 = 2.6 s; and with CPU tasks twice their fit on a
+ * shared machine, 0.1 + 2 + 0.5 + 2. With X taking 0.5 ms, Y's worker is
+ * still polling when X ends: the gap. */
 static void wake_and_shared(void) {
   nd_graph *g = new_graph(2, 1);
   int32_t a = tensor(g, 0, 4), b = tensor(g, 0, 4), c = tensor(g, 0, 4), d = tensor(g, 1, 4);
@@ -290,6 +292,13 @@ static void wake_and_shared(void) {
   ok(rc == 0 && fabs(r[2].step_s - 4.6) < 1e-12 && r[2].busy_s[0] == 4,
      "CPU tasks twice their fit (slowdown_shared 2): 4.6 s, worker 0 busy 4 s (got %g, %g)", r[2].step_s,
      r[2].busy_s[0]);
+  /* X of another kind, 0.5 ms; gaps of 0.1 ms */
+  model.cpu_shared = 0, model.gap_s[ND_BACKEND_CPU] = 1e-4;
+  g->tasks[ids[0]].kind = ND_TASK_ACT_FWD;
+  model.fit[ND_TASK_ACT_FWD][ND_BACKEND_CPU].s_per_flop = 0.25e-3;
+  if (!rc) rc = nd_sim_run(g, &e, &m, &model, NULL, &s, &r[0]);
+  ok(rc == 0 && fabs(r[0].step_s - 1.0007) < 1e-12,
+     "a wait shorter than the polling window: the gap, 1.0007 s (got %.6f)", r[0].step_s);
   nd_sim_schedule_free(&s);
   nd_edges_free(&e);
   nd_graph_free(g);

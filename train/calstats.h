@@ -24,9 +24,9 @@ typedef struct nd__cal_sample {
  * overhead + flops / rate + bytes / bandwidth, in relative least squares. */
 nd_sim_fit nd__cal_fit(const nd__cal_sample *v, int64_t n);
 
-/* Gaps between the tasks of each worker, summed per device kind: [0] from a
- * task's end to the next one's start when that one was already ready, [1]
- * from the moment it became ready when the worker had waited for it. */
+/* Gaps between the tasks of each worker, summed per device kind: from the
+ * later of a task's end and the next one's ready time to its start; [1]
+ * when the worker waited ND_SIM_POLL_S or more for it, else [0]. */
 typedef struct nd__cal_gaps {
   double us[2][ND_BACKEND_COUNT];
   int64_t n[2][ND_BACKEND_COUNT];
