@@ -32,6 +32,13 @@ static void relative_fit(void) {
   /* a kind whose time is a straight line is fitted exactly */
   for (int i = 0; i < n; i++) v[i].s = 5e-6 + v[i].flops / 50e9;
   f = nd__cal_fit(v, n);
+  nd_sim_fit flat;
+  {
+    nd__cal_sample w[3] = {{.flops = 1e6, .s = 10e-6}, {.flops = 2e6, .s = 10e-6 + 1e-20}, {.flops = 4e6, .s = 10e-6}};
+    flat = nd__cal_fit(w, 3);
+  }
+  ok(flat.s_per_flop == 0 && fabs(flat.overhead_s - 10e-6) < 1e-12,
+     "a time that does not grow with the FLOPs: no rate beyond a file's bound (%g s/flop)", flat.s_per_flop);
   ok(fabs(f.overhead_s - 5e-6) < 1e-9 && fabs(f.s_per_flop * 50e9 - 1) < 1e-6, "a straight line: 5 us + 50 GFLOP/s (%g us, %g GFLOP/s)",
      f.overhead_s * 1e6, 1e-9 / f.s_per_flop);
 }

@@ -104,7 +104,12 @@ nd_sim_fit nd__cal_fit(const nd__cal_sample *v, int64_t n) {
   static const int tries[][3] = {{1, 1, 1}, {1, 1, 0}, {0, 1, 0}, {1, 0, 1}, {0, 0, 1}, {1, 0, 0}};
   double coef[3];
   for (size_t k = 0; k < sizeof tries / sizeof tries[0]; k++)
-    if (solve(v, n, tries[k], coef) && coef[0] + coef[1] + coef[2] > 0)
+    if (solve(v, n, tries[k], coef) && coef[0] + coef[1] + coef[2] > 0) {
+      /* a rate beyond what a calibration file holds (10^9 GB/s or GFLOP/s)
+       * adds no measurable time: the term is dropped, as a rate of 0 */
+      for (int c = 1; c < 3; c++)
+        if (coef[c] < 1e-18) coef[c] = 0;
       return (nd_sim_fit){1, coef[0], coef[1], coef[2]};
+    }
   return (nd_sim_fit){1, 0, 0, 0};
 }
