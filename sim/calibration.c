@@ -1,6 +1,7 @@
 /* Reading and writing calibration files (JSON, docs/planner.md):
  *   {"format": "ndgraph-calibration/1", "machine": "...",
- *    "devices": {"cpu": {"memory_bytes": N, "gap_us": G, "slowdown_beside_opencl": F},
+ *    "devices": {"cpu": {"memory_bytes": N, "gap_us": G, "wake_us": W, "slowdown_beside_opencl": F,
+ *                        "slowdown_shared": H},
  *                "opencl": {...}},
  *    "bus": {"host_device_gbs": X, "device_device_gbs": Y, "latency_us": L},
  *    "step_overhead_us": S,
@@ -153,8 +154,11 @@ int nd_calibration_load(nd_calibration *c, const char *path, nd_error *err) {
     if (ok && bytes != floor(bytes)) snprintf(why, sizeof why, "%s.memory_bytes must be a whole number", where), ok = 0;
     c->memory[k] = (int64_t)bytes;
     c->model.gap_s[k] = number(it, "gap_us", MAX_US, where, why, sizeof why, &ok) * 1e-6;
-    if (k == ND_BACKEND_CPU)
+    c->model.wake_s[k] = number(it, "wake_us", MAX_US, where, why, sizeof why, &ok) * 1e-6;
+    if (k == ND_BACKEND_CPU) {
       c->model.cpu_beside_opencl = number(it, "slowdown_beside_opencl", MAX_RATE, where, why, sizeof why, &ok);
+      c->model.cpu_shared = number(it, "slowdown_shared", MAX_RATE, where, why, sizeof why, &ok);
+    }
   }
   if (ok && bus) {
     c->host_device_bps = number(bus, "host_device_gbs", MAX_RATE, "bus", why, sizeof why, &ok) * 1e9;
@@ -220,8 +224,12 @@ int nd_calibration_save(const nd_calibration *c, const char *path, nd_error *err
     cJSON *d = cJSON_AddObjectToObject(devices, nd_device_name(k));
     cJSON_AddNumberToObject(d, "memory_bytes", (double)c->memory[k]);
     cJSON_AddNumberToObject(d, "gap_us", c->model.gap_s[k] * 1e6);
+    if (c->model.wake_s[k] > 0) cJSON_AddNumberToObject(d, "wake_us", c->model.wake_s[k] * 1e6);
     if (k == ND_BACKEND_CPU && c->model.cpu_beside_opencl > 0)
       cJSON_AddNumberToObject(d, "slowdown_beside_opencl", c->model.cpu_beside_opencl);
+    if (k == ND_BACKEND_CPU && c->model.cpu_shared > 0)
+      cJSON_AddNumberToObject(d, "slowdown_shared", c->model.cpu_shared);
+
   }
   cJSON *bus = cJSON_AddObjectToObject(root, "bus");
   cJSON_AddNumberToObject(bus, "host_device_gbs", c->host_device_bps / 1e9);

@@ -18,8 +18,6 @@
 #include "sim/machine.h"
 #include "sim/sched.h"
 
-#define ND_PLAN_MAX_MICRO 16
-
 static const char *const placement_names[] = {"affinity", "strict", "free"};
 
 const char *nd_recompute_name(enum nd_recompute r) {

@@ -9,6 +9,9 @@
 
 #define ND_PLAN_MAX_SETS 12
 
+/* the most micro-batches a layout is given (ndgraph calibrate probes as many) */
+#define ND_PLAN_MAX_MICRO 16
+
 /* Stages longer than ND_PLAN_LAYERS_WHOLE layers are not simulated layer by
  * layer: every layer of a stage is the same work, so once a few dozen are in
  * flight a step grows by a constant per layer. The candidate is simulated

@@ -16,6 +16,7 @@ double nd_sim_task_seconds(const nd_sim_model *m, const nd_task *t, int kind) {
   const nd_sim_fit *f = &m->fit[t->kind][kind];
   if (!f->valid) return -1;
   double s = f->overhead_s + (double)t->flops * f->s_per_flop + (double)(t->bytes + t->comm_bytes) * f->s_per_byte;
+  if (kind == ND_BACKEND_CPU && m->cpu_shared > 0) s *= m->cpu_shared;
   return s > 0 ? s : 0;
 }
 
@@ -199,8 +200,13 @@ static int opencl_busy(const sim *S) {
 }
 
 static void start(sim *S, int32_t t, int w) {
-  double gap = S->model->gap_s[S->m->kind[w]], xfer = transfers(S, t, w, 1), c = compute_s(S, t, w);
-  if (!S->duration && S->m->kind[w] == ND_BACKEND_CPU && S->model->cpu_beside_opencl > 0 && opencl_busy(S))
+  /* a worker that waited long enough to stop polling has to be woken; a
+   * model without a wake-up time gives it the gap */
+  int k = S->m->kind[w];
+  double gap = S->now - S->free_at[w] >= ND_SIM_POLL_S && S->model->wake_s[k] > 0 ? S->model->wake_s[k]
+                                                                                 : S->model->gap_s[k];
+  double xfer = transfers(S, t, w, 1), c = compute_s(S, t, w);
+  if (!S->duration && k == ND_BACKEND_CPU && S->model->cpu_beside_opencl > 0 && opencl_busy(S))
     c *= S->model->cpu_beside_opencl;
   if (S->out->start) S->out->start[t] = S->now + gap;
   if (S->out->worker) S->out->worker[t] = w;

@@ -15,6 +15,8 @@
 
 #define ND_SIM_MAX_WORKERS 64
 #define ND_SIM_MAX_NODES   17
+/* an idle worker polls about this long before it may sleep (docs/scheduler.md, Idle workers) */
+#define ND_SIM_POLL_S 1e-3
 
 /* The machine: worker w computes on kind[w] (enum nd_kernel_backend) and
  * reads memory node node[w] (0: host memory). Workers are listed CPU cores
@@ -47,11 +49,20 @@ typedef struct nd_sim_model {
   /* scheduling cost between two tasks of a worker (pop, dependencies, the
    * submitting thread's share of the cores), per kind of worker */
   double gap_s[ND_BACKEND_COUNT];
+  /* instead of the gap, from a task becoming ready to its start on a worker
+   * that had nothing to run for ND_SIM_POLL_S or more: it stopped polling
+   * and slept, or on a shared machine lost its core, and has to get it
+   * back (a shorter wait finds the task polling, as after a gap) */
+  double wake_s[ND_BACKEND_COUNT];
   /* per-step cost outside the tasks (submission start, waiting for the end) */
   double step_overhead_s;
   /* a CPU task that starts while an OpenCL worker computes takes this many
    * times its time: PoCL's threads run on the same cores; 0: as 1 */
   double cpu_beside_opencl;
+  /* a CPU task takes this many times its fit: the mean over the median on
+   * a machine that other processes share (a task loses its core now and
+   * then); 0: as 1 */
+  double cpu_shared;
 } nd_sim_model;
 
 /* Seconds for task t on a worker of that kind (negative: cannot run there). */

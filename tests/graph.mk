@@ -13,7 +13,12 @@ check_PROGRAMS += tests/test_sim
 TESTS += tests/test_sim tests/test_planner.sh tests/test_plan_input.sh tests/test_context_parallel.sh
 tests_test_sim_SOURCES = tests/test_sim.c tests/tap.h
 tests_test_sim_LDADD = $(ND_TEST_LIBS)
-EXTRA_DIST += tests/test_planner.sh tests/test_plan_input.sh tests/test_context_parallel.sh configs/calibration-8gpu.json bench/planner
+check_PROGRAMS += tests/test_calstats
+TESTS += tests/test_calstats
+tests_test_calstats_SOURCES = tests/test_calstats.c tests/tap.h
+tests_test_calstats_LDADD = $(ND_TEST_LIBS)
+EXTRA_DIST += tests/test_planner.sh tests/test_plan_input.sh tests/test_context_parallel.sh configs/calibration-8gpu.json bench/planner \
+	bench/planner-spread
 # plan --auto under runtime.device_memory: sharded or recomputed layouts that fit, and run under it
 TESTS += tests/test_plan_memory.sh
 EXTRA_DIST += tests/test_plan_memory.sh bench/memory

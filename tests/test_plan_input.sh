@@ -118,17 +118,26 @@ import json, sys
 def plans(n):
     return {tuple(p["set"]): p["predicted_step_ms"] for p in json.load(open("%s/%s.plans" % (sys.argv[1], n)))["plans"]}
 base = plans("base")
+fixed = [k for k in base if k[-1].split("=")[1] in ("1f1b", "zbh1", "zbh2", "gpipe")]
 for n in ("host", "device", "latency"):
     x = plans(n)
-    print(n, int(x == base), sum(x[k] > base[k] * (1 + 1e-9) for k in base), len(base))
+    print(n, int(x == base), sum(x[k] > base[k] * (1 + 1e-9) for k in base), len(base),
+          sum(x[k] > base[k] * (1 + 1e-9) for k in fixed), len(fixed), int(sum(x.values()) > sum(base.values())))
 PY
 read -r _ host_same _ _ <<<"$(grep '^host ' "$tmp/bus.txt")"
-read -r _ _ device_slower n <<<"$(grep '^device ' "$tmp/bus.txt")"
-read -r _ _ latency_slower _ <<<"$(grep '^latency ' "$tmp/bus.txt")"
+read -r _ _ _ _ fixed_slower n_fixed grows <<<"$(grep '^device ' "$tmp/bus.txt")"
+read -r _ _ latency_slower n _ <<<"$(grep '^latency ' "$tmp/bus.txt")"
 [ "${host_same:-0}" -eq 1 ]
 ok $? "host_device_gbs a thousand times lower: the same plans on a node whose data stays on the GPUs"
-[ "${device_slower:-0}" -eq "${n:--1}" ]
-ok $? "device_device_gbs ten times lower: all ${n:-?} plans slower (${device_slower:-?})"
+# With every task pinned to its worker in a fixed sequence (1f1b, zbh1,
+# zbh2, gpipe), a step is a longest path, which no slower transfer can
+# shorten: each of these plans must be slower. A dynamic policy (ndws)
+# decides from the costs (a thief steals only when it would finish first),
+# so a slower bus can change its decisions for the better: a greedy list
+# schedule may get faster when one task gets slower (Graham's anomalies);
+# only the layouts' total must grow.
+[ "${n_fixed:-0}" -gt 0 ] && [ "${fixed_slower:-0}" -eq "${n_fixed:--1}" ] && [ "${grows:-0}" -eq 1 ]
+ok $? "device_device_gbs ten times lower: all ${n_fixed:-?} fixed-order plans slower (${fixed_slower:-?}), the total grows (${grows:-?})"
 [ "${latency_slower:-0}" -gt $((${n:-0} / 2)) ]
 ok $? "latency_us ten times higher: most plans slower (${latency_slower:-?} of ${n:-?})"
 python3 - "$tmp/base.plans" >"$tmp/best.txt" <<'PY'

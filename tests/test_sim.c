@@ -2,6 +2,7 @@
  * exactly: a chain, a fork-join on k workers, a 1F1B pipeline with equal
  * stage times (bubble (p - 1) / (m + p - 1)), 1F1B (whole backward and B
  * then W) against ZB-H1 with B and W apart, a transfer between memory nodes, and the peak memory of each node;
+ * the gap, the wake-up of a worker that waited and the shared machine's slowdown;
  * a calibration file's device kinds, written and read back. */
 #include <math.h>
 #include <stdio.h>
@@ -259,6 +260,50 @@ static void beside_opencl(void) {
   nd_graph_free(g);
 }
 
+/* Stage 0 runs X then Z (1 s each), stage 1 runs Y after X, each on its
+ * own worker: Z follows X on a busy worker (the gap, 0.1 s), Y starts on a
+ * worker that waited 1.1 s, past the polling window (the wake-up, 0.5 s):
+ * step 1.1 + 0.5 + 1 = 2.6 s; and with CPU tasks twice their fit on a
+ * shared machine, 0.1 + 2 + 0.5 + 2. With X taking 0.5 ms, Y's worker is
+ * still polling when X ends: the gap. */
+static void wake_and_shared(void) {
+  nd_graph *g = new_graph(2, 1);
+  int32_t a = tensor(g, 0, 4), b = tensor(g, 0, 4), c = tensor(g, 0, 4), d = tensor(g, 1, 4);
+  int32_t ids[3] = {task(g, ND_PHASE_F, 0, 0, &a, 1, b), task(g, ND_PHASE_F, 0, 0, &b, 1, c),
+                    task(g, ND_PHASE_F, 1, 0, &b, 1, d)};
+  for (int i = 0; i < 3; i++) g->tasks[ids[i]].flops = 2;
+  nd_sim_machine m = cpus(2);
+  nd_sim_model model = any_model();
+  for (int d = 0; d < ND_BACKEND_COUNT; d++) model.fit[ND_TASK_RESIDUAL_FWD][d].s_per_flop = 0.5;
+  model.gap_s[ND_BACKEND_CPU] = 0.1;
+  nd_edges e;
+  nd_sim_schedule s;
+  nd_sim_result r[3] = {{0}};
+  int rc = nd_graph_edges(g, &e);
+  if (!rc) rc = nd_sim_schedule_build(g, &e, &m, &model, "ndws", ND_PLACEMENT_STRICT, 0, ND_PRIORITY_PIPELINE, &s);
+  for (int k = 0; k < 3 && !rc; k++) {
+    model.wake_s[ND_BACKEND_CPU] = k ? 0.5 : 0;
+    model.cpu_shared = k == 2 ? 2 : 0;
+    rc = nd_sim_run(g, &e, &m, &model, NULL, &s, &r[k]);
+  }
+  ok(rc == 0 && fabs(r[0].step_s - 2.2) < 1e-12, "without a wake-up time, the waiting worker starts Y after the gap: 2.2 s (got %g)",
+     r[0].step_s);
+  ok(rc == 0 && fabs(r[1].step_s - 2.6) < 1e-12, "with a wake-up of 0.5 s: 2.6 s (got %g)", r[1].step_s);
+  ok(rc == 0 && fabs(r[2].step_s - 4.6) < 1e-12 && r[2].busy_s[0] == 4,
+     "CPU tasks twice their fit (slowdown_shared 2): 4.6 s, worker 0 busy 4 s (got %g, %g)", r[2].step_s,
+     r[2].busy_s[0]);
+  /* X of another kind, 0.5 ms; gaps of 0.1 ms */
+  model.cpu_shared = 0, model.gap_s[ND_BACKEND_CPU] = 1e-4;
+  g->tasks[ids[0]].kind = ND_TASK_ACT_FWD;
+  model.fit[ND_TASK_ACT_FWD][ND_BACKEND_CPU].s_per_flop = 0.25e-3;
+  if (!rc) rc = nd_sim_run(g, &e, &m, &model, NULL, &s, &r[0]);
+  ok(rc == 0 && fabs(r[0].step_s - 1.0007) < 1e-12,
+     "a wait shorter than the polling window: the gap, 1.0007 s (got %.6f)", r[0].step_s);
+  nd_sim_schedule_free(&s);
+  nd_edges_free(&e);
+  nd_graph_free(g);
+}
+
 /* A calibration file names device kinds by string, listed cpu, opencl, cuda
  * (docs/planner.md) whatever the device enum's numbers, and reads back to
  * the same kinds. */
@@ -305,8 +350,9 @@ static void calibration_keys(void) {
   FILE *f = fopen(path, "w");
   if (f) {
     fputs("{\"format\": \"ndgraph-calibration/1\", \"machine\": \"keys\",\n"
-          " \"devices\": {\"cpu\": {\"memory_bytes\": 1001, \"gap_us\": 2, \"slowdown_beside_opencl\": 3},\n"
-          "             \"opencl\": {\"memory_bytes\": 1004, \"gap_us\": 5},\n"
+          " \"devices\": {\"cpu\": {\"memory_bytes\": 1001, \"gap_us\": 2, \"slowdown_beside_opencl\": 3,\n"
+          "                     \"wake_us\": 18, \"slowdown_shared\": 19},\n"
+          "             \"opencl\": {\"memory_bytes\": 1004, \"gap_us\": 5, \"wake_us\": 20},\n"
           "             \"cuda\": {\"memory_bytes\": 1006, \"gap_us\": 7}},\n"
           " \"bus\": {\"host_device_gbs\": 8, \"device_device_gbs\": 9, \"latency_us\": 10},\n"
           " \"step_overhead_us\": 11,\n"
@@ -328,6 +374,9 @@ static void calibration_keys(void) {
       {"devices.cpu.memory_bytes", (double)c.memory[ND_BACKEND_CPU], 1001},
       {"devices.cpu.gap_us", c.model.gap_s[ND_BACKEND_CPU], 2e-6},
       {"devices.cpu.slowdown_beside_opencl", c.model.cpu_beside_opencl, 3},
+      {"devices.cpu.wake_us", c.model.wake_s[ND_BACKEND_CPU], 18e-6},
+      {"devices.cpu.slowdown_shared", c.model.cpu_shared, 19},
+      {"devices.opencl.wake_us", c.model.wake_s[ND_BACKEND_OPENCL], 20e-6},
       {"devices.opencl.memory_bytes", (double)c.memory[ND_BACKEND_OPENCL], 1004},
       {"devices.opencl.gap_us", c.model.gap_s[ND_BACKEND_OPENCL], 5e-6},
       {"devices.cuda.memory_bytes", (double)c.memory[ND_BACKEND_CUDA], 1006},
@@ -364,6 +413,7 @@ int main(void) {
   zero_bubble(2, 16);
   transfer();
   beside_opencl();
+  wake_and_shared();
   calibration_file();
   calibration_keys();
   return done_testing();

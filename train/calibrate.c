@@ -16,25 +16,21 @@
 #include "kernels/backend.h"
 #include "sim/calibration.h"
 #include "sim/machine.h"
+#include "sim/planner.h"
 #include "sim/sched.h"
+#include "train/calstats.h"
 #include "train/trainer_internal.h"
 
 #define ND_CAL_STEPS 3 /* per probe, after one step that compiles kernels and calibrates priorities */
 
-/* A CPU task of a probe with an OpenCL device: PoCL's threads share the cores */
-enum { ND_ALONE, ND_BESIDE_IDLE, ND_BESIDE_BUSY /* the device computed when it started */ };
-
-typedef struct sample {
-  int kind, dev;
-  int beside; /* ND_ALONE for the CPU probes' tasks and the device's */
-  double flops, bytes, s;
-} sample;
+typedef nd__cal_sample sample;
 
 typedef struct samples {
   sample *v;
   int64_t n, cap;
   double *us, *start; /* per task of the probe graph, this step */
   int *worker;
+  nd__cal_gaps gaps;
 } samples;
 
 static void task_done(void *user, int graph, int32_t task, double start, double end, int worker) {
@@ -54,54 +50,6 @@ static int beside(const samples *s, int32_t n, int32_t i) {
   return ND_BESIDE_IDLE;
 }
 
-/* Least squares of s against the columns `use` of (1, flops, bytes); 0 when
- * the system is singular or a coefficient comes out negative. */
-static int solve(const sample *v, int64_t n, const int *use, double *coef) {
-  double A[3][4] = {{0}};
-  for (int64_t i = 0; i < n; i++) {
-    double x[3] = {1, v[i].flops, v[i].bytes};
-    for (int r = 0; r < 3; r++) {
-      for (int c = 0; c < 3; c++) A[r][c] += use[r] && use[c] ? x[r] * x[c] : 0;
-      A[r][3] += use[r] ? x[r] * v[i].s : 0;
-    }
-  }
-  for (int r = 0; r < 3; r++)
-    if (!use[r]) A[r][r] = 1, A[r][3] = 0;
-  for (int c = 0; c < 3; c++) { /* Gauss-Jordan with partial pivoting */
-    int p = c;
-    for (int r = c + 1; r < 3; r++)
-      if (fabs(A[r][c]) > fabs(A[p][c])) p = r;
-    if (fabs(A[p][c]) < 1e-300) return 0;
-    for (int k = 0; k < 4; k++) {
-      double t = A[c][k];
-      A[c][k] = A[p][k], A[p][k] = t;
-    }
-    for (int r = 0; r < 3; r++) {
-      if (r == c) continue;
-      double f = A[r][c] / A[c][c];
-      for (int k = 0; k < 4; k++) A[r][k] -= f * A[c][k];
-    }
-  }
-  for (int r = 0; r < 3; r++) {
-    coef[r] = A[r][3] / A[r][r];
-    if (!isfinite(coef[r]) || coef[r] < 0) return 0;
-  }
-  return 1;
-}
-
-/* The fit of one kind on one device kind: every term, then fewer. Within a
- * kind FLOPs and bytes grow together, so the full fit is often ill-posed;
- * a time proportional to the FLOPs (or bytes) still scales to shapes the
- * probes did not run, where a mean would not. */
-static nd_sim_fit fit(const sample *v, int64_t n) {
-  static const int tries[][3] = {{1, 1, 1}, {1, 1, 0}, {0, 1, 0}, {1, 0, 1}, {0, 0, 1}, {1, 0, 0}};
-  double coef[3];
-  for (size_t k = 0; k < sizeof tries / sizeof tries[0]; k++)
-    if (solve(v, n, tries[k], coef) && coef[0] + coef[1] + coef[2] > 0)
-      return (nd_sim_fit){1, coef[0], coef[1], coef[2]};
-  return (nd_sim_fit){1, 0, 0, 0};
-}
-
 static int cmp_seconds(const void *a, const void *b) {
   const sample *x = a, *y = b;
   return (x->s > y->s) - (x->s < y->s);
@@ -114,6 +62,16 @@ static int cmp_sample(const void *a, const void *b) {
 
 static int set(nd_config *c, const char *key, const char *value, nd_error *err) {
   return nd_config_set(c, key, value, err);
+}
+
+static double median(double *v, int n) {
+  for (int a = 0; a < n; a++)
+    for (int b = a + 1; b < n; b++)
+      if (v[b] < v[a]) {
+        double t = v[a];
+        v[a] = v[b], v[b] = t;
+      }
+  return n ? v[n / 2] : 0;
 }
 
 typedef struct probe_result {
@@ -133,7 +91,9 @@ static int probe(const nd_config *cfg, const char *what, samples *s, nd_calibrat
   s->worker = calloc((size_t)g->n_tasks + 1, sizeof *s->worker);
   s->start = calloc((size_t)g->n_tasks + 1, sizeof *s->start);
   double steps[ND_CAL_STEPS];
-  rc = s->us && s->worker && s->start ? 0 : nd__fail(err, ND_ENOMEM, "calibrate: out of memory");
+  nd_edges e = {0};
+  rc = s->us && s->worker && s->start && !nd_graph_edges(g, &e) ? 0
+                                                                : nd__fail(err, ND_ENOMEM, "calibrate: out of memory");
   nd_step_result res;
   int64_t base = s->n;
   if (!rc) rc = nd_trainer_step(tr, &res, err);
@@ -142,6 +102,7 @@ static int probe(const nd_config *cfg, const char *what, samples *s, nd_calibrat
     nd_exec_observe(ex, &(nd_exec_observer){task_done, s});
     rc = nd_trainer_step(tr, &res, err);
     nd_exec_observe(ex, NULL);
+    if (!rc && nd__cal_gaps_add(&s->gaps, g, &e, s->start, s->us, s->worker, nd__worker_backend)) rc = nd__fail(err, ND_ENOMEM, "calibrate: out of memory");
     for (int32_t i = 0; i < g->n_tasks && !rc; i++) {
       if (s->n == s->cap) {
         sample *p = realloc(s->v, (size_t)(s->cap = s->cap * 2 + 4096) * sizeof *p);
@@ -153,18 +114,21 @@ static int probe(const nd_config *cfg, const char *what, samples *s, nd_calibrat
       const nd_task *t = &g->tasks[i];
       if (!rc)
         s->v[s->n++] = (sample){t->kind,          nd__worker_backend(s->worker[i]),   beside(s, g->n_tasks, i),
-                                (double)t->flops, (double)(t->bytes + t->comm_bytes), s->us[i] * 1e-6};
+                                (double)t->flops, (double)(t->bytes + t->comm_bytes), s->us[i] * 1e-6, 0};
     }
     if (!rc) rc = nd_trainer_step(tr, &res, err);
     steps[k] = res.step_ms * 1e-3;
   }
   /* each task's median over the steps: a burst of other load on the
-   * machine (it is shared) slows one step's tasks, not the fit */
+   * machine (it is shared) slows one step's tasks, not the fit; the mean
+   * keeps what the load takes on average */
   for (int32_t i = 0; i < g->n_tasks && !rc; i++) {
     sample *v = s->v + base, m[ND_CAL_STEPS];
-    for (int k = 0; k < ND_CAL_STEPS; k++) m[k] = v[(int64_t)k * g->n_tasks + i];
+    double sum = 0;
+    for (int k = 0; k < ND_CAL_STEPS; k++) m[k] = v[(int64_t)k * g->n_tasks + i], sum += m[k].s;
     qsort(m, ND_CAL_STEPS, sizeof *m, cmp_seconds);
     v[i] = m[ND_CAL_STEPS / 2];
+    v[i].mean_s = sum / ND_CAL_STEPS;
   }
   if (!rc) s->n = base + g->n_tasks;
   int nodes = (int)starpu_memory_nodes_get_count();
@@ -175,48 +139,49 @@ static int probe(const nd_config *cfg, const char *what, samples *s, nd_calibrat
     cal->latency_s = starpu_transfer_latency(0, 1) * 1e-6;
     cal->memory[ND_BACKEND_OPENCL] = (int64_t)starpu_memory_get_total(1);
   }
-  for (int a = 0; a < ND_CAL_STEPS; a++) /* median: sort the three */
-    for (int b = a + 1; b < ND_CAL_STEPS; b++)
-      if (steps[b] < steps[a]) {
-        double t = steps[a];
-        steps[a] = steps[b], steps[b] = t;
-      }
-  pr->step_s = steps[ND_CAL_STEPS / 2];
+  pr->step_s = median(steps, ND_CAL_STEPS);
   if (!rc && log) fprintf(log, "calibrate: probe %s: %d tasks, step %.2f ms\n", what, g->n_tasks, pr->step_s * 1e3);
   free(s->us), free(s->worker), free(s->start);
+  nd_edges_free(&e);
   nd_trainer_close(tr);
   return rc;
 }
 
-/* The gap of device kind `kind` that makes the simulated probe step the measured one. */
-static int fit_gap(const nd_config *cfg, nd_calibration *cal, int kind, double measured, nd_error *err) {
+/* The simulated step of the probe cfg with the calibration so far. */
+static int simulate_probe(const nd_config *cfg, nd_calibration *cal, double *step_s, nd_error *err) {
   nd_sim_machine m;
   nd_graph *g = NULL;
   nd_edges e = {0};
   nd_sim_schedule s = {0};
-  nd_sim_model *model = &cal->model;
+  nd_sim_result r = {0};
   int rc = nd_sim_machine_from(cfg, cal, &m, err);
-  if (!rc) rc = nd_graph_build(&g, cfg, 0, err);
+  if (rc) return rc;
+  rc = nd_graph_build(&g, cfg, 0, err);
   if (!rc) rc = nd_graph_edges(g, &e);
   if (!rc)
-    rc = nd_sim_schedule_build(g, &e, &m, model, cfg->runtime.scheduler, cfg->runtime.placement,
+    rc = nd_sim_schedule_build(g, &e, &m, &cal->model, cfg->runtime.scheduler, cfg->runtime.placement,
                                cfg->runtime.deterministic, cfg->runtime.priorities, &s);
-  double at[2] = {0, 50e-6}, step[2];
-  for (int k = 0; k < 2 && !rc; k++) {
-    nd_sim_result r = {0};
-    model->gap_s[kind] = at[k];
-    rc = nd_sim_run(g, &e, &m, model, NULL, &s, &r);
-    step[k] = r.step_s;
-  }
-  if (!rc) {
-    double slope = (step[1] - step[0]) / at[1];
-    cal->model.gap_s[kind] = slope > 0 && measured > step[0] ? (measured - step[0]) / slope : 0;
-  }
+  if (!rc) rc = nd_sim_run(g, &e, &m, &cal->model, NULL, &s, &r);
+  *step_s = r.step_s;
   nd_sim_schedule_free(&s);
   nd_edges_free(&e);
   nd_graph_free(g);
   nd_sim_machine_free(&m);
   return rc ? nd__fail(err, rc, "calibrate: simulating the probe failed") : 0;
+}
+
+/* The gap of device kind `kind` that makes the simulated probe step the measured one. */
+static int fit_gap(const nd_config *cfg, nd_calibration *cal, int kind, double measured, nd_error *err) {
+  double at[2] = {0, 50e-6}, step[2];
+  int rc = 0;
+  for (int k = 0; k < 2 && !rc; k++) {
+    cal->model.gap_s[kind] = at[k];
+    rc = simulate_probe(cfg, cal, &step[k], err);
+  }
+  if (rc) return rc;
+  double slope = (step[1] - step[0]) / at[1];
+  cal->model.gap_s[kind] = slope > 0 && measured > step[0] ? (measured - step[0]) / slope : 0;
+  return 0;
 }
 
 int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *err) {
@@ -228,10 +193,13 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
   samples s = {0};
   int64_t G = cfg->train.micro_batch_size * cfg->parallelism.micro_batches * cfg->parallelism.data_parallel_size;
   /* CPU probes: one rank over the workers, the whole batch and a quarter of
-   * it per micro-batch; two tensor-parallel shards when the heads allow */
+   * it per micro-batch; two tensor-parallel shards when the heads allow; two
+   * pipeline stages with the most micro-batches the planner tries, so that
+   * the smallest tasks a layout can have are measured, not extrapolated
+   * from larger ones, and the stages' sends are timed between CPU workers */
   struct {
     int tp, m, pp, opencl;
-  } probes[] = {{1, 1, 1, 0}, {1, 4, 1, 0}, {2, 2, 1, 0}, {1, 1, 2, 1}, {1, 4, 2, 1}};
+  } probes[] = {{1, 1, 1, 0}, {1, 4, 1, 0}, {2, 2, 1, 0}, {1, ND_PLAN_MAX_MICRO, 2, 0}, {1, 1, 2, 1}, {1, 4, 2, 1}};
   enum { N_PROBES = sizeof probes / sizeof probes[0] };
   probe_result pr[N_PROBES] = {{0}};
   nd_config pc[N_PROBES];
@@ -286,7 +254,7 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
     for (int64_t a = 0, b, u; a < s.n; a = b) {
       for (b = a; b < s.n && s.v[b].kind == s.v[a].kind && s.v[b].dev == s.v[a].dev;) b++;
       for (u = a; u < b && s.v[u].beside == ND_ALONE;) u++;
-      cal.model.fit[s.v[a].kind][s.v[a].dev] = fit(s.v + a, u > a ? u - a : b - a);
+      cal.model.fit[s.v[a].kind][s.v[a].dev] = nd__cal_fit(s.v + a, u > a ? u - a : b - a);
     }
     double busy = 0, alone = 0; /* CPU tasks beside the device computing: measured, and as the CPU fit has them */
     for (int64_t i = 0; i < s.n; i++) {
@@ -296,22 +264,42 @@ int nd_calibrate(const nd_config *cfg, const char *path, FILE *log, nd_error *er
       alone += f->overhead_s + s.v[i].flops * f->s_per_flop + s.v[i].bytes * f->s_per_byte;
     }
     cal.model.cpu_beside_opencl = alone > 0 ? busy / alone : 0;
-    /* gaps: the CPU's from the CPU probes (their median), then the device's
-     * from the mixed probes with the CPU's fixed */
-    for (int pass = 0; pass < 2 && !rc; pass++) {
-      int kind = pass ? ND_BACKEND_OPENCL : ND_BACKEND_CPU, n_gaps = 0;
-      double gaps[N_PROBES];
-      for (int i = 0; i < n_probes && !rc; i++)
-        if ((pr[i].opencl > 0) == pass && !(rc = fit_gap(&pc[i], &cal, kind, pr[i].step_s, err)))
-          gaps[n_gaps++] = cal.model.gap_s[kind];
-      for (int a = 0; a < n_gaps; a++)
-        for (int b = a + 1; b < n_gaps; b++)
-          if (gaps[b] < gaps[a]) {
-            double t = gaps[a];
-            gaps[a] = gaps[b], gaps[b] = t;
-          }
-      cal.model.gap_s[kind] = n_gaps ? gaps[n_gaps / 2] : 0;
+    /* the CPU tasks' mean time over the fit's: on a machine that other
+     * processes share, a task loses its core now and then, the longer it
+     * runs the more often; the median of three runs, which the fit takes,
+     * leaves that out, and on the 2 cores of the tests at a load of 6 to 9
+     * the mean was several times the median */
+    double mean = 0, fitted = 0;
+    for (int64_t i = 0; i < s.n; i++) {
+      const nd_sim_fit *f = &cal.model.fit[s.v[i].kind][ND_BACKEND_CPU];
+      if (s.v[i].dev != ND_BACKEND_CPU || s.v[i].beside != ND_ALONE) continue;
+      mean += s.v[i].mean_s;
+      fitted += f->overhead_s + s.v[i].flops * f->s_per_flop + s.v[i].bytes * f->s_per_byte;
     }
+    cal.model.cpu_shared = fitted > 0 ? fmax(1, mean / fitted) : 0;
+    /* the CPU's gaps as measured (the simulated probe steps beside the
+     * measured ones show what the model leaves out); then the device's gap
+     * from the mixed probes, the CPU's fixed */
+    int cpu = ND_BACKEND_CPU, n_dev = 0;
+    double gaps[N_PROBES];
+    for (int w = 0; w < 2; w++) {
+      double *to = w ? cal.model.wake_s : cal.model.gap_s;
+      to[cpu] = s.gaps.n[w][cpu] ? s.gaps.us[w][cpu] / (double)s.gaps.n[w][cpu] * 1e-6 : 0;
+    }
+    if (log)
+      fprintf(log, "calibrate: CPU gap %.1f us (%lld), wake-up %.1f us (%lld), tasks %.3f times their median\n",
+              cal.model.gap_s[cpu] * 1e6, (long long)s.gaps.n[0][cpu], cal.model.wake_s[cpu] * 1e6,
+              (long long)s.gaps.n[1][cpu], cal.model.cpu_shared);
+    for (int i = 0; i < n_probes && !rc && log; i++) {
+      double sim_s;
+      if (!pr[i].opencl && !(rc = simulate_probe(&pc[i], &cal, &sim_s, err)))
+        fprintf(log, "calibrate: probe %d: measured %.2f ms, simulated %.2f ms\n", i + 1, pr[i].step_s * 1e3,
+                sim_s * 1e3);
+    }
+    for (int i = 0; i < n_probes && !rc; i++)
+      if (pr[i].opencl && !(rc = fit_gap(&pc[i], &cal, ND_BACKEND_OPENCL, pr[i].step_s, err)))
+        gaps[n_dev++] = cal.model.gap_s[ND_BACKEND_OPENCL];
+    cal.model.gap_s[ND_BACKEND_OPENCL] = median(gaps, n_dev);
   }
   snprintf(cal.machine, sizeof cal.machine, "this machine, calibrated on %.60s (%lld task timings)",
            cfg->source[0] ? cfg->source : "the quick start", (long long)s.n);
