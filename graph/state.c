@@ -232,9 +232,16 @@ static int64_t act_shape(const nd_graph *g, const nd__act_row *a, nd_rank r, nd_
   return bytes;
 }
 
+/* Does the build make activation `which` on rank r? The pools are sized by
+ * what it makes: a row counted but never made would lend the other rows its
+ * memory, deepening the pools past the bound. */
 static int act_on_rank(const nd_graph *g, const nd__act_set *as, int which, nd_rank r) {
   const nd__act_row *a = row_of(as, which);
+  int sliced = g->tp > 1 && !g->split_tp; /* hand-overs send slices (graph/stage.c) */
   if (which == as->count + ND__A_LNF_MEAN && !as->lnf_mean) return 0;
+  if (which == as->count + ND__A_XIN_PART) return sliced && r.pp > 0;
+  if (which == as->count + ND__A_D_XOUT_PART) return sliced && r.pp + 1 < g->pp;
+  if (a->layers_share) return g->cp > 1; /* the ring's transients */
   switch (a->where) {
   case ND__AT_FIRST:
     return r.pp == 0;
@@ -324,9 +331,10 @@ static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, const int
     for (int a = 0; a < as->count + ND__STAGE_ACTS; a++) {
       if (!act_on_rank(g, as, a, r)) continue;
       nd_tensor x = {0};
-      int64_t bytes = act_shape(g, row_of(as, a), r, &x) * (a < as->count ? g->stage_layers[st] : 1);
+      const nd__act_row *row = row_of(as, a);
+      int64_t bytes = act_shape(g, row, r, &x) * (a < as->count && !row->layers_share ? g->stage_layers[st] : 1);
       one += bytes;
-      used += bytes * depth[row_of(as, a)->pool];
+      used += bytes * depth[row->pool];
     }
     if (used > (int64_t)g->slots * one) return 0;
   }

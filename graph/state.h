@@ -43,7 +43,7 @@ typedef struct nd__act_row {
   uint8_t shape, where;  /* enum nd__act_shape, enum nd__act_where */
   uint8_t mult, width;   /* ND__ACT_SPLIT: mult * (enum nd__act_width / tp) */
   uint8_t gemm_in;       /* only GEMMs read it: stored in bf16 under train.precision bf16 */
-  uint8_t layers_share;  /* one buffer for every layer: a transient the next use rewrites (the ring's blocks) */
+  uint8_t layers_share;  /* one buffer for every layer: a transient the next use rewrites (the ring's blocks, made only under context parallelism) */
 } nd__act_row;
 
 /* The activations of a stage, the same in every family (graph/stage.c uses
