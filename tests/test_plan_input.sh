@@ -118,7 +118,7 @@ import json, sys
 def plans(n):
     return {tuple(p["set"]): p["predicted_step_ms"] for p in json.load(open("%s/%s.plans" % (sys.argv[1], n)))["plans"]}
 base = plans("base")
-fixed = [k for k in base if k[-1].split("=")[1] in ("1f1b", "zbh1", "zbh2", "gpipe")]
+fixed = [k for k in base if any(a in ("runtime.scheduler=" + o for o in ("1f1b", "zbh1", "zbh2", "gpipe")) for a in k)]
 for n in ("host", "device", "latency"):
     x = plans(n)
     print(n, int(x == base), sum(x[k] > base[k] * (1 + 1e-9) for k in base), len(base),
