@@ -1,4 +1,4 @@
-/* The planner: layouts (data × tensor × pipeline ranks fitting the workers,
+/* The planner: layouts (data × context × tensor × pipeline ranks fitting the workers,
  * micro-batches dividing the fixed global batch, activation slots, an even
  * or a device-balanced split of the layers, data-parallel sharding and
  * recomputation, placement, scheduler), each built as the IR, checked
@@ -42,6 +42,7 @@ int nd_candidate_sets(const nd_candidate *c, char sets[][64]) {
   snprintf(sets[n++], 64, "train.recompute=%s", nd_recompute_name(c->recompute));
   snprintf(sets[n++], 64, "parallelism.data_parallel_shard=%s", nd_dp_shard_name(c->shard));
   snprintf(sets[n++], 64, "parallelism.data_parallel_shard_size=0"); /* the whole group, whatever the configuration's */
+  snprintf(sets[n++], 64, "parallelism.context_parallel_size=%d", c->cp);
   return n;
 }
 
@@ -204,9 +205,9 @@ static int untimed_kind(const nd_graph *g, const nd_sim_machine *m, const nd_sim
 static int policies(ctx *c, nd_candidate *cand, const nd_graph *g, const nd_config *cfg, int memory_only, outcome *o) {
   nd_planning *p = c->p;
   int untimed = untimed_kind(g, &p->machine, &p->cal.model);
-  if (untimed >= 0 && (cand->shard != ND_DP_SHARD_NONE || cand->recompute != ND_RECOMPUTE_NONE)) {
+  if (untimed >= 0 && (cand->shard != ND_DP_SHARD_NONE || cand->recompute != ND_RECOMPUTE_NONE || cand->cp > 1)) {
     /* an option the calibration cannot time (`ndgraph calibrate` probes no
-     * sharded group): said in the output, the other layouts still ranked */
+     * sharded group and no ring): said in the output, the other layouts still ranked */
     if (!p->n_untimed++) p->untimed_kind = untimed;
     return 1;
   }
@@ -414,17 +415,37 @@ static int fits(ctx *c, nd_candidate *cand, int *skipped) {
  * example and at most 2.6% in the rest, none of them within 1.4 times of
  * the best (docs/planner.md): simulating them for a layout that fits
  * without would cost the planner twice its time for nothing. An option the
- * configuration refuses (a shard option not built yet) is skipped. */
+ * configuration refuses (a shard option not built yet) is skipped.
+ * 1: the layout fits as it is, or the configuration refuses it. */
 static int memory_options(ctx *c, nd_candidate *cand) {
   static const enum nd_recompute recomputes[] = {ND_RECOMPUTE_NONE, ND_RECOMPUTE_ATTENTION, ND_RECOMPUTE_LAYER};
-  int skipped, rc = fits(c, cand, &skipped); /* the candidate comes with none and none */
-  if (rc || skipped) return rc < 0 ? rc : 0;
+  cand->shard = ND_DP_SHARD_NONE, cand->recompute = ND_RECOMPUTE_NONE;
+  int skipped, rc = fits(c, cand, &skipped);
+  if (rc || skipped) return rc < 0 ? rc : 1;
   for (int shard = ND_DP_SHARD_NONE; shard <= ND_DP_SHARD_PARAMETERS && rc >= 0; shard++) {
     if (shard != ND_DP_SHARD_NONE && cand->dp < 2) break;
     for (size_t r = shard == ND_DP_SHARD_NONE; r < sizeof recomputes / sizeof recomputes[0]; r++) {
       cand->shard = (enum nd_dp_shard)shard, cand->recompute = recomputes[r];
       if ((rc = fits(c, cand, &skipped)) || skipped) break; /* fits, an error, or the option refused */
     }
+  }
+  return rc < 0 ? rc : 0;
+}
+
+/* The layout at cp 1 and, while it does not fit as it is, at cp 2, 4, ...
+ * (each sequence in 2 cp chunks, so seq_len divisible by 2 cp; cp more ranks
+ * in the workers), each with the memory options. Like them, context
+ * parallelism is tried only where memory binds: it splits the activations,
+ * not the parameters or their state, and the ring's blocks and merges are
+ * more tasks than one rank's attention; where the layout fits, dp over the
+ * same ranks divides the same work without a ring. */
+static int context_options(ctx *c, nd_candidate *cand, int workers) {
+  int rc = 0;
+  for (int cp = 1; rc == 0 && cp <= ND_MAX_CONTEXT && (cp == 1 || c->base->model.seq_len % (2 * cp) == 0) &&
+                   cand->dp * cp * cand->tp * cand->pp <= workers;
+       cp *= 2) {
+    cand->cp = cp;
+    rc = memory_options(c, cand);
   }
   return rc < 0 ? rc : 0;
 }
@@ -476,12 +497,13 @@ static int each_layout(ctx *c, int *count) {
               continue;
             }
             nd_candidate cand = {.dp = dp,
+                                 .cp = 1,
                                  .tp = tp,
                                  .pp = pp,
                                  .micro_batches = m,
                                  .micro_batch_size = (int)(per_replica / m),
                                  .slots = slots};
-            rc = memory_options(c, &cand);
+            rc = context_options(c, &cand, workers);
             progress(c, ++done);
           }
         }
@@ -492,12 +514,6 @@ static int each_layout(ctx *c, int *count) {
 
 int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibration, int processes, nd_error *err) {
   memset(p, 0, sizeof *p);
-  /* the layouts enumerated keep every sequence on one rank */
-  if (cfg->parallelism.context_parallel_size > 1)
-    return nd__fail(err, ND_ECONFIG,
-                    "%s: plan --auto enumerates layouts of parallelism.context_parallel_size 1 only, not %lld",
-                    nd__config_origin(cfg, "parallelism.context_parallel_size"),
-                    (long long)cfg->parallelism.context_parallel_size);
   clock_t t0 = clock();
   int rc = calibration ? nd_calibration_load(&p->cal, calibration, err) : (nd_calibration_default(&p->cal), 0);
   if (!rc) rc = nd_sim_machine_from(cfg, &p->cal, &p->machine, err);
@@ -539,9 +555,10 @@ int nd_planning_run(nd_planning *p, const nd_config *cfg, const char *calibratio
       if (over < least_over) least_over = over, least = r;
     }
     nd__fail(err, ND_ECONFIG,
-             "%s: plan --auto: no layout fits the devices (%d rejected for memory; the smallest, dp %d tp %d "
+             "%s: plan --auto: no layout fits the devices (%d rejected for memory; the smallest, dp %d cp %d tp %d "
              "pp %d with %d micro-batches: %s)",
-             nd__config_origin(cfg, NULL), p->n_rejected, least ? least->dp : 0, least ? least->tp : 0,
+             nd__config_origin(cfg, NULL), p->n_rejected, least ? least->dp : 0, least ? least->cp : 0,
+             least ? least->tp : 0,
              least ? least->pp : 0, least ? least->micro_batches : 0, least ? least->reason : "none tried");
     nd_planning_free(p);
     return ND_ECONFIG;

@@ -7,7 +7,7 @@
 #include "sim/calibration.h"
 #include "sim/sim.h"
 
-#define ND_PLAN_MAX_SETS 12
+#define ND_PLAN_MAX_SETS 13
 
 /* the most micro-batches a layout is given (ndgraph calibrate probes as many) */
 #define ND_PLAN_MAX_MICRO 16
@@ -24,6 +24,7 @@
 
 typedef struct nd_candidate {
   int dp, tp, pp, micro_batches, micro_batch_size, slots, uneven;
+  int cp; /* context ranks a replica: dp x cp x tp x pp ranks */
   int stage_layers[ND_MAX_STAGES];
   enum nd_recompute recompute;
   enum nd_dp_shard shard; /* over the whole data-parallel group */
@@ -45,7 +46,7 @@ typedef struct nd_planning {
   int n_rejected;
   int n_extrapolated; /* layouts with stages too long to simulate whole (sim/planner.c) */
   int64_t rank_limit; /* bytes a rank may hold (runtime.device_memory); 0: no limit */
-  int n_untimed;      /* sharded or recomputed layouts with a task kind the calibration does not time */
+  int n_untimed;      /* sharded, recomputed or context-parallel layouts with a task kind the calibration does not time */
   int untimed_kind;   /* the first such kind */
   int64_t global_batch, seq_len;
   double seconds; /* spent planning */

@@ -44,18 +44,18 @@ static void print_text(FILE *out, const nd_planning *p) {
   if (p->rank_limit)
     fprintf(out, "runtime.device_memory: %.1f MiB a rank\n", mib(p->rank_limit));
   if (p->n_untimed)
-    fprintf(out, "%d sharded or recomputed layouts not simulated: the calibration does not time %s\n", p->n_untimed,
+    fprintf(out, "%d sharded, recomputed or context-parallel layouts not simulated: the calibration does not time %s\n", p->n_untimed,
             nd_task_kind_name((enum nd_task_kind)p->untimed_kind));
   fprintf(out, "\n");
-  fprintf(out, " #  step ms   tokens/s  bubble  dp tp pp  mb x seq  slots  stages     recompute shard       rank MiB  "
+  fprintf(out, " #  step ms   tokens/s  bubble  dp cp tp pp  mb x seq  slots  stages     recompute shard       rank MiB  "
                "placement scheduler  peak memory\n");
   for (int i = 0; i < p->n_plans && i < ND_PLAN_SHOWN; i++) {
     const nd_candidate *c = &p->plans[i];
     char stages[48] = "even";
     for (int s = 0, at = 0; c->uneven && s < c->pp && at < 40; s++)
       at += snprintf(stages + at, sizeof stages - (size_t)at, s ? ",%d" : "%d", c->stage_layers[s]);
-    fprintf(out, "%2d %8.2f %10.0f %6.1f%%  %2d %2d %2d  %3d x %-3d %5d  %-10s %-9s %-10s %9.1f  %-9s %-9s  ", i + 1,
-            c->step_s * 1e3, c->tokens_per_s, 100 * c->bubble, c->dp, c->tp, c->pp, c->micro_batches,
+    fprintf(out, "%2d %8.2f %10.0f %6.1f%%  %2d %2d %2d %2d  %3d x %-3d %5d  %-10s %-9s %-10s %9.1f  %-9s %-9s  ", i + 1,
+            c->step_s * 1e3, c->tokens_per_s, 100 * c->bubble, c->dp, c->cp, c->tp, c->pp, c->micro_batches,
             c->micro_batch_size, c->slots, stages, nd_recompute_name(c->recompute), nd_dp_shard_name(c->shard),
             mib(c->rank_bytes), (const char *[]){"affinity", "strict", "free"}[c->placement], c->scheduler);
     print_memory(out, p, c);
@@ -67,8 +67,8 @@ static void print_text(FILE *out, const nd_planning *p) {
   if (p->n_rejected) fprintf(out, "\nrejected for memory:\n");
   for (int i = 0; i < p->n_rejected && i < ND_PLAN_SHOWN; i++) {
     const nd_candidate *c = &p->rejected[i];
-    fprintf(out, "  dp %d tp %d pp %d, %d x %d, %d slots, recompute %s, shard %s, %s, %s: %s\n", c->dp, c->tp, c->pp,
-            c->micro_batches, c->micro_batch_size, c->slots, nd_recompute_name(c->recompute),
+    fprintf(out, "  dp %d cp %d tp %d pp %d, %d x %d, %d slots, recompute %s, shard %s, %s, %s: %s\n", c->dp, c->cp, c->tp,
+            c->pp, c->micro_batches, c->micro_batch_size, c->slots, nd_recompute_name(c->recompute),
             nd_dp_shard_name(c->shard), (const char *[]){"affinity", "strict", "free"}[c->placement], c->scheduler,
             c->reason);
   }

@@ -22,6 +22,9 @@ EXTRA_DIST += tests/test_planner.sh tests/test_plan_input.sh tests/test_context_
 # plan --auto under runtime.device_memory: sharded or recomputed layouts that fit, and run under it
 TESTS += tests/test_plan_memory.sh
 EXTRA_DIST += tests/test_plan_memory.sh bench/memory
+# plan --auto and context parallelism: a cp column, cp > 1 where long sequences bind, untimed rings left out
+TESTS += tests/test_plan_context.sh
+EXTRA_DIST += tests/test_plan_context.sh
 check_PROGRAMS += tests/test_limits
 TESTS += tests/test_limits
 tests_test_limits_SOURCES = tests/test_limits.c tests/tap.h

@@ -148,6 +148,7 @@ want="parallelism.data_parallel_size=1 parallelism.tensor_parallel_size=1 parall
 want="$want parallelism.micro_batches=1 parallelism.activation_slots=1 parallelism.stage_layers=[] train.micro_batch_size=16"
 want="$want runtime.placement=affinity runtime.scheduler=ndws"
 want="$want train.recompute=none parallelism.data_parallel_shard=none parallelism.data_parallel_shard_size=0"
+want="$want parallelism.context_parallel_size=1"
 [ "$(cat "$tmp/best.txt")" = "$want" ]
 ok $? "configs/calibration-8gpu.json's best plan: pp 2, one micro-batch, affinity, ndws (got: $(cat "$tmp/best.txt"))"
 
@@ -163,8 +164,10 @@ import re, sys
 text = open(sys.argv[1]).read()
 best = dict(s.split("=") for s in re.search(r"^best: (.*)$", text, re.M).group(1).replace("--set ", "").split())
 rows = [l.split() for l in text.splitlines() if re.match(r"^ ?\d+ +\d", l)]
-assert rows and all(int(r[4]) * int(r[6]) >= 2 for r in rows), "a layout of one (replica, stage) group ranked"
-assert int(best["parallelism.data_parallel_size"]) * int(best["parallelism.pipeline_parallel_size"]) >= 2
+# dp cp tp pp: context ranks are replicas to the cut
+assert rows and all(int(r[4]) * int(r[5]) * int(r[7]) >= 2 for r in rows), "a layout of one (replica, stage) group ranked"
+assert int(best["parallelism.data_parallel_size"]) * int(best["parallelism.context_parallel_size"]) * \
+    int(best["parallelism.pipeline_parallel_size"]) >= 2
 PY
 ok $? "... every ranked layout has at least 2 (replica, stage) groups"
 # a global batch of one sequence and 2 layers: at most 2 (replica, stage) groups

@@ -186,7 +186,7 @@ sed 's/"memory_bytes": *[0-9]*/"memory_bytes": 1000/' "$srcdir/configs/calibrati
   --calibration "$tmp/none.json" >"$tmp/out" 2>"$tmp/err"
 st=$?
 [ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-  grep -Eq "no layout fits the devices \([0-9]+ rejected for memory; the smallest, dp [0-9]+ tp [0-9]+ pp [0-9]+ with [0-9]+ micro-batches: device cuda[0-9] needs .* has 0.000 GiB \(1000 bytes\)\)$" "$tmp/err"
+  grep -Eq "no layout fits the devices \([0-9]+ rejected for memory; the smallest, dp [0-9]+ cp [0-9]+ tp [0-9]+ pp [0-9]+ with [0-9]+ micro-batches: device cuda[0-9] needs .* has 0.000 GiB \(1000 bytes\)\)$" "$tmp/err"
 ok $? "no layout fits: exit 2 ($st), one line with the closest layout's shortfall: $(cat "$tmp/err")"
 
 # a calibration file nothing would read is refused, not ignored (a typo would go unseen)

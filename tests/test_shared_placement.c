@@ -125,6 +125,7 @@ static int shared_stages(const nd_planning *p, nd_candidate *extra) {
   for (int k = 0; k < 2; k++)
     for (int pl = 0; pl < 3; pl++)
       extra[n++] = (nd_candidate){.dp = 1,
+                                  .cp = 1,
                                   .tp = 1,
                                   .pp = 3,
                                   .micro_batches = m,
