@@ -33,9 +33,13 @@ static void fit_from_cost(nd_sim_fit *f, const nd_cost_model *c) {
 void nd_calibration_default(nd_calibration *c) {
   /* the kinds the OpenCL backend declines (its nd_backend_ops.declined; `ndgraph calibrate` measures which), and the
    * all-reduce; tests/test_shared_placement fails where a task runs elsewhere than the simulator puts it */
-  static const enum nd_task_kind host_only[] = {ND_TASK_LOAD_BATCH, ND_TASK_CE_COMBINE, ND_TASK_ALLREDUCE,
-                                                ND_TASK_GRAD_SUMSQ, ND_TASK_ALLGATHER, ND_TASK_SHARD_GATHER,
-                                                ND_TASK_REDUCE_SCATTER, ND_TASK_GRAD_SUMSQ_RANGE};
+  static const enum nd_task_kind host_only[] = {
+      ND_TASK_LOAD_BATCH,     ND_TASK_CE_COMBINE,       ND_TASK_ALLREDUCE,      ND_TASK_GRAD_SUMSQ,
+      ND_TASK_ALLGATHER,      ND_TASK_SHARD_GATHER,     ND_TASK_REDUCE_SCATTER, ND_TASK_GRAD_SUMSQ_RANGE,
+      ND_TASK_PARAM_GATHER,   ND_TASK_CAST_BF16,        ND_TASK_RING_ATTN_FWD,  ND_TASK_RING_ATTN_MERGE,
+      ND_TASK_RING_ATTN_BWD,  ND_TASK_RING_KV_ADD,      ND_TASK_RING_POS_FWD,   ND_TASK_RING_POS_BWD,
+      ND_TASK_RING_GQA_FWD,   ND_TASK_RING_GQA_BWD,     ND_TASK_RING_GQA_KV_ADD, ND_TASK_RING_ROPE_FWD,
+      ND_TASK_RING_ROPE_BWD};
   memset(c, 0, sizeof *c);
   for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
     fit_from_cost(&c->model.fit[k][ND_BACKEND_CPU], &nd_cost_cpu);
