@@ -255,7 +255,10 @@ done:
 int nd_mpi_build_share(const nd_config *cfg, int procs, int me, nd_graph **step, nd_graph **eval, nd_error *err) {
   nd_graph *tail = NULL;
   int *tail_on = NULL, rc = ND_ENOMEM;
-  uint8_t *pairs = calloc((size_t)cfg->parallelism.data_parallel_size * cfg->parallelism.pipeline_parallel_size, 1);
+  /* a pair per data-parallel rank (replica x context rank) and stage */
+  uint8_t *pairs = calloc((size_t)(cfg->parallelism.data_parallel_size * cfg->parallelism.context_parallel_size *
+                                   cfg->parallelism.pipeline_parallel_size),
+                          1);
   *step = *eval = NULL;
   if (!pairs) goto done;
   /* no pair: the state and the optimizer tail, where the sums run */

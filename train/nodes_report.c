@@ -58,7 +58,10 @@ int nd_nodes_report(const nd_config *cfg, int nodes, int process, FILE *out, nd_
   int lo = process < 0 ? 0 : process, hi = process < 0 ? nodes : process + 1, rc;
   /* the state and the optimizer tail alone (no pair built): where each sum
    * runs, and so which pairs each share needs */
-  if (!(pairs = calloc((size_t)cfg->parallelism.data_parallel_size * cfg->parallelism.pipeline_parallel_size, 1)) ||
+  /* a pair per data-parallel rank (replica x context rank) and stage */
+  if (!(pairs = calloc((size_t)(cfg->parallelism.data_parallel_size * cfg->parallelism.context_parallel_size *
+                                cfg->parallelism.pipeline_parallel_size),
+                       1)) ||
       !(shares = calloc((size_t)(hi - lo), sizeof *shares))) {
     rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
     goto done;
