@@ -33,10 +33,11 @@ want="nd_cuda_matmul_forward nd_cuda_layernorm_forward nd_cuda_attention_forward
 nd_cuda_gelu_forward nd_cuda_embedding_backward nd_cuda_crossentropy_stats nd_cuda_adamw nd_cuda_sumsq
 nd_cuda_rmsnorm_forward nd_cuda_rmsnorm_backward_input nd_cuda_rmsnorm_backward_weight nd_cuda_rope_forward
 nd_cuda_rope_backward nd_cuda_swiglu_forward nd_cuda_swiglu_backward nd_cuda_attention_gqa_forward
-nd_cuda_attention_gqa_backward"
+nd_cuda_attention_gqa_backward nd_cuda_cast_bf16 nd_cuda_matmul_forward_bf16 nd_cuda_matmul_backward_input_bf16
+nd_cuda_matmul_backward_weight_bf16"
 missing=
 for s in $want; do grep -qx "$s" "$tmp/syms" || missing="$missing $s"; done
-[ -z "$missing" ]; ok $? "the CUDA launchers are built, GPT-2's and Llama's${missing:+ (missing:$missing)}"
+[ -z "$missing" ]; ok $? "the CUDA launchers are built, GPT-2's, Llama's and bf16's${missing:+ (missing:$missing)}"
 
 # the ops table that gives the codelets their CUDA implementations (kernels/cuda/backend.c)
 nm "${ND_BUILDDIR:-.}/.libs/libndgraph_internal.a" 2>/dev/null | grep -q " [DR] nd__cuda_backend$"

@@ -6,12 +6,17 @@
  * another order (GEMMs, attention, column sums), 1e-4 for AdamW; with
  * runtime.tf32 the GEMMs are checked at 5e-3 (TF32 keeps 10 mantissa bits);
  * train.precision bf16's GEMMs at 2e-5 against the CPU's on the same
- * bf16-rounded inputs (products of bf16 values are exact in fp32).
- * Skipped, with the reason, where there is no CUDA device. */
+ * bf16-rounded inputs (products of bf16 values are exact in fp32); its cast
+ * bit for bit against common/bf16.h (NaNs, infinities, overflow, ties); the
+ * kernels that store bf16 (LayerNorm, RMSNorm, GeLU, SwiGLU) within bf16's
+ * rounding of the fp64 value, and on the CPU backend's bits but for a few
+ * elements one unit apart (an fp32 result on the other side of a rounding
+ * boundary). Skipped, with the reason, where there is no CUDA device. */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <string.h>
 
+#include "common/bf16.h"
 #include "graph/kinds.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
@@ -54,6 +59,62 @@ static void check(const char *what, const float *d, const float *ref, int64_t n,
   ok(r <= tol, "%s: relative error %.2e (tolerance %.0e)", what, r, tol);
 }
 
+/* A bf16 output d (device, n) of a kernel that computes in fp32: within
+ * bf16's rounding (half a unit, at most 2^-8 relative) of the fp64 value ref,
+ * plus 1e-5 (1 + |ref|) for fp32's own error (truncating instead of rounding
+ * errs by up to twice the bound); and equal to the CPU backend's store (cpu,
+ * its fp32 output, rounded by common/bf16.h) but for at most 1% of the
+ * elements, each one unit apart. */
+static void check_bf16(const char *what, const void *d, const float *cpu, const double *ref, int64_t n) {
+  nd_bf16 *got = malloc((size_t)(n ? n : 1) * sizeof *got);
+  cudaDeviceSynchronize();
+  cudaMemcpy(got, d, (size_t)n * sizeof *got, cudaMemcpyDeviceToHost);
+  double worst = 0;
+  int64_t differ = 0, far = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double e = fabs(nd_bf16_to_f32(got[i]) - ref[i]) / (ldexp(fabs(ref[i]), -8) + 1e-5 * (1 + fabs(ref[i])));
+    worst = e > worst ? e : worst;
+    int units = abs((int)got[i] - (int)nd_bf16_from_f32(cpu[i]));
+    differ += units != 0, far += units > 1;
+  }
+  free(got);
+  ok(worst <= 1.0, "%s in bf16: within bf16's rounding of the fp64 value (worst %.2f of the bound)", what, worst);
+  ok(far == 0 && differ * 100 <= n,
+     "%s in bf16: the CPU's bits but for %lld of %lld elements, %lld of them more than one unit apart", what,
+     (long long)differ, (long long)n, (long long)far);
+}
+
+/* train.precision bf16's cast: common/bf16.h's bits on the values whose
+ * answer is known (tests/test_bf16) and on random bit patterns (every
+ * exponent, NaNs among them) */
+static void cast_bf16(int64_t n) {
+  static const uint32_t special[] = {0x3f808000u, 0x3f818000u, 0xbf818000u, 0x3f807fffu, 0x3f808001u, 0x00008000u,
+                                     0x00018000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0x7f800001u,
+                                     0xff800001u, 0x7f7f7fffu, 0x7f7f8000u, 0x7f7fffffu, 0xff7fffffu};
+  const int64_t ns = (int64_t)(sizeof special / sizeof *special);
+  uint32_t *bits = malloc((size_t)n * sizeof *bits);
+  nd_bf16 *got = malloc((size_t)n * sizeof *got);
+  for (int64_t i = 0; i < n; i++) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    bits[i] = i < ns ? special[i] : (uint32_t)(rng >> 32);
+  }
+  float *gx = dev(bits, (size_t)n * 4);
+  void *gy = dev(NULL, (size_t)n * 2);
+  ok(nd_cuda_cast_bf16(0, gy, gx, n) == 0, "cast_bf16 (%lld) launches", (long long)n);
+  cudaDeviceSynchronize();
+  cudaMemcpy(got, gy, (size_t)n * 2, cudaMemcpyDeviceToHost);
+  int64_t wrong = 0, first = -1;
+  for (int64_t i = 0; i < n; i++) {
+    float f;
+    memcpy(&f, &bits[i], sizeof f);
+    if (got[i] != nd_bf16_from_f32(f)) wrong++, first = first < 0 ? i : first;
+  }
+  ok(wrong == 0, "  common/bf16.h's bits on all %lld values (NaN, infinities, overflow, ties first): %lld differ",
+     (long long)n, (long long)wrong);
+  if (first >= 0) diag("the first: 0x%08x -> 0x%04x", bits[first], got[first]);
+  free(bits), free(got), cudaFree(gx), cudaFree(gy);
+}
+
 static void matmul(cublasHandle_t h, int M, int K, int N, int trans_w, double tol) {
   char name[96];
   float *x = host((int64_t)M * K), *w = host((int64_t)K * N), *b = host(N), *y = host((int64_t)M * N);
@@ -91,8 +152,8 @@ static void matmul_bf16(cublasHandle_t h, int M, int K, int N, int trans_w) {
   void *hx = dev(NULL, (size_t)nx * 2), *hw = dev(NULL, (size_t)nw * 2), *hb = dev(NULL, (size_t)N * 2);
   void *hdy = dev(NULL, (size_t)ny * 2);
   snprintf(name, sizeof name, "bf16 matmul (%d, %d, %d)%s", M, K, N, trans_w ? " transposed" : "");
-  ok(nd_cuda_to_bf16(0, hx, gx, nx) == 0 && nd_cuda_to_bf16(0, hw, gw, nw) == 0 && nd_cuda_to_bf16(0, hb, gb, N) == 0 &&
-         nd_cuda_to_bf16(0, hdy, gdy, ny) == 0,
+  ok(nd_cuda_cast_bf16(0, hx, gx, nx) == 0 && nd_cuda_cast_bf16(0, hw, gw, nw) == 0 &&
+         nd_cuda_cast_bf16(0, hb, gb, N) == 0 && nd_cuda_cast_bf16(0, hdy, gdy, ny) == 0,
      "%s: inputs rounded to bf16", name);
   nd_matmul_forward(y, rx, rw, rb, M, K, N, trans_w);
   ok(nd_cuda_matmul_forward_bf16(h, 0, gy, hx, hw, hb, M, K, N, trans_w) == 0, "%s forward launches", name);
@@ -118,7 +179,7 @@ static void layernorm(int N, int C) {
   float *gdy = dev(dy, (size_t)N * C * 4), *gdx = dev(NULL, (size_t)N * C * 4), *gskip = dev(skip, (size_t)N * C * 4);
   float *gdw = dev(dw, (size_t)C * 4), *gdb = dev(db, (size_t)C * 4);
   nd_layernorm_forward(y, m, r, x, w, b, N, C);
-  nd_cuda_layernorm_forward(0, gy, gm, gr, gx, gw, gb, N, C);
+  nd_cuda_layernorm_forward(0, gy, 0, gm, gr, gx, gw, gb, N, C);
   char name[64];
   snprintf(name, sizeof name, "layernorm (%d, %d) forward", N, C);
   check(name, gy, y, (int64_t)N * C, 1e-5);
@@ -134,6 +195,62 @@ static void layernorm(int N, int C) {
   float *all[] = {x, w, b, y, m, r, dy, dx, skip, dw, db};
   float *gall[] = {gx, gw, gb, gy, gm, gr, gdy, gdx, gskip, gdw, gdb};
   for (int i = 0; i < 11; i++) free(all[i]), cudaFree(gall[i]);
+}
+
+/* train.precision bf16's writers, output stored in bf16, statistics in fp32:
+ * LayerNorm and RMSNorm on (N, C), GeLU and SwiGLU on N * C elements; each
+ * against its fp64 value and the CPU kernel's output (check_bf16) */
+static void bf16_writers(int N, int C) {
+  int64_t n = (int64_t)N * C;
+  float *x = host(n), *a = host(n), *w = host(C), *b = host(C), *y = host(n), *m = host(N), *r = host(N);
+  double *ref = malloc((size_t)n * sizeof *ref);
+  float *gx = dev(x, (size_t)n * 4), *ga = dev(a, (size_t)n * 4), *gw = dev(w, (size_t)C * 4);
+  float *gb = dev(b, (size_t)C * 4), *gm = dev(NULL, (size_t)N * 4), *gr = dev(NULL, (size_t)N * 4);
+  void *gy = dev(NULL, (size_t)n * 2);
+  char name[64];
+  for (int i = 0; i < N; i++) {
+    const float *xi = x + (int64_t)i * C;
+    double mean = 0, var = 0;
+    for (int j = 0; j < C; j++) mean += xi[j];
+    mean /= C;
+    for (int j = 0; j < C; j++) var += (xi[j] - mean) * (xi[j] - mean);
+    for (int j = 0; j < C; j++) ref[(int64_t)i * C + j] = (xi[j] - mean) / sqrt(var / C + 1e-5) * w[j] + b[j];
+  }
+  snprintf(name, sizeof name, "layernorm (%d, %d) forward", N, C);
+  nd_layernorm_forward(y, m, r, x, w, b, N, C);
+  ok(nd_cuda_layernorm_forward(0, gy, 1, gm, gr, gx, gw, gb, N, C) == 0, "%s launches with a bf16 output", name);
+  check_bf16(name, gy, y, ref, n);
+  check("  mean (fp32)", gm, m, N, 1e-5);
+  check("  rstd (fp32)", gr, r, N, 1e-5);
+
+  for (int i = 0; i < N; i++) {
+    const float *xi = x + (int64_t)i * C;
+    double ss = 0;
+    for (int j = 0; j < C; j++) ss += (double)xi[j] * xi[j];
+    for (int j = 0; j < C; j++) ref[(int64_t)i * C + j] = w[j] * (xi[j] / sqrt(ss / C + 1e-5));
+  }
+  snprintf(name, sizeof name, "rmsnorm (%d, %d) forward", N, C);
+  nd_rmsnorm_forward(y, r, x, w, N, C, 1e-5f);
+  ok(nd_cuda_rmsnorm_forward(0, gy, 1, gr, gx, gw, N, C, 1e-5f) == 0, "%s launches with a bf16 output", name);
+  check_bf16(name, gy, y, ref, n);
+  check("  rstd (fp32)", gr, r, N, 1e-5);
+
+  for (int64_t i = 0; i < n; i++) {
+    double v = x[i];
+    ref[i] = 0.5 * v * (1 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+  }
+  snprintf(name, sizeof name, "gelu forward (%lld)", (long long)n);
+  nd_gelu_forward(y, x, n);
+  ok(nd_cuda_gelu_forward(0, gy, 1, gx, n) == 0, "%s launches with a bf16 output", name);
+  check_bf16(name, gy, y, ref, n);
+
+  for (int64_t i = 0; i < n; i++) ref[i] = x[i] / (1 + exp(-(double)x[i])) * a[i];
+  snprintf(name, sizeof name, "swiglu forward (%lld)", (long long)n);
+  nd_swiglu_forward(y, x, a, n);
+  ok(nd_cuda_swiglu_forward(0, gy, 1, gx, ga, n) == 0, "%s launches with a bf16 output", name);
+  check_bf16(name, gy, y, ref, n);
+  free(x), free(a), free(w), free(b), free(y), free(m), free(r), free(ref);
+  cudaFree(gx), cudaFree(ga), cudaFree(gw), cudaFree(gb), cudaFree(gm), cudaFree(gr), cudaFree(gy);
 }
 
 static void attention(int B, int T, int NH, int hs) {
@@ -164,7 +281,7 @@ static void rmsnorm(int N, int C, int with_skip, float beta) {
   char name[64];
   snprintf(name, sizeof name, "rmsnorm (%d, %d) forward", N, C);
   nd_rmsnorm_forward(y, r, x, w, N, C, 1e-5f);
-  nd_cuda_rmsnorm_forward(0, gy, gr, gx, gw, N, C, 1e-5f);
+  nd_cuda_rmsnorm_forward(0, gy, 0, gr, gx, gw, N, C, 1e-5f);
   check(name, gy, y, (int64_t)N * C, 1e-5);
   check("  rstd", gr, r, N, 1e-5);
   nd_rmsnorm_backward_input(dx, with_skip ? skip : NULL, dy, x, w, r, N, C);
@@ -229,11 +346,11 @@ static void elementwise(int64_t n) {
   float *gm = dev(m, (size_t)n * 4), *gv = dev(v, (size_t)n * 4), *gg = dev(g, (size_t)n * 4);
   char name[64];
   snprintf(name, sizeof name, "gelu forward (%lld)", (long long)n);
-  nd_gelu_forward(y, x, n), nd_cuda_gelu_forward(0, gy, gx, n);
+  nd_gelu_forward(y, x, n), nd_cuda_gelu_forward(0, gy, 0, gx, n);
   check(name, gy, y, n, 1e-5);
   nd_gelu_backward(dx, x, dy, n), nd_cuda_gelu_backward(0, gdx, gx, gdy, n);
   check("  gelu backward", gdx, dx, n, 1e-5);
-  nd_swiglu_forward(y, x, a, n), nd_cuda_swiglu_forward(0, gy, gx, ga, n);
+  nd_swiglu_forward(y, x, a, n), nd_cuda_swiglu_forward(0, gy, 0, gx, ga, n);
   check("  swiglu forward", gy, y, n, 1e-5);
   nd_swiglu_backward(dx, y, x, a, dy, n), nd_cuda_swiglu_backward(0, gdx, gy, gx, ga, gdy, n);
   check("  swiglu backward, gate", gdx, dx, n, 1e-5);
@@ -338,6 +455,11 @@ int main(void) {
   matmul_bf16(h, 64, 48, 80, 0);
   matmul_bf16(h, 33, 65, 17, 1);
   matmul_bf16(h, 256, 768, 2304, 0);
+  cast_bf16(1000);
+  cast_bf16(1 << 20);
+  bf16_writers(7, 33);
+  bf16_writers(64, 768);
+  bf16_writers(16, 1600);
   layernorm(7, 33);
   layernorm(64, 768);
   layernorm(16, 1600);

@@ -3,8 +3,8 @@
  * pointer), on the calling StarPU CUDA worker's stream and cuBLAS handle.
  * Launches only: the codelets are STARPU_CUDA_ASYNC, StarPU waits on the
  * stream. The GPT-2 kernels passed tests/test_cuda_kernels on an H200; the
- * Llama kinds have not run on a GPU yet (docs/cuda.md, *Status on real
- * hardware*). */
+ * Llama kinds and train.precision bf16's tasks have not run on a GPU yet
+ * (docs/cuda.md, *Status on real hardware*). */
 #include <stdio.h>
 #include <starpu.h>
 #include <starpu_cublas_v2.h>
@@ -19,6 +19,9 @@
 #define I(i) ((const int32_t *)c->t[i].data)
 #define S    (starpu_cuda_get_local_stream())
 #define BLAS (starpu_cublas_get_local_handle())
+
+/* train.precision bf16: the task's output is stored in bf16 (kernels/cuda/kernels.h, out_bf16) */
+#define OUT_BF16 (c->t[0].dtype == ND_KERNEL_BF16)
 
 /* train.precision bf16: the GEMM's inputs as bf16, a bf16 tensor as it is,
  * an fp32 one (an output gradient, the attention output, a bias) rounded into
@@ -35,7 +38,7 @@ static int matmul_bf16(const nd_kcall *c) {
     int64_t n = 1;
     for (int d = 0; d < c->t[i].ndim; d++) n *= c->t[i].shape[d];
     if (!(rc = (int)cudaMallocAsync(&scratch[i], (size_t)(n > 0 ? n : 1) * 2, S)))
-      rc = nd_cuda_to_bf16(S, scratch[i], c->t[i].data, n);
+      rc = nd_cuda_cast_bf16(S, scratch[i], c->t[i].data, n);
     in[i] = scratch[i];
   }
   if (!rc && c->task->kind == ND_TASK_MATMUL_FWD)
@@ -78,7 +81,7 @@ static int supports(const nd_task *t) {
 
 static int layernorm_fwd(const nd_kcall *c) {
   const struct nd_ln_args *l = &c->task->a.ln;
-  return nd_cuda_layernorm_forward(S, F(0), F(1), F(2), F(3), F(4), F(5), l->N, l->C);
+  return nd_cuda_layernorm_forward(S, c->t[0].data, OUT_BF16, F(1), F(2), F(3), F(4), F(5), l->N, l->C);
 }
 
 static int layernorm_bwd_input(const nd_kcall *c) {
@@ -106,7 +109,7 @@ static int attention_bwd(const nd_kcall *c) {
 static int rmsnorm_fwd(const nd_kcall *c) {
   const struct nd_rms_args *l = &c->task->a.rms;
   // out (N, C), rstd (N), inp (N, C), weight (C)
-  return nd_cuda_rmsnorm_forward(S, F(0), F(1), F(2), F(3), l->N, l->C, l->eps);
+  return nd_cuda_rmsnorm_forward(S, c->t[0].data, OUT_BF16, F(1), F(2), F(3), l->N, l->C, l->eps);
 }
 
 static int rmsnorm_bwd_input(const nd_kcall *c) {
@@ -131,7 +134,9 @@ static int rope_bwd(const nd_kcall *c) {
   return nd_cuda_rope_backward(S, F(0), F(1), r->B, r->T, r->H, r->hs, r->rope);
 }
 
-static int swiglu_fwd(const nd_kcall *c) { return nd_cuda_swiglu_forward(S, F(0), F(1), F(2), c->task->a.ew.n); }
+static int swiglu_fwd(const nd_kcall *c) {
+  return nd_cuda_swiglu_forward(S, c->t[0].data, OUT_BF16, F(1), F(2), c->task->a.ew.n);
+}
 
 static int swiglu_bwd(const nd_kcall *c) {
   return nd_cuda_swiglu_backward(S, F(0), F(1), F(2), F(3), F(4), c->task->a.ew.n);
@@ -151,7 +156,9 @@ static int gqa_bwd(const nd_kcall *c) {
                                         a->NKV * a->hs, a->B, a->T, a->NH, a->NKV, a->hs);
 }
 
-static int gelu_fwd(const nd_kcall *c) { return nd_cuda_gelu_forward(S, F(0), F(1), c->task->a.ew.n); }
+static int gelu_fwd(const nd_kcall *c) {
+  return nd_cuda_gelu_forward(S, c->t[0].data, OUT_BF16, F(1), c->task->a.ew.n);
+}
 
 static int gelu_bwd(const nd_kcall *c) { return nd_cuda_gelu_backward(S, F(0), F(1), F(2), c->task->a.ew.n); }
 

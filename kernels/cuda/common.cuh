@@ -1,8 +1,12 @@
-/* Internal to the .cu files of kernels/cuda: launch geometry, block reductions, errors. */
+/* Internal to the .cu files of kernels/cuda: launch geometry, block
+ * reductions, errors, the bf16 store. */
 #ifndef ND_KERNELS_CUDA_COMMON_CUH
 #define ND_KERNELS_CUDA_COMMON_CUH
 
 #include "kernels/cuda/kernels.h"
+
+#define ND_BF16_FN __host__ __device__ static inline /* common/bf16.h's rounding on the device */
+#include "common/bf16.h"
 
 #define ND_CUDA_THREADS 256
 
@@ -40,5 +44,11 @@ template <typename T> __device__ T nd_block_max(T v) {
   for (int o = 16; o > 0; o >>= 1) t = max(t, __shfl_xor_sync(0xffffffffu, t, o));
   return t;
 }
+
+/* A kernel's store of a value computed in fp32: as it is, or (train.precision
+ * bf16, an output only GEMMs read) rounded as the CPU rounds it. Kernels that
+ * write either are templates on the output type. */
+__device__ static inline void nd_store(float *p, float v) { *p = v; }
+__device__ static inline void nd_store(nd_bf16 *p, float v) { *p = nd_bf16_from_f32(v); }
 
 #endif

@@ -1,7 +1,8 @@
 /* Element-wise kernels: GeLU (tanh form, the CPU's expf-based tanh), the
  * gated SiLU of Llama's MLP, residual, accumulation (the ordered sum of a
  * collective's parts) and AdamW. The CUDA twins of kernels/cpu/gelu.c,
- * swiglu.c, residual.c, reduce.c and adamw.c. */
+ * swiglu.c, residual.c, reduce.c and adamw.c. GeLU's and SwiGLU's forwards
+ * store fp32 or, under train.precision bf16, bf16 (common.cuh, nd_store). */
 #include <math.h>
 
 #include "kernels/cuda/common.cuh"
@@ -13,10 +14,10 @@
 
 __device__ static float fast_tanh(float u) { return 1.0f - 2.0f / (expf(2.0f * u) + 1.0f); }
 
-__global__ static void gelu_fwd(float *out, const float *inp, int64_t n) {
+template <typename Out> __global__ static void gelu_fwd(Out *out, const float *inp, int64_t n) {
   GRID_STRIDE(i, n) {
     float x = inp[i];
-    out[i] = 0.5f * x * (1.0f + fast_tanh(ND_GELU_S * (x + ND_GELU_A * x * x * x)));
+    nd_store(&out[i], 0.5f * x * (1.0f + fast_tanh(ND_GELU_S * (x + ND_GELU_A * x * x * x))));
   }
 }
 
@@ -28,10 +29,10 @@ __global__ static void gelu_bwd(float *dinp, const float *inp, const float *dout
   }
 }
 
-__global__ static void swiglu_fwd(float *out, const float *gate, const float *up, int64_t n) {
+template <typename Out> __global__ static void swiglu_fwd(Out *out, const float *gate, const float *up, int64_t n) {
   GRID_STRIDE(i, n) {
     float g = gate[i];
-    out[i] = g / (1.0f + expf(-g)) * up[i];
+    nd_store(&out[i], g / (1.0f + expf(-g)) * up[i]);
   }
 }
 
@@ -58,8 +59,11 @@ __global__ static void adamw(float *param, float *m, float *v, const float *grad
   }
 }
 
-int nd_cuda_gelu_forward(cudaStream_t s, float *out, const float *inp, int64_t n) {
-  gelu_fwd<<<nd_cuda_blocks(n), ND_CUDA_THREADS, 0, s>>>(out, inp, n);
+int nd_cuda_gelu_forward(cudaStream_t s, void *out, int out_bf16, const float *inp, int64_t n) {
+  if (out_bf16)
+    gelu_fwd<<<nd_cuda_blocks(n), ND_CUDA_THREADS, 0, s>>>((nd_bf16 *)out, inp, n);
+  else
+    gelu_fwd<<<nd_cuda_blocks(n), ND_CUDA_THREADS, 0, s>>>((float *)out, inp, n);
   return nd_cuda_launched();
 }
 
@@ -68,9 +72,12 @@ int nd_cuda_gelu_backward(cudaStream_t s, float *dinp, const float *inp, const f
   return nd_cuda_launched();
 }
 
-int nd_cuda_swiglu_forward(cudaStream_t s, float *out, const float *gate, const float *up, int64_t n) {
-  // out, gate, up (n)
-  swiglu_fwd<<<nd_cuda_blocks(n), ND_CUDA_THREADS, 0, s>>>(out, gate, up, n);
+int nd_cuda_swiglu_forward(cudaStream_t s, void *out, int out_bf16, const float *gate, const float *up, int64_t n) {
+  // out (n, fp32 or bf16), gate, up (n)
+  if (out_bf16)
+    swiglu_fwd<<<nd_cuda_blocks(n), ND_CUDA_THREADS, 0, s>>>((nd_bf16 *)out, gate, up, n);
+  else
+    swiglu_fwd<<<nd_cuda_blocks(n), ND_CUDA_THREADS, 0, s>>>((float *)out, gate, up, n);
   return nd_cuda_launched();
 }
 

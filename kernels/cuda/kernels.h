@@ -36,10 +36,13 @@ int nd_cuda_matmul_backward_input(cublasHandle_t h, float *dinp, const float *do
 int nd_cuda_matmul_backward_weight(cublasHandle_t h, cudaStream_t s, float *dweight, float *dbias, const float *dout,
                                    const float *inp, int M, int K, int N, int trans_w, float beta);
 
-/* train.precision bf16: in (n) rounded to bf16 (2 bytes an element) into out,
- * and the three GEMMs on bf16 operands (void pointers: this header stays C)
- * with fp32 outputs, cublasGemmEx with CUBLAS_COMPUTE_32F. */
-int nd_cuda_to_bf16(cudaStream_t s, void *out, const float *in, int64_t n);
+/* train.precision bf16 (void pointers for bf16 data, 2 bytes an element:
+ * this header stays C): inp (n) rounded to bf16 into out (the cast_bf16 task,
+ * bf16.cu), and the three GEMMs on bf16 operands with fp32 outputs,
+ * cublasGemmEx with CUBLAS_COMPUTE_32F. The kernels whose output only GEMMs
+ * read (the norms, GeLU, SwiGLU) take out_bf16: out is then bf16, computed
+ * in fp32 (statistics included) and rounded at the store, as the CPU does. */
+int nd_cuda_cast_bf16(cudaStream_t s, void *out, const float *inp, int64_t n);
 int nd_cuda_matmul_forward_bf16(cublasHandle_t h, cudaStream_t s, float *out, const void *inp, const void *weight,
                                 const void *bias, int M, int K, int N, int trans_w);
 int nd_cuda_matmul_backward_input_bf16(cublasHandle_t h, float *dinp, const void *dout, const void *weight, int M,
@@ -48,7 +51,7 @@ int nd_cuda_matmul_backward_weight_bf16(cublasHandle_t h, cudaStream_t s, float 
                                         const void *dout, const void *inp, int M, int K, int N, int trans_w,
                                         float beta);
 
-int nd_cuda_layernorm_forward(cudaStream_t s, float *out, float *mean, float *rstd, const float *inp,
+int nd_cuda_layernorm_forward(cudaStream_t s, void *out, int out_bf16, float *mean, float *rstd, const float *inp,
                               const float *weight, const float *bias, int N, int C);
 int nd_cuda_layernorm_backward_input(cudaStream_t s, float *dinp, const float *dskip, const float *dout,
                                      const float *inp, const float *weight, const float *mean, const float *rstd, int N,
@@ -70,8 +73,8 @@ int nd_cuda_attention_forward(cudaStream_t s, float *out, float *lse, const floa
 int nd_cuda_attention_backward(cudaStream_t s, float *dqkv, const float *dout, const float *qkv, const float *out,
                                const float *lse, int B, int T, int NH, int hs);
 
-int nd_cuda_rmsnorm_forward(cudaStream_t s, float *out, float *rstd, const float *inp, const float *weight, int N,
-                            int C, float eps);
+int nd_cuda_rmsnorm_forward(cudaStream_t s, void *out, int out_bf16, float *rstd, const float *inp, const float *weight,
+                            int N, int C, float eps);
 int nd_cuda_rmsnorm_backward_input(cudaStream_t s, float *dinp, const float *dskip, const float *dout, const float *inp,
                                    const float *weight, const float *rstd, int N, int C);
 int nd_cuda_rmsnorm_backward_weight(cudaStream_t s, float *dweight, const float *dout, const float *inp,
@@ -85,11 +88,11 @@ int nd_cuda_kv_attention(cudaStream_t s, float *out, float *kcache, float *vcach
                          const float *v, int qstride, int kvstride, int T, int pos, int NH, int NKV, int hs,
                          const nd_rope *rope);
 
-int nd_cuda_swiglu_forward(cudaStream_t s, float *out, const float *gate, const float *up, int64_t n);
+int nd_cuda_swiglu_forward(cudaStream_t s, void *out, int out_bf16, const float *gate, const float *up, int64_t n);
 int nd_cuda_swiglu_backward(cudaStream_t s, float *dgate, float *dup, const float *gate, const float *up,
                             const float *dout, int64_t n);
 
-int nd_cuda_gelu_forward(cudaStream_t s, float *out, const float *inp, int64_t n);
+int nd_cuda_gelu_forward(cudaStream_t s, void *out, int out_bf16, const float *inp, int64_t n);
 int nd_cuda_gelu_backward(cudaStream_t s, float *dinp, const float *inp, const float *dout, int64_t n);
 int nd_cuda_residual_forward(cudaStream_t s, float *out, const float *a, const float *b, int64_t n);
 

@@ -5,18 +5,19 @@
 
 #define ND_LN_EPS 1e-5f
 
-__global__ static void ln_fwd(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+template <typename Out>
+__global__ static void ln_fwd(Out *out, float *mean, float *rstd, const float *inp, const float *weight,
                               const float *bias, int C) {
-  // one row of out (N, C), mean (N), rstd (N), inp (N, C); weight, bias (C)
+  // one row of out (N, C) in fp32 or bf16, mean (N), rstd (N), inp (N, C); weight, bias (C)
   const float *x = inp + (int64_t)blockIdx.x * C;
-  float *y = out + (int64_t)blockIdx.x * C;
+  Out *y = out + (int64_t)blockIdx.x * C;
   float s = 0.0f;
   for (int j = threadIdx.x; j < C; j += blockDim.x) s += x[j];
   float m = nd_block_sum(s) / (float)C;
   float v = 0.0f;
   for (int j = threadIdx.x; j < C; j += blockDim.x) v += (x[j] - m) * (x[j] - m);
   float r = 1.0f / sqrtf(nd_block_sum(v) / (float)C + ND_LN_EPS);
-  for (int j = threadIdx.x; j < C; j += blockDim.x) y[j] = (x[j] - m) * r * weight[j] + bias[j];
+  for (int j = threadIdx.x; j < C; j += blockDim.x) nd_store(&y[j], (x[j] - m) * r * weight[j] + bias[j]);
   if (threadIdx.x == 0) mean[blockIdx.x] = m, rstd[blockIdx.x] = r;
 }
 
@@ -55,10 +56,13 @@ __global__ static void ln_bwd_w(float *dweight, float *dbias, const float *dout,
 
 static unsigned row_threads(int C) { return C >= 1024 ? 1024 : C >= 256 ? 256 : 32 * ((C + 31) / 32); }
 
-int nd_cuda_layernorm_forward(cudaStream_t s, float *out, float *mean, float *rstd, const float *inp,
+int nd_cuda_layernorm_forward(cudaStream_t s, void *out, int out_bf16, float *mean, float *rstd, const float *inp,
                               const float *weight, const float *bias, int N, int C) {
   if (N == 0) return 0;
-  ln_fwd<<<N, row_threads(C), 0, s>>>(out, mean, rstd, inp, weight, bias, C);
+  if (out_bf16)
+    ln_fwd<<<N, row_threads(C), 0, s>>>((nd_bf16 *)out, mean, rstd, inp, weight, bias, C);
+  else
+    ln_fwd<<<N, row_threads(C), 0, s>>>((float *)out, mean, rstd, inp, weight, bias, C);
   return nd_cuda_launched();
 }
 

@@ -4,7 +4,7 @@
 # A100, sm_89 L4/L40/RTX 40, sm_90 H100/H200) plus PTX for later ones, with
 # its warnings and the host compiler's as errors; libtool gets a hand-made
 # .lo for each (libtool does not drive nvcc).
-ND_CUDA_SOURCES = kernels/cuda/matmul.cu kernels/cuda/layernorm.cu kernels/cuda/rmsnorm.cu kernels/cuda/rope.cu \
+ND_CUDA_SOURCES = kernels/cuda/bf16.cu kernels/cuda/matmul.cu kernels/cuda/layernorm.cu kernels/cuda/rmsnorm.cu kernels/cuda/rope.cu \
 	kernels/cuda/attention.cu kernels/cuda/elementwise.cu kernels/cuda/embedding.cu kernels/cuda/crossentropy.cu kernels/cuda/reduce.cu \
 	kernels/cuda/kv_attention.cu
 EXTRA_DIST += kernels/cuda/cuda.h kernels/cuda/kernels.h kernels/cuda/nccl.h kernels/cuda/nccl.c kernels/cuda/check.c kernels/cuda/device.c kernels/cuda/backend.c kernels/cuda/common.cuh $(ND_CUDA_SOURCES)

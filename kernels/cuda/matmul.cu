@@ -63,18 +63,6 @@ int nd_cuda_matmul_backward_weight(cublasHandle_t h, cudaStream_t s, float *dwei
  * (docs/cuda.md). The bias and the bias gradient read the rounded values, as
  * the CPU does (kernels/cpu/backend.c, matmul_call). */
 
-__global__ static void to_bf16(__nv_bfloat16 *out, const float *in, int64_t n) {
-  // out (n) = in rounded to nearest, ties to even: common/bf16.h's rounding
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-    out[i] = __float2bfloat16_rn(in[i]);
-}
-
-int nd_cuda_to_bf16(cudaStream_t s, void *out, const float *in, int64_t n) {
-  if (n <= 0) return 0;
-  to_bf16<<<nd_cuda_blocks(n), ND_CUDA_THREADS, 0, s>>>((__nv_bfloat16 *)out, in, n);
-  return nd_cuda_launched();
-}
-
 static int gemm_bf16(cublasHandle_t h, int trans_a, int trans_b, int M, int N, int K, const void *A, int lda,
                      const void *B, int ldb, float beta, float *C, int ldc) {
   if (M == 0 || N == 0) return 0;

@@ -4,14 +4,15 @@
  * order). */
 #include "kernels/cuda/common.cuh"
 
-__global__ static void rms_fwd(float *out, float *rstd, const float *inp, const float *weight, int C, float eps) {
-  // one row of out (N, C), rstd (N), inp (N, C); weight (C)
+template <typename Out>
+__global__ static void rms_fwd(Out *out, float *rstd, const float *inp, const float *weight, int C, float eps) {
+  // one row of out (N, C) in fp32 or bf16, rstd (N), inp (N, C); weight (C)
   const float *x = inp + (int64_t)blockIdx.x * C;
-  float *y = out + (int64_t)blockIdx.x * C;
+  Out *y = out + (int64_t)blockIdx.x * C;
   float ss = 0.0f;
   for (int j = threadIdx.x; j < C; j += blockDim.x) ss += x[j] * x[j];
   float r = 1.0f / sqrtf(nd_block_sum(ss) / (float)C + eps);
-  for (int j = threadIdx.x; j < C; j += blockDim.x) y[j] = weight[j] * (x[j] * r);
+  for (int j = threadIdx.x; j < C; j += blockDim.x) nd_store(&y[j], weight[j] * (x[j] * r));
   if (threadIdx.x == 0) rstd[blockIdx.x] = r;
 }
 
@@ -41,10 +42,13 @@ __global__ static void rms_bwd_w(float *dweight, const float *dout, const float 
 
 static unsigned row_threads(int C) { return C >= 1024 ? 1024 : C >= 256 ? 256 : 32 * ((C + 31) / 32); }
 
-int nd_cuda_rmsnorm_forward(cudaStream_t s, float *out, float *rstd, const float *inp, const float *weight, int N,
-                            int C, float eps) {
+int nd_cuda_rmsnorm_forward(cudaStream_t s, void *out, int out_bf16, float *rstd, const float *inp, const float *weight,
+                            int N, int C, float eps) {
   if (N == 0) return 0;
-  rms_fwd<<<N, row_threads(C), 0, s>>>(out, rstd, inp, weight, C, eps);
+  if (out_bf16)
+    rms_fwd<<<N, row_threads(C), 0, s>>>((nd_bf16 *)out, rstd, inp, weight, C, eps);
+  else
+    rms_fwd<<<N, row_threads(C), 0, s>>>((float *)out, rstd, inp, weight, C, eps);
   return nd_cuda_launched();
 }
 
