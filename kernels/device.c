@@ -28,9 +28,6 @@ int nd__device_adamw_factors(const nd_device_prims *d, const nd_kcall *c, float 
 }
 
 int nd__device_supports(const nd_task *t) {
-  /* train.precision bf16's GEMMs and the kernels that write bf16 run on the
-   * CPU workers (docs/precision.md) */
-  if (t->bf16) return 0;
   if (t->kind == ND_TASK_ALLREDUCE) return t->a.coll.dtype == ND_F32;
   if (t->kind == ND_TASK_SENDRECV) return t->a.send.offset == 0; /* a slice further in: on the host */
   if (t->kind == ND_TASK_CE_LSE) return t->a.ce.nshards == 1;    /* a kernel takes a fixed number of buffers */

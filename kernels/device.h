@@ -28,7 +28,8 @@ int nd__device_sendrecv(const nd_device_prims *d, const nd_kcall *c);
  * gradient norm, a device double, descriptor 4) and the weight decay. */
 int nd__device_adamw_factors(const nd_device_prims *d, const nd_kcall *c, float *clip_scale, float *weight_decay);
 /* What a device takes: every task with an implementation but f64 all-reduces
- * and the log-sum-exp over several shards. */
+ * and the log-sum-exp over several shards. train.precision bf16's tasks too:
+ * a backend without bf16 kernels (OpenCL) refuses them in its own supports. */
 int nd__device_supports(const nd_task *t);
 /* The calling StarPU worker's device number. */
 int nd__device_worker(void);

@@ -32,3 +32,13 @@ TESTS += tests/test_cuda_parity_llama
 tests_test_cuda_parity_llama_SOURCES = tests/test_opencl_parity_llama.c tests/runtime/harness.h tests/tap.h
 tests_test_cuda_parity_llama_CPPFLAGS = $(AM_CPPFLAGS) -DND_TEST_CUDA
 tests_test_cuda_parity_llama_LDADD = $(ND_TEST_LIBS)
+# both under train.precision bf16: the casts, the bf16 GEMMs and the bf16
+# stores on the GPU (the OpenCL bf16 test's source; Llama's of its own)
+check_PROGRAMS += tests/test_cuda_parity_bf16 tests/test_cuda_parity_llama_bf16
+TESTS += tests/test_cuda_parity_bf16 tests/test_cuda_parity_llama_bf16
+tests_test_cuda_parity_bf16_SOURCES = tests/test_opencl_parity_bf16.c tests/runtime/harness.h tests/tap.h
+tests_test_cuda_parity_bf16_CPPFLAGS = $(AM_CPPFLAGS) -DND_TEST_CUDA
+tests_test_cuda_parity_bf16_LDADD = $(ND_TEST_LIBS)
+tests_test_cuda_parity_llama_bf16_SOURCES = tests/test_cuda_parity_llama_bf16.c tests/runtime/harness.h tests/tap.h
+tests_test_cuda_parity_llama_bf16_CPPFLAGS = $(AM_CPPFLAGS) -DND_TEST_CUDA
+tests_test_cuda_parity_llama_bf16_LDADD = $(ND_TEST_LIBS)

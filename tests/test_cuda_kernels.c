@@ -11,12 +11,14 @@
  * kernels that store bf16 (LayerNorm, RMSNorm, GeLU, SwiGLU) within bf16's
  * rounding of the fp64 value, and on the CPU backend's bits but for a few
  * elements one unit apart (an fp32 result on the other side of a rounding
- * boundary). Skipped, with the reason, where there is no CUDA device. */
+ * boundary). Skipped, with the reason, where there is no CUDA device; what
+ * the ops table runs is checked without one (implemented, bf16_on_gpu). */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <string.h>
 
 #include "common/bf16.h"
+#include "graph/ir.h"
 #include "graph/kinds.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
@@ -433,8 +435,46 @@ static void implemented(void) {
      ocl ? "" : " (no OpenCL backend in this build)", missing[0] ? ": missing" : "", missing);
 }
 
+/* Without a GPU too: under train.precision bf16 every task of GPT-2's and
+ * Llama's step that reads or writes bf16 (the GEMMs, the weights' casts, the
+ * norms', GeLU's and SwiGLU's stores) runs on a CUDA worker, so none goes to
+ * the CPU workers and back every step. */
+static void bf16_on_gpu(const char *arch) {
+  const nd_backend_ops *cuda = nd__backend(ND_BACKEND_CUDA);
+  const char *kv[] = {arch,
+                      "train.precision=bf16",
+                      "model.n_layer=2",
+                      "model.n_head=4",
+                      "model.n_kv_head=2",
+                      "model.n_embd=64",
+                      "model.vocab_size=256",
+                      "model.seq_len=32"};
+  nd_config *cfg = NULL;
+  nd_graph *g = NULL;
+  nd_error err = {0};
+  char missing[512] = "";
+  int built = nd_config_new(&cfg) == 0, tasks = 0, named[ND_TASK_KIND_COUNT] = {0};
+  for (size_t i = 0; built && i < sizeof kv / sizeof *kv; i++) built = nd_config_set_assignment(cfg, kv[i], &err) == 0;
+  built = built && nd_graph_build(&g, cfg, 0, &err) == 0;
+  for (int32_t i = 0; built && i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    if (!t->bf16) continue;
+    tasks++;
+    if ((cuda->impl[t->kind] || cuda->kernel[t->kind]) && cuda->supports(t)) continue;
+    if (!named[t->kind]++)
+      snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s", nd_kind(t->kind)->name);
+  }
+  ok(built && tasks > 0 && !missing[0], "train.precision bf16, %s: the step's %d bf16 tasks run on CUDA workers%s%s",
+     arch, tasks, missing[0] ? "; not:" : "", missing);
+  if (err.msg[0]) diag("%s", err.msg);
+  nd_graph_free(g);
+  nd_config_free(cfg);
+}
+
 int main(void) {
   implemented();
+  bf16_on_gpu("model.arch=gpt2");
+  bf16_on_gpu("model.arch=llama");
   int n = nd_cuda_device_count();
   if (n == 0) {
     skip(

@@ -72,12 +72,8 @@ static int matmul_bwd_weight(const nd_kcall *c) {
                                         m->trans_w, m->beta);
 }
 
-/* bf16's GEMMs run here (above); its casts and bf16 writers on the CPU workers */
-static int supports(const nd_task *t) {
-  if (t->bf16)
-    return t->kind == ND_TASK_MATMUL_FWD || t->kind == ND_TASK_MATMUL_BWD_IN || t->kind == ND_TASK_MATMUL_BWD_W;
-  return nd__device_supports(t);
-}
+/* the weights' bf16 copies, once a step: kernels/cpu/bf16.c's rounding, bit for bit */
+static int cast_bf16(const nd_kcall *c) { return nd_cuda_cast_bf16(S, c->t[0].data, F(1), c->task->a.ew.n); }
 
 static int layernorm_fwd(const nd_kcall *c) {
   const struct nd_ln_args *l = &c->task->a.ln;
@@ -305,14 +301,14 @@ const nd_backend_ops nd__cuda_backend = {
     .start = start,
     .stop = stop,
     .queue = queue,
-    .supports = supports,
+    .supports = nd__device_supports, /* train.precision bf16's tasks included */
     .impl = {ND_DEVICE_IMPLS, [ND_TASK_GRAD_SUMSQ] = grad_sumsq, [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd,
              [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input, [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight,
              [ND_TASK_ROPE_FWD] = rope_fwd, [ND_TASK_ROPE_BWD] = rope_bwd, [ND_TASK_SWIGLU_FWD] = swiglu_fwd,
              [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd, [ND_TASK_GQA_BWD] = gqa_bwd,
-             [ND_TASK_KV_ATTN] = kv_attention, [ND_TASK_KV_GQA] = kv_attention, [ND_TASK_POS_ADD] = position_add},
-    .declined = {ND_DEVICE_DECLINED, ND_RING_DECLINED,
-                 [ND_TASK_CAST_BF16] = "train.precision bf16: the weights' casts run on the CPU workers for now"},
+             [ND_TASK_KV_ATTN] = kv_attention, [ND_TASK_KV_GQA] = kv_attention, [ND_TASK_POS_ADD] = position_add,
+             [ND_TASK_CAST_BF16] = cast_bf16},
+    .declined = {ND_DEVICE_DECLINED, ND_RING_DECLINED},
     .set_tf32 = set_tf32,
     .comm_create = nd_cuda_comm_create,
     .allreduce_part = allreduce_part,

@@ -330,6 +330,10 @@ static int swiglu_bwd(const nd_kcall *c) {
   return nd_ocl_run(ND_OCL_swiglu_bwd, 1, &n, 5, a);
 }
 
+/* train.precision bf16's GEMMs, casts and bf16 writers have no OpenCL
+ * kernels: they run on the CPU workers (docs/precision.md) */
+static int supports(const nd_task *t) { return !t->bf16 && nd__device_supports(t); }
+
 static void *queue(int *device) {
   cl_command_queue q;
   *device = nd__device_worker();
@@ -361,7 +365,7 @@ const nd_backend_ops nd__opencl_backend = {
     .start = nd_ocl_load,
     .stop = nd_ocl_unload,
     .queue = queue,
-    .supports = nd__device_supports,
+    .supports = supports,
     .impl = {ND_DEVICE_IMPLS, [ND_TASK_RMSNORM_FWD] = rmsnorm_fwd, [ND_TASK_RMSNORM_BWD_IN] = rmsnorm_bwd_input,
              [ND_TASK_RMSNORM_BWD_W] = rmsnorm_bwd_weight, [ND_TASK_ROPE_FWD] = rope_fwd, [ND_TASK_ROPE_BWD] = rope_bwd,
              [ND_TASK_SWIGLU_FWD] = swiglu_fwd, [ND_TASK_SWIGLU_BWD] = swiglu_bwd, [ND_TASK_GQA_FWD] = gqa_fwd,
