@@ -16,6 +16,7 @@ int64_t nd__task_flops(const nd_task *t);
 int64_t nd__flops_none(const nd_task *t);
 int64_t nd__flops_matmul(const nd_task *t);
 int64_t nd__flops_attention(const nd_task *t);
+int64_t nd__repeated_attention(const nd_task *t);
 int64_t nd__flops_kv_attention(const nd_task *t);
 int64_t nd__flops_layernorm(const nd_task *t);
 int64_t nd__flops_elementwise(const nd_task *t);

@@ -15,15 +15,25 @@ int64_t nd__flops_matmul(const nd_task *t) {
   return 2LL * m->M * m->K * m->N + bias;
 }
 
+static int64_t attention_pairs(const nd_task *t) {
+  const struct nd_attn_args *a = &t->a.attn;
+  return (int64_t)a->B * a->NH * a->T * (a->T + 1) / 2;
+}
+
 /* Over the causal triangle of (query, key) pairs: the forward's two products
  * (QK^T, P.V) and its online softmax; the backward's five (the scores again,
- * dout.V^T, dV, dQ, dK) and the probabilities' recomputation and gradient */
+ * dout.V^T, dV, dQ, dK) and the probabilities' recomputation and gradient.
+ * A ring block (graph/ring.c) is its attention kind's call on another rank's
+ * keys and values. */
 int64_t nd__flops_attention(const nd_task *t) {
-  const struct nd_attn_args *a = &t->a.attn;
-  int64_t pairs = (int64_t)a->B * a->NH * a->T * (a->T + 1) / 2;
-  int fwd = t->kind == ND_TASK_ATTN_FWD || t->kind == ND_TASK_GQA_FWD;
-  return pairs * (fwd ? 4LL * a->hs + 5 : 10LL * a->hs + 5);
+  int fwd = t->kind == ND_TASK_ATTN_FWD || t->kind == ND_TASK_GQA_FWD || t->kind == ND_TASK_RING_ATTN_FWD ||
+            t->kind == ND_TASK_RING_GQA_FWD;
+  return attention_pairs(t) * (fwd ? 4LL * t->a.attn.hs + 5 : 10LL * t->a.attn.hs + 5);
 }
+
+/* the backward's scores QK^T, the forward's product again: the model's
+ * arithmetic counts the backward as twice the forward's products (8 hs a pair) */
+int64_t nd__repeated_attention(const nd_task *t) { return attention_pairs(t) * 2LL * t->a.attn.hs; }
 
 /* generation: each new token's query against the cache up to it (at most S
  * positions, the cost of the longest); the position add one per element */

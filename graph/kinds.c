@@ -56,6 +56,24 @@ static const nd_task_args ew_samples[] = {EW(7), EW(1), EW(1000)};
 #define BUFFERS(...) \
   .n_buffers = (int)(sizeof((nd_kind_buffer[]){__VA_ARGS__}) / sizeof(nd_kind_buffer)), .buf = {__VA_ARGS__}
 
+/* Buffer lists that the attention kinds share with their context-parallel
+ * twins (graph/ring.c): a ring block is the attention's call on another
+ * rank's keys and values, so its rows repeat these lines. */
+#define D_HEADS        ND_D_B, ND_D_T, ND_D_NH, ND_D_HS
+#define D_LSE          ND_D_B, ND_D_NH, ND_D_T
+#define D_QKV          ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS
+#define D_KV           ND_D_B, ND_D_T, ND_D_KV, ND_D_HS
+/* what a forward writes (a merge adds into it) and a backward reads back */
+#define ATTN_OUT(mode) T("out", OUT, mode, D_HEADS), T("lse", OUT, mode, D_LSE)
+#define ATTN_SAVED     T("out", IN, R, D_HEADS), T("lse", IN, R, D_LSE)
+/* Llama's separate q, k, v (grouped-query heads) */
+#define GQA_IN         T("q", IN, R, D_HEADS), T("k", IN, R, D_KV), T("v", IN, R, D_KV)
+/* a grouped-query backward; the ring's adds its dq into the query rank's (RW) */
+#define GQA_BWD(dq) \
+  T("dq", OUT, dq, D_HEADS), T("dk", OUT, W, D_KV), T("dv", OUT, W, D_KV), T("dout", IN, R, D_HEADS), GQA_IN, ATTN_SAVED
+#define ROPE_FWD T("out", OUT, W, ND_D_n), T("inp", IN, R, ND_D_n)
+#define ROPE_BWD T("dinp", OUT, W, ND_D_n), T("dout", IN, R, ND_D_n)
+
 /* One row per kind; a field left out is 0 or NULL: not replaceable, not an
  * activation, no beta (0), no kernel-check sizes. */
 static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
@@ -126,19 +144,15 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                               SAMPLES(mm_samples)},
     [ND_TASK_ATTN_FWD] = {.name = "attention_fwd",
                           .replaceable = 1,
-                          BUFFERS(T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                  T("lse", OUT, W, ND_D_B, ND_D_NH, ND_D_T),
-                                  T("qkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS)),
+                          BUFFERS(ATTN_OUT(W), T("qkv", IN, R, D_QKV)),
                           .flops = nd__flops_attention,
                           SAMPLES(at_samples)},
     [ND_TASK_ATTN_BWD] = {.name = "attention_bwd",
                           .replaceable = 1,
-                          BUFFERS(T("dqkv", OUT, W, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
-                                  T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                  T("qkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
-                                  T("out", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                  T("lse", IN, R, ND_D_B, ND_D_NH, ND_D_T)),
+                          BUFFERS(T("dqkv", OUT, W, D_QKV), T("dout", IN, R, D_HEADS), T("qkv", IN, R, D_QKV),
+                                  ATTN_SAVED),
                           .flops = nd__flops_attention,
+                          .repeated = nd__repeated_attention,
                           SAMPLES(at_samples)},
     [ND_TASK_ACT_FWD] = {.name = "activation_fwd",
                          .replaceable = 1,
@@ -204,12 +218,8 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                                        T("rstd", IN, R, ND_D_ROWS)),
                                .flops = nd__flops_layernorm,
                                .beta = beta_ln},
-    [ND_TASK_ROPE_FWD] = {.name = "rope_fwd",
-                          BUFFERS(T("out", OUT, W, ND_D_n), T("inp", IN, R, ND_D_n)),
-                          .flops = nd__flops_elementwise},
-    [ND_TASK_ROPE_BWD] = {.name = "rope_bwd",
-                          BUFFERS(T("dinp", OUT, W, ND_D_n), T("dout", IN, R, ND_D_n)),
-                          .flops = nd__flops_elementwise},
+    [ND_TASK_ROPE_FWD] = {.name = "rope_fwd", BUFFERS(ROPE_FWD), .flops = nd__flops_elementwise},
+    [ND_TASK_ROPE_BWD] = {.name = "rope_bwd", BUFFERS(ROPE_BWD), .flops = nd__flops_elementwise},
     [ND_TASK_SWIGLU_FWD] = {.name = "swiglu_fwd",
                             BUFFERS(T("out", OUT, W, ND_D_n), T("gate", IN, R, ND_D_n), T("up", IN, R, ND_D_n)),
                             .flops = nd__flops_elementwise},
@@ -217,21 +227,11 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                             BUFFERS(T("dgate", OUT, W, ND_D_n), T("dup", OUT, W, ND_D_n), T("gate", IN, R, ND_D_n),
                                     T("up", IN, R, ND_D_n), T("dout", IN, R, ND_D_n)),
                             .flops = nd__flops_elementwise},
-    [ND_TASK_GQA_FWD] = {.name = "gqa_fwd",
-                         BUFFERS(T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                 T("lse", OUT, W, ND_D_B, ND_D_NH, ND_D_T),
-                                 T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                 T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                                 T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS)),
-                         .flops = nd__flops_attention},
-    [ND_TASK_GQA_BWD] =
-        {.name = "gqa_bwd",
-         BUFFERS(T("dq", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("dk", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                 T("dv", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                 T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                 T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("out", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                 T("lse", IN, R, ND_D_B, ND_D_NH, ND_D_T)),
-         .flops = nd__flops_attention},
+    [ND_TASK_GQA_FWD] = {.name = "gqa_fwd", BUFFERS(ATTN_OUT(W), GQA_IN), .flops = nd__flops_attention},
+    [ND_TASK_GQA_BWD] = {.name = "gqa_bwd",
+                         BUFFERS(GQA_BWD(W)),
+                         .flops = nd__flops_attention,
+                         .repeated = nd__repeated_attention},
     /* generation: the new tokens' keys and values into the cache at the
      * submission's position, then their attention over it (graph/generate.c) */
     [ND_TASK_KV_ATTN] = {.name = "kv_attention",
@@ -257,29 +257,18 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
      * values, its merge, its backward and the keys' gradient sent back; the
      * position rows of a rank's chunks */
     [ND_TASK_RING_ATTN_FWD] = {.name = "ring_attention_fwd",
-                               BUFFERS(T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                       T("lse", OUT, W, ND_D_B, ND_D_NH, ND_D_T),
-                                       T("qkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
-                                       T("kv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS)),
+                               BUFFERS(ATTN_OUT(W), T("qkv", IN, R, D_QKV), T("kv", IN, R, D_QKV)),
                                .flops = nd__flops_attention},
     [ND_TASK_RING_ATTN_MERGE] = {.name = "ring_attention_merge",
-                                 BUFFERS(T("out", OUT, RW, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                         T("lse", OUT, RW, ND_D_B, ND_D_NH, ND_D_T),
-                                         T("part", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                         T("part_lse", IN, R, ND_D_B, ND_D_NH, ND_D_T)),
+                                 BUFFERS(ATTN_OUT(RW), T("part", IN, R, D_HEADS), T("part_lse", IN, R, D_LSE)),
                                  .flops = nd__flops_none},
     [ND_TASK_RING_ATTN_BWD] = {.name = "ring_attention_bwd",
-                               BUFFERS(T("dqkv", OUT, RW, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
-                                       T("dkv", OUT, W, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
-                                       T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                       T("qkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
-                                       T("kv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
-                                       T("out", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                       T("lse", IN, R, ND_D_B, ND_D_NH, ND_D_T)),
-                               .flops = nd__flops_attention},
+                               BUFFERS(T("dqkv", OUT, RW, D_QKV), T("dkv", OUT, W, D_QKV), T("dout", IN, R, D_HEADS),
+                                       T("qkv", IN, R, D_QKV), T("kv", IN, R, D_QKV), ATTN_SAVED),
+                               .flops = nd__flops_attention,
+                               .repeated = nd__repeated_attention},
     [ND_TASK_RING_KV_ADD] = {.name = "ring_kv_add",
-                             BUFFERS(T("dqkv", OUT, RW, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS),
-                                     T("dkv", IN, R, ND_D_B, ND_D_T, ND_D_3, ND_D_NH, ND_D_HS)),
+                             BUFFERS(T("dqkv", OUT, RW, D_QKV), T("dkv", IN, R, D_QKV)),
                              .flops = nd__flops_none},
     [ND_TASK_RING_POS_FWD] = {.name = "ring_position_fwd",
                               BUFFERS(T("x", OUT, RW, ND_D_BT, ND_D_EC), T("wpe", IN, R, ND_D_PT, ND_D_EC)),
@@ -290,33 +279,17 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
                               .flops = nd__flops_none,
                               .beta = beta_emb},
     /* the same for Llama's separate q, k, v (grouped-query heads), and RoPE at a rank's true positions */
-    [ND_TASK_RING_GQA_FWD] = {.name = "ring_gqa_fwd",
-                              BUFFERS(T("out", OUT, W, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                      T("lse", OUT, W, ND_D_B, ND_D_NH, ND_D_T),
-                                      T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                                      T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                                      T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS)),
-                              .flops = nd__flops_attention},
-    [ND_TASK_RING_GQA_BWD] =
-        {.name = "ring_gqa_bwd",
-         BUFFERS(T("dq", OUT, RW, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("dk", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                 T("dv", OUT, W, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("dout", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                 T("q", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS), T("k", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                 T("v", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS), T("out", IN, R, ND_D_B, ND_D_T, ND_D_NH, ND_D_HS),
-                 T("lse", IN, R, ND_D_B, ND_D_NH, ND_D_T)),
-         .flops = nd__flops_attention},
+    [ND_TASK_RING_GQA_FWD] = {.name = "ring_gqa_fwd", BUFFERS(ATTN_OUT(W), GQA_IN), .flops = nd__flops_attention},
+    [ND_TASK_RING_GQA_BWD] = {.name = "ring_gqa_bwd",
+                              BUFFERS(GQA_BWD(RW)),
+                              .flops = nd__flops_attention,
+                              .repeated = nd__repeated_attention},
     [ND_TASK_RING_GQA_KV_ADD] = {.name = "ring_gqa_kv_add",
-                                 BUFFERS(T("dk", OUT, RW, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                                         T("dv", OUT, RW, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                                         T("pdk", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS),
-                                         T("pdv", IN, R, ND_D_B, ND_D_T, ND_D_KV, ND_D_HS)),
+                                 BUFFERS(T("dk", OUT, RW, D_KV), T("dv", OUT, RW, D_KV), T("pdk", IN, R, D_KV),
+                                         T("pdv", IN, R, D_KV)),
                                  .flops = nd__flops_none},
-    [ND_TASK_RING_ROPE_FWD] = {.name = "ring_rope_fwd",
-                               BUFFERS(T("out", OUT, W, ND_D_n), T("inp", IN, R, ND_D_n)),
-                               .flops = nd__flops_elementwise},
-    [ND_TASK_RING_ROPE_BWD] = {.name = "ring_rope_bwd",
-                               BUFFERS(T("dinp", OUT, W, ND_D_n), T("dout", IN, R, ND_D_n)),
-                               .flops = nd__flops_elementwise},
+    [ND_TASK_RING_ROPE_FWD] = {.name = "ring_rope_fwd", BUFFERS(ROPE_FWD), .flops = nd__flops_elementwise},
+    [ND_TASK_RING_ROPE_BWD] = {.name = "ring_rope_bwd", BUFFERS(ROPE_BWD), .flops = nd__flops_elementwise},
     [ND_TASK_ADAMW] = {.name = "adamw",
                        /* param and grad whole, m and v the n elements from adamw.offset (a data-parallel shard) */
                        BUFFERS(T("param", OUT, RW, ND_D_BUF), T("m", OUT, RW, ND_D_n), T("v", OUT, RW, ND_D_n),

@@ -91,7 +91,11 @@ typedef struct nd_kind_row {
   int n_buffers;
   nd_kind_buffer buf[ND_KIND_MAX_BUFFERS];
   int64_t (*flops)(const nd_task *t); /* graph/cost.c */
-  float (*beta)(const nd_task *t);    /* the call's beta; NULL: 0 */
+  /* The part of flops that repeats work counted elsewhere (attention's
+   * backward computes the forward's scores again): not the model's
+   * arithmetic (nd_plan_model_flops). NULL: none. */
+  int64_t (*repeated)(const nd_task *t);
+  float (*beta)(const nd_task *t); /* the call's beta; NULL: 0 */
   /* Replaceable kinds: the sizes kernel-check runs them at (the first is the
    * quick validation call before training). */
   const nd_task_args *samples;

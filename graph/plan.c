@@ -8,12 +8,18 @@
 
 #include "common/atomic.h"
 #include "common/error.h"
+#include "graph/kinds.h"
 #include "graph/shard.h"
 
-int nd_plan_is_model_work(const nd_task *t) {
+int64_t nd_plan_model_flops(const nd_task *t) {
   /* the model's own arithmetic: not replicas, communication, or the loss's
    * log-sum-exp computed again for the backward */
-  return !t->replica && t->kind != ND_TASK_ALLREDUCE && t->kind != ND_TASK_SENDRECV && t->kind != ND_TASK_CE_LSE;
+  if (t->replica || t->kind == ND_TASK_ALLREDUCE || t->kind == ND_TASK_SENDRECV || t->kind == ND_TASK_CE_LSE) return 0;
+  /* nor what the kernel computes twice; a plugin's cost (nd_kernels_apply_costs)
+   * may give less than the built-in repeated part */
+  const nd_kind_row *row = nd_kind(t->kind);
+  int64_t repeated = row->repeated ? row->repeated(t) : 0;
+  return t->flops > repeated ? t->flops - repeated : 0;
 }
 
 int nd_plan_compute(const nd_graph *g, nd_plan *p) {
@@ -38,7 +44,7 @@ int nd_plan_compute(const nd_graph *g, nd_plan *p) {
     p->per_kind[t->kind]++;
     p->per_phase[t->phase]++;
     p->flops += t->flops;
-    if (nd_plan_is_model_work(t)) p->model_flops += t->flops;
+    p->model_flops += nd_plan_model_flops(t);
     p->comm_bytes += t->comm_bytes;
     int64_t best = 0;
     int32_t best_len = 0;

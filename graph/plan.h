@@ -25,8 +25,9 @@ typedef struct nd_plan {
   nd_rank_memory *memory; /* [n_ranks] */
 } nd_plan;
 
-/* Whether task t's flops are the model's own arithmetic (model_flops). */
-int nd_plan_is_model_work(const nd_task *t);
+/* The part of task t's flops that is the model's own arithmetic (model_flops):
+ * none for repeated work and pure communication. */
+int64_t nd_plan_model_flops(const nd_task *t);
 
 int nd_plan_compute(const nd_graph *g, nd_plan *out);
 void nd_plan_free(nd_plan *p);

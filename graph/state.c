@@ -320,7 +320,9 @@ static void stage_depths(const nd_graph *g, int st, const int *fwd, const int *w
 
 /* Do stage st's pools fit within the bound (every tensor-parallel rank),
  * with tail more FWD_W slots? */
-static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, const int *fwd, const int *wgrad, int tail) {
+static int pools_fit(const nd__builder *b, int st, const int *fwd, const int *wgrad, int tail) {
+  const nd_graph *g = b->g;
+  const nd__act_set *as = b->acts;
   int depth[ND_POOL_COUNT];
   stage_depths(g, st, fwd, wgrad, depth);
   depth[ND_POOL_FWD_W] += tail;
@@ -332,7 +334,8 @@ static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, const int
       if (!act_on_rank(g, as, a, r)) continue;
       nd_tensor x = {0};
       const nd__act_row *row = row_of(as, a);
-      int64_t bytes = act_shape(g, row, r, &x) * (a < as->count && !row->layers_share ? g->stage_layers[st] : 1);
+      /* one buffer per layer, or per stage where the build shares it (nd__act) */
+      int64_t bytes = act_shape(g, row, r, &x) * (a < as->count && !nd__act_shared(b, a) ? g->stage_layers[st] : 1);
       one += bytes;
       used += bytes * depth[row->pool];
     }
@@ -341,9 +344,9 @@ static int pools_fit(const nd_graph *g, const nd__act_set *as, int st, const int
   return 1;
 }
 
-static int all_fit(const nd_graph *g, const nd__act_set *as, const int *fwd, const int *wgrad) {
+static int all_fit(const nd__builder *b, const int *fwd, const int *wgrad) {
   int fits = 1;
-  for (int s = 0; s < g->pp && fits; s++) fits = pools_fit(g, as, s, fwd, wgrad, 0);
+  for (int s = 0; s < b->g->pp && fits; s++) fits = pools_fit(b, s, fwd, wgrad, 0);
   return fits;
 }
 
@@ -367,7 +370,8 @@ static int all_fit(const nd_graph *g, const nd__act_set *as, const int *fwd, con
  * save buys forwards in flight and W tasks that wait. In the simulator this
  * gives ndws and zbh1 ZB-H1's step where 1F1B's starting point gives 1F1B's
  * (docs/scheduler.md). */
-static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
+static void size_pools(const nd__builder *b, const char *policy) {
+  nd_graph *g = b->g;
   int m = g->micro_batches, fwd[ND_MAX_STAGES], wgrad[ND_MAX_STAGES];
   int fixed = policy ? nd_fixed_schedule_of(policy) : -1, fits = 0;
   if (g->pp > 1 && fixed != ND_FIXED_GPIPE && fixed != ND_FIXED_1F1B && fixed != ND_FIXED_1F1B_SPLIT) {
@@ -379,7 +383,7 @@ static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
         fwd[s] = f < m ? f : m;
         wgrad[s] = s + 1 < m ? s + 1 : m;
       }
-      fits = all_fit(g, as, fwd, wgrad);
+      fits = all_fit(b, fwd, wgrad);
     }
   }
   int last_holds = fits; /* from a zero-bubble shape the last stage's forwards stay as they are */
@@ -387,11 +391,11 @@ static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
   for (int grew = 1; grew;) {
     int n_grow = last_holds ? g->pp - 1 : g->pp;
     for (int s = 0; s < n_grow; s++) fwd[s]++;
-    grew = all_fit(g, as, fwd, wgrad);
+    grew = all_fit(b, fwd, wgrad);
     for (int s = 0; s < n_grow; s++) fwd[s] -= !grew;
     for (int s = 0; s < g->pp; s++) {
       wgrad[s]++;
-      int more = pools_fit(g, as, s, fwd, wgrad, 0);
+      int more = pools_fit(b, s, fwd, wgrad, 0);
       wgrad[s] -= !more;
       grew |= more;
     }
@@ -405,8 +409,7 @@ static void size_pools(nd_graph *g, const nd__act_set *as, const char *policy) {
      * input gradient instead (docs/scheduler.md, *Activation memory*). Only the last
      * forward: with one more slot for every forward each W ran later,
      * colder and slower, for no gain (*Where the last percent goes*). */
-    g->fwd_w_tail[s] =
-        fixed < 0 && g->pp > 1 && m > g->pool_slots[s][ND_POOL_FWD_W] && pools_fit(g, as, s, fwd, wgrad, 1);
+    g->fwd_w_tail[s] = fixed < 0 && g->pp > 1 && m > g->pool_slots[s][ND_POOL_FWD_W] && pools_fit(b, s, fwd, wgrad, 1);
   }
 }
 
@@ -423,7 +426,7 @@ int nd__builder_init(nd__builder *b, nd_graph *g, const nd__act_set *acts, int n
   b->acts = acts;
   b->nranks = g->dp * g->pp * g->tp;
   b->nparams = nparams;
-  size_pools(g, acts, b->cfg ? b->cfg->runtime.scheduler : NULL);
+  size_pools(b, b->cfg ? b->cfg->runtime.scheduler : NULL);
   for (int s = 0; s < g->pp; s++)
     for (int p = 0; p < ND_POOL_COUNT; p++) {
       int slots = g->pool_slots[s][p] + (p == ND_POOL_FWD_W ? g->fwd_w_tail[s] : 0);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "graph/ir.h"
+#include "graph/kinds.h"
 #include "graph/plan.h"
 #include "tests/tap.h"
 
@@ -139,7 +140,35 @@ static int32_t first_bad_group(const nd_graph *g) {
   return bad;
 }
 
+/* Attention's forward and backward, and the ring's blocks: the model's FLOPs
+ * are 4 hs a causal pair for the forward's two products and 8 hs for the
+ * backward's four, plus 5 each for the softmax and its gradient; the total
+ * also counts the scores the backward computes again (2 hs a pair). */
+static void attention_flops(void) {
+  static const enum nd_task_kind kinds[][2] = {{ND_TASK_ATTN_FWD, ND_TASK_ATTN_BWD},
+                                               {ND_TASK_GQA_FWD, ND_TASK_GQA_BWD},
+                                               {ND_TASK_RING_ATTN_FWD, ND_TASK_RING_ATTN_BWD},
+                                               {ND_TASK_RING_GQA_FWD, ND_TASK_RING_GQA_BWD}};
+  const int b = 3, t = 10, nh = 4, hs = 16;
+  const int64_t pairs = (int64_t)b * nh * t * (t + 1) / 2;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    int64_t model = 0, total = 0;
+    for (int k = 0; k < 2; k++) {
+      nd_task task = {.kind = kinds[i][k], .a.attn = {b, t, nh, hs}};
+      task.flops = nd_kind(task.kind)->flops(&task);
+      model += nd_plan_model_flops(&task);
+      total += task.flops;
+    }
+    ok(model == pairs * (12 * hs + 10) && total == pairs * (14 * hs + 10),
+       "%s + %s, B %d T %d heads %d hs %d: model FLOPs %lld = pairs x (12 hs + 10) = %lld, total %lld = pairs x (14 "
+       "hs + 10) = %lld",
+       nd_kind(kinds[i][0])->name, nd_kind(kinds[i][1])->name, b, t, nh, hs, (long long)model,
+       (long long)(pairs * (12 * hs + 10)), (long long)total, (long long)(pairs * (14 * hs + 10)));
+  }
+}
+
 int main(void) {
+  attention_flops();
   const int sizes[] = {1, 2, 4}, mbs[] = {1, 3, 8};
   const int64_t H = 4 * C, N = (int64_t)B * T, hs = C / NH;
   const int64_t n_params = (int64_t)V * C + (int64_t)T * C + (int64_t)L * (12 * C * C + 13 * C) + 2 * C;
@@ -201,9 +230,9 @@ int main(void) {
           /* the model's FLOPs: per micro-batch, then the optimizer */
           int64_t mm = 2 * N * (3 * C * C + C * C + 2 * C * H); /* one pass of a layer's four products */
           int64_t bias = N * (3 * C + C + H + C);
-          /* attention's forward: two products and the softmax per causal pair; its backward five products,
-           * the scores recomputed */
-          int64_t pairs = (int64_t)B * NH * T * (T + 1) / 2, attn = pairs * (4 * hs + 5) + pairs * (10 * hs + 5);
+          /* attention's forward: two products and the softmax per causal pair; its backward four products
+           * (the scores it recomputes are the forward's) */
+          int64_t pairs = (int64_t)B * NH * T * (T + 1) / 2, attn = pairs * (4 * hs + 5) + pairs * (8 * hs + 5);
           int64_t layer = (mm + bias) + mm + (mm + bias) /* F, B, W */ + attn + (8 + 10 + 4) * N * C * 2 +
                           (8 + 12) * N * H + 2 * N * C;
           int64_t head = 3 * 2 * N * C * V + (8 + 10 + 4) * N * C + 3 * N * V * 2 + 4 * N;

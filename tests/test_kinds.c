@@ -4,8 +4,9 @@
  * backend and every replaceable kind has a built-in CPU kernel, which passes
  * kernel-check against the kind's double-precision reference; every backend
  * compiled in implements or explicitly declines every kind; the graph of a
- * layout with every kind follows the rows; and docs/kernels.md lists each
- * row as nd_kind_describe prints it. */
+ * layout with every kind follows the rows; the simulator's built-in
+ * estimates run on the CPU what the OpenCL backend declines; and
+ * docs/kernels.md lists each row as nd_kind_describe prints it. */
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "graph/kinds.h"
 #include "kernels/backend.h"
 #include "kernels/registry.h"
+#include "sim/calibration.h"
 #include "tests/runtime/harness.h"
 #include "tests/tap.h"
 
@@ -100,7 +102,7 @@ int main(void) {
                                   "model.n_kv_head=2",
                                   "parallelism.context_parallel_size=2",
                                   NULL};
-  int seen[ND_TASK_KIND_COUNT] = {0}, follow = 1, rc = 0;
+  int seen[ND_TASK_KIND_COUNT] = {0}, in_step[ND_TASK_KIND_COUNT] = {0}, follow = 1, rc = 0;
   nd_error err = {0};
   const char *const *const layouts[] = {every, llama, zero3, llama_cp};
   for (int arch = 0; arch < 4; arch++) {
@@ -112,6 +114,7 @@ int main(void) {
       rc = rc ? rc : r;
       for (int32_t i = 0; g && i < g->n_tasks; i++) {
         seen[g->tasks[i].kind] = 1;
+        in_step[g->tasks[i].kind] |= !gen;
         follow &= nd_kind_check_access(&g->tasks[i], nd_task_access(g, &g->tasks[i]), g->tasks[i].n_access);
       }
       nd_graph_free(g);
@@ -127,6 +130,33 @@ int main(void) {
   ok(rc == 0 && !unseen[0] && follow,
      "dp 2 x tp 2 x pp 2 graphs of GPT-2 (cp 2) and Llama (cp 1 and 2) (and their generation graphs) have every kind, each task's buffers in its row's order%s%s%s%s",
      rc ? ": " : "", rc ? err.msg : "", unseen[0] ? "; no task of:" : "", unseen);
+
+  /* The simulator's built-in estimates (sim/calibration.c) put on the CPU
+   * workers the kinds of a training step that the OpenCL backend declines, and
+   * the all-reduce; the simulator may not read the backend's table (it sees no
+   * kernels/, and the table is compiled only with OpenCL), so its list is its
+   * own, kept equal to the table here: a kind the backend starts or stops
+   * declining must change both. */
+  const nd_backend_ops *ocl = nd__backend(ND_BACKEND_OPENCL);
+  if (ocl) {
+    nd_calibration cal;
+    nd_calibration_default(&cal);
+    char differ[1024] = "";
+    for (int k = 0; k < ND_TASK_KIND_COUNT; k++) {
+      if (!in_step[k]) continue; /* generation's kinds: the simulator never sees them */
+      int host = !cal.model.fit[k][ND_BACKEND_OPENCL].valid;
+      int want = (ocl->declined[k] && !ocl->impl[k] && !ocl->kernel[k]) || k == ND_TASK_ALLREDUCE;
+      if (host != want)
+        snprintf(differ + strlen(differ), sizeof differ - strlen(differ), " %s (%s)",
+                 nd_kind((enum nd_task_kind)k)->name,
+                 host ? "host-only in the simulator, run by OpenCL" : "declined by OpenCL, on devices in the simulator");
+    }
+    ok(!differ[0],
+       "the simulator's built-in estimates leave to the CPU exactly what the OpenCL backend declines, and the "
+       "all-reduce%s%s",
+       differ[0] ? ":" : "", differ);
+  } else
+    skip("the simulator's host-only kinds are the OpenCL backend's declined ones: OpenCL not compiled in");
 
   /* the documentation's table */
   char path[1100], line[512], doc[16384] = "";

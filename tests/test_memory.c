@@ -170,6 +170,52 @@ static void deeper_pools(const char *policy) {
   nd_config_free(cfg);
 }
 
+/* Stage s's activation buffers: all of them, and those of slot 0 (one
+ * micro-batch's worth). */
+static void stage_bytes(const nd_graph *g, int s, int64_t *all, int64_t *one) {
+  *all = *one = 0;
+  for (int32_t i = 0; i < g->n_tensors; i++) {
+    const nd_tensor *x = &g->tensors[i];
+    if (x->slot < 0 || x->home.pp != s) continue;
+    *all += x->bytes;
+    if (x->slot == 0) *one += x->bytes;
+  }
+}
+
+/* Under train.recompute the bound holds on the buffers the build makes: most
+ * of a block's activations are one buffer per slot for all its layers
+ * (nd__act_shared), and the pools are sized by those bytes, not by a buffer
+ * per layer that is never made. */
+static void recompute_bound(const char *mode, int slots, const char *policy) {
+  char kv[64], sched[64], rec[64];
+  snprintf(kv, sizeof kv, "parallelism.activation_slots=%d", slots);
+  snprintf(sched, sizeof sched, "runtime.scheduler=%s", policy);
+  snprintf(rec, sizeof rec, "train.recompute=%s", mode);
+  const char *ov[] = {"parallelism.pipeline_parallel_size=2",
+                      "parallelism.micro_batches=8",
+                      "model.n_layer=8",
+                      "train.micro_batch_size=1",
+                      sched,
+                      kv,
+                      rec,
+                      NULL};
+  nd_config *cfg = tiny_config(ov);
+  nd_graph *g = NULL;
+  nd_error err = {0};
+  if (ok(cfg && nd_graph_build(&g, cfg, 0, &err) == 0, "recompute %s, %s, slots %d: builds %s", mode, policy, slots,
+         err.msg))
+    for (int s = 0; s < g->pp; s++) {
+      int64_t all, one;
+      stage_bytes(g, s, &all, &one);
+      ok(all <= slots * one,
+         "recompute %s, %s, slots %d, stage %d: activation buffers %lld bytes <= %d x %lld bytes of one micro-batch "
+         "(%d forwards in flight)",
+         mode, policy, slots, s, (long long)all, slots, (long long)one, g->pool_slots[s][ND_POOL_FWD_B]);
+    }
+  nd_graph_free(g);
+  nd_config_free(cfg);
+}
+
 static void check(int slots, const char *policy) {
   char kv[64], sched[64];
   snprintf(kv, sizeof kv, "parallelism.activation_slots=%d", slots);
@@ -188,13 +234,8 @@ static void check(int slots, const char *policy) {
   const nd_graph *g = nd__trainer_graph(tr);
   int64_t one_mb[ND_MAX_STAGES] = {0};
   for (int s = 0; s < g->pp; s++) {
-    int64_t all = 0, one = 0;
-    for (int32_t i = 0; i < g->n_tensors; i++) {
-      const nd_tensor *x = &g->tensors[i];
-      if (x->slot < 0 || x->home.pp != s) continue;
-      all += x->bytes;
-      if (x->slot == 0) one += x->bytes;
-    }
+    int64_t all, one;
+    stage_bytes(g, s, &all, &one);
     ok(all <= slots * one,
        "%s, slots %d, stage %d: activation buffers %lld bytes <= %d x %lld bytes of one micro-batch", policy, slots, s,
        (long long)all, slots, (long long)one);
@@ -231,5 +272,10 @@ int main(void) {
   check(2, "zbh1"); /* a forward depth per stage */
   deeper_pools("ndws");
   deeper_pools("zbh1");
+  for (int slots = 1; slots <= 3; slots++)
+    for (int m = 0; m < 2; m++) {
+      recompute_bound(m ? "attention" : "layer", slots, "eager");
+      recompute_bound(m ? "attention" : "layer", slots, "ndws");
+    }
   return done_testing();
 }

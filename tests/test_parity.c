@@ -27,79 +27,33 @@
 #endif
 static const char *const model[] = {PARITY_MODEL, NULL};
 
-typedef struct run {
-  double loss[STEPS];
-  int n;            /* tensors */
-  float **grad;     /* [n] whole gradients after step 1 */
-  long long *numel; /* [n] */
-} run;
-
-static void run_free(run *r) {
-  for (int i = 0; i < r->n; i++) free(r->grad[i]);
-  free(r->grad);
-  free(r->numel);
-}
-
-static int train(const char *const *overrides, run *out) {
-  memset(out, 0, sizeof *out);
+/* The layout's overrides with the model's settings, STEPS steps. */
+static int train(const char *const *overrides, run_result *out) {
   const char *all[32];
   int n = 0;
   for (const char *const *kv = overrides; *kv && n < 16; kv++) all[n++] = *kv;
   for (const char *const *kv = model; *kv && n < 31; kv++) all[n++] = *kv;
   all[n] = NULL;
-  nd_config *cfg = tiny_config(all);
-  nd_trainer *tr = NULL;
-  nd_error err = {0};
-  int rc = -1;
-  if (!cfg || nd_trainer_open(&tr, cfg, &err)) {
-    fprintf(stderr, "# open: %s\n", err.msg);
-    goto done;
-  }
-  while (nd_trainer_tensor_name(tr, out->n, NULL)) out->n++;
-  out->grad = calloc((size_t)out->n, sizeof *out->grad);
-  out->numel = calloc((size_t)out->n, sizeof *out->numel);
-  if (train_losses(tr, 1, out->loss)) goto done;
-  for (int i = 0; i < out->n; i++) {
-    const char *name = nd_trainer_tensor_name(tr, i, &out->numel[i]);
-    out->grad[i] = malloc((size_t)out->numel[i] * sizeof(float));
-    if (nd_trainer_gather(tr, name, ND_GATHER_GRAD, out->grad[i], out->numel[i])) goto done;
-  }
-  rc = train_losses(tr, STEPS - 1, out->loss + 1);
-done:
-  nd_trainer_close(tr);
-  nd_config_free(cfg);
-  return rc;
-}
-
-/* ||g - g_ref|| / ||g_ref|| over the whole model */
-static double grad_rel_err(const run *a, const run *ref) {
-  double num = 0, den = 0;
-  for (int i = 0; i < ref->n; i++)
-    for (long long k = 0; k < ref->numel[i]; k++) {
-      double d = (double)a->grad[i][k] - ref->grad[i][k];
-      num += d * d;
-      den += (double)ref->grad[i][k] * ref->grad[i][k];
-    }
-  return sqrt(num / den);
+  return run_collect(all, STEPS, 0, out);
 }
 
 /* One layout against its single-rank reference: losses and the first gradient. */
-static void check_layout(const char *name, const char *const *ov, const run *ref) {
-  run r;
+static void check_layout(const char *name, const char *const *ov, const run_result *ref) {
+  run_result r;
   if (!ok(train(ov, &r) == 0, "%s: trains", name)) {
-    run_free(&r);
+    run_result_free(&r);
     return;
   }
   double worst = 0;
   for (int s = 0; s < STEPS; s++) worst = fmax(worst, fabs(r.loss[s] - ref->loss[s]) / ref->loss[s]);
   ok(worst < 1e-4, "%s: losses of %d steps within %.2e relative (need 1e-4)", name, STEPS, worst);
-  double ge = grad_rel_err(&r, ref);
+  double ge = run_grad_err(&r, ref);
   ok(ge < PARITY_GRAD_TOL, "%s: first gradient within %.2e relative (need %.0e)", name, ge, PARITY_GRAD_TOL);
-  run_free(&r);
+  run_result_free(&r);
 }
 
 /* A layout {dp, tp, pp, micro-batches} of `seqs` sequences per step. */
-static void check_wide(const int l[4], int seqs, const run *ref) {
+static void check_wide(const int l[4], int seqs, const run_result *ref) {
   char kv[6][64], name[96];
   if (l[1] > PARITY_MAX_TP) return; /* the model has fewer heads to split than this group */
   snprintf(kv[0], sizeof kv[0], "parallelism.data_parallel_size=%d", l[0]);
@@ -114,7 +68,7 @@ static void check_wide(const int l[4], int seqs, const run *ref) {
 }
 
 int main(void) {
-  run ref;
+  run_result ref;
   if (!ok(train(single_rank, &ref) == 0, "single-rank reference trains")) return done_testing();
   ok(ref.loss[STEPS - 1] < ref.loss[0], "reference loss falls (%.4f -> %.4f)", ref.loss[0], ref.loss[STEPS - 1]);
 
@@ -142,7 +96,7 @@ int main(void) {
    * than 2 parts, where a sum of the first two, or in another order, shows */
   static const int wide[][4] = {{4, 1, 1, 1}, {1, 4, 1, 1}, {2, 4, 2, 2}, {4, 2, 1, 2}};
   for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) check_wide(wide[i], 8, &ref);
-  run ref6;
+  run_result ref6;
   const char *single6[] = {"parallelism.data_parallel_size=1",
                            "parallelism.tensor_parallel_size=1",
                            "parallelism.pipeline_parallel_size=1",
@@ -154,7 +108,7 @@ int main(void) {
     static const int three[][4] = {{3, 1, 1, 1}, {3, 2, 1, 2}, {3, 4, 2, 1}};
     for (size_t i = 0; i < sizeof three / sizeof three[0]; i++) check_wide(three[i], 6, &ref6);
   }
-  run_free(&ref6);
-  run_free(&ref);
+  run_result_free(&ref6);
+  run_result_free(&ref);
   return done_testing();
 }

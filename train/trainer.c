@@ -212,7 +212,7 @@ static int64_t own_model_flops(const nd_graph *g) {
   int64_t flops = 0;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
-    if (nd_plan_is_model_work(t) && nd_mpi_process_of(g, t->rank, nd_mpi_size()) == nd_mpi_rank()) flops += t->flops;
+    if (nd_mpi_process_of(g, t->rank, nd_mpi_size()) == nd_mpi_rank()) flops += nd_plan_model_flops(t);
   }
   return flops;
 }
