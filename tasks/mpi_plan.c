@@ -20,14 +20,7 @@ int nd_mpi_launched(int *process) {
   return getenv("PMIX_RANK") ? 1 : 0;
 }
 
-int nd_mpi_unit_of(const nd_graph *g, nd_rank r) {
-  int pair = r.dp * g->pp + r.pp;
-  return g->split_tp ? pair * g->tp + r.tp : pair;
-}
-
-int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs) {
-  return (int)((int64_t)nd_mpi_unit_of(g, r) * procs / nd_process_units(g));
-}
+int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs) { return nd_process_of(g, r, procs); }
 
 typedef struct dp_sum {
   int64_t bytes;
@@ -55,7 +48,10 @@ int *nd_mpi_task_processes(const nd_graph *g, int procs) {
   for (int32_t i = 0; i < g->n_tasks; i++) {
     const nd_task *t = &g->tasks[i];
     run_on[i] = nd_mpi_process_of(g, t->rank, procs);
-    if (t->kind != ND_TASK_ALLREDUCE || t->group != ND_GROUP_DP) continue;
+    /* a chunk's sum stays where the graph put it: on its member's process */
+    if (t->kind != ND_TASK_ALLREDUCE || t->group != ND_GROUP_DP ||
+        g->tensors[nd_task_access(g, t)[0].tensor].kind == ND_TENSOR_DP_CHUNK)
+      continue;
     sums[n_sums++] = (dp_sum){g->tensors[nd_task_access(g, t)[0].tensor].bytes, i};
     all_bytes += (double)sums[n_sums - 1].bytes * 2 * (t->n_access - 1);
   }
@@ -241,10 +237,15 @@ int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out) {
   if (replay(g, run_on, owner, procs, sent, received) < 0) goto done;
   memcpy(out->sent, sent + me * ND_MPI_TRAFFIC, sizeof out->sent);
   out->received = received[me];
-  for (int32_t i = 0; i < g->n_tasks; i++) {
-    const nd_task *t = &g->tasks[i];
-    if (t->kind == ND_TASK_ALLREDUCE && t->group == ND_GROUP_DP)
-      out->dp_grad_bytes += g->tensors[nd_task_access(g, t)[0].tensor].bytes;
+  /* a ring's figure: 2 (P - 1) / P of each whole gradient of its ranks
+   * whose data-parallel group of P spans processes */
+  for (int32_t k = 0; k < g->n_tensors; k++) {
+    const nd_tensor *t = &g->tensors[k];
+    if (owner[k] != me) continue;
+    if (t->kind == ND_TENSOR_DP_CHUNK) out->dp_chunk_bytes += t->bytes;
+    if (t->kind != ND_TENSOR_GRAD || !nd_dp_spans(g, t->home.pp, t->home.tp, procs)) continue;
+    out->dp_group = g->dp;
+    out->dp_ring_bytes += 2 * (g->dp - 1) * (t->dp_numel ? 4 * t->dp_numel : t->bytes) / g->dp;
   }
   rc = 0;
 done:
@@ -262,12 +263,14 @@ int nd_mpi_build_share(const nd_config *cfg, int procs, int me, nd_graph **step,
   *step = *eval = NULL;
   if (!pairs) goto done;
   /* no pair: the state and the optimizer tail, where the sums run */
-  if ((rc = nd_graph_build_pairs(&tail, cfg, 0, pairs, err)) || (rc = nd_mpi_check_layout(tail, procs, err))) goto done;
+  if ((rc = nd_graph_build_pairs(&tail, cfg, 0, pairs, procs, err)) || (rc = nd_mpi_check_layout(tail, procs, err)))
+    goto done;
   rc = ND_ENOMEM;
   if (!(tail_on = nd_mpi_task_processes(tail, procs))) goto done;
   nd_mpi_share_pairs(tail, tail_on, procs, me, pairs);
   /* the evaluation's forwards need no more pairs than the step's */
-  if ((rc = nd_graph_build_pairs(step, cfg, 0, pairs, err)) || (rc = nd_graph_build_pairs(eval, cfg, 1, pairs, err)))
+  if ((rc = nd_graph_build_pairs(step, cfg, 0, pairs, procs, err)) ||
+      (rc = nd_graph_build_pairs(eval, cfg, 1, pairs, procs, err)))
     goto done;
 done:
   if (rc == ND_ENOMEM) nd__fail(err, rc, "mpirun: out of memory building process %d's share", me);
