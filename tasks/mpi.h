@@ -105,11 +105,9 @@ int nd_mpi_launched(int *process);
  * graph cuts its data-parallel sums by it too). */
 int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs);
 /* The process each task of g runs on ([g->n_tasks], malloc'ed; NULL when
- * out of memory): its rank's, except a data-parallel sum of a gradient,
- * which runs on the process of one of its replicas, chosen so that the
- * bytes each process sends come out even: the sums, largest first, each
- * go to the candidate that would then have sent the least (the sum's
- * order is the replicas', wherever it runs). */
+ * out of memory): its rank's. A data-parallel sum across processes is in
+ * chunks, each run by its member's rank (graph/dpchunk.h); a whole sum's
+ * replicas are then all on one process. g is built for `procs`. */
 int *nd_mpi_task_processes(const nd_graph *g, int procs);
 /* The processes must not outnumber the units. */
 int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err);

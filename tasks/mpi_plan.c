@@ -22,63 +22,9 @@ int nd_mpi_launched(int *process) {
 
 int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs) { return nd_process_of(g, r, procs); }
 
-typedef struct dp_sum {
-  int64_t bytes;
-  int32_t task;
-} dp_sum;
-
-/* Largest first; equal sizes in the graph's order (the same on every process). */
-static int cmp_sum(const void *a, const void *b) {
-  const dp_sum *x = a, *y = b;
-  if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
-  return x->task < y->task ? -1 : x->task > y->task;
-}
-
 int *nd_mpi_task_processes(const nd_graph *g, int procs) {
-  size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
-  int *run_on = malloc(n * sizeof *run_on);
-  dp_sum *sums = malloc(n * sizeof *sums);
-  int64_t *sent = calloc((size_t)procs, sizeof *sent), *runs = calloc((size_t)procs, sizeof *runs);
-  if (!run_on || !sums || !sent || !runs) {
-    free(run_on), free(sums), free(sent), free(runs);
-    return NULL;
-  }
-  int32_t n_sums = 0;
-  double all_bytes = 0;
-  for (int32_t i = 0; i < g->n_tasks; i++) {
-    const nd_task *t = &g->tasks[i];
-    run_on[i] = nd_mpi_process_of(g, t->rank, procs);
-    /* a chunk's sum stays where the graph put it: on its member's process */
-    if (t->kind != ND_TASK_ALLREDUCE || t->group != ND_GROUP_DP ||
-        g->tensors[nd_task_access(g, t)[0].tensor].kind == ND_TENSOR_DP_CHUNK)
-      continue;
-    sums[n_sums++] = (dp_sum){g->tensors[nd_task_access(g, t)[0].tensor].bytes, i};
-    all_bytes += (double)sums[n_sums - 1].bytes * 2 * (t->n_access - 1);
-  }
-  qsort(sums, (size_t)n_sums, sizeof *sums, cmp_sum);
-  /* each part not on the chosen process comes to it and its sum goes back:
-   * a part's process sends it, the chosen one sends the sums. Both shares
-   * count, each against its total: the bytes a process sends and the sums
-   * it runs (a sum's process also sees every task that writes its parts) */
-  for (int32_t k = 0; k < n_sums; k++) {
-    const nd_task *t = &g->tasks[sums[k].task];
-    const nd_access *acc = nd_task_access(g, t);
-    int best = -1;
-    double best_cost = 0;
-    for (int a = 0; a < t->n_access; a++) {
-      int c = nd_mpi_process_of(g, g->tensors[acc[a].tensor].home, procs), remote = 0;
-      for (int b = 0; b < t->n_access; b++) remote += nd_mpi_process_of(g, g->tensors[acc[b].tensor].home, procs) != c;
-      double cost = (double)(sent[c] + remote * sums[k].bytes) / all_bytes + (double)(runs[c] + 1) / n_sums;
-      if (best < 0 || cost < best_cost) best = c, best_cost = cost;
-    }
-    run_on[sums[k].task] = best;
-    runs[best]++;
-    for (int a = 0; a < t->n_access; a++) {
-      int q = nd_mpi_process_of(g, g->tensors[acc[a].tensor].home, procs);
-      if (q != best) sent[q] += sums[k].bytes, sent[best] += sums[k].bytes;
-    }
-  }
-  free(sums), free(sent), free(runs);
+  int *run_on = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *run_on);
+  for (int32_t i = 0; run_on && i < g->n_tasks; i++) run_on[i] = nd_mpi_process_of(g, g->tasks[i].rank, procs);
   return run_on;
 }
 
