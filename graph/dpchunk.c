@@ -11,7 +11,7 @@
 #include "graph/emit.h"
 #include "graph/shard.h"
 
-/* A new chunk tensor: elements [begin, begin + n) of `whole`, on its rank. */
+/* Chunk c of `whole`, a new tensor of its n elements on its rank. */
 static int32_t new_chunk(nd__builder *b, int32_t whole, int c, int64_t n) {
   const nd_tensor *w = &b->g->tensors[whole];
   nd_tensor t = {0};
@@ -106,8 +106,8 @@ done:
   free(ch), free(col), free(count);
 }
 
-void nd__dp_chunked_reduce_scatter(nd__builder *b, const int32_t *parts, const int32_t *outs, int n, int shards,
-                                   int mb, int layer) {
+void nd__dp_chunked_reduce_scatter(nd__builder *b, const int32_t *parts, const int32_t *outs, int n, int shards, int mb,
+                                   int layer) {
   nd_graph *g = b->g;
   int32_t *ch = malloc((size_t)n * shards * sizeof *ch), *col = malloc((size_t)n * sizeof *col);
   int32_t *keep = malloc((size_t)n * sizeof *keep);

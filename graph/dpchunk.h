@@ -21,8 +21,8 @@ void nd__dp_chunked_allreduce(nd__builder *b, const int32_t *parts, int n, int l
 /* nd__reduce_scatter's sum in chunks: shard c of `shards` of the n parts
  * (the replicas' gradient buffers) is summed by member c's process into
  * the ranges outs[p] with p % shards == c. mb: as nd__reduce_scatter's. */
-void nd__dp_chunked_reduce_scatter(nd__builder *b, const int32_t *parts, const int32_t *outs, int n, int shards,
-                                   int mb, int layer);
+void nd__dp_chunked_reduce_scatter(nd__builder *b, const int32_t *parts, const int32_t *outs, int n, int shards, int mb,
+                                   int layer);
 /* The all-gather of a parameter after a sharded update: copy k of the n
  * copies of a shard group updated range k of n; each range goes into a
  * chunk, and every copy is written whole from the chunks, in order. */

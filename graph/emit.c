@@ -129,8 +129,7 @@ void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, in
   nd__allreduce_on(b, b->g->tensors[parts[0]].home, group, parts, n, mb, layer);
 }
 
-void nd__allreduce_on(nd__builder *b, nd_rank on, enum nd_group group, const int32_t *parts, int n, int mb,
-                      int layer) {
+void nd__allreduce_on(nd__builder *b, nd_rank on, enum nd_group group, const int32_t *parts, int n, int mb, int layer) {
   if (n < 2) return;
   nd_graph *g = b->g;
   const nd_tensor *t0 = &g->tensors[parts[0]];

@@ -29,8 +29,7 @@ void nd__flush_w(nd__builder *b, int st, int mb);
  * A group of one needs none. */
 void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, int n, int mb, int layer);
 /* The same, run by rank `on` (nd__allreduce: the first part's). */
-void nd__allreduce_on(nd__builder *b, nd_rank on, enum nd_group group, const int32_t *parts, int n, int mb,
-                      int layer);
+void nd__allreduce_on(nd__builder *b, nd_rank on, enum nd_group group, const int32_t *parts, int n, int mb, int layer);
 /* The reduce-scatter of n data-parallel gradients, run by rank `on`: shard c
  * of `shards` (graph/shard.h) summed in rank order, as the all-reduce sums
  * it, into the ranges outs[p] with p % shards == c, p < n_outs (one part:

@@ -14,9 +14,9 @@ const char *nd_phase_name(enum nd_phase phase) {
 }
 
 const char *nd_tensor_kind_name(enum nd_tensor_kind kind) {
-  static const char *const names[] = {"parameter", "gradient", "optimizer_state", "activation", "input", "statistic",
-                                             "parameter_copy", "gathered",
-                                             "gradient_buffer", "data_parallel_chunk"};
+  static const char *const names[] = {"parameter",       "gradient",           "optimizer_state", "activation",
+                                      "input",           "statistic",          "parameter_copy",  "gathered",
+                                      "gradient_buffer", "data_parallel_chunk"};
   return (unsigned)kind < ND_TENSOR_KIND_COUNT ? names[kind] : "unknown";
 }
 

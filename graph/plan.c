@@ -153,9 +153,9 @@ cJSON *nd_plan_json(const nd_graph *g, const nd_plan *p) {
     cJSON_AddNumberToObject(r, "input_bytes", (double)m->bytes[ND_TENSOR_INPUT]);
     /* data_parallel_shard: the gathered block weights and the gradient
      * buffers; across processes, the data-parallel chunks */
-    cJSON_AddNumberToObject(r, "transient_bytes",
-                            (double)(m->bytes[ND_TENSOR_GATHERED] + m->bytes[ND_TENSOR_GRAD_BUF] +
-                                     m->bytes[ND_TENSOR_DP_CHUNK]));
+    cJSON_AddNumberToObject(
+        r, "transient_bytes",
+        (double)(m->bytes[ND_TENSOR_GATHERED] + m->bytes[ND_TENSOR_GRAD_BUF] + m->bytes[ND_TENSOR_DP_CHUNK]));
     cJSON_AddItemToArray(ranks, r);
   }
   return root;
