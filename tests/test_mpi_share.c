@@ -5,7 +5,7 @@
  * step, and the share is smaller than the step where the cut leaves pairs
  * out. Where a data-parallel group spans processes its sums go in chunks
  * (graph/dpchunk.h), and only there. Layouts: data, tensor and pipeline parallel, the tied embedding
- * across stages, split tensor groups, sharded data parallel, Llama,
+ * across stages, split tensor groups, context parallel, sharded data parallel, Llama,
  * recomputation and bf16. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +98,8 @@ int main(void) {
   check("parallelism.data_parallel_size=4", 3, 0);
   check("parallelism.data_parallel_size=4", 2, 1);
   check("parallelism.data_parallel_size=4", 1, 0);
+  /* a group of replicas x context ranks */
+  check("parallelism.data_parallel_size=2 parallelism.context_parallel_size=2", 4, 1);
   check("parallelism.pipeline_parallel_size=3", 3, 0);
   check("parallelism.data_parallel_size=2 parallelism.pipeline_parallel_size=2 parallelism.tensor_parallel_size=2", 2, 0);
   check("parallelism.data_parallel_size=2 parallelism.pipeline_parallel_size=3 parallelism.tensor_parallel_size=2", 4, 1);
