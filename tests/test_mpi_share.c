@@ -4,9 +4,9 @@
  * (nd_graph_build_pairs of nd_mpi_share_pairs) equal those from the whole
  * step, and the share is smaller than the step where the cut leaves pairs
  * out. Where a data-parallel group spans processes its sums go in chunks
- * (graph/dpchunk.h), and only there. Layouts: data, tensor and pipeline parallel, the tied embedding
- * across stages, split tensor groups, context parallel, sharded data parallel, Llama,
- * recomputation and bf16. */
+ * (graph/dpchunk.h), and only there. Layouts: data, tensor and pipeline
+ * parallel, the tied embedding across stages, split tensor groups, context
+ * parallel, sharded data parallel, Llama, recomputation and bf16. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
