@@ -43,7 +43,7 @@ int nd_cli_plan(int argc, char **argv) {
   else if (opts[2].value)
     rc = nd_plan_auto(cfg, opts[3].value, nodes ? (int)nodes : 1, stdout, opts[1].value != NULL, &err);
   else
-    rc = nd_plan_report(cfg, stdout, opts[1].value != NULL, opts[0].value, &err);
+    rc = nd_plan_report(cfg, nodes ? (int)nodes : 1, stdout, opts[1].value != NULL, opts[0].value, &err);
   if (!rc && share < 0 && !opts[1].value && !opts[2].value) rc = nd_placement_report(cfg, stdout, &err);
   /* with --auto, the cut of the best plan (cfg now holds it) */
   if (!rc && share < 0 && nodes) rc = nd_nodes_report(cfg, (int)nodes, -1, stdout, &err);

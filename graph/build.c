@@ -25,15 +25,16 @@ static int built(const nd_graph *g, const uint8_t *pairs, int d, int s) {
 }
 
 /* gen_tokens > 0: a generation graph of that many tokens (nd_graph_build_generate);
- * pairs: nd_graph_build_pairs. */
+ * pairs, procs: nd_graph_build_pairs. */
 static int build(nd_graph **out, const nd_config *cfg, int forward_only, int gen_tokens, const uint8_t *pairs,
-                 nd_error *err) {
+                 int procs, nd_error *err) {
   int rc = ND_ENOMEM;
   const nd__model *m = model_of(cfg);
   nd__builder b = {0};
   nd_graph *g = calloc(1, sizeof *g);
   if (!g) return nd__fail(err, ND_ENOMEM, "graph: out of memory");
   if ((rc = nd__set_layout(g, cfg, err))) goto cleanup;
+  g->procs = procs;
   g->NKV = g->NH;
   g->tied = 1; /* GPT-2's head is its embedding */
   if (m->check && (rc = m->check(g, cfg, err))) goto cleanup;
@@ -121,12 +122,12 @@ cleanup:
 }
 
 int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_error *err) {
-  return build(out, cfg, forward_only, 0, NULL, err);
+  return build(out, cfg, forward_only, 0, NULL, 1, err);
 }
 
-int nd_graph_build_pairs(nd_graph **out, const nd_config *cfg, int forward_only, const uint8_t *pairs,
+int nd_graph_build_pairs(nd_graph **out, const nd_config *cfg, int forward_only, const uint8_t *pairs, int procs,
                          nd_error *err) {
-  return build(out, cfg, forward_only, 0, pairs, err);
+  return build(out, cfg, forward_only, 0, pairs, procs < 1 ? 1 : procs, err);
 }
 
 int nd_graph_build_generate(nd_graph **out, const nd_config *cfg, int n_tokens, nd_error *err) {
@@ -145,7 +146,7 @@ int nd_graph_build_generate(nd_graph **out, const nd_config *cfg, int n_tokens, 
   one->parallelism.data_parallel_shard = ND_DP_SHARD_NONE; /* one replica: nothing to shard */
   one->parallelism.data_parallel_shard_size = 0;
   one->train.micro_batch_size = 1;
-  int rc = build(out, one, 1, n_tokens, NULL, err);
+  int rc = build(out, one, 1, n_tokens, NULL, 1, err);
   free(one);
   return rc;
 }

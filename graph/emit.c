@@ -126,11 +126,15 @@ void nd__flush_w(nd__builder *b, int st, int mb) {
 /* ------------------------------------------------------------ collectives */
 
 void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, int n, int mb, int layer) {
+  nd__allreduce_on(b, b->g->tensors[parts[0]].home, group, parts, n, mb, layer);
+}
+
+void nd__allreduce_on(nd__builder *b, nd_rank on, enum nd_group group, const int32_t *parts, int n, int mb, int layer) {
   if (n < 2) return;
   nd_graph *g = b->g;
   const nd_tensor *t0 = &g->tensors[parts[0]];
   nd__task_spec s;
-  nd__spec_init(&s, ND_TASK_ALLREDUCE, ND_PHASE_COLLECTIVE, t0->home, mb, layer);
+  nd__spec_init(&s, ND_TASK_ALLREDUCE, ND_PHASE_COLLECTIVE, on, mb, layer);
   s.t.group = group;
   s.t.a.coll.nparts = n;
   s.t.a.coll.n = t0->bytes / nd_dtype_size(t0->dtype);
@@ -140,12 +144,12 @@ void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, in
   nd__emit(b, &s);
 }
 
-void nd__reduce_scatter(nd__builder *b, const int32_t *parts, const int32_t *outs, int n, int shards, int mb,
-                        int layer) {
+void nd__reduce_scatter(nd__builder *b, nd_rank on, const int32_t *parts, int n, const int32_t *outs, int n_outs,
+                        int shards, int mb, int layer) {
   nd_graph *g = b->g;
   const nd_tensor *t0 = &g->tensors[parts[0]];
   nd__task_spec s;
-  nd__spec_init(&s, ND_TASK_REDUCE_SCATTER, ND_PHASE_COLLECTIVE, t0->home, mb, layer);
+  nd__spec_init(&s, ND_TASK_REDUCE_SCATTER, ND_PHASE_COLLECTIVE, on, mb, layer);
   s.t.group = ND_GROUP_DP;
   s.t.a.coll.nparts = n;
   s.t.a.coll.n = t0->bytes / 4;
@@ -154,7 +158,7 @@ void nd__reduce_scatter(nd__builder *b, const int32_t *parts, const int32_t *out
   s.t.a.coll.shards = shards;
   s.t.comm_bytes = (int64_t)(n - 1) * t0->bytes; /* half an all-reduce's: no whole sum comes back */
   for (int i = 0; i < n; i++) nd__acc(&s, parts[i], ND_ACCESS_R);
-  for (int i = 0; i < n; i++) nd__acc(&s, outs[i], ND_ACCESS_W);
+  for (int i = 0; i < n_outs; i++) nd__acc(&s, outs[i], ND_ACCESS_W);
   nd__emit(b, &s);
 }
 

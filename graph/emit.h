@@ -28,12 +28,15 @@ void nd__flush_w(nd__builder *b, int st, int mb);
 /* The all-reduce of a group's buffers, in place: every part ends as the sum.
  * A group of one needs none. */
 void nd__allreduce(nd__builder *b, enum nd_group group, const int32_t *parts, int n, int mb, int layer);
-/* The reduce-scatter of n data-parallel gradients: shard c of `shards`
- * (graph/shard.h) summed in rank order, as the all-reduce sums it, into the
- * ranges outs[p] with p % shards == c. mb: the micro-batch whose writes of
- * the parts it follows (held back behind them when they are W tasks). */
-void nd__reduce_scatter(nd__builder *b, const int32_t *parts, const int32_t *outs, int n, int shards, int mb,
-                        int layer);
+/* The same, run by rank `on` (nd__allreduce: the first part's). */
+void nd__allreduce_on(nd__builder *b, nd_rank on, enum nd_group group, const int32_t *parts, int n, int mb, int layer);
+/* The reduce-scatter of n data-parallel gradients, run by rank `on`: shard c
+ * of `shards` (graph/shard.h) summed in rank order, as the all-reduce sums
+ * it, into the ranges outs[p] with p % shards == c, p < n_outs (one part:
+ * a copy of its shards). mb: the micro-batch whose writes of the parts it
+ * follows (held back behind them when they are W tasks). */
+void nd__reduce_scatter(nd__builder *b, nd_rank on, const int32_t *parts, int n, const int32_t *outs, int n_outs,
+                        int shards, int mb, int layer);
 /* All-reduce of one activation across the tensor-parallel group of (d, st),
  * for each context rank of replica d. */
 void nd__allreduce_tp(nd__builder *b, int d, int st, int layer, int which, int mb);

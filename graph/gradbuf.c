@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "graph/dpchunk.h"
 #include "graph/emit.h"
 #include "graph/gather.h"
 
@@ -26,12 +27,18 @@ void nd__reduce_grad(nd__builder *b, int st, int t, int p, int mb) {
     parts[d] = nd__grad(b, nd__rank(d, st, t), p);
     outs[d] = nd__grad_sum(b, nd__rank(d, st, t), p);
   }
-  int layer = g->tensors[outs[0]].layer;
+  int layer = g->tensors[outs[0]].layer, chunked = g->procs > 1 && nd_dp_spans(g, st, t, g->procs);
   if (!nd__grad_ranges(g)) {
-    nd__allreduce(b, ND_GROUP_DP, parts, g->dp, -1, layer);
+    if (chunked)
+      nd__dp_chunked_allreduce(b, parts, g->dp, layer);
+    else
+      nd__allreduce(b, ND_GROUP_DP, parts, g->dp, -1, layer);
     return;
   }
-  nd__reduce_scatter(b, parts, outs, g->dp, g->shard_size, mb, layer);
+  if (chunked)
+    nd__dp_chunked_reduce_scatter(b, parts, outs, g->dp, g->shard_size, mb, layer);
+  else
+    nd__reduce_scatter(b, g->tensors[parts[0]].home, parts, g->dp, outs, g->dp, g->shard_size, mb, layer);
   for (int d = 0; d < g->dp; d++) b->written[parts[d]] = 0; /* the next block of the slot starts it over */
 }
 

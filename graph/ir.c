@@ -14,15 +14,30 @@ const char *nd_phase_name(enum nd_phase phase) {
 }
 
 const char *nd_tensor_kind_name(enum nd_tensor_kind kind) {
-  static const char *const names[] = {"parameter", "gradient", "optimizer_state", "activation", "input", "statistic",
-                                             "parameter_copy", "gathered",
-                                             "gradient_buffer"};
+  static const char *const names[] = {"parameter",       "gradient",           "optimizer_state", "activation",
+                                      "input",           "statistic",          "parameter_copy",  "gathered",
+                                      "gradient_buffer", "data_parallel_chunk"};
   return (unsigned)kind < ND_TENSOR_KIND_COUNT ? names[kind] : "unknown";
 }
 
 int nd_rank_index(const nd_graph *g, nd_rank r) { return (r.dp * g->pp + r.pp) * g->tp + r.tp; }
 
 int nd_process_units(const nd_graph *g) { return g->dp * g->pp * (g->split_tp ? g->tp : 1); }
+
+int nd_process_unit_of(const nd_graph *g, nd_rank r) {
+  int pair = r.dp * g->pp + r.pp;
+  return g->split_tp ? pair * g->tp + r.tp : pair;
+}
+
+int nd_process_of(const nd_graph *g, nd_rank r, int procs) {
+  return (int)((int64_t)nd_process_unit_of(g, r) * procs / nd_process_units(g));
+}
+
+int nd_dp_spans(const nd_graph *g, int st, int t, int procs) {
+  for (int d = 1; d < g->dp; d++)
+    if (nd_process_of(g, (nd_rank){d, st, t}, procs) != nd_process_of(g, (nd_rank){0, st, t}, procs)) return 1;
+  return 0;
+}
 
 int nd_act_slot(const nd_graph *g, int s, enum nd_act_pool pool, int mb) {
   int depth = g->pool_slots[s][pool];

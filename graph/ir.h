@@ -27,6 +27,7 @@ enum nd_tensor_kind {
   ND_TENSOR_PARAM_COPY, /* train.precision bf16: a GEMM weight's bf16 copy, cast from it every step */
   ND_TENSOR_GATHERED,   /* data_parallel_shard parameters: a block's whole weight, gathered from the ranges before each use */
   ND_TENSOR_GRAD_BUF,   /* data_parallel_shard gradients: a whole gradient, accumulated, then reduce-scattered into ranges */
+  ND_TENSOR_DP_CHUNK, /* a data-parallel group across processes: a chunk of a replica's gradient or parameter, moved apart (graph/dpchunk.h) */
   ND_TENSOR_KIND_COUNT
 };
 
@@ -305,6 +306,7 @@ typedef struct nd_graph {
   int bf16;     /* train.precision bf16: GEMM weights get bf16 copies, GEMM-only inputs are stored in bf16 */
   enum nd_dp_shard dp_shard; /* what the data-parallel group shards */
   int shard_size;            /* ranks of a shard group (dp when not sharded) */
+  int procs;                 /* processes the step is cut across (nd_process_of); 1 without mpirun */
 
   nd_tensor *tensors;
   int32_t n_tensors, cap_tensors;
@@ -326,13 +328,15 @@ int nd_act_slot(const nd_graph *g, int s, enum nd_act_pool pool, int mb);
 /* Builds the graph of one training step (or of one evaluation pass when
  * forward_only) from a validated configuration. */
 int nd_graph_build(nd_graph **out, const nd_config *cfg, int forward_only, nd_error *err);
-/* The training step (or evaluation pass when forward_only) with the
- * forwards and backwards of some (replica, stage) pairs only, those with
- * pairs[d * pp + s] set: every rank's state and the whole optimizer tail,
- * and the built pairs' tasks in the whole step's order. Enough for one
- * process's share under mpirun without building the step (tasks/mpi_plan.c
- * picks the pairs, docs/nodes.md). */
-int nd_graph_build_pairs(nd_graph **out, const nd_config *cfg, int forward_only, const uint8_t *pairs,
+/* The training step (or evaluation pass when forward_only) cut across
+ * `procs` processes (its data-parallel sums across processes go in chunks,
+ * graph/dpchunk.h), with the forwards and backwards of some (replica,
+ * stage) pairs only, those with pairs[d * pp + s] set (NULL: all): every
+ * rank's state and the whole optimizer tail, and the built pairs' tasks in
+ * the whole step's order. Enough for one process's share under mpirun
+ * without building the step (tasks/mpi_plan.c picks the pairs,
+ * docs/nodes.md). procs 1 and pairs NULL: nd_graph_build's graph. */
+int nd_graph_build_pairs(nd_graph **out, const nd_config *cfg, int forward_only, const uint8_t *pairs, int procs,
                          nd_error *err);
 /* The forward of n_tokens new tokens of one sequence for generation: one
  * pipeline of cfg's tensor split, every layer's keys and values kept in a
@@ -354,6 +358,16 @@ int nd_rank_index(const nd_graph *g, nd_rank r);
  * (replica, stage) group each, or a rank each under split_tp; a layout cuts
  * across at most this many processes. */
 int nd_process_units(const nd_graph *g);
+/* The process of rank r among `procs`: the mesh is cut into units, a
+ * (replica, stage) pair's whole tensor-parallel group each (or, with
+ * runtime.split_tensor_groups, each rank: a group may then straddle
+ * processes), dealt to the processes in blocks, replica-major, so replicas
+ * spread across processes first and pipeline neighbours land on the same
+ * or the next process. Units are numbered replica, then stage, then shard. */
+int nd_process_of(const nd_graph *g, nd_rank r, int procs);
+int nd_process_unit_of(const nd_graph *g, nd_rank r);
+/* Does the data-parallel group of stage st, tensor rank t span processes? */
+int nd_dp_spans(const nd_graph *g, int st, int t, int procs);
 /* The place of a tensor in checkpoint order: GPT-2's wte, wpe, h.0 ... h.L-1, ln_f;
  * Llama's embed_tokens, layers 0 ... L-1, norm, lm_head. */
 int64_t nd_gpt_param_order(const char *hf_name); /* (dp, pp, tp) -> 0 .. dp*pp*tp - 1 */

@@ -303,9 +303,10 @@ static const nd_kind_row rows[ND_TASK_KIND_COUNT] = {
     [ND_TASK_PARAM_GATHER] = {.name = "param_gather",
                               BUFFERS(T("dst", OUT, W, ND_D_n), B("range", IN, R, F32, ND_ALWAYS, ND_REST, 0, 0, ND_D_BUF)),
                               .flops = nd__flops_none},
+    /* the ranges that keep a shard (each a multiple of shards apart), or one part's shards apart */
     [ND_TASK_REDUCE_SCATTER] = {.name = "reduce_scatter",
                                 BUFFERS(B("part", IN, R, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_n),
-                                        B("range", OUT, W, F32, ND_ALWAYS, ND_PER_PART, 0, 0, ND_D_BUF)),
+                                        B("range", OUT, W, F32, ND_ALWAYS, ND_REST, 0, 0, ND_D_BUF)),
                                 .flops = nd__flops_allreduce},
     /* lanes: 8 partial sums per gradient (kernels/cpu/lanes.h), handed along the shard group */
     [ND_TASK_GRAD_SUMSQ_RANGE] = {.name = "grad_sumsq_range",

@@ -3,6 +3,7 @@
  * on whole tensors or on data-parallel shards. */
 #include "graph/optim.h"
 
+#include "graph/dpchunk.h"
 #include "graph/emit.h"
 #include "graph/gradbuf.h"
 #include "graph/shard.h"
@@ -42,6 +43,12 @@ static int layer_of(nd__builder *b, nd_rank r, int p) {
 static void shard_gather(nd__builder *b, int d0, int st, int t, int p) {
   nd_graph *g = b->g;
   int size = g->shard_size;
+  if (g->procs > 1 && nd_dp_spans(g, st, t, g->procs)) {
+    int32_t *copies = b->parts;
+    for (int own = 0; own < size; own++) copies[own] = nd__param(b, nd__rank(d0 + own, st, t), p);
+    nd__dp_chunked_shard_gather(b, copies, size);
+    return;
+  }
   for (int own = 0; own < size; own++) {
     int32_t id = nd__param(b, nd__rank(d0 + own, st, t), p);
     const nd_tensor *dst = &g->tensors[id];

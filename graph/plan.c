@@ -113,7 +113,7 @@ void nd_plan_print(FILE *f, const nd_graph *g, const nd_plan *p) {
     fprintf(f, "  dp %d pp %d tp %d     %9.3f %8.3f %10.3f %12.3f %7.3f %10.3f\n", m->rank.dp, m->rank.pp, m->rank.tp,
             mib(m->bytes[ND_TENSOR_PARAM] + m->bytes[ND_TENSOR_PARAM_COPY]), mib(m->bytes[ND_TENSOR_GRAD]), mib(m->bytes[ND_TENSOR_OPTSTATE]),
             mib(m->bytes[ND_TENSOR_ACTIVATION]), mib(m->bytes[ND_TENSOR_INPUT]),
-            mib(m->bytes[ND_TENSOR_GATHERED] + m->bytes[ND_TENSOR_GRAD_BUF]));
+            mib(m->bytes[ND_TENSOR_GATHERED] + m->bytes[ND_TENSOR_GRAD_BUF] + m->bytes[ND_TENSOR_DP_CHUNK]));
   }
 }
 
@@ -157,8 +157,11 @@ cJSON *nd_plan_json(const nd_graph *g, const nd_plan *p) {
     cJSON_AddNumberToObject(r, "optimizer_bytes", (double)m->bytes[ND_TENSOR_OPTSTATE]);
     cJSON_AddNumberToObject(r, "activation_bytes", (double)m->bytes[ND_TENSOR_ACTIVATION]);
     cJSON_AddNumberToObject(r, "input_bytes", (double)m->bytes[ND_TENSOR_INPUT]);
-    /* data_parallel_shard: the gathered block weights and the gradient buffers */
-    cJSON_AddNumberToObject(r, "transient_bytes", (double)(m->bytes[ND_TENSOR_GATHERED] + m->bytes[ND_TENSOR_GRAD_BUF]));
+    /* data_parallel_shard: the gathered block weights and the gradient
+     * buffers; across processes, the data-parallel chunks */
+    cJSON_AddNumberToObject(
+        r, "transient_bytes",
+        (double)(m->bytes[ND_TENSOR_GATHERED] + m->bytes[ND_TENSOR_GRAD_BUF] + m->bytes[ND_TENSOR_DP_CHUNK]));
     cJSON_AddItemToArray(ranks, r);
   }
   return root;

@@ -462,6 +462,7 @@ void nd__builder_free(nd__builder *b) {
   free(b->parts);
   free(b->written);
   free(b->bf16_copy);
+  free(b->chunk0);
   for (int k = 0; k < b->n_deferred; k++) free(b->deferred[k].acc); /* left by a failure */
   free(b->deferred);
 }

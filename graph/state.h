@@ -94,6 +94,7 @@ typedef struct nd__builder {
   int32_t *parts;                    /* [max(nranks, 2)]: a collective's buffers, while emitting it */
   uint8_t *written;                  /* [tensor]: written earlier in this step */
   int32_t *bf16_copy;                /* train.precision bf16: [tensor] a GEMM weight's bf16 copy, created on first use */
+  int32_t *chunk0;                   /* [state tensor]: its first chunk (graph/dpchunk.h), -1 before its first cut */
   int n_state;                       /* tensors before the first task: parameters, their state, statistics */
   struct nd__task_spec *deferred;    /* W tasks waiting to be appended, oldest first */
   int n_deferred, cap_deferred, defer_w;

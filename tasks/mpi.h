@@ -101,20 +101,13 @@ void nd_mpi_bcast(void *buf, int64_t n);
  * environment without starting MPI; 0 and process 0 without a launcher. */
 int nd_mpi_launched(int *process);
 
-/* The process of rank r among `procs`: the mesh is cut into units, a
- * (replica, stage) pair's whole tensor-parallel group each (or, with
- * runtime.split_tensor_groups, each rank: a group may then straddle
- * processes), dealt to the processes in blocks, replica-major, so replicas
- * spread across processes first and pipeline neighbours land on the same
- * or the next process. Units are numbered replica, then stage, then shard. */
+/* The process of rank r among `procs` (nd_process_of, graph/ir.h: the
+ * graph cuts its data-parallel sums by it too). */
 int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs);
-int nd_mpi_unit_of(const nd_graph *g, nd_rank r);
 /* The process each task of g runs on ([g->n_tasks], malloc'ed; NULL when
- * out of memory): its rank's, except a data-parallel sum of a gradient,
- * which runs on the process of one of its replicas, chosen so that the
- * bytes each process sends come out even: the sums, largest first, each
- * go to the candidate that would then have sent the least (the sum's
- * order is the replicas', wherever it runs). */
+ * out of memory): its rank's. A data-parallel sum across processes is in
+ * chunks, each run by its member's rank (graph/dpchunk.h); a whole sum's
+ * replicas are then all on one process. g is built for `procs`. */
 int *nd_mpi_task_processes(const nd_graph *g, int procs);
 /* The processes must not outnumber the units. */
 int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err);
@@ -147,12 +140,17 @@ enum nd_mpi_traffic nd_mpi_traffic_of(const nd_task *t);
 void nd_mpi_share_pairs(const nd_graph *tail, const int *run_on, int procs, int me, uint8_t *pairs);
 
 /* Process me's figures per step: the tasks it runs and submits
- * (nd_mpi_takes_part), the bytes it sends by class and receives, and the
- * data-parallel gradients of a replica (all summed once a step). g is the
+ * (nd_mpi_takes_part), the bytes it sends by class and receives, and a
+ * ring's data-parallel bytes for its gradients to compare with. g is the
  * whole step or nd_graph_build_pairs of nd_mpi_share_pairs(me): the same
  * figures. 0 or ND_ENOMEM. */
 typedef struct nd_mpi_share {
-  int64_t runs, submits, received, dp_grad_bytes;
+  int64_t runs, submits, received;
+  /* a ring all-reduce's bytes over the data-parallel group (dp_group
+   * members; 0: no group spans processes) of the process's gradients, and
+   * what its chunks hold (graph/dpchunk.h) */
+  int64_t dp_ring_bytes, dp_chunk_bytes;
+  int dp_group;
   int64_t sent[ND_MPI_TRAFFIC];
 } nd_mpi_share;
 int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out);

@@ -20,69 +20,11 @@ int nd_mpi_launched(int *process) {
   return getenv("PMIX_RANK") ? 1 : 0;
 }
 
-int nd_mpi_unit_of(const nd_graph *g, nd_rank r) {
-  int pair = r.dp * g->pp + r.pp;
-  return g->split_tp ? pair * g->tp + r.tp : pair;
-}
-
-int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs) {
-  return (int)((int64_t)nd_mpi_unit_of(g, r) * procs / nd_process_units(g));
-}
-
-typedef struct dp_sum {
-  int64_t bytes;
-  int32_t task;
-} dp_sum;
-
-/* Largest first; equal sizes in the graph's order (the same on every process). */
-static int cmp_sum(const void *a, const void *b) {
-  const dp_sum *x = a, *y = b;
-  if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
-  return x->task < y->task ? -1 : x->task > y->task;
-}
+int nd_mpi_process_of(const nd_graph *g, nd_rank r, int procs) { return nd_process_of(g, r, procs); }
 
 int *nd_mpi_task_processes(const nd_graph *g, int procs) {
-  size_t n = (size_t)(g->n_tasks ? g->n_tasks : 1);
-  int *run_on = malloc(n * sizeof *run_on);
-  dp_sum *sums = malloc(n * sizeof *sums);
-  int64_t *sent = calloc((size_t)procs, sizeof *sent), *runs = calloc((size_t)procs, sizeof *runs);
-  if (!run_on || !sums || !sent || !runs) {
-    free(run_on), free(sums), free(sent), free(runs);
-    return NULL;
-  }
-  int32_t n_sums = 0;
-  double all_bytes = 0;
-  for (int32_t i = 0; i < g->n_tasks; i++) {
-    const nd_task *t = &g->tasks[i];
-    run_on[i] = nd_mpi_process_of(g, t->rank, procs);
-    if (t->kind != ND_TASK_ALLREDUCE || t->group != ND_GROUP_DP) continue;
-    sums[n_sums++] = (dp_sum){g->tensors[nd_task_access(g, t)[0].tensor].bytes, i};
-    all_bytes += (double)sums[n_sums - 1].bytes * 2 * (t->n_access - 1);
-  }
-  qsort(sums, (size_t)n_sums, sizeof *sums, cmp_sum);
-  /* each part not on the chosen process comes to it and its sum goes back:
-   * a part's process sends it, the chosen one sends the sums. Both shares
-   * count, each against its total: the bytes a process sends and the sums
-   * it runs (a sum's process also sees every task that writes its parts) */
-  for (int32_t k = 0; k < n_sums; k++) {
-    const nd_task *t = &g->tasks[sums[k].task];
-    const nd_access *acc = nd_task_access(g, t);
-    int best = -1;
-    double best_cost = 0;
-    for (int a = 0; a < t->n_access; a++) {
-      int c = nd_mpi_process_of(g, g->tensors[acc[a].tensor].home, procs), remote = 0;
-      for (int b = 0; b < t->n_access; b++) remote += nd_mpi_process_of(g, g->tensors[acc[b].tensor].home, procs) != c;
-      double cost = (double)(sent[c] + remote * sums[k].bytes) / all_bytes + (double)(runs[c] + 1) / n_sums;
-      if (best < 0 || cost < best_cost) best = c, best_cost = cost;
-    }
-    run_on[sums[k].task] = best;
-    runs[best]++;
-    for (int a = 0; a < t->n_access; a++) {
-      int q = nd_mpi_process_of(g, g->tensors[acc[a].tensor].home, procs);
-      if (q != best) sent[q] += sums[k].bytes, sent[best] += sums[k].bytes;
-    }
-  }
-  free(sums), free(sent), free(runs);
+  int *run_on = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *run_on);
+  for (int32_t i = 0; run_on && i < g->n_tasks; i++) run_on[i] = nd_mpi_process_of(g, g->tasks[i].rank, procs);
   return run_on;
 }
 
@@ -241,10 +183,15 @@ int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out) {
   if (replay(g, run_on, owner, procs, sent, received) < 0) goto done;
   memcpy(out->sent, sent + me * ND_MPI_TRAFFIC, sizeof out->sent);
   out->received = received[me];
-  for (int32_t i = 0; i < g->n_tasks; i++) {
-    const nd_task *t = &g->tasks[i];
-    if (t->kind == ND_TASK_ALLREDUCE && t->group == ND_GROUP_DP)
-      out->dp_grad_bytes += g->tensors[nd_task_access(g, t)[0].tensor].bytes;
+  /* a ring's figure: 2 (P - 1) / P of each whole gradient of its ranks
+   * whose data-parallel group of P spans processes */
+  for (int32_t k = 0; k < g->n_tensors; k++) {
+    const nd_tensor *t = &g->tensors[k];
+    if (owner[k] != me) continue;
+    if (t->kind == ND_TENSOR_DP_CHUNK) out->dp_chunk_bytes += t->bytes;
+    if (t->kind != ND_TENSOR_GRAD || !nd_dp_spans(g, t->home.pp, t->home.tp, procs)) continue;
+    out->dp_group = g->dp;
+    out->dp_ring_bytes += 2 * (g->dp - 1) * (t->dp_numel ? 4 * t->dp_numel : t->bytes) / g->dp;
   }
   rc = 0;
 done:
@@ -262,12 +209,14 @@ int nd_mpi_build_share(const nd_config *cfg, int procs, int me, nd_graph **step,
   *step = *eval = NULL;
   if (!pairs) goto done;
   /* no pair: the state and the optimizer tail, where the sums run */
-  if ((rc = nd_graph_build_pairs(&tail, cfg, 0, pairs, err)) || (rc = nd_mpi_check_layout(tail, procs, err))) goto done;
+  if ((rc = nd_graph_build_pairs(&tail, cfg, 0, pairs, procs, err)) || (rc = nd_mpi_check_layout(tail, procs, err)))
+    goto done;
   rc = ND_ENOMEM;
   if (!(tail_on = nd_mpi_task_processes(tail, procs))) goto done;
   nd_mpi_share_pairs(tail, tail_on, procs, me, pairs);
   /* the evaluation's forwards need no more pairs than the step's */
-  if ((rc = nd_graph_build_pairs(step, cfg, 0, pairs, err)) || (rc = nd_graph_build_pairs(eval, cfg, 1, pairs, err)))
+  if ((rc = nd_graph_build_pairs(step, cfg, 0, pairs, procs, err)) ||
+      (rc = nd_graph_build_pairs(eval, cfg, 1, pairs, procs, err)))
     goto done;
 done:
   if (rc == ND_ENOMEM) nd__fail(err, rc, "mpirun: out of memory building process %d's share", me);

@@ -36,7 +36,7 @@ tests_test_attention_memory_SOURCES = tests/test_attention_memory.c tests/tap.h
 tests_test_attention_memory_LDADD = $(ND_TEST_LIBS)
 # one process's share under mpirun, built alone, against the whole step (docs/nodes.md)
 check_PROGRAMS += tests/test_mpi_share
-TESTS += tests/test_mpi_share tests/test_plan_share.sh
-EXTRA_DIST += tests/test_plan_share.sh
+TESTS += tests/test_mpi_share tests/test_plan_share.sh tests/test_dp_ring.sh
+EXTRA_DIST += tests/test_plan_share.sh tests/test_dp_ring.sh
 tests_test_mpi_share_SOURCES = tests/test_mpi_share.c tests/tap.h
 tests_test_mpi_share_LDADD = $(ND_TEST_LIBS)

@@ -3,9 +3,10 @@
  * it sends by class and receives) from the graph of its share
  * (nd_graph_build_pairs of nd_mpi_share_pairs) equal those from the whole
  * step, and the share is smaller than the step where the cut leaves pairs
- * out. Layouts: data, tensor and pipeline parallel, the tied embedding
- * across stages, split tensor groups, sharded data parallel, Llama,
- * recomputation and bf16. */
+ * out. Where a data-parallel group spans processes its sums go in chunks
+ * (graph/dpchunk.h), and only there. Layouts: data, tensor and pipeline
+ * parallel, the tied embedding across stages, split tensor groups, context
+ * parallel, sharded data parallel, Llama, recomputation and bf16. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,17 +46,21 @@ static void check(const char *sets, int procs, int less) {
   nd_config *cfg = config(sets);
   nd_graph *whole = NULL, *tail = NULL;
   nd_error err = {0};
-  int *tail_on = NULL, same = 0, smaller = 0;
+  int *tail_on = NULL, same = 0, smaller = 0, spans = 0, chunks = 0;
   uint8_t *pairs = NULL;
-  if (!cfg || nd_graph_build(&whole, cfg, 0, &err)) goto done;
+  if (!cfg || nd_graph_build_pairs(&whole, cfg, 0, NULL, procs, &err)) goto done;
+  for (int s = 0; s < whole->pp; s++)
+    for (int t = 0; t < whole->tp; t++) spans |= nd_dp_spans(whole, s, t, procs);
+  for (int32_t k = 0; k < whole->n_tensors; k++) chunks += whole->tensors[k].kind == ND_TENSOR_DP_CHUNK;
   pairs = calloc((size_t)whole->dp * whole->pp, 1);
-  if (!pairs || nd_graph_build_pairs(&tail, cfg, 0, pairs, &err) || !(tail_on = nd_mpi_task_processes(tail, procs)))
+  if (!pairs || nd_graph_build_pairs(&tail, cfg, 0, pairs, procs, &err) ||
+      !(tail_on = nd_mpi_task_processes(tail, procs)))
     goto done;
   for (int p = 0; p < procs; p++) {
     nd_graph *share = NULL;
     nd_mpi_share a, b;
     nd_mpi_share_pairs(tail, tail_on, procs, p, pairs);
-    if (nd_graph_build_pairs(&share, cfg, 0, pairs, &err) || nd_mpi_share_of(whole, procs, p, &a) ||
+    if (nd_graph_build_pairs(&share, cfg, 0, pairs, procs, &err) || nd_mpi_share_of(whole, procs, p, &a) ||
         nd_mpi_share_of(share, procs, p, &b)) {
       nd_graph_free(share);
       goto done;
@@ -75,6 +80,8 @@ done:
   if (err.msg[0]) diag("%s", err.msg);
   ok(same == procs, "%s on %d processes: every share's figures are the whole step's (%d of %d)", sets, procs, same,
      procs);
+  ok(whole && (chunks > 0) == spans, "%s on %d processes: %s (%d chunk tensors)", sets, procs,
+     spans ? "the data-parallel sums go in chunks" : "no group spans processes: no chunks", chunks);
   if (less)
     ok(smaller == procs, "%s on %d processes: every share has fewer tasks than the step (%d of %d)", sets, procs,
        smaller, procs);
@@ -86,8 +93,13 @@ done:
 }
 
 int main(void) {
-  check("parallelism.data_parallel_size=4", 4, 0);
+  /* chunked sums read no other replica's gradient: each share is its replica's */
+  check("parallelism.data_parallel_size=4", 4, 1);
   check("parallelism.data_parallel_size=4", 3, 0);
+  check("parallelism.data_parallel_size=4", 2, 1);
+  check("parallelism.data_parallel_size=4", 1, 0);
+  /* a group of replicas x context ranks */
+  check("parallelism.data_parallel_size=2 parallelism.context_parallel_size=2", 4, 1);
   check("parallelism.pipeline_parallel_size=3", 3, 0);
   check("parallelism.data_parallel_size=2 parallelism.pipeline_parallel_size=2 parallelism.tensor_parallel_size=2", 2, 0);
   check("parallelism.data_parallel_size=2 parallelism.pipeline_parallel_size=3 parallelism.tensor_parallel_size=2", 4, 1);
@@ -98,6 +110,7 @@ int main(void) {
   check("parallelism.data_parallel_size=4 parallelism.pipeline_parallel_size=2 parallelism.data_parallel_shard=gradients",
         4, 0);
   check("parallelism.data_parallel_size=4 parallelism.data_parallel_shard=optimizer", 3, 0);
+  check("parallelism.data_parallel_size=4 parallelism.data_parallel_shard=gradients", 4, 1);
   check("parallelism.data_parallel_size=4 parallelism.pipeline_parallel_size=2 parallelism.data_parallel_shard=parameters",
         4, 0);
   check("model.arch=llama model.n_kv_head=2 parallelism.data_parallel_size=2 parallelism.pipeline_parallel_size=2", 4, 1);

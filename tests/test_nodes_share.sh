@@ -6,7 +6,8 @@
 # tp 2 x pp 2 (split tensor groups) the last stage's, since a share is cut
 # at (replica, stage) pairs and the first stage's needs the next stage's
 # work for its hand-overs. The run's summary gives process 0's count and
-# the step's, which is the whole step graph's (`plan`).
+# the step's, which is the whole step graph's cut across 4 processes (`plan
+# --nodes 4`: its data-parallel sums in chunks).
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 . "${ND_SRCDIR:-.}/tests/mpirun.sh"
 cfg="$srcdir/configs/quickstart.yaml"
@@ -22,7 +23,7 @@ for case in "dp=2 pp=2|0 1 2 3|--set parallelism.data_parallel_size=2" \
   IFS='|' read -r name below sets <<<"$case"
   sets=($sets)
   "$ndgraph" run "$cfg" "${tiny[@]}" "${sets[@]}" --metrics "$tmp/one.jsonl" >"$tmp/one.out" 2>&1
-  "$ndgraph" plan "$cfg" "${tiny[@]}" "${sets[@]}" >"$tmp/plan.out" 2>&1
+  "$ndgraph" plan "$cfg" "${tiny[@]}" "${sets[@]}" --nodes 4 >"$tmp/plan.out" 2>&1
   "${mpirun[@]}" -np 4 "$ndgraph" run "$cfg" "${tiny[@]}" "${sets[@]}" --metrics "$tmp/n.jsonl" >"$tmp/n.out" 2>&1
   st=$?
   [ $st -eq 0 ] || sed 's/^/# /' "$tmp/n.out" | tail -5

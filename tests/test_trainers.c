@@ -60,7 +60,7 @@ int main(void) {
     rc = step(ta, &a[s]) || step(tb, &b[s]);
     if (s == 1) {
       FILE *devnull = fopen("/dev/null", "w");
-      int prc = nd_plan_report(cb, devnull, 0, NULL, &err);
+      int prc = nd_plan_report(cb, 1, devnull, 0, NULL, &err);
       if (devnull) fclose(devnull);
       ok(prc == 0, "plan (built-in kernels) reports while A and B are open%s%s", prc ? ": " : "", prc ? err.msg : "");
     }

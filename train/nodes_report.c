@@ -33,6 +33,14 @@ static void print_process(const nd_graph *g, int nodes, int p, const nd_mpi_shar
           p, first.dp, first.pp, first.tp, last.dp, last.pp, last.tp, (long long)sh->runs, (long long)sh->submits,
           (double)(c[0] + c[1] + c[2]) / 1e6, (double)c[ND_MPI_PIPELINE] / 1e6, (double)c[ND_MPI_DATA_PARALLEL] / 1e6,
           (double)c[ND_MPI_OTHER] / 1e6, (double)sh->received / 1e6, (double)sh->submits * ND_SUBMIT_US_PER_TASK / 1e3);
+  /* its data-parallel sums against a ring all-reduce of its own gradients
+   * over its group (docs/nodes.md, The order of cross-process sums) */
+  if (sh->dp_ring_bytes > 0)
+    fprintf(out,
+            "    data-parallel: sends %.3f MB, a ring over its group of %d: %.3f MB (%.2fx); its chunks "
+            "hold %.3f MB\n",
+            (double)c[ND_MPI_DATA_PARALLEL] / 1e6, sh->dp_group, (double)sh->dp_ring_bytes / 1e6,
+            (double)c[ND_MPI_DATA_PARALLEL] / (double)sh->dp_ring_bytes, (double)sh->dp_chunk_bytes / 1e6);
 }
 
 /* Process p's share of cfg's step: built, measured, freed. */
@@ -40,7 +48,7 @@ static int share_of(const nd_config *cfg, const nd_graph *tail, const int *tail_
                     nd_mpi_share *sh, nd_error *err) {
   nd_graph *g = NULL;
   nd_mpi_share_pairs(tail, tail_on, nodes, p, pairs);
-  int rc = nd_graph_build_pairs(&g, cfg, 0, pairs, err);
+  int rc = nd_graph_build_pairs(&g, cfg, 0, pairs, nodes, err);
   if (!rc && nd_mpi_share_of(g, nodes, p, sh)) rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
   nd_graph_free(g);
   return rc;
@@ -66,7 +74,8 @@ int nd_nodes_report(const nd_config *cfg, int nodes, int process, FILE *out, nd_
     rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
     goto done;
   }
-  if ((rc = nd_graph_build_pairs(&tail, cfg, 0, pairs, err)) || (rc = nd_mpi_check_layout(tail, nodes, err))) goto done;
+  if ((rc = nd_graph_build_pairs(&tail, cfg, 0, pairs, nodes, err)) || (rc = nd_mpi_check_layout(tail, nodes, err)))
+    goto done;
   if (!(tail_on = nd_mpi_task_processes(tail, nodes))) {
     rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
     goto done;
@@ -86,15 +95,6 @@ int nd_nodes_report(const nd_config *cfg, int nodes, int process, FILE *out, nd_
   else
     fprintf(out, "nodes: process %d of %d, built alone\n", process, nodes);
   for (int p = lo; p < hi; p++) print_process(tail, nodes, p, &shares[p - lo], out);
-  /* the data-parallel sums against a ring's bytes: each gradient's sum runs
-   * on one process (in replica order), which matches a ring per process
-   * when no gradient outweighs a process's share (docs/nodes.md) */
-  int64_t grads = shares[0].dp_grad_bytes;
-  if (grads > 0 && nodes > 1)
-    fprintf(out,
-            "  data-parallel gradients: %.3f MB per replica; a ring all-reduce over %d processes would send %.3f MB "
-            "per process\n",
-            (double)grads / 1e6, nodes, 2.0 * (nodes - 1) / nodes * (double)grads / 1e6);
 done:
   free(pairs);
   free(shares);

@@ -25,13 +25,13 @@ static void print_json(FILE *out, const nd_graph *g, const nd_plan *p, const nd_
   free(s);
 }
 
-int nd_plan_report(const nd_config *cfg, FILE *out, int json, const char *dot_path, nd_error *err) {
+int nd_plan_report(const nd_config *cfg, int processes, FILE *out, int json, const char *dot_path, nd_error *err) {
   nd_graph *g = NULL;
   nd_plan p;
   nd_kernels *k = NULL;
   int rc = nd_kernels_open(&k, cfg, err);
   if (rc) return rc;
-  if ((rc = nd_graph_build(&g, cfg, 0, err))) goto done;
+  if ((rc = nd_graph_build_pairs(&g, cfg, 0, NULL, processes, err))) goto done;
   if ((rc = nd_kernels_apply_costs(k, g, err))) goto done;
   if ((rc = nd_plan_compute(g, &p))) {
     rc = nd__fail(err, rc, "plan: out of memory");

@@ -222,8 +222,8 @@ static int build_graphs(nd_trainer *tr, nd_error *err) {
   int rc;
   if (builds_share(&tr->cfg))
     rc = nd_mpi_build_share(&tr->cfg, nd_mpi_size(), nd_mpi_rank(), &tr->step_graph, &tr->eval_graph, err);
-  else if (!(rc = nd_graph_build(&tr->step_graph, &tr->cfg, 0, err)))
-    rc = nd_graph_build(&tr->eval_graph, &tr->cfg, 1, err);
+  else if (!(rc = nd_graph_build_pairs(&tr->step_graph, &tr->cfg, 0, NULL, nd_mpi_size(), err)))
+    rc = nd_graph_build_pairs(&tr->eval_graph, &tr->cfg, 1, NULL, nd_mpi_size(), err);
   if (rc) return rc;
   if ((rc = nd_kernels_apply_costs(tr->kernels, tr->step_graph, err))) return rc;
   return nd_kernels_apply_costs(tr->kernels, tr->eval_graph, err);

@@ -112,9 +112,12 @@ ND_EXPORT int nd_config_dump(const nd_config *cfg, char **yaml_out, size_t *len_
 
 /* ------------------------------------------------------------------- plan */
 
-/* `ndgraph plan`: builds the step's graph and writes its summary to out (text,
- * or one JSON object), and the graph for Graphviz to dot_path when given. */
-ND_EXPORT int nd_plan_report(const nd_config *cfg, FILE *out, int json, const char *dot_path, nd_error *err);
+/* `ndgraph plan`: builds the step's graph cut across `processes` (1: one
+ * process; `--nodes N`: its data-parallel sums across processes go in
+ * chunks, docs/nodes.md) and writes its summary to out (text, or one JSON
+ * object), and the graph for Graphviz to dot_path when given. */
+ND_EXPORT int nd_plan_report(const nd_config *cfg, int processes, FILE *out, int json, const char *dot_path,
+                             nd_error *err);
 /* `ndgraph plan`, its placement section: the mapping rank -> workers, cores,
  * devices on runtime.topology (an hwloc XML) or this machine, and the bytes
  * a step moves between memory nodes. */

@@ -320,21 +320,28 @@ static int param_gather(const nd_kcall *c) {
 }
 
 /* the parts (whole gradients), then the ranges: shard s's elements summed
- * in rank order over every part (as the all-reduce sums them) into range s,
+ * in rank order over every part (as the all-reduce sums it) into range s,
  * then copied to each range p with p % shards == s: the bits of the
- * all-reduce, in the ranges their ranks keep */
+ * all-reduce, in the ranges their ranks keep. A range past the shard's
+ * elements is padding, zeros (a range written on another process comes
+ * back whole). One part with `shards` ranges: a copy of its shards. */
 static int reduce_scatter(const nd_kcall *c) {
   const struct nd_coll_args *a = &c->task->a.coll;
   const float *parts[a->nparts];
-  for (int s = 0; s < a->shards; s++) {
+  int outs = c->n - a->nparts;
+  for (int s = 0; s < a->shards && s < outs; s++) {
     int64_t begin, n;
     nd_dp_range(a->n, a->shards, s, &begin, &n);
     if (n == 0) continue;
     for (int p = 0; p < a->nparts; p++) parts[p] = CF(p) + begin;
-    float *sum = CF(a->nparts + s);
-    nd_sum_ordered(sum, parts, a->nparts, n);
-    for (int p = s + a->shards; p < a->nparts; p += a->shards)
-      memcpy(CF(a->nparts + p), sum, (size_t)n * sizeof(float));
+    for (int p = s; p < outs; p += a->shards) {
+      float *range = CF(a->nparts + p);
+      if (p == s)
+        nd_sum_ordered(range, parts, a->nparts, n);
+      else
+        memcpy(range, CF(a->nparts + s), (size_t)n * sizeof(float));
+      memset(range + n, 0, (size_t)(c->t[a->nparts + p].shape[0] - n) * sizeof(float));
+    }
   }
   return 0;
 }
