@@ -383,7 +383,7 @@ static void free_chains(bound_graph *bg) {
 int nd_exec_set_chains(nd_exec *ex, int which, const int32_t *len) {
   bound_graph *bg = &ex->graphs[which];
   free_chains(bg);
-  if (!len || ex->procs > 1) return 0;
+  if (!len) return 0;
   size_t n = (size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1);
   bg->chain_len = malloc(n * sizeof *bg->chain_len);
   bg->chain = calloc(n, sizeof *bg->chain);
@@ -507,18 +507,25 @@ static int submit_local(nd_exec *ex, const bound_graph *bg, int32_t i) {
   return starpu_task_submit(task);
 }
 
-/* A chain (tasks/chain.h): its first task's hints, the members' buffers once each. */
+/* A chain's task (tasks/chain.h): its first task's hints, a callback only
+ * where someone is told (the observer, or a member's forwarding). */
+static void fill_chain(struct starpu_task *task, void *arg) {
+  const fill_arg *f = arg;
+  nd__chain *chain = &f->bg->chain[f->i];
+  fill(task, arg);
+  task->cl_arg = chain;
+  int report = f->ex->observer.task_done != NULL;
+  for (int32_t k = 0; k < chain->n; k++) report |= nd__forward_count(&f->bg->forward, f->i + k) > 0;
+  task->callback_func = report ? nd__chain_done : NULL;
+  task->callback_arg = report ? chain : NULL;
+}
+
+/* A chain on this process: the members' buffers once each. */
 static int submit_chain(nd_exec *ex, const bound_graph *bg, int32_t i) {
   nd__chain *chain = &bg->chain[i];
   struct starpu_task *task = new_task(nd__chain_codelet(), chain->n_buf);
   if (!task) return ND_ENOMEM;
-  fill(task, &(fill_arg){ex, bg, i});
-  task->cl_arg = chain;
-  /* a callback only where someone is told: the observer, or a member's forwarding */
-  int report = ex->observer.task_done != NULL;
-  for (int32_t k = 0; k < chain->n; k++) report |= nd__forward_count(&bg->forward, i + k) > 0;
-  task->callback_func = report ? nd__chain_done : NULL;
-  task->callback_arg = report ? chain : NULL;
+  fill_chain(task, &(fill_arg){ex, bg, i});
   memcpy(STARPU_TASK_GET_HANDLES(task), chain->handle, (size_t)chain->n_buf * sizeof *chain->handle);
   memcpy(modes_of(task), chain->mode, (size_t)chain->n_buf * sizeof *chain->mode);
   return starpu_task_submit(task);
@@ -527,6 +534,10 @@ static int submit_chain(nd_exec *ex, const bound_graph *bg, int32_t i) {
 /* Several processes: the task runs on its rank's process; StarPU-MPI posts
  * the transfers on the processes that take part. */
 static int submit_mpi(nd_exec *ex, const bound_graph *bg, int32_t i) {
+  nd__chain *chain = bg->chain_len && bg->chain_len[i] > 1 ? &bg->chain[i] : NULL;
+  if (chain)
+    return nd_mpi_submit(nd__chain_codelet(), bg->run_on[i], chain->handle, chain->mode, chain->n_buf, fill_chain,
+                         &(fill_arg){ex, bg, i});
   const nd_task *t = &bg->g->tasks[i];
   const nd_access *acc = nd_task_access(bg->g, t);
   starpu_data_handle_t handles[t->n_access > 0 ? t->n_access : 1];
@@ -545,9 +556,13 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
   ex->submitted = 0;
   double t0 = starpu_timing_now();
   for (int32_t i = 0; i < g->n_tasks; i++) {
-    if (ex->procs > 1 && !bg->visit[i]) continue;
     int32_t len = bg->chain_len ? bg->chain_len[i] : 1;
     if (len == 0) continue; /* run by its chain */
+    /* several processes: a process takes part in a chain when it takes part
+     * in one of its members (the chain's buffers are theirs) */
+    int visit = ex->procs == 1;
+    for (int32_t k = 0; k < len && !visit; k++) visit = bg->visit[i + k];
+    if (!visit) continue;
     ex->submitted++;
     int rc = ex->procs > 1 ? submit_mpi(ex, bg, i) : len > 1 ? submit_chain(ex, bg, i) : submit_local(ex, bg, i);
     if (rc) {

@@ -146,16 +146,18 @@ enum nd_mpi_traffic nd_mpi_traffic_of(const nd_task *t);
  * hand-overs with me), and those whose gradients a task run on me reads. */
 void nd_mpi_share_pairs(const nd_graph *tail, const int *run_on, int procs, int me, uint8_t *pairs);
 
-/* Process me's figures per step: the tasks it runs and submits
- * (nd_mpi_takes_part), the bytes it sends by class and receives, and the
- * data-parallel gradients of a replica (all summed once a step). g is the
- * whole step or nd_graph_build_pairs of nd_mpi_share_pairs(me): the same
- * figures. 0 or ND_ENOMEM. */
+/* Process me's figures per step: the tasks it runs and the StarPU tasks it
+ * submits (those of the tasks it takes part in, nd_mpi_takes_part, a chain
+ * of chain_len once: tasks/chain.h; chain_len NULL: every task alone), the
+ * bytes it sends by class and receives, and the data-parallel gradients of
+ * a replica (all summed once a step). g is the whole step or
+ * nd_graph_build_pairs of nd_mpi_share_pairs(me): the same figures. 0 or
+ * ND_ENOMEM. */
 typedef struct nd_mpi_share {
   int64_t runs, submits, received, dp_grad_bytes;
   int64_t sent[ND_MPI_TRAFFIC];
 } nd_mpi_share;
-int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out);
+int nd_mpi_share_of(const nd_graph *g, int procs, int me, const int32_t *chain_len, nd_mpi_share *out);
 
 /* Process me's step and evaluation graphs under `mpirun -np procs`: its
  * share alone (nd_mpi_share_pairs). Its tensors keep their names, which

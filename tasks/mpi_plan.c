@@ -225,7 +225,7 @@ void nd_mpi_share_pairs(const nd_graph *tail, const int *run_on, int procs, int 
   }
 }
 
-int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out) {
+int nd_mpi_share_of(const nd_graph *g, int procs, int me, const int32_t *chain_len, nd_mpi_share *out) {
   memset(out, 0, sizeof *out);
   int *owner = owners(g, procs), *run_on = nd_mpi_task_processes(g, procs);
   uint8_t *reader = calloc((size_t)g->n_tensors * (size_t)procs + 1, 1);
@@ -234,9 +234,13 @@ int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out) {
   int rc = ND_ENOMEM;
   if (!owner || !run_on || !reader || !sent || !received) goto done;
   nd_mpi_mark_readers(g, run_on, NULL, owner, procs, reader);
-  for (int32_t i = 0; i < g->n_tasks; i++) {
+  /* a chain is submitted once, by the processes that take part in a member */
+  for (int32_t i = 0, end = 0, part = 0; i < g->n_tasks; i++) {
+    int32_t len = chain_len ? chain_len[i] : 1;
+    if (len > 0) end = i + len - 1, part = 0;
     out->runs += run_on[i] == me;
-    out->submits += nd_mpi_takes_part(g, run_on, i, NULL, owner, procs, reader, me);
+    part |= nd_mpi_takes_part(g, run_on, i, NULL, owner, procs, reader, me);
+    if (i == end) out->submits += part;
   }
   if (replay(g, run_on, owner, procs, sent, received) < 0) goto done;
   memcpy(out->sent, sent + me * ND_MPI_TRAFFIC, sizeof out->sent);

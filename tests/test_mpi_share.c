@@ -55,8 +55,8 @@ static void check(const char *sets, int procs, int less) {
     nd_graph *share = NULL;
     nd_mpi_share a, b;
     nd_mpi_share_pairs(tail, tail_on, procs, p, pairs);
-    if (nd_graph_build_pairs(&share, cfg, 0, pairs, &err) || nd_mpi_share_of(whole, procs, p, &a) ||
-        nd_mpi_share_of(share, procs, p, &b)) {
+    if (nd_graph_build_pairs(&share, cfg, 0, pairs, &err) || nd_mpi_share_of(whole, procs, p, NULL, &a) ||
+        nd_mpi_share_of(share, procs, p, NULL, &b)) {
       nd_graph_free(share);
       goto done;
     }

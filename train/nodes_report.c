@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "tasks/exec.h"
 #include "tasks/mpi.h"
+#include "tasks/schedule.h"
 
 int nd_launched_processes(int *process) {
   int n = nd_mpi_launched(process);
@@ -39,9 +40,14 @@ static void print_process(const nd_graph *g, int nodes, int p, const nd_mpi_shar
 static int share_of(const nd_config *cfg, const nd_graph *tail, const int *tail_on, int nodes, int p, uint8_t *pairs,
                     nd_mpi_share *sh, nd_error *err) {
   nd_graph *g = NULL;
+  int32_t *chain_len = NULL;
   nd_mpi_share_pairs(tail, tail_on, nodes, p, pairs);
   int rc = nd_graph_build_pairs(&g, cfg, 0, pairs, err);
-  if (!rc && nd_mpi_share_of(g, nodes, p, sh)) rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
+  /* submitted as the run submits them: a chain once (tasks/chain.h) */
+  if (!rc && (!(chain_len = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *chain_len)) ||
+              nd_sched_chains(g, cfg, chain_len) || nd_mpi_share_of(g, nodes, p, chain_len, sh)))
+    rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
+  free(chain_len);
   nd_graph_free(g);
   return rc;
 }
