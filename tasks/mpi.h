@@ -124,12 +124,15 @@ int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err);
  * index of the tensor (NULL: the same); run_on: nd_mpi_task_processes. */
 void nd_mpi_mark_readers(const nd_graph *g, const int *run_on, const int32_t *map, const int *owner, int procs,
                          uint8_t *reader);
-/* Whether process me must see task i: it runs it, owns one of its tensors,
- * or may hold a copy of one that the task writes (the copy must be
- * dropped). Every other process skips it: its submission cost is its own
- * share. */
-int nd_mpi_takes_part(const nd_graph *g, const int *run_on, int32_t i, const int32_t *map, const int *owner, int procs,
-                      const uint8_t *reader, int me);
+/* Which tasks of g process me must see, into visit[g->n_tasks]: those it
+ * runs, those that touch a tensor it owns, and, of the tasks that write a
+ * tensor it may hold a copy of, the first after each of its own reads of it
+ * in the graph's order (and the first of the graph, which runs again after
+ * reads elsewhere): seeing it drops the copy, so the later writes find none
+ * to drop. Every other task it skips: its submission cost is its own share.
+ * 0 or ND_ENOMEM. */
+int nd_mpi_visits(const nd_graph *g, const int *run_on, const int32_t *map, const int *owner, int procs,
+                  const uint8_t *reader, int me, uint8_t *visit);
 
 /* What the bytes between processes are for, by the task that moves them:
  * pipeline hand-overs, data-parallel sums, and the rest (tensor-parallel
@@ -147,14 +150,15 @@ enum nd_mpi_traffic nd_mpi_traffic_of(const nd_task *t);
 void nd_mpi_share_pairs(const nd_graph *tail, const int *run_on, int procs, int me, uint8_t *pairs);
 
 /* Process me's figures per step: the tasks it runs and the StarPU tasks it
- * submits (those of the tasks it takes part in, nd_mpi_takes_part, a chain
- * of chain_len once: tasks/chain.h; chain_len NULL: every task alone), the
+ * submits (those of the tasks it sees, nd_mpi_visits, a chain
+ * of chain_len once: tasks/chain.h; chain_len NULL: every task alone) and
+ * the buffers they declare (a chain's tensors once each), the
  * bytes it sends by class and receives, and the data-parallel gradients of
  * a replica (all summed once a step). g is the whole step or
  * nd_graph_build_pairs of nd_mpi_share_pairs(me): the same figures. 0 or
  * ND_ENOMEM. */
 typedef struct nd_mpi_share {
-  int64_t runs, submits, received, dp_grad_bytes;
+  int64_t runs, submits, buffers, received, dp_grad_bytes;
   int64_t sent[ND_MPI_TRAFFIC];
 } nd_mpi_share;
 int nd_mpi_share_of(const nd_graph *g, int procs, int me, const int32_t *chain_len, nd_mpi_share *out);

@@ -30,10 +30,11 @@ static void print_process(const nd_graph *g, int nodes, int p, const nd_mpi_shar
   const int64_t *c = sh->sent;
   fprintf(out,
           "  process %d: ranks d%dp%dt%d..d%dp%dt%d | runs %lld tasks, submits %lld, sends %.3f MB (pipeline %.3f, "
-          "data-parallel %.3f, other %.3f), receives %.3f MB | submission about %.1f ms\n",
+          "data-parallel %.3f, other %.3f), receives %.3f MB | submission about %.1f ms (%lld buffers at %.1f us)\n",
           p, first.dp, first.pp, first.tp, last.dp, last.pp, last.tp, (long long)sh->runs, (long long)sh->submits,
           (double)(c[0] + c[1] + c[2]) / 1e6, (double)c[ND_MPI_PIPELINE] / 1e6, (double)c[ND_MPI_DATA_PARALLEL] / 1e6,
-          (double)c[ND_MPI_OTHER] / 1e6, (double)sh->received / 1e6, (double)sh->submits * ND_SUBMIT_US_PER_TASK / 1e3);
+          (double)c[ND_MPI_OTHER] / 1e6, (double)sh->received / 1e6, (double)sh->buffers * ND_SUBMIT_US_PER_BUFFER / 1e3,
+          (long long)sh->buffers, ND_SUBMIT_US_PER_BUFFER);
 }
 
 /* Process p's share of cfg's step: built, measured, freed. */
