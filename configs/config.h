@@ -113,7 +113,7 @@ struct nd_config {
     int64_t workers; /* 0: all cores, capped by StarPU */
     char scheduler[ND_NAME_MAX];
     int deterministic;
-    int chain_tasks; /* a layer's forward or input gradient on a CPU worker: one StarPU task (tasks/chain.h) */
+    int chain_tasks; /* a layer's F, B, W or AdamW tasks of a rank: one StarPU task (tasks/chain.h) */
     int tune;        /* the tuning pass before the first step (train/tune.c) */
     enum nd_placement placement;
     enum nd_priority_order priorities;

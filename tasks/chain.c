@@ -6,15 +6,18 @@
 #include <stdlib.h>
 
 #include "common/error.h"
+#include "kernels/backend.h"
 #include "tasks/forward.h"
 
-/* Not W: the zero-bubble orders move single weight gradients into the gaps. */
-static int chained_phase(int phase) {
-  return phase == ND_PHASE_F || phase == ND_PHASE_B || phase == ND_PHASE_OPTIMIZER;
+/* W only without a fixed order: the zero-bubble orders move single weight
+ * gradients into the gaps. */
+static int chained_phase(int phase, int fixed) {
+  return phase == ND_PHASE_F || phase == ND_PHASE_B || phase == ND_PHASE_OPTIMIZER || (phase == ND_PHASE_W && !fixed);
 }
 
-static int joins(const nd_task *a, const nd_task *b) {
-  return a->group == ND_GROUP_NONE && b->group == ND_GROUP_NONE && chained_phase(a->phase) && a->phase == b->phase &&
+static int joins(const nd_task *a, const nd_task *b, int fixed) {
+  return a->group == ND_GROUP_NONE && b->group == ND_GROUP_NONE && chained_phase(a->phase, fixed) &&
+         a->phase == b->phase &&
          a->micro_batch == b->micro_batch && a->layer == b->layer && a->rank.dp == b->rank.dp &&
          a->rank.pp == b->rank.pp && a->rank.tp == b->rank.tp;
 }
@@ -48,11 +51,11 @@ static int renumber(const nd_graph *g, const int *home, int *position, const int
   return 0;
 }
 
-int nd__chain_plan(const nd_graph *g, const int *home, int *position, int32_t *len) {
+int nd__chain_plan(const nd_graph *g, const int *home, int *position, int fixed, const uint8_t *cls, int32_t *len) {
   int32_t lead = 0;
   for (int32_t i = 0; i < g->n_tasks; i++) {
     int next_in_seq = i > 0 && (!position || (home[i] == home[i - 1] && position[i] == position[i - 1] - 1));
-    if (next_in_seq && joins(&g->tasks[lead], &g->tasks[i])) {
+    if (next_in_seq && (!cls || cls[i] == cls[lead]) && joins(&g->tasks[lead], &g->tasks[i], fixed)) {
       len[lead]++;
       len[i] = 0;
     } else {
@@ -107,8 +110,12 @@ void nd__chain_free(nd__chain *chain) {
   chain->handle = NULL, chain->mode = NULL, chain->slot = NULL, chain->start_us = chain->end_us = NULL;
 }
 
+/* On any worker: each member's kernel for the worker's backend, in order
+ * (a device's kernels only enqueue on its one queue, so they run in order
+ * too; their times are then those of the enqueuing). */
 static void run_chain(void *buffers[], void *arg) {
   nd__chain *chain = arg;
+  int dev = nd__worker_backend(starpu_worker_get_id_check());
   const int *slot = chain->slot;
   for (int32_t k = 0; k < chain->n; k++) {
     const nd__task_ctx *c = &chain->ctx[k];
@@ -117,7 +124,7 @@ static void run_chain(void *buffers[], void *arg) {
     for (int a = 0; a < n; a++) member[a] = buffers[slot[a]];
     slot += n;
     chain->start_us[k] = starpu_timing_now();
-    nd__codelet(c->task->kind)->cpu_funcs[0](member, (void *)c);
+    nd__codelet_call(member, c, dev);
     chain->end_us[k] = starpu_timing_now();
   }
 }
@@ -134,6 +141,16 @@ void nd__chain_done(void *arg) {
   }
 }
 
+/* A worker runs a chain when its backend has a kernel for every member. */
+static int can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl) {
+  (void)nimpl;
+  const nd__chain *chain = task->cl_arg;
+  int dev = nd__worker_backend((int)workerid);
+  for (int32_t k = 0; chain && k < chain->n; k++)
+    if (!nd__codelet_runs(&chain->ctx[k], dev)) return 0;
+  return chain != NULL;
+}
+
 static struct starpu_perfmodel model = {.type = STARPU_HISTORY_BASED, .symbol = "ndgraph_chain"};
 static struct starpu_codelet codelet;
 
@@ -141,6 +158,9 @@ static void build(void) {
   starpu_codelet_init(&codelet);
   codelet.cpu_funcs[0] = run_chain;
   codelet.cpu_funcs_name[0] = "run_chain";
+  for (int b = 0; b < ND_BACKEND_COUNT; b++)
+    if (nd__backend(b) && nd__backend(b)->attach) nd__backend(b)->attach(&codelet, run_chain);
+  codelet.can_execute = can_execute;
   codelet.nbuffers = STARPU_VARIABLE_NBUFFERS;
   codelet.model = &model;
   codelet.name = "chain";

@@ -6,12 +6,16 @@
  * streamed megabytes its structures are cold (docs/scheduler.md, *Where the
  * last percent goes*). A layer's forward or input gradient on one rank is a
  * chain of 5-10 small tasks, each waiting only for the one before it besides
- * what the chain's first one waits for; its AdamW updates, after the
- * gradient norm, are 2-12 tasks that wait for nothing else. Such a chain is
- * submitted as one task whose function runs its members' kernels in order. The IR, the
- * priorities, the trace and the calibration still see every member: the
- * chain's task times each member and reports it as a task of its own.
- * runtime.chain_tasks: false submits every task alone. */
+ * what the chain's first one waits for; its weight gradients 4-6 tasks;
+ * its AdamW updates, after the gradient norm, are 2-12 tasks that wait for
+ * nothing else. Such a chain is submitted as one task whose function runs
+ * its members' kernels in order, on a CPU worker or on a device whose
+ * backend has a kernel for every member. Each StarPU task also costs its
+ * submitting thread a few microseconds (docs/nodes.md, Submission), which
+ * chains pay once. The IR, the priorities, the trace and the calibration
+ * still see every member: the chain's task times each member and reports
+ * it as a task of its own. runtime.chain_tasks: false submits every task
+ * alone. */
 #ifndef ND_TASKS_CHAIN_H
 #define ND_TASKS_CHAIN_H
 
@@ -25,12 +29,16 @@
  * leads the chain of tasks i .. i + len[i] - 1, 1 when it runs alone, 0 when
  * an earlier task's chain holds it. Consecutive tasks (in the graph's order,
  * StarPU's submission order) join when they are of one rank, micro-batch,
- * layer and phase (F, B or the optimizer) and neither is a collective; with
- * `position` (a fixed order: minus each task's position in its home worker's
- * sequence, home[i] its worker) only when each comes right after the one
- * before on that worker. Then `position` is renumbered so that each worker's sequence
- * counts a chain once. 0 or ND_ENOMEM. */
-int nd__chain_plan(const nd_graph *g, const int *home, int *position, int32_t *len);
+ * layer and phase (F, B, W or the optimizer), neither is a collective, and
+ * their classes are equal (cls[i]: the device backends that can run task i,
+ * a bit each; NULL: all alike), since a chain runs only where all its
+ * members can. Under a fixed-order scheduler (`fixed`) W tasks stay alone:
+ * the zero-bubble orders move single weight gradients into the gaps. With
+ * `position` (that order: minus each task's position in its home worker's
+ * sequence, home[i] its worker) tasks join only when each comes right after
+ * the one before on that worker; then `position` is renumbered so that each
+ * worker's sequence counts a chain once. 0 or ND_ENOMEM. */
+int nd__chain_plan(const nd_graph *g, const int *home, int *position, int fixed, const uint8_t *cls, int32_t *len);
 
 /* One chain of a graph, ready to submit every run. */
 typedef struct nd__chain {
@@ -49,7 +57,8 @@ int nd__chain_build(nd__chain *chain, const nd_graph *g, int32_t first, int32_t 
                     const starpu_data_handle_t *handles, const nd__task_ctx *ctx);
 void nd__chain_free(nd__chain *chain);
 
-/* The codelet every chain runs with (CPU workers only), and the callback
+/* The codelet every chain runs with (CPU workers, and devices whose backend
+ * runs every member), and the callback
  * that reports its members to the observer and starts their forwarding. */
 struct starpu_codelet *nd__chain_codelet(void);
 void nd__chain_done(void *chain);

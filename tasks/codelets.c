@@ -9,8 +9,7 @@
 #include "kernels/guard.h"
 
 /* The task's buffers on backend dev as descriptors, and the call. */
-static void run(void *buffers[], void *arg, int dev) {
-  const nd__task_ctx *c = arg;
+void nd__codelet_call(void *buffers[], const nd__task_ctx *c, int dev) {
   const nd_task *t = c->task;
   /* A step whose data could not be read (nd_dataset_read) is not applied:
    * every load_batch precedes every update (they read the global gradient
@@ -40,17 +39,19 @@ static void run(void *buffers[], void *arg, int dev) {
   if (rc) nd__kernel_report(c->kernels, t->kind, dev, rc);
 }
 
-static void run_cpu(void *buffers[], void *arg) { run(buffers, arg, ND_BACKEND_CPU); }
+static void run_cpu(void *buffers[], void *arg) { nd__codelet_call(buffers, arg, ND_BACKEND_CPU); }
 /* on a device worker: its backend's buffers */
 static void run_device(void *buffers[], void *arg) {
-  run(buffers, arg, nd__worker_backend(starpu_worker_get_id_check()));
+  nd__codelet_call(buffers, arg, nd__worker_backend(starpu_worker_get_id_check()));
 }
+
+int nd__codelet_runs(const nd__task_ctx *c, int dev) { return nd__kernels_runs(c->kernels, dev, c->task); }
 
 /* A worker runs a task when its backend has an implementation selected for the task's kind. */
 static int can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl) {
   (void)nimpl;
   const nd__task_ctx *c = task->cl_arg;
-  return c && nd__kernels_runs(c->kernels, nd__worker_backend((int)workerid), c->task);
+  return c && nd__codelet_runs(c, nd__worker_backend((int)workerid));
 }
 
 static struct starpu_perfmodel models[ND_TASK_KIND_COUNT];

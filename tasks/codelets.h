@@ -23,6 +23,12 @@ typedef struct nd__task_ctx {
   nd_kernels *kernels;               /* the run's table; NULL: the built-ins */
 } nd__task_ctx;
 
+/* Runs task c's kernel for backend dev on its buffers (what the kind's
+ * codelet does on a worker of that backend; a chain calls it per member). */
+void nd__codelet_call(void *buffers[], const nd__task_ctx *c, int dev);
+/* Whether the run's kernel table gives task t a kernel on backend dev. */
+int nd__codelet_runs(const nd__task_ctx *c, int dev);
+
 /* The codelet that runs an IR task kind (after nd_runtime_start). */
 struct starpu_codelet *nd__codelet(enum nd_task_kind kind);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "common/error.h"
 #include "common/hash.h"
@@ -54,7 +55,9 @@ struct nd_exec {
   int64_t *held;       /* [ranks]: bytes this process allocated in main memory for each rank's tensors */
   int64_t device_peak; /* the most StarPU held on device memory nodes at the end of a step */
   int64_t submitted;   /* StarPU tasks the last run submitted (a chain is one) */
+  int64_t buffers;     /* and the buffers they declared */
   double submit_s;     /* and the time its submission loop took, waits for StarPU's queues included */
+  double submit_cpu_s; /* and the submitting thread's CPU time in it */
 };
 
 /* StarPU-MPI tags: the same for a tensor on every process, whichever part
@@ -259,9 +262,8 @@ static int mark_visits(nd_exec *ex) {
   for (int i = 0; i < ex->n_graphs; i++) {
     bound_graph *bg = &ex->graphs[i];
     if (!bg->visit && !(bg->visit = malloc((size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1)))) return ND_ENOMEM;
-    for (int32_t t = 0; t < bg->g->n_tasks; t++)
-      bg->visit[t] =
-          (uint8_t)nd_mpi_takes_part(bg->g, bg->run_on, t, bg->tensor, ex->proc, ex->procs, ex->reader, ex->me);
+    if (nd_mpi_visits(bg->g, bg->run_on, bg->tensor, ex->proc, ex->procs, ex->reader, ex->me, bg->visit))
+      return ND_ENOMEM;
   }
   return 0;
 }
@@ -383,7 +385,7 @@ static void free_chains(bound_graph *bg) {
 int nd_exec_set_chains(nd_exec *ex, int which, const int32_t *len) {
   bound_graph *bg = &ex->graphs[which];
   free_chains(bg);
-  if (!len || ex->procs > 1) return 0;
+  if (!len) return 0;
   size_t n = (size_t)(bg->g->n_tasks ? bg->g->n_tasks : 1);
   bg->chain_len = malloc(n * sizeof *bg->chain_len);
   bg->chain = calloc(n, sizeof *bg->chain);
@@ -507,18 +509,25 @@ static int submit_local(nd_exec *ex, const bound_graph *bg, int32_t i) {
   return starpu_task_submit(task);
 }
 
-/* A chain (tasks/chain.h): its first task's hints, the members' buffers once each. */
+/* A chain's task (tasks/chain.h): its first task's hints, a callback only
+ * where someone is told (the observer, or a member's forwarding). */
+static void fill_chain(struct starpu_task *task, void *arg) {
+  const fill_arg *f = arg;
+  nd__chain *chain = &f->bg->chain[f->i];
+  fill(task, arg);
+  task->cl_arg = chain;
+  int report = f->ex->observer.task_done != NULL;
+  for (int32_t k = 0; k < chain->n; k++) report |= nd__forward_count(&f->bg->forward, f->i + k) > 0;
+  task->callback_func = report ? nd__chain_done : NULL;
+  task->callback_arg = report ? chain : NULL;
+}
+
+/* A chain on this process: the members' buffers once each. */
 static int submit_chain(nd_exec *ex, const bound_graph *bg, int32_t i) {
   nd__chain *chain = &bg->chain[i];
   struct starpu_task *task = new_task(nd__chain_codelet(), chain->n_buf);
   if (!task) return ND_ENOMEM;
-  fill(task, &(fill_arg){ex, bg, i});
-  task->cl_arg = chain;
-  /* a callback only where someone is told: the observer, or a member's forwarding */
-  int report = ex->observer.task_done != NULL;
-  for (int32_t k = 0; k < chain->n; k++) report |= nd__forward_count(&bg->forward, i + k) > 0;
-  task->callback_func = report ? nd__chain_done : NULL;
-  task->callback_arg = report ? chain : NULL;
+  fill_chain(task, &(fill_arg){ex, bg, i});
   memcpy(STARPU_TASK_GET_HANDLES(task), chain->handle, (size_t)chain->n_buf * sizeof *chain->handle);
   memcpy(modes_of(task), chain->mode, (size_t)chain->n_buf * sizeof *chain->mode);
   return starpu_task_submit(task);
@@ -527,6 +536,10 @@ static int submit_chain(nd_exec *ex, const bound_graph *bg, int32_t i) {
 /* Several processes: the task runs on its rank's process; StarPU-MPI posts
  * the transfers on the processes that take part. */
 static int submit_mpi(nd_exec *ex, const bound_graph *bg, int32_t i) {
+  nd__chain *chain = bg->chain_len && bg->chain_len[i] > 1 ? &bg->chain[i] : NULL;
+  if (chain)
+    return nd_mpi_submit(nd__chain_codelet(), bg->run_on[i], chain->handle, chain->mode, chain->n_buf, fill_chain,
+                         &(fill_arg){ex, bg, i});
   const nd_task *t = &bg->g->tasks[i];
   const nd_access *acc = nd_task_access(bg->g, t);
   starpu_data_handle_t handles[t->n_access > 0 ? t->n_access : 1];
@@ -538,17 +551,29 @@ static int submit_mpi(nd_exec *ex, const bound_graph *bg, int32_t i) {
   return nd_mpi_submit(nd__codelet(t->kind), bg->run_on[i], handles, modes, t->n_access, fill, &(fill_arg){ex, bg, i});
 }
 
+/* The calling thread's CPU time: what submitting cost it, without the time
+ * it waited for a core the workers held. */
+static double thread_cpu_s(void) {
+  struct timespec ts;
+  return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) ? 0.0 : (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
   const bound_graph *bg = &ex->graphs[which];
   const nd_graph *g = bg->g;
   ex->step = *step;
-  ex->submitted = 0;
-  double t0 = starpu_timing_now();
+  ex->submitted = ex->buffers = 0;
+  double t0 = starpu_timing_now(), c0 = thread_cpu_s();
   for (int32_t i = 0; i < g->n_tasks; i++) {
-    if (ex->procs > 1 && !bg->visit[i]) continue;
     int32_t len = bg->chain_len ? bg->chain_len[i] : 1;
     if (len == 0) continue; /* run by its chain */
+    /* several processes: a process takes part in a chain when it takes part
+     * in one of its members (the chain's buffers are theirs) */
+    int visit = ex->procs == 1;
+    for (int32_t k = 0; k < len && !visit; k++) visit = bg->visit[i + k];
+    if (!visit) continue;
     ex->submitted++;
+    ex->buffers += len > 1 ? bg->chain[i].n_buf : g->tasks[i].n_access;
     int rc = ex->procs > 1 ? submit_mpi(ex, bg, i) : len > 1 ? submit_chain(ex, bg, i) : submit_local(ex, bg, i);
     if (rc) {
       nd_mpi_wait();
@@ -557,6 +582,7 @@ int nd_exec_run(nd_exec *ex, int which, const nd_step *step, nd_error *err) {
     }
   }
   ex->submit_s = (starpu_timing_now() - t0) * 1e-6;
+  ex->submit_cpu_s = thread_cpu_s() - c0;
   if (ex->procs > 1)
     nd_mpi_wait();
   else
@@ -576,6 +602,10 @@ int64_t nd_exec_rank_bytes(const nd_exec *ex, int rank) { return ex->held[rank];
 void nd_exec_submission(const nd_exec *ex, int64_t *tasks, double *seconds) {
   *tasks = ex->submitted;
   *seconds = ex->submit_s;
+}
+void nd_exec_submission_cost(const nd_exec *ex, double *cpu_seconds, int64_t *buffers) {
+  *cpu_seconds = ex->submit_cpu_s;
+  *buffers = ex->buffers;
 }
 int64_t nd_exec_device_peak(const nd_exec *ex) { return ex->device_peak; }
 

@@ -109,10 +109,16 @@ int64_t nd_exec_visited(const nd_exec *ex, int which);
  * (a chain counts once) and the seconds its submission loop took (StarPU's
  * and StarPU-MPI's insertion, tasks already running meanwhile). */
 void nd_exec_submission(const nd_exec *ex, int64_t *tasks, double *seconds);
-/* What one task's submission costs, for estimates without a run (`plan
- * --nodes`): submit_ms / tasks_submitted of `ndgraph run --metrics`,
- * measured as docs/nodes.md says (Submission). */
-#define ND_SUBMIT_US_PER_TASK 20.0
+/* The same loop as the submitting thread's CPU time (its cost without the
+ * time it waited for a core the workers held) and the StarPU buffers its
+ * tasks declared (bench/submit). */
+void nd_exec_submission_cost(const nd_exec *ex, double *cpu_seconds, int64_t *buffers);
+/* What submitting costs per buffer a StarPU task declares, for estimates
+ * without a run (`plan --nodes`): StarPU's dependency tracking is per
+ * buffer, and a chain declares more than a task alone (docs/nodes.md,
+ * Submission: bench/submit's CPU time under mpirun, the largest of its
+ * rows). */
+#define ND_SUBMIT_US_PER_BUFFER 0.9
 
 /* Host memory of an owner tensor, valid between acquire and release. With
  * several processes every process calls both, in the same order: a read

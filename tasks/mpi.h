@@ -117,12 +117,15 @@ int nd_mpi_check_layout(const nd_graph *g, int procs, nd_error *err);
  * index of the tensor (NULL: the same); run_on: nd_mpi_task_processes. */
 void nd_mpi_mark_readers(const nd_graph *g, const int *run_on, const int32_t *map, const int *owner, int procs,
                          uint8_t *reader);
-/* Whether process me must see task i: it runs it, owns one of its tensors,
- * or may hold a copy of one that the task writes (the copy must be
- * dropped). Every other process skips it: its submission cost is its own
- * share. */
-int nd_mpi_takes_part(const nd_graph *g, const int *run_on, int32_t i, const int32_t *map, const int *owner, int procs,
-                      const uint8_t *reader, int me);
+/* Which tasks of g process me must see, into visit[g->n_tasks]: those it
+ * runs, those that touch a tensor it owns, and, of the tasks that write a
+ * tensor it may hold a copy of, the first after each of its own reads of it
+ * in the graph's order (and the first of the graph, which runs again after
+ * reads elsewhere): seeing it drops the copy, so the later writes find none
+ * to drop. Every other task it skips: its submission cost is its own share.
+ * 0 or ND_ENOMEM. */
+int nd_mpi_visits(const nd_graph *g, const int *run_on, const int32_t *map, const int *owner, int procs,
+                  const uint8_t *reader, int me, uint8_t *visit);
 
 /* What the bytes between processes are for, by the task that moves them:
  * pipeline hand-overs, data-parallel sums, and the rest (tensor-parallel
@@ -139,13 +142,15 @@ enum nd_mpi_traffic nd_mpi_traffic_of(const nd_task *t);
  * hand-overs with me), and those whose gradients a task run on me reads. */
 void nd_mpi_share_pairs(const nd_graph *tail, const int *run_on, int procs, int me, uint8_t *pairs);
 
-/* Process me's figures per step: the tasks it runs and submits
- * (nd_mpi_takes_part), the bytes it sends by class and receives, and a
- * ring's data-parallel bytes for its gradients to compare with. g is the
- * whole step or nd_graph_build_pairs of nd_mpi_share_pairs(me): the same
- * figures. 0 or ND_ENOMEM. */
+/* Process me's figures per step: the tasks it runs and the StarPU tasks it
+ * submits (those of the tasks it sees, nd_mpi_visits, a chain
+ * of chain_len once: tasks/chain.h; chain_len NULL: every task alone) and
+ * the buffers they declare (a chain's tensors once each), the bytes it
+ * sends by class and receives, and a ring's data-parallel bytes for its
+ * gradients to compare with. g is the whole step or nd_graph_build_pairs of
+ * nd_mpi_share_pairs(me): the same figures. 0 or ND_ENOMEM. */
 typedef struct nd_mpi_share {
-  int64_t runs, submits, received;
+  int64_t runs, submits, buffers, received;
   /* a ring all-reduce's bytes over the data-parallel group (dp_group
    * members; 0: no group spans processes) of the process's gradients, and
    * what its chunks hold (graph/dpchunk.h) */
@@ -153,7 +158,7 @@ typedef struct nd_mpi_share {
   int dp_group;
   int64_t sent[ND_MPI_TRAFFIC];
 } nd_mpi_share;
-int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out);
+int nd_mpi_share_of(const nd_graph *g, int procs, int me, const int32_t *chain_len, nd_mpi_share *out);
 
 /* Process me's step and evaluation graphs under `mpirun -np procs`: its
  * share alone (nd_mpi_share_pairs). Its tensors keep their names, which

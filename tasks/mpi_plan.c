@@ -55,15 +55,29 @@ void nd_mpi_mark_readers(const nd_graph *g, const int *run_on, const int32_t *ma
   }
 }
 
-int nd_mpi_takes_part(const nd_graph *g, const int *run_on, int32_t i, const int32_t *map, const int *owner, int procs,
-                      const uint8_t *reader, int me) {
-  if (run_on[i] == me) return 1;
-  const nd_task *t = &g->tasks[i];
-  const nd_access *acc = nd_task_access(g, t);
-  for (int a = 0; a < t->n_access; a++) {
-    int32_t k = index_of(map, acc[a].tensor);
-    if (owner[k] == me || ((acc[a].mode & ND_ACCESS_W) && reader[(int64_t)k * procs + me])) return 1;
+int nd_mpi_visits(const nd_graph *g, const int *run_on, const int32_t *map, const int *owner, int procs,
+                  const uint8_t *reader, int me, uint8_t *visit) {
+  int32_t n = 0; /* tensors of the owner graph */
+  for (int32_t k = 0; k < g->n_tensors; k++)
+    if (index_of(map, k) >= n) n = index_of(map, k) + 1;
+  /* read[k]: me read tensor k (a copy it may still hold) since the last write it saw */
+  uint8_t *read = malloc((size_t)(n ? n : 1));
+  if (!read) return ND_ENOMEM;
+  memset(read, 1, (size_t)n);
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    const nd_access *acc = nd_task_access(g, t);
+    int mine = run_on[i] == me, see = mine;
+    for (int a = 0; a < t->n_access; a++) {
+      int32_t k = index_of(map, acc[a].tensor);
+      if (owner[k] == me) see = 1;
+      if (owner[k] == me || !reader[(int64_t)k * procs + me]) continue;
+      if (mine && (acc[a].mode & ND_ACCESS_R)) read[k] = 1;
+      if (!mine && (acc[a].mode & ND_ACCESS_W) && read[k]) see = 1, read[k] = 0;
+    }
+    visit[i] = (uint8_t)see;
   }
+  free(read);
   return 0;
 }
 
@@ -167,18 +181,35 @@ void nd_mpi_share_pairs(const nd_graph *tail, const int *run_on, int procs, int 
   }
 }
 
-int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out) {
+int nd_mpi_share_of(const nd_graph *g, int procs, int me, const int32_t *chain_len, nd_mpi_share *out) {
   memset(out, 0, sizeof *out);
   int *owner = owners(g, procs), *run_on = nd_mpi_task_processes(g, procs);
   uint8_t *reader = calloc((size_t)g->n_tensors * (size_t)procs + 1, 1);
   int64_t *sent = malloc((size_t)procs * ND_MPI_TRAFFIC * sizeof *sent);
   int64_t *received = malloc((size_t)procs * sizeof *received);
+  uint8_t *visit = NULL;
+  int32_t *last = NULL;
   int rc = ND_ENOMEM;
   if (!owner || !run_on || !reader || !sent || !received) goto done;
   nd_mpi_mark_readers(g, run_on, NULL, owner, procs, reader);
-  for (int32_t i = 0; i < g->n_tasks; i++) {
+  if (!(visit = malloc((size_t)(g->n_tasks ? g->n_tasks : 1))) ||
+      nd_mpi_visits(g, run_on, NULL, owner, procs, reader, me, visit))
+    goto done;
+  /* a chain is submitted once, by the processes that see a member, with
+   * each of its members' tensors once (last[k]: the chain that last counted
+   * k); a task alone with each of its accesses */
+  if (!(last = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *last))) goto done;
+  for (int32_t k = 0; k < g->n_tensors; k++) last[k] = -1;
+  for (int32_t i = 0, lead = 0, end = 0, part = 0, bufs = 0; i < g->n_tasks; i++) {
+    int32_t len = chain_len ? chain_len[i] : 1;
+    if (len > 0) lead = i, end = i + len - 1, part = 0, bufs = 0;
     out->runs += run_on[i] == me;
-    out->submits += nd_mpi_takes_part(g, run_on, i, NULL, owner, procs, reader, me);
+    part |= visit[i];
+    const nd_access *acc = nd_task_access(g, &g->tasks[i]);
+    int alone = !chain_len || chain_len[lead] == 1;
+    for (int a = 0; a < g->tasks[i].n_access; a++)
+      if (alone || last[acc[a].tensor] != lead) last[acc[a].tensor] = lead, bufs++;
+    if (i == end && part) out->submits++, out->buffers += bufs;
   }
   if (replay(g, run_on, owner, procs, sent, received) < 0) goto done;
   memcpy(out->sent, sent + me * ND_MPI_TRAFFIC, sizeof out->sent);
@@ -195,7 +226,7 @@ int nd_mpi_share_of(const nd_graph *g, int procs, int me, nd_mpi_share *out) {
   }
   rc = 0;
 done:
-  free(owner), free(run_on), free(reader), free(sent), free(received);
+  free(owner), free(run_on), free(reader), free(sent), free(received), free(visit), free(last);
   return rc;
 }
 

@@ -109,20 +109,49 @@ int nd_sched_mixed_ranks(const nd_graph *g) {
   return mixed;
 }
 
-/* Chains of tasks as one StarPU task each (tasks/chain.h), where every task
- * runs on CPU workers (a chain has no device implementation): on a node
- * without devices, or in the steps that try the CPU workers alone. A fixed
- * order's positions then count each chain once. */
+/* Each task's class for the chains (tasks/chain.h): the device backends in
+ * `backends` (a bit each) with a kernel for it under ex's table (NULL: the
+ * built-ins), so that a chain runs wherever each of its members could. */
+static uint8_t *classes(const nd_exec *ex, const nd_graph *g, unsigned backends) {
+  uint8_t *cls = malloc((size_t)(g->n_tasks ? g->n_tasks : 1));
+  for (int32_t i = 0; cls && i < g->n_tasks; i++) {
+    cls[i] = 0;
+    for (int b = 0; b < ND_BACKEND_COUNT; b++)
+      if (backends >> b & 1 && nd_exec_runs_on_device(ex, b, &g->tasks[i])) cls[i] |= (uint8_t)(1u << b);
+  }
+  return cls;
+}
+
+/* Chains of tasks as one StarPU task each (tasks/chain.h), on CPU workers
+ * and on the devices that run every member (in the steps that try the CPU
+ * workers alone, as if there were none), on one process or several. A
+ * fixed order's positions then count each chain once. */
 static int set_chains(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, int cpu_only, nd_hints *h) {
-  int devices = 0;
-  for (int b = 0; b < ND_BACKEND_COUNT; b++) devices |= b != ND_BACKEND_CPU && nd_runtime_devices(b) > 0;
-  if (!cfg->runtime.chain_tasks || nd_exec_procs(ex, NULL) > 1 || (devices && !cpu_only))
-    return nd_exec_set_chains(ex, which, NULL);
+  unsigned devices = 0;
+  for (int b = 0; b < ND_BACKEND_COUNT && !cpu_only; b++)
+    if (b != ND_BACKEND_CPU && nd_runtime_devices(b) > 0) devices |= 1u << b;
+  if (!cfg->runtime.chain_tasks) return nd_exec_set_chains(ex, which, NULL);
+  int fixed = nd_sched_is_fixed(cfg->runtime.scheduler);
   int32_t *len = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *len);
-  int rc =
-      len ? nd__chain_plan(g, h->home, nd_sched_is_fixed(cfg->runtime.scheduler) ? h->priority : NULL, len) : ND_ENOMEM;
+  uint8_t *cls = classes(ex, g, devices);
+  int rc = len && cls ? nd__chain_plan(g, h->home, fixed ? h->priority : NULL, fixed, cls, len) : ND_ENOMEM;
   if (!rc) rc = nd_exec_set_chains(ex, which, len);
   free(len);
+  free(cls);
+  return rc;
+}
+
+int nd_sched_chains(const nd_graph *g, const nd_config *cfg, int32_t *len) {
+  if (!cfg->runtime.chain_tasks) {
+    for (int32_t i = 0; i < g->n_tasks; i++) len[i] = 1;
+    return 0;
+  }
+  unsigned devices = 0;
+  for (int b = 0; b < ND_BACKEND_COUNT; b++)
+    if (b != ND_BACKEND_CPU && nd_runtime_has_backend(b)) devices |= 1u << b;
+  uint8_t *cls = classes(NULL, g, devices);
+  int rc = cls ? nd__chain_plan(g, NULL, NULL, nd_sched_is_fixed(cfg->runtime.scheduler), cls, len) : ND_ENOMEM;
+  free(cls);
   return rc;
 }
 

@@ -25,6 +25,12 @@ int nd_sched_apply(nd_exec *ex, int which, const nd_graph *g, const nd_config *c
  * task restricted to them (the devices idle), as if the node had none. */
 int nd_sched_apply_on(nd_exec *ex, int which, const nd_graph *g, const nd_config *cfg, const double *measured,
                       int cpu_only, nd_error *err);
+/* The chains (tasks/chain.h) a run of cfg makes of g's tasks, into
+ * len[n_tasks], as far as they follow from the graph (without a fixed
+ * order's positions, which only cut chains the textbook orders keep whole),
+ * with every device backend built in: what `plan --nodes` counts. Every
+ * task alone without runtime.chain_tasks. 0 or ND_ENOMEM. */
+int nd_sched_chains(const nd_graph *g, const nd_config *cfg, int32_t *len);
 /* Does g's placement on the running workers put ranks on workers of
  * different kinds (CPU cores beside devices)? */
 int nd_sched_mixed_ranks(const nd_graph *g);

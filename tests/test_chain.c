@@ -1,12 +1,14 @@
 /* Chains (tasks/chain.h): which tasks run as one StarPU task. Every task is
  * in exactly one chain; a chain's tasks follow each other in the graph's
- * order and are of one rank, micro-batch, layer and phase (F, B or the
- * optimizer), none a collective; two neighbours that could join are in one
- * chain; on the benchmark's layout the chains cut the StarPU tasks by more
- * than half, and each rank's AdamW tasks of a layer are one. With
- * a fixed order, a chain's tasks are consecutive in their worker's sequence,
- * and the renumbered sequences count each chain once, in the same order; the
- * textbook orders keep each chain whole, so they get the chains `ndws` gets. */
+ * order and are of one rank, micro-batch, layer and phase (F, B, W or the
+ * optimizer; W only without a fixed order), none a collective, all of one
+ * class; two neighbours that could join are in one chain; on the
+ * benchmark's layout the chains cut the StarPU tasks by more than half, each
+ * rank's AdamW tasks of a layer are one, and so are its weight gradients of
+ * a layer and micro-batch. With a fixed order, a chain's tasks are
+ * consecutive in their worker's sequence, and the renumbered sequences count
+ * each chain once, in the same order; the textbook orders keep each F, B and
+ * optimizer chain whole, so they get the chains `ndws` gets but W's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,15 +17,16 @@
 #include "tests/runtime/harness.h"
 #include "tests/tap.h"
 
-static int joinable(const nd_task *a, const nd_task *b) {
-  int phase_ok = a->phase == ND_PHASE_F || a->phase == ND_PHASE_B || a->phase == ND_PHASE_OPTIMIZER;
+static int joinable(const nd_task *a, const nd_task *b, int fixed) {
+  int phase_ok = a->phase == ND_PHASE_F || a->phase == ND_PHASE_B || a->phase == ND_PHASE_OPTIMIZER ||
+                 (a->phase == ND_PHASE_W && !fixed);
   return a->group == ND_GROUP_NONE && b->group == ND_GROUP_NONE && phase_ok && a->phase == b->phase &&
          a->micro_batch == b->micro_batch && a->layer == b->layer && a->rank.dp == b->rank.dp &&
          a->rank.pp == b->rank.pp && a->rank.tp == b->rank.tp;
 }
 
 /* The chains of len are well formed and maximal; returns how many StarPU tasks they make. */
-static int32_t check_chains(const nd_graph *g, const int32_t *len, const char *what) {
+static int32_t check_chains(const nd_graph *g, const int32_t *len, int fixed, const char *what) {
   int covered = 1, same = 1, maximal = 1;
   int32_t submitted = 0, longest = 0;
   for (int32_t i = 0; i < g->n_tasks;) {
@@ -33,18 +36,18 @@ static int32_t check_chains(const nd_graph *g, const int32_t *len, const char *w
     }
     for (int32_t k = i + 1; k < i + len[i]; k++) {
       covered &= len[k] == 0;
-      same &= joinable(&g->tasks[i], &g->tasks[k]);
+      same &= joinable(&g->tasks[i], &g->tasks[k], fixed);
     }
     int32_t next = i + len[i];
     /* position-free chains end only where the next task cannot join */
-    if (next < g->n_tasks) maximal &= !joinable(&g->tasks[i], &g->tasks[next]);
+    if (next < g->n_tasks) maximal &= !joinable(&g->tasks[i], &g->tasks[next], fixed);
     if (len[i] > longest) longest = len[i];
     submitted++;
     i = next;
   }
   ok(covered, "%s: every task in exactly one chain", what);
-  ok(same, "%s: a chain's tasks are of one rank, micro-batch, layer and phase (F, B or optimizer), no collective",
-     what);
+  ok(same, "%s: a chain's tasks are of one rank, micro-batch, layer and phase (F, B, %soptimizer), no collective",
+     what, fixed ? "" : "W, ");
   ok(maximal, "%s: neighbours that can join are in one chain", what);
   diag("%s: %d tasks as %d StarPU tasks, the longest chain %d", what, g->n_tasks, submitted, longest);
   return submitted;
@@ -76,7 +79,7 @@ static void check_fixed(const nd_graph *g, enum nd_fixed_schedule kind, const ch
     pos[i] = -next[home[i]]++;
   }
   memcpy(before, pos, n * sizeof *pos);
-  if (!ok(nd__chain_plan(g, home, pos, len) == 0, "%s: chains planned", name)) goto done;
+  if (!ok(nd__chain_plan(g, home, pos, 1, NULL, len) == 0, "%s: chains planned", name)) goto done;
   int consecutive = 1, dense = 1, kept_order = 1;
   for (int32_t i = 0; i < g->n_tasks; i++)
     for (int32_t k = i + 1; len[i] > 1 && k < i + len[i]; k++)
@@ -100,7 +103,10 @@ static void check_fixed(const nd_graph *g, enum nd_fixed_schedule kind, const ch
     free(seen);
   }
   ok(dense && kept_order, "%s: each worker's sequence counts a chain once, in the same order", name);
-  check_chains(g, len, name);
+  check_chains(g, len, 1, name);
+  int w_alone = 1;
+  for (int32_t i = 0; i < g->n_tasks; i++) w_alone &= g->tasks[i].phase != ND_PHASE_W || len[i] == 1;
+  ok(w_alone, "%s: every W task alone (the order moves them one at a time)", name);
 done:
   nd_edges_free(&e);
   free(order), free(len), free(home), free(pos), free(before);
@@ -117,8 +123,8 @@ int main(void) {
   nd_graph *g = build(bench);
   if (ok(g != NULL, "benchmark layout builds")) {
     int32_t *len = malloc((size_t)g->n_tasks * sizeof *len);
-    ok(len && nd__chain_plan(g, NULL, NULL, len) == 0, "chains planned");
-    int32_t submitted = len ? check_chains(g, len, "pp=2, m=8") : g->n_tasks;
+    ok(len && nd__chain_plan(g, NULL, NULL, 0, NULL, len) == 0, "chains planned");
+    int32_t submitted = len ? check_chains(g, len, 0, "pp=2, m=8") : g->n_tasks;
     ok(submitted * 2 < g->n_tasks, "pp=2, m=8: fewer than half as many StarPU tasks (%d of %d)", submitted, g->n_tasks);
     /* the optimizer step: one chain per rank and layer, every AdamW in one */
     int adamw = 0, led = 0, whole = 1;
@@ -133,6 +139,28 @@ int main(void) {
     ok(adamw > 0 && whole && led == stages * (layers_per_stage + 1),
        "pp=2, m=8: %d AdamW tasks as %d chains, one per stage and layer (the embeddings and final norm as one)", adamw,
        led);
+    /* the weight gradients: one chain per rank, micro-batch and layer */
+    int w = 0, w_led = 0, w_whole = 1;
+    for (int32_t i = 0; len && i < g->n_tasks; i++) {
+      if (g->tasks[i].phase != ND_PHASE_W) continue;
+      w++;
+      if (len[i] == 0) continue;
+      w_led++;
+      for (int32_t k = i; k < i + len[i]; k++) w_whole &= g->tasks[k].phase == ND_PHASE_W;
+    }
+    int m = 8;
+    ok(w > w_led && w_whole && w_led <= m * (4 + 2),
+       "pp=2, m=8: %d W tasks as %d chains, at most one per micro-batch and layer (and embeddings and head)", w, w_led);
+    /* classes: a task that a device cannot run ends the chain before it */
+    uint8_t *cls = calloc((size_t)g->n_tasks, 1);
+    int32_t *split = malloc((size_t)g->n_tasks * sizeof *split), cut = -1;
+    for (int32_t i = 0; len && cls && i < g->n_tasks && cut < 0; i++)
+      if (len[i] > 2) cut = i + 1;
+    for (int32_t i = 0; cls && cut >= 0 && i < g->n_tasks; i++) cls[i] = i != cut;
+    ok(cut >= 0 && split && nd__chain_plan(g, NULL, NULL, 0, cls, split) == 0 && split[cut - 1] == 1 &&
+           split[cut] == 1 && (split[cut + 1] >= 1),
+       "a member of another class runs alone, its neighbours' chains stop at it");
+    free(cls), free(split);
     free(len);
     check_fixed(g, ND_FIXED_1F1B, "1f1b");
     check_fixed(g, ND_FIXED_ZBH1, "zbh1");
@@ -143,7 +171,8 @@ int main(void) {
   g = build(tp);
   if (ok(g != NULL, "tp=2 layout builds")) {
     int32_t *len = malloc((size_t)g->n_tasks * sizeof *len);
-    if (ok(len && nd__chain_plan(g, NULL, NULL, len) == 0, "tp=2: chains planned")) check_chains(g, len, "tp=2");
+    if (ok(len && nd__chain_plan(g, NULL, NULL, 0, NULL, len) == 0, "tp=2: chains planned"))
+      check_chains(g, len, 0, "tp=2");
     free(len);
   }
   nd_graph_free(g);

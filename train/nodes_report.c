@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "tasks/exec.h"
 #include "tasks/mpi.h"
+#include "tasks/schedule.h"
 
 int nd_launched_processes(int *process) {
   int n = nd_mpi_launched(process);
@@ -29,10 +30,11 @@ static void print_process(const nd_graph *g, int nodes, int p, const nd_mpi_shar
   const int64_t *c = sh->sent;
   fprintf(out,
           "  process %d: ranks d%dp%dt%d..d%dp%dt%d | runs %lld tasks, submits %lld, sends %.3f MB (pipeline %.3f, "
-          "data-parallel %.3f, other %.3f), receives %.3f MB | submission about %.1f ms\n",
+          "data-parallel %.3f, other %.3f), receives %.3f MB | submission about %.1f ms (%lld buffers at %.1f us)\n",
           p, first.dp, first.pp, first.tp, last.dp, last.pp, last.tp, (long long)sh->runs, (long long)sh->submits,
           (double)(c[0] + c[1] + c[2]) / 1e6, (double)c[ND_MPI_PIPELINE] / 1e6, (double)c[ND_MPI_DATA_PARALLEL] / 1e6,
-          (double)c[ND_MPI_OTHER] / 1e6, (double)sh->received / 1e6, (double)sh->submits * ND_SUBMIT_US_PER_TASK / 1e3);
+          (double)c[ND_MPI_OTHER] / 1e6, (double)sh->received / 1e6, (double)sh->buffers * ND_SUBMIT_US_PER_BUFFER / 1e3,
+          (long long)sh->buffers, ND_SUBMIT_US_PER_BUFFER);
   /* its data-parallel sums against a ring all-reduce of its own gradients
    * over its group (docs/nodes.md, The order of cross-process sums) */
   if (sh->dp_ring_bytes > 0)
@@ -47,9 +49,14 @@ static void print_process(const nd_graph *g, int nodes, int p, const nd_mpi_shar
 static int share_of(const nd_config *cfg, const nd_graph *tail, const int *tail_on, int nodes, int p, uint8_t *pairs,
                     nd_mpi_share *sh, nd_error *err) {
   nd_graph *g = NULL;
+  int32_t *chain_len = NULL;
   nd_mpi_share_pairs(tail, tail_on, nodes, p, pairs);
   int rc = nd_graph_build_pairs(&g, cfg, 0, pairs, nodes, err);
-  if (!rc && nd_mpi_share_of(g, nodes, p, sh)) rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
+  /* submitted as the run submits them: a chain once (tasks/chain.h) */
+  if (!rc && (!(chain_len = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *chain_len)) ||
+              nd_sched_chains(g, cfg, chain_len) || nd_mpi_share_of(g, nodes, p, chain_len, sh)))
+    rc = nd__fail(err, ND_ENOMEM, "plan: out of memory");
+  free(chain_len);
   nd_graph_free(g);
   return rc;
 }

@@ -46,7 +46,7 @@ int nd_trainer_processes(nd_trainer *tr, nd_process_info *out) {
    * task runs on one process and every byte is sent by one, and each step
    * sends what the first does (nothing is cached across the optimizer's writes) */
   nd_mpi_share sh;
-  int failed = nd_mpi_sum(nd_mpi_share_of(g, out->processes, out->process, &sh) != 0) > 0;
+  int failed = nd_mpi_sum(nd_mpi_share_of(g, out->processes, out->process, NULL, &sh) != 0) > 0;
   int64_t sent = failed ? 0 : sh.sent[ND_MPI_PIPELINE] + sh.sent[ND_MPI_DATA_PARALLEL] + sh.sent[ND_MPI_OTHER];
   out->tasks = failed ? -1 : nd_mpi_sum(sh.runs);
   out->bytes_predicted = failed ? -1 : nd_mpi_sum(sent) * nd__trainer_steps_run(tr);
