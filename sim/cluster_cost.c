@@ -1,0 +1,97 @@
+/* Per-task costs on a GPU that was never measured: a roofline from the
+ * cluster file's data-sheet figures and efficiency model, and collectives
+ * from its links (docs/planner.md, "Clusters", names every assumption). */
+#include <math.h>
+
+#include "sim/cluster.h"
+
+double nd_ring_allreduce_s(int n, double bytes, double bps, double latency_s) {
+  if (n < 2) return 0;
+  return 2.0 * (n - 1) / n * bytes / bps + 2.0 * (n - 1) * latency_s;
+}
+
+/* Kinds that run as matrix products on the tensor cores. */
+static int tensor_core(enum nd_task_kind k) {
+  switch (k) {
+  case ND_TASK_MATMUL_FWD: case ND_TASK_MATMUL_BWD_IN: case ND_TASK_MATMUL_BWD_W:
+  case ND_TASK_ATTN_FWD: case ND_TASK_ATTN_BWD: case ND_TASK_GQA_FWD: case ND_TASK_GQA_BWD:
+  case ND_TASK_RING_ATTN_FWD: case ND_TASK_RING_ATTN_BWD: case ND_TASK_RING_GQA_FWD: case ND_TASK_RING_GQA_BWD:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Kinds every rank of a tensor-parallel group repeats whole (Megatron's
+ * LayerNorms, residual adds, the batch and the embedding's gather rows). */
+static int replicated(enum nd_task_kind k) {
+  switch (k) {
+  case ND_TASK_LN_FWD: case ND_TASK_LN_BWD_IN: case ND_TASK_LN_BWD_W:
+  case ND_TASK_RMSNORM_FWD: case ND_TASK_RMSNORM_BWD_IN: case ND_TASK_RMSNORM_BWD_W:
+  case ND_TASK_RESIDUAL_FWD: case ND_TASK_LOAD_BATCH: case ND_TASK_EMBED_FWD:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static int collective(enum nd_task_kind k) {
+  return k == ND_TASK_ALLREDUCE || k == ND_TASK_ALLGATHER || k == ND_TASK_SHARD_GATHER ||
+         k == ND_TASK_REDUCE_SCATTER || k == ND_TASK_PARAM_GATHER;
+}
+
+/* The bytes the tensor-parallel group sums after t (Megatron's f and g
+ * operators): the output of a row-parallel product (N = C) and the input
+ * gradient of a column-parallel one (K = C, N != C: QKV, MLP up, the LM
+ * head), and the vocabulary-parallel embedding's rows; 0 for the rest. */
+static double tp_sum_bytes(const nd_graph *g, const nd_task *t) {
+  double elt = g->bf16 ? 2 : 4;
+  const struct nd_mm_args *m = &t->a.mm;
+  if (t->kind == ND_TASK_MATMUL_FWD && t->layer >= 0 && t->layer < g->L && m->N == g->C)
+    return elt * m->M * m->N;
+  if (t->kind == ND_TASK_MATMUL_BWD_IN && t->layer >= 0 && m->K == g->C && m->N != g->C) return elt * m->M * m->K;
+  if (t->kind == ND_TASK_EMBED_FWD) return elt * t->a.emb.B * t->a.emb.T * t->a.emb.C;
+  return 0;
+}
+
+/* The node of stage s's first GPU, ranks placed tensor-parallel group by group. */
+static int node_of_stage(const nd_cluster *c, int s, int tp) { return s * tp / c->gpus_per_node; }
+
+/* A stage boundary: each of the tp ranks sends its 1/tp slice on its share
+ * of the node's NICs (or over NVLink inside a node), the receivers
+ * all-gather the slices over NVLink (Megatron's scatter/gather). */
+static double send_s(const nd_cluster *c, const nd_graph *g, const nd_task *t, int tp) {
+  int from = t->rank.pp, to = t->group == ND_GROUP_PP_PREV ? from - 1 : from + 1;
+  double bytes = (double)(t->comm_bytes > 0 ? t->comm_bytes : t->bytes);
+  (void)g;
+  if (node_of_stage(c, from, tp) == node_of_stage(c, to, tp)) return c->intra_latency_s + bytes / tp / c->intra_bps;
+  double nic = c->inter_bps / c->gpus_per_node;
+  double gather = tp > 1 ? c->intra_latency_s + (tp - 1.0) / tp * bytes / c->intra_bps : 0;
+  return c->inter_latency_s + bytes / tp / nic + gather;
+}
+
+double nd_cluster_task_s(const nd_cluster *c, const nd_graph *g, const nd_task *t, int tp, double gemm_peak) {
+  if (t->kind == ND_TASK_SENDRECV) return send_s(c, g, t, tp);
+  double share = replicated(t->kind) ? 1 : 1.0 / tp;
+  if (collective(t->kind)) {
+    /* the tied embedding's and the gradient norm's sums: across stages, so
+     * across nodes on a share of the NICs */
+    double bytes = (double)t->a.coll.n * nd_dtype_size(t->a.coll.dtype) * share;
+    return nd_ring_allreduce_s(t->a.coll.nparts, bytes, c->inter_bps / c->gpus_per_node, c->inter_latency_s);
+  }
+  double flops = (double)t->flops * share, bytes = (double)t->bytes * share, compute;
+  if (tensor_core(t->kind)) {
+    /* at gemm_max * f / (f + half) of the peak: as if half more FLOPs ran at gemm_max */
+    compute = flops > 0 ? (flops + c->gemm_half_flops) / (gemm_peak * c->gemm_max) : 0;
+  } else
+    compute = flops / (c->peak_fp32 * c->vector);
+  double s = c->launch_s + fmax(compute, bytes / (c->hbm_bps * c->memory));
+  double sum = tp > 1 ? tp_sum_bytes(g, t) : 0;
+  if (sum > 0) s += c->launch_s + nd_ring_allreduce_s(tp, sum, c->intra_bps, c->intra_latency_s);
+  return s;
+}
+
+double nd_cluster_gemm_peak(const nd_cluster *c, const nd_config *cfg) {
+  enum nd_precision p = nd_config_precision(cfg);
+  return p == ND_PRECISION_BF16 ? c->peak_bf16 : p == ND_PRECISION_TF32 ? c->peak_tf32 : c->peak_fp32;
+}
