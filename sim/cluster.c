@@ -1,7 +1,9 @@
 /* Cluster files: a YAML mapping of a few fields and sections of numbers
- * (docs/planner.md, "Clusters"). Every field is required, each once, and
+ * (docs/clusters.md). Every hardware field is required, each once, and
  * checked against its range: a cluster that silently lost a field would
- * plan for a machine nobody has. */
+ * plan for a machine nobody has. The `software:` section's fields are
+ * optional: each says what a run does beyond ndgraph's own graph, off when
+ * absent. */
 #include "sim/cluster.h"
 
 #include <errno.h>
@@ -16,22 +18,26 @@
 
 #define ND__CLUSTER_MAX_BYTES (1 << 20)
 
-enum field_type { TEXT, COUNT, NUMBER, FRACTION };
+enum field_type { TEXT, COUNT, NUMBER, FRACTION, CHOICE };
 
 typedef struct field {
   const char *section, *key; /* section NULL: a top-level field */
   enum field_type type;
-  size_t offset; /* into nd_cluster */
-  double scale;  /* the file's unit to the struct's */
-  double max;    /* COUNT and NUMBER: the largest accepted */
+  size_t offset;       /* into nd_cluster */
+  double scale;        /* the file's unit to the struct's */
+  double max;          /* COUNT and NUMBER: the largest accepted; TEXT and CHOICE: the member's size */
+  int optional;        /* may be absent (off) and may be 0 */
+  const char *choices; /* CHOICE: the accepted words, "a|b", the first the default */
 } field;
 
-#define F(sec, key, type, member, scale, max) {sec, key, type, offsetof(nd_cluster, member), scale, max}
+#define F(sec, key, type, member, scale, max) {sec, key, type, offsetof(nd_cluster, member), scale, max, 0, NULL}
+#define TEXT_OF(sec, key, member) \
+  {sec, key, TEXT, offsetof(nd_cluster, member), 0, sizeof((nd_cluster *)0)->member, 0, NULL}
 static const field fields[] = {
-    F(NULL, "name", TEXT, name, 0, 0),
+    TEXT_OF(NULL, "name", name),
     F(NULL, "nodes", COUNT, nodes, 1, 1e6),
     F(NULL, "gpus_per_node", COUNT, gpus_per_node, 1, 64),
-    F("gpu", "name", TEXT, gpu, 0, 0),
+    TEXT_OF("gpu", "name", gpu),
     F("gpu", "peak_tflops_fp32", NUMBER, peak_fp32, 1e12, 1e6),
     F("gpu", "peak_tflops_tf32", NUMBER, peak_tf32, 1e12, 1e6),
     F("gpu", "peak_tflops_bf16", NUMBER, peak_bf16, 1e12, 1e6),
@@ -47,8 +53,13 @@ static const field fields[] = {
     F("intra_node", "latency_us", NUMBER, intra_latency_s, 1e-6, 1e6),
     F("inter_node", "gbs", NUMBER, inter_bps, 1e9, 1e6),
     F("inter_node", "latency_us", NUMBER, inter_latency_s, 1e-6, 1e6),
+    {"software", "attention", CHOICE, offsetof(nd_cluster, attention), 0, sizeof((nd_cluster *)0)->attention, 1,
+     "fused|unfused"},
+    {"software", "dropout", NUMBER, offsetof(nd_cluster, dropout), 1, 0.99, 1, NULL},
+    {"software", "grad_allreduce_bytes", NUMBER, offsetof(nd_cluster, grad_bytes), 1, 8, 1, NULL},
 };
 #undef F
+#undef TEXT_OF
 #define N_FIELDS (int)(sizeof fields / sizeof fields[0])
 
 typedef struct parse {
@@ -84,15 +95,26 @@ static const char *scalar(const parse *p) { return (const char *)p->ev.data.scal
 /* The current event is field f's value. */
 static int set_field(parse *p, int i, const char *name) {
   const field *f = &fields[i];
-  if (p->ev.type != YAML_SCALAR_EVENT) return fail(p, "%s must be %s", name, f->type == TEXT ? "text" : "a number");
+  if (p->ev.type != YAML_SCALAR_EVENT)
+    return fail(p, "%s must be %s", name, f->type == TEXT ? "text" : f->type == CHOICE ? "a word" : "a number");
   if (p->seen[i]++) return fail(p, "%s is given twice%s", name, "");
   char *at = (char *)p->c + f->offset;
   const char *v = scalar(p);
+  if (f->type == CHOICE) {
+    size_t n = strlen(v);
+    const char *c = strstr(f->choices, v);
+    if (!n || !c || strchr(v, '|') || (c > f->choices && c[-1] != '|') || (c[n] && c[n] != '|'))
+      return fail(p, "%s must be one of %s", name, f->choices);
+    memcpy(at, v, n + 1);
+    return 0;
+  }
   if (f->type == TEXT) {
-    size_t size = f->offset == offsetof(nd_cluster, name) ? sizeof p->c->name : sizeof p->c->gpu;
+    size_t size = (size_t)f->max;
+    char most[24];
+    snprintf(most, sizeof most, "%zu", size - 1);
     for (const char *s = v; *s; s++)
       if ((unsigned char)*s < 32) return fail(p, "%s holds a control character%s", name, "");
-    if (!v[0] || strlen(v) >= size) return fail(p, "%s must be text of 1 to %s characters", name, size == 96 ? "95" : "63");
+    if (!v[0] || strlen(v) >= size) return fail(p, "%s must be text of 1 to %s characters", name, most);
     memcpy(at, v, strlen(v) + 1);
     return 0;
   }
@@ -100,7 +122,7 @@ static int set_field(parse *p, int i, const char *name) {
   errno = 0;
   double x = strtod(v, &end);
   /* a zero peak, bandwidth or memory would price work at nothing or forever; latencies may be 0 */
-  int may_be_zero = strstr(f->key, "latency") || strstr(f->key, "launch");
+  int may_be_zero = f->optional || strstr(f->key, "latency") || strstr(f->key, "launch");
   int ok = v[0] && !*end && !errno && isfinite(x);
   char range[64];
   if (f->type == COUNT) {
@@ -144,7 +166,7 @@ static int read_section(parse *p, const char *section) {
     snprintf(key, sizeof key, "%s", scalar(p));
     snprintf(name, sizeof name, "%s.%s", section, key);
     int i = find(section, key);
-    if (i < 0) return fail(p, "%s: unknown field (see docs/planner.md, Clusters)%s", name, "");
+    if (i < 0) return fail(p, "%s: unknown field (see docs/clusters.md)%s", name, "");
     if ((rc = next(p)) || (rc = set_field(p, i, name))) return rc;
   }
   if (!rc && p->ev.type != YAML_MAPPING_END_EVENT) return fail(p, "%s: expected field: value lines%s", section, "");
@@ -168,7 +190,7 @@ static int read_top(parse *p) {
     else if (is_section(key))
       rc = fail(p, "%s must be a mapping of fields%s", key, "");
     else
-      rc = fail(p, "%s: unknown field (see docs/planner.md, Clusters)%s", key, "");
+      rc = fail(p, "%s: unknown field (see docs/clusters.md)%s", key, "");
   }
   if (!rc && p->ev.type != YAML_MAPPING_END_EVENT) rc = fail(p, "expected field: value lines%s%s", "", "");
   if (!rc && !(rc = next(p)) && p->ev.type == YAML_DOCUMENT_END_EVENT) rc = next(p);
@@ -197,7 +219,10 @@ int nd_cluster_load(nd_cluster *c, const char *path, nd_error *err) {
   yaml_parser_delete(&p.parser);
   free(text);
   for (int i = 0; i < N_FIELDS && !rc; i++)
-    if (!p.seen[i]) {
+    if (!p.seen[i] && fields[i].type == CHOICE) /* absent: the first choice */
+      snprintf((char *)c + fields[i].offset, (size_t)fields[i].max, "%.*s", (int)strcspn(fields[i].choices, "|"),
+               fields[i].choices);
+    else if (!p.seen[i] && !fields[i].optional) {
       char name[160];
       snprintf(name, sizeof name, "%s%s%s", fields[i].section ? fields[i].section : "", fields[i].section ? "." : "",
                fields[i].key);

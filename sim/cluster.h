@@ -26,11 +26,39 @@ typedef struct nd_cluster {
   double gemm_max, gemm_half_flops, memory, vector;
   double intra_bps, intra_latency_s; /* per GPU and direction, inside a node */
   double inter_bps, inter_latency_s; /* per node and direction, all its NICs */
+  /* What a run does that ndgraph's graph does not (the optional section
+   * `software:`, each field optional, all off by default; docs/clusters.md):
+   * Megatron-LM's 2021 runs, for a comparison with their published figures. */
+  char attention[16]; /* "fused": ndgraph's attention kernels; "unfused": s x s scores in memory */
+  double dropout;     /* > 0: the attention and hidden dropout passes */
+  double grad_bytes;  /* bytes a gradient element takes in the data-parallel all-reduce; 0: the graph's */
 } nd_cluster;
 
 /* Reads a cluster file; a bad one is one line naming the file and the
  * problem (ND_ECONFIG). */
 int nd_cluster_load(nd_cluster *c, const char *path, nd_error *err);
+
+/* Seconds of one kernel of f FLOPs (tensor cores at gemm_peak when gemm,
+ * else the vector rate) touching `bytes` of HBM: its launch plus the
+ * roofline max(compute, bytes / (HBM x memory)). */
+double nd_cluster_kernel_s(const nd_cluster *c, double flops, double bytes, int gemm, double gemm_peak);
+
+/* Seconds of Megatron-LM's unfused attention (2021) over n heads of s
+ * positions and head size d, elements of elt bytes: forward (backward 0)
+ * Q K^T as a batched GEMM writing the s x s scores, the fused
+ * scale-mask-softmax reading and writing them, dropout (c->dropout > 0:
+ * probabilities and a byte mask) and the GEMM with V; backward (1) the two
+ * GEMMs of the output gradient, the dropout's and the softmax's backward, and
+ * the two GEMMs of the score gradient. Every kernel a roofline of its own,
+ * the full s x s (no causal skip). */
+double nd_cluster_unfused_attention_s(const nd_cluster *c, double n, double s, double d, double elt, int backward,
+                                      double gemm_peak);
+/* Seconds that hidden dropout adds to a pass over n elements of elt bytes
+ * (Megatron's fused bias-dropout-add after the attention and the MLP):
+ * forward, the byte mask it writes beside the residual add; backward (1), a
+ * kernel of its own reading the gradient and the mask and writing the
+ * gradient. 0 when c->dropout is 0. */
+double nd_cluster_hidden_dropout_s(const nd_cluster *c, double n, double elt, int backward);
 
 /* Seconds of a ring all-reduce of `bytes` over n ranks on links of bps
  * bytes/s and latency_s each: 2 (n - 1) / n * bytes / bps + 2 (n - 1) latency. */

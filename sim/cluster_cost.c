@@ -1,7 +1,8 @@
 /* Per-task costs on a GPU that was never measured: a roofline from the
  * cluster file's data-sheet figures and efficiency model, and collectives
- * from its links (docs/planner.md, "Clusters", names every assumption). */
+ * from its links (docs/clusters.md names every assumption). */
 #include <math.h>
+#include <string.h>
 
 #include "sim/cluster.h"
 
@@ -70,22 +71,56 @@ static double send_s(const nd_cluster *c, const nd_graph *g, const nd_task *t, i
   return c->inter_latency_s + bytes / tp / nic + gather;
 }
 
+double nd_cluster_kernel_s(const nd_cluster *c, double flops, double bytes, int gemm, double gemm_peak) {
+  double compute;
+  if (gemm) /* at gemm_max * f / (f + half) of the peak: as if half more FLOPs ran at gemm_max */
+    compute = flops > 0 ? (flops + c->gemm_half_flops) / (gemm_peak * c->gemm_max) : 0;
+  else
+    compute = flops / (c->peak_fp32 * c->vector);
+  return c->launch_s + fmax(compute, bytes / (c->hbm_bps * c->memory));
+}
+
+double nd_cluster_unfused_attention_s(const nd_cluster *c, double n, double s, double d, double elt, int backward,
+                                      double gemm_peak) {
+  double e = n * s * s, gemm = 2 * n * s * s * d, io = elt * 2 * n * s * d; /* scores; one product; two of Q, K, V, O */
+  double drop = c->dropout > 0 ? nd_cluster_kernel_s(c, 0, 2 * elt * e + e, 0, gemm_peak) : 0;
+  if (!backward) /* Q K^T, softmax, dropout, P V */
+    return nd_cluster_kernel_s(c, gemm, io + elt * e, 1, gemm_peak) +
+           nd_cluster_kernel_s(c, 0, 2 * elt * e, 0, gemm_peak) + drop +
+           nd_cluster_kernel_s(c, gemm, elt * e + io, 1, gemm_peak);
+  /* dO V^T, P^T dO, dropout, softmax (its gradient and output in, one out), dS K, dS^T Q */
+  return 4 * nd_cluster_kernel_s(c, gemm, io + elt * e, 1, gemm_peak) + drop +
+         nd_cluster_kernel_s(c, 0, 3 * elt * e, 0, gemm_peak);
+}
+
+double nd_cluster_hidden_dropout_s(const nd_cluster *c, double n, double elt, int backward) {
+  if (c->dropout <= 0) return 0;
+  if (!backward) return n / (c->hbm_bps * c->memory); /* the mask, written by the residual add's kernel */
+  return nd_cluster_kernel_s(c, 0, n * (2 * elt + 1), 0, 0);
+}
+
 double nd_cluster_task_s(const nd_cluster *c, const nd_graph *g, const nd_task *t, int tp, double gemm_peak) {
   if (t->kind == ND_TASK_SENDRECV) return send_s(c, g, t, tp);
-  double share = replicated(t->kind) ? 1 : 1.0 / tp;
+  double share = replicated(t->kind) ? 1 : 1.0 / tp, elt = g->bf16 ? 2 : 4;
   if (collective(t->kind)) {
     /* the tied embedding's and the gradient norm's sums: across stages, so
      * across nodes on a share of the NICs */
     double bytes = (double)t->a.coll.n * nd_dtype_size(t->a.coll.dtype) * share;
     return nd_ring_allreduce_s(t->a.coll.nparts, bytes, c->inter_bps / c->gpus_per_node, c->inter_latency_s);
   }
-  double flops = (double)t->flops * share, bytes = (double)t->bytes * share, compute;
-  if (tensor_core(t->kind)) {
-    /* at gemm_max * f / (f + half) of the peak: as if half more FLOPs ran at gemm_max */
-    compute = flops > 0 ? (flops + c->gemm_half_flops) / (gemm_peak * c->gemm_max) : 0;
-  } else
-    compute = flops / (c->peak_fp32 * c->vector);
-  double s = c->launch_s + fmax(compute, bytes / (c->hbm_bps * c->memory));
+  double s;
+  const struct nd_attn_args *a = &t->a.attn;
+  if ((t->kind == ND_TASK_ATTN_FWD || t->kind == ND_TASK_ATTN_BWD) && !strcmp(c->attention, "unfused"))
+    s = nd_cluster_unfused_attention_s(c, (double)a->B * a->NH * share, a->T, a->hs, elt, t->kind == ND_TASK_ATTN_BWD,
+                                       gemm_peak);
+  else
+    s = nd_cluster_kernel_s(c, (double)t->flops * share, (double)t->bytes * share, tensor_core(t->kind), gemm_peak);
+  /* a block's two residual adds carry the dropout before them, and the two
+   * LayerNorm input gradients the dropout's backward of the same gradient */
+  int in_block = t->layer >= 0 && t->layer < g->L;
+  if (in_block && t->kind == ND_TASK_RESIDUAL_FWD) s += nd_cluster_hidden_dropout_s(c, (double)t->a.ew.n, elt, 0);
+  if (in_block && t->kind == ND_TASK_LN_BWD_IN)
+    s += nd_cluster_hidden_dropout_s(c, (double)t->a.ln.N * t->a.ln.C, elt, 1);
   double sum = tp > 1 ? tp_sum_bytes(g, t) : 0;
   if (sum > 0) s += c->launch_s + nd_ring_allreduce_s(tp, sum, c->intra_bps, c->intra_latency_s);
   return s;

@@ -1,6 +1,6 @@
 /* A step of a layout on a cluster file's GPUs. Whole-step graphs of large
  * runs have millions of tasks (GPT-3 class at 1024 ranks: 9.9M), so the
- * simulation uses two symmetries (docs/planner.md, "Clusters"): every
+ * simulation uses two symmetries (docs/clusters.md): every
  * data-parallel replica runs the same pipeline, so one replica is built
  * (dp 1) and the gradients' all-reduce is added as a ring over the
  * data-parallel group after it (not overlapped with the backward); and every
@@ -74,14 +74,17 @@ static int64_t gpu_bytes(const nd_config *cfg, const nd_graph *g) {
   return (int64_t)most;
 }
 
-/* The gradients one GPU sums over the data-parallel group: its stage's, 1/tp. */
-static double grad_bytes(const nd_graph *g, int tp) {
+/* The gradients one GPU sums over the data-parallel group: its stage's, 1/tp,
+ * each element in the graph's dtype or the cluster's grad_allreduce_bytes. */
+static double grad_bytes(const nd_graph *g, int tp, const nd_cluster *c) {
   double most = 0;
   for (int s = 0; s < g->pp; s++) {
     double b = 0;
-    for (int32_t x = 0; x < g->n_tensors; x++)
-      if (g->tensors[x].kind == ND_TENSOR_GRAD && g->tensors[x].home.pp == s && g->tensors[x].home.dp == 0)
-        b += (double)g->tensors[x].bytes;
+    for (int32_t x = 0; x < g->n_tensors; x++) {
+      const nd_tensor *t = &g->tensors[x];
+      if (t->kind == ND_TENSOR_GRAD && t->home.pp == s && t->home.dp == 0)
+        b += c->grad_bytes > 0 ? (double)t->bytes / nd_dtype_size(t->dtype) * c->grad_bytes : (double)t->bytes;
+    }
     most = fmax(most, b / tp);
   }
   return most;
@@ -136,7 +139,7 @@ int nd_cluster_simulate(const nd_config *cfg, const nd_cluster *c, nd_cluster_st
   double bps = across ? c->inter_bps / c->gpus_per_node : c->intra_bps;
   out->pipeline_s = r.step_s;
   out->dp_allreduce_s =
-      nd_ring_allreduce_s(dp, grad_bytes(g, tp), bps, across ? c->inter_latency_s : c->intra_latency_s);
+      nd_ring_allreduce_s(dp, grad_bytes(g, tp, c), bps, across ? c->inter_latency_s : c->intra_latency_s);
   out->step_s = out->pipeline_s + out->dp_allreduce_s;
   out->bubble = r.bubble;
   out->tokens_per_s = (double)(cfg->train.micro_batch_size * cfg->parallelism.micro_batches * dp) *

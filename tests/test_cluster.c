@@ -1,8 +1,10 @@
-/* The cluster simulator's pieces against their formulas (docs/planner.md,
- * "Clusters"): the shipped cluster files read as written, a GEMM's and a
- * memory-bound task's roofline cost, a ring all-reduce, the tensor-parallel
- * sum after a row-parallel product, and a compute-bound step that halves
- * when the peak doubles. The hostile files are tests/test_cluster.sh's. */
+/* The cluster simulator's pieces against their formulas (docs/clusters.md):
+ * the shipped cluster files read as written, a GEMM's and a memory-bound
+ * task's roofline cost, a ring all-reduce, the tensor-parallel sum after a
+ * row-parallel product, the `software:` terms (unfused attention, hidden
+ * dropout, fp16 gradients in the data-parallel all-reduce), and a
+ * compute-bound step that halves when the peak doubles. The hostile files are
+ * tests/test_cluster.sh's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +46,10 @@ int main(void) {
   ok(c.peak_bf16 == 312e12 && c.peak_tf32 == 156e12 && c.peak_fp32 == 19.5e12 && c.hbm_bps == 2039e9 &&
          c.hbm_bytes == 80LL << 30,
      "its data-sheet figures in FLOP/s, bytes/s and bytes");
-  ok(c.intra_bps == 300e9 && c.inter_bps == 200e9 && near(c.inter_latency_s, 5e-6, 1e-12), "its links");
+  ok(c.intra_bps == 200e9 && c.inter_bps == 192e9 && near(c.inter_latency_s, 5e-6, 1e-12),
+     "its links at nccl-tests' measured bus bandwidths");
+  ok(!strcmp(c.attention, "fused") && c.dropout == 0 && c.grad_bytes == 0,
+     "no software section: fused attention, no dropout, the graph's gradient bytes");
   snprintf(path, sizeof path, "%s/configs/clusters/dgx-h100.yaml", src);
   ok(nd_cluster_load(&c, path, &err) == 0 && c.peak_bf16 == 989.4e12, "dgx-h100.yaml reads");
 
@@ -78,6 +83,42 @@ int main(void) {
   ok(near(nd_cluster_task_s(&k, &g, &row, 8, k.peak_bf16), want, 1e-12),
      "a row-parallel GEMM at tp 8: an eighth of the FLOPs, then the group's all-reduce of its bf16 output on NVLink");
 
+  /* Megatron-LM 2021's attention, unfused: each kernel its own roofline */
+  nd_cluster u = k;
+  snprintf(u.attention, sizeof u.attention, "unfused");
+  u.dropout = 0.1;
+  nd_task attn = {.kind = ND_TASK_ATTN_FWD, .layer = 0, .flops = 1, .bytes = 1};
+  attn.a.attn = (struct nd_attn_args){2, 1024, 8, 64};
+  double n = 2 * 8 / 2.0, e = n * 1024 * 1024, f = 2 * n * 1024 * 1024 * 64, io = 2 * 2 * n * 1024 * 64;
+#define KERNEL(fl, by) (5e-6 + fmax((fl) > 0 ? ((fl) + 1e9) / (100e12 * 0.8) : 0, (by) / (1e12 * 0.5)))
+  want = KERNEL(f, io + 2 * e) + KERNEL(0, 4 * e) + KERNEL(0, 5 * e) + KERNEL(f, 2 * e + io);
+  ok(near(nd_cluster_task_s(&u, &g, &attn, 2, u.peak_bf16), want, 1e-12),
+     "unfused attention forward at tp 2: Q K^T writing b a s^2 fp16 scores, softmax reading and writing them, "
+     "dropout with its byte mask, P V");
+  attn.kind = ND_TASK_ATTN_BWD;
+  want = 4 * KERNEL(f, io + 2 * e) + KERNEL(0, 5 * e) + KERNEL(0, 6 * e);
+  ok(near(nd_cluster_task_s(&u, &g, &attn, 2, u.peak_bf16), want, 1e-12),
+     "unfused attention backward: four GEMMs, dropout's and softmax's backward");
+  u.dropout = 0;
+  want = 4 * KERNEL(f, io + 2 * e) + KERNEL(0, 6 * e);
+  ok(near(nd_cluster_task_s(&u, &g, &attn, 2, u.peak_bf16), want, 1e-12), "without dropout, no dropout kernel");
+  ok(near(nd_cluster_task_s(&k, &g, &attn, 2, k.peak_bf16), KERNEL(0.5, 0.5), 1e-12),
+     "fused attention (the default): the graph's own FLOPs and bytes");
+  /* hidden dropout: the mask beside each residual add, a kernel of its own in the backward */
+  u.dropout = 0.1;
+  nd_task res = {.kind = ND_TASK_RESIDUAL_FWD, .layer = 1, .flops = 0, .bytes = 12000000};
+  res.a.ew.n = 1000000;
+  ok(near(nd_cluster_task_s(&u, &g, &res, 8, u.peak_bf16), KERNEL(0, 12e6) + 1e6 / (1e12 * 0.5), 1e-12),
+     "a block's residual add with dropout: the add plus its byte mask, every tp rank");
+  nd_task lnb = {.kind = ND_TASK_LN_BWD_IN, .layer = 1, .flops = 0, .bytes = 12000000};
+  lnb.a.ln = (struct nd_ln_args){1000, 1000, 0, 0};
+  ok(near(nd_cluster_task_s(&u, &g, &lnb, 8, u.peak_bf16), 2 * KERNEL(0, 12e6) - 12e6 / (1e12 * 0.5) + 5e6 / (1e12 * 0.5),
+          1e-12),
+     "a block's LayerNorm input gradient with dropout: plus a kernel reading the gradient and mask, writing the gradient");
+  lnb.layer = g.L; /* ln_f: no dropout before it */
+  ok(near(nd_cluster_task_s(&u, &g, &lnb, 8, u.peak_bf16), KERNEL(0, 12e6), 1e-12), "ln_f's gradient: no dropout");
+#undef KERNEL
+
   /* compute-bound: no launch, no GEMM ramp, memory and links nearly free */
   nd_cluster fast = k;
   fast.launch_s = 0, fast.gemm_half_flops = 0, fast.hbm_bps = 1e18, fast.intra_bps = fast.inter_bps = 1e18;
@@ -97,6 +138,17 @@ int main(void) {
        a.step_s, b.step_s);
     ok(a.gpus == 2 * tp * 2 && a.tokens_per_s > 0 && a.tflops_per_gpu > 0 && a.bubble > 0 && a.bubble < 1,
        "tp %d: %d GPUs, tokens/s, TFLOP/s per GPU and a bubble", tp, a.gpus);
+    /* fp16 gradients in the data-parallel all-reduce: half the graph's f32 bytes */
+    nd_cluster half = k;
+    half.intra_latency_s = half.inter_latency_s = 0;
+    nd_cluster_step f32, f16;
+    half.grad_bytes = 0;
+    int rc1 = nd_cluster_simulate(cfg, &half, &f32, &err);
+    half.grad_bytes = 2;
+    int rc2 = nd_cluster_simulate(cfg, &half, &f16, &err);
+    ok(!rc1 && !rc2 && f32.dp_allreduce_s > 0 && near(f16.dp_allreduce_s, f32.dp_allreduce_s / 2, 1e-9),
+       "tp %d: grad_allreduce_bytes 2 halves the data-parallel all-reduce of f32 gradients (%.6f s, %.6f s)", tp,
+       f32.dp_allreduce_s, f16.dp_allreduce_s);
     nd_config_free(cfg);
   }
   return done_testing();
