@@ -71,6 +71,23 @@ static double send_s(const nd_cluster *c, const nd_graph *g, const nd_task *t, i
   return c->inter_latency_s + bytes / tp / nic + gather;
 }
 
+/* Context parallelism's ring tasks read a block of another context rank
+ * (comm_bytes: its keys and values, or the key gradients going back). */
+static int ring(enum nd_task_kind k) {
+  return k == ND_TASK_RING_ATTN_FWD || k == ND_TASK_RING_ATTN_BWD || k == ND_TASK_RING_GQA_FWD ||
+         k == ND_TASK_RING_GQA_BWD || k == ND_TASK_RING_KV_ADD || k == ND_TASK_RING_GQA_KV_ADD;
+}
+
+/* That block's transfer, before the task: over NVLink while a replica's
+ * context ranks of a stage (cp x tp GPUs, placed side by side) fit in a
+ * node, else on the GPU's share of the node's NICs. Not overlapped with the
+ * task's own work: the task reads the block. */
+static double ring_recv_s(const nd_cluster *c, const nd_task *t, int tp) {
+  double bytes = (double)t->comm_bytes / tp;
+  if (t->a.ring.cp * tp <= c->gpus_per_node) return c->intra_latency_s + bytes / c->intra_bps;
+  return c->inter_latency_s + bytes / (c->inter_bps / c->gpus_per_node);
+}
+
 double nd_cluster_kernel_s(const nd_cluster *c, double flops, double bytes, int gemm, double gemm_peak) {
   double compute;
   if (gemm) /* at gemm_max * f / (f + half) of the peak: as if half more FLOPs ran at gemm_max */
@@ -115,6 +132,7 @@ double nd_cluster_task_s(const nd_cluster *c, const nd_graph *g, const nd_task *
                                        gemm_peak);
   else
     s = nd_cluster_kernel_s(c, (double)t->flops * share, (double)t->bytes * share, tensor_core(t->kind), gemm_peak);
+  if (ring(t->kind) && t->comm_bytes > 0) s += ring_recv_s(c, t, tp);
   /* a block's two residual adds carry the dropout before them, and the two
    * LayerNorm input gradients the dropout's backward of the same gradient */
   int in_block = t->layer >= 0 && t->layer < g->L;

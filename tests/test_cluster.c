@@ -2,7 +2,8 @@
  * the shipped cluster files read as written, a GEMM's and a memory-bound
  * task's roofline cost, a ring all-reduce, the tensor-parallel sum after a
  * row-parallel product, the `software:` terms (unfused attention, hidden
- * dropout, fp16 gradients in the data-parallel all-reduce), and a
+ * dropout, fp16 gradients in the data-parallel all-reduce), context
+ * parallelism's ring blocks on the links, and a
  * compute-bound step that halves when the peak doubles. The hostile files are
  * tests/test_cluster.sh's. */
 #include <math.h>
@@ -117,6 +118,14 @@ int main(void) {
      "a block's LayerNorm input gradient with dropout: plus a kernel reading the gradient and mask, writing the gradient");
   lnb.layer = g.L; /* ln_f: no dropout before it */
   ok(near(nd_cluster_task_s(&u, &g, &lnb, 8, u.peak_bf16), KERNEL(0, 12e6), 1e-12), "ln_f's gradient: no dropout");
+  /* context parallelism's ring blocks cross the links */
+  nd_task rt = {.kind = ND_TASK_RING_ATTN_FWD, .layer = 0, .flops = 0, .bytes = 1000, .comm_bytes = 8000000};
+  rt.a.ring = (struct nd_ring_args){.cp = 2};
+  ok(near(nd_cluster_task_s(&k, &g, &rt, 2, k.peak_bf16), KERNEL(0, 500) + 2e-6 + 4e6 / 200e9, 1e-12),
+     "a ring block at cp 2 x tp 2: its 1/tp of the keys and values over NVLink before it");
+  rt.a.ring.cp = 8;
+  ok(near(nd_cluster_task_s(&k, &g, &rt, 2, k.peak_bf16), KERNEL(0, 500) + 4e-6 + 4e6 / (100e9 / 8), 1e-12),
+     "at cp 8 x tp 2 (16 GPUs, past a node): on the GPU's share of the NICs");
 #undef KERNEL
 
   /* compute-bound: no launch, no GEMM ramp, memory and links nearly free */
