@@ -1,6 +1,6 @@
 /* A cluster that is not here: nodes of GPUs, each GPU's data-sheet peaks and
  * memory, a kernel-efficiency model, and the links inside and between nodes
- * (the file format is in docs/planner.md, "Clusters"). The simulator prices
+ * (the file format is in docs/clusters.md). The simulator prices
  * each task on it by a roofline instead of a calibration's fit, and simulates
  * one data-parallel replica's pipeline of one tensor-parallel rank. */
 #ifndef ND_SIM_CLUSTER_H

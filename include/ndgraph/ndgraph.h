@@ -141,7 +141,7 @@ ND_EXPORT int nd_plan_auto(nd_config *cfg, const char *calibration, int processe
 /* `ndgraph plan --cluster FILE`: cfg's layout simulated on the GPUs of a
  * cluster file (step time, tokens/s, model TFLOP/s per GPU); with autoplan,
  * every layout of cfg's model and global batch on all of its GPUs, ranked
- * (docs/planner.md, "Clusters"). */
+ * (docs/clusters.md). */
 ND_EXPORT int nd_plan_cluster(const nd_config *cfg, const char *cluster, int autoplan, FILE *out, nd_error *err);
 /* parallelism.auto: applies the best plan's settings to cfg and prints them
  * on out; refuses a runtime.topology whose workers are not this machine's. */
