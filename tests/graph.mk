@@ -40,3 +40,9 @@ TESTS += tests/test_mpi_share tests/test_plan_share.sh tests/test_dp_ring.sh
 EXTRA_DIST += tests/test_plan_share.sh tests/test_dp_ring.sh
 tests_test_mpi_share_SOURCES = tests/test_mpi_share.c tests/tap.h
 tests_test_mpi_share_LDADD = $(ND_TEST_LIBS)
+# the cluster simulator: cluster files, roofline and collective costs, plan --cluster, bench/megatron's rows
+check_PROGRAMS += tests/test_cluster
+TESTS += tests/test_cluster tests/test_cluster.sh
+tests_test_cluster_SOURCES = tests/test_cluster.c tests/tap.h
+tests_test_cluster_LDADD = $(ND_TEST_LIBS)
+EXTRA_DIST += tests/test_cluster.sh bench/megatron configs/clusters/dgx-a100.yaml configs/clusters/dgx-h100.yaml

@@ -46,7 +46,8 @@ static double earliest(const nd_graph *g, const double *start, int st, int mb, e
 }
 
 /* The simulated step of `policy` on 2 CPU workers, each task as long as the CPU cost model says. */
-static double simulated_step(const char *policy, const char *slots, int micro_batches) {
+/* more: one more assignment, or NULL */
+static double simulated_step(const char *policy, const char *slots, int micro_batches, const char *more) {
   char sched[64], mb[64];
   snprintf(sched, sizeof sched, "runtime.scheduler=%s", policy);
   snprintf(mb, sizeof mb, "parallelism.micro_batches=%d", micro_batches);
@@ -58,6 +59,7 @@ static double simulated_step(const char *policy, const char *slots, int micro_ba
                       "model.n_embd=256",
                       "model.seq_len=128",
                       "train.micro_batch_size=4",
+                      more,
                       NULL};
   nd_config *cfg = tiny_config(ov);
   nd_graph *g = NULL;
@@ -179,13 +181,13 @@ int main(void) {
   }
   free(seconds);
   free(start);
-  double one = simulated_step("1f1b", "parallelism.activation_slots=3", 8);
-  double zb = simulated_step("zbh1", "parallelism.activation_slots=3", 8);
+  double one = simulated_step("1f1b", "parallelism.activation_slots=3", 8, NULL);
+  double zb = simulated_step("zbh1", "parallelism.activation_slots=3", 8, NULL);
   ok(one > 0 && zb > 0 && zb < one, "benchmark model, 3 slots, simulated: zbh1 %.1f ms < 1f1b %.1f ms", zb * 1e3,
      one * 1e3);
   /* with 2 slots ZB-H1 fits only with a forward depth per stage (p - s) */
-  one = simulated_step("1f1b", "parallelism.activation_slots=2", 8);
-  zb = simulated_step("zbh1", "parallelism.activation_slots=2", 8);
+  one = simulated_step("1f1b", "parallelism.activation_slots=2", 8, NULL);
+  zb = simulated_step("zbh1", "parallelism.activation_slots=2", 8, NULL);
   ok(one > 0 && zb > 0 && zb < one, "benchmark model, 2 slots, simulated: zbh1 %.1f ms < 1f1b %.1f ms", zb * 1e3,
      one * 1e3);
   /* ndws, free to take any ready task, with the priorities of the zero-bubble
@@ -194,11 +196,23 @@ int main(void) {
     for (int m = 8; m <= 16; m += 8) {
       char kv[64];
       snprintf(kv, sizeof kv, "parallelism.activation_slots=%d", slots);
-      double nd = simulated_step("ndws", kv, m);
-      zb = simulated_step("zbh1", kv, m);
+      double nd = simulated_step("ndws", kv, m, NULL);
+      zb = simulated_step("zbh1", kv, m, NULL);
       ok(nd > 0 && zb > 0 && nd <= zb * (1 + 1e-9),
          "benchmark model, %d slots, m %d, simulated: ndws %.3f ms <= zbh1 %.3f ms", slots, m, nd * 1e3, zb * 1e3);
     }
+  /* 1f1b with layer recomputation: the program orders each stage's F and B
+   * as 1F1B runs them (p - s forwards in flight), so the fixed order runs
+   * each unit whole, as it does without recomputation */
+  for (int slots = 2; slots <= 3; slots++) {
+    char kv[64];
+    snprintf(kv, sizeof kv, "parallelism.activation_slots=%d", slots);
+    one = simulated_step("1f1b", kv, 8, "train.recompute=layer");
+    double nd = simulated_step("ndws", kv, 8, "train.recompute=layer");
+    ok(one > 0 && nd > 0 && one <= nd * 1.05,
+       "benchmark model, %d slots, layer recomputation, simulated: 1f1b %.3f ms within 5%% of ndws %.3f ms", slots,
+       one * 1e3, nd * 1e3);
+  }
 done:
   nd_edges_free(&e);
   nd_graph_free(g);

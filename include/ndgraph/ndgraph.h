@@ -141,6 +141,11 @@ ND_EXPORT int nd_launched_processes(int *process);
  * nd_nodes_report). docs/planner.md. */
 ND_EXPORT int nd_plan_auto(nd_config *cfg, const char *calibration, int processes, FILE *out, int json,
                            nd_error *err);
+/* `ndgraph plan --cluster FILE`: cfg's layout simulated on the GPUs of a
+ * cluster file (step time, tokens/s, model TFLOP/s per GPU); with autoplan,
+ * every layout of cfg's model and global batch on all of its GPUs, ranked
+ * (docs/clusters.md). */
+ND_EXPORT int nd_plan_cluster(const nd_config *cfg, const char *cluster, int autoplan, FILE *out, nd_error *err);
 /* parallelism.auto: applies the best plan's settings to cfg and prints them
  * on out; refuses a runtime.topology whose workers are not this machine's. */
 ND_EXPORT int nd_plan_auto_apply(nd_config *cfg, const char *calibration, int processes, FILE *out, nd_error *err);
