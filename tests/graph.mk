@@ -40,3 +40,7 @@ TESTS += tests/test_mpi_share tests/test_plan_share.sh
 EXTRA_DIST += tests/test_plan_share.sh
 tests_test_mpi_share_SOURCES = tests/test_mpi_share.c tests/tap.h
 tests_test_mpi_share_LDADD = $(ND_TEST_LIBS)
+check_PROGRAMS += tests/test_stage_share
+TESTS += tests/test_stage_share
+tests_test_stage_share_SOURCES = tests/test_stage_share.c tests/tap.h
+tests_test_stage_share_LDADD = $(ND_TEST_LIBS)
