@@ -119,13 +119,14 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int nd_graph_edges(const nd_graph *g, nd_edges *out) {
+int nd_graph_edges(const nd_graph *g, nd_edges *out) { return nd_graph_edges_through(g, NULL, out); }
+
+int nd_graph_edges_through(const nd_graph *g, const uint8_t *through, nd_edges *out) {
   int rc = ND_ENOMEM;
   memset(out, 0, sizeof *out);
   tensor_state *ts = calloc((size_t)g->n_tensors, sizeof *ts);
   vec32 pred = {0}, local = {0};
   int32_t *pred_off = calloc((size_t)g->n_tasks + 1, sizeof *pred_off);
-  int32_t *succ_off = NULL, *succ = NULL, *fill = NULL;
   if (!ts || !pred_off) goto cleanup;
   for (int32_t i = 0; i < g->n_tensors; i++) ts[i].writer = -1;
 
@@ -135,6 +136,7 @@ int nd_graph_edges(const nd_graph *g, nd_edges *out) {
     local.n = 0;
     for (int a = 0; a < task->n_access; a++) {
       tensor_state *s = &ts[acc[a].tensor];
+      if (through && !through[acc[a].tensor]) continue;
       if (s->writer >= 0 && vec_push(&local, s->writer)) goto cleanup;
       if (acc[a].mode & ND_ACCESS_W)
         for (int64_t r = 0; r < s->readers.n; r++)
@@ -148,6 +150,7 @@ int nd_graph_edges(const nd_graph *g, nd_edges *out) {
     /* then update the tensors' states */
     for (int a = 0; a < task->n_access; a++) {
       tensor_state *s = &ts[acc[a].tensor];
+      if (through && !through[acc[a].tensor]) continue;
       if (acc[a].mode & ND_ACCESS_W) {
         s->writer = t;
         s->readers.n = 0;
@@ -157,28 +160,9 @@ int nd_graph_edges(const nd_graph *g, nd_edges *out) {
     }
   }
   pred_off[g->n_tasks] = (int32_t)pred.n;
-
-  /* successors: the transpose */
-  succ_off = calloc((size_t)g->n_tasks + 1, sizeof *succ_off);
-  succ = malloc((size_t)(pred.n ? pred.n : 1) * sizeof *succ);
-  fill = calloc((size_t)g->n_tasks + 1, sizeof *fill);
-  if (!succ_off || !succ || !fill) goto cleanup;
-  for (int64_t e = 0; e < pred.n; e++) succ_off[pred.v[e] + 1]++;
-  for (int32_t t = 0; t < g->n_tasks; t++) succ_off[t + 1] += succ_off[t];
-  for (int32_t t = 0; t < g->n_tasks; t++)
-    for (int32_t e = pred_off[t]; e < pred_off[t + 1]; e++) {
-      int32_t p = pred.v[e];
-      succ[succ_off[p] + fill[p]++] = t;
-    }
-
-  out->pred_off = pred_off;
-  out->pred = pred.v ? pred.v : malloc(sizeof(int32_t));
-  out->succ_off = succ_off;
-  out->succ = succ;
-  out->n_edges = pred.n;
-  pred_off = succ_off = succ = NULL;
+  rc = nd_edges_from_preds(out, g->n_tasks, pred_off, pred.v);
+  pred_off = NULL;
   pred.v = NULL;
-  rc = out->pred ? 0 : ND_ENOMEM;
 
 cleanup:
   if (ts)
@@ -187,10 +171,31 @@ cleanup:
   free(local.v);
   free(pred.v);
   free(pred_off);
-  free(succ_off);
-  free(succ);
-  free(fill);
   return rc;
+}
+
+int nd_edges_from_preds(nd_edges *out, int32_t n_tasks, int32_t *pred_off, int32_t *pred) {
+  int32_t n_edges = pred_off[n_tasks];
+  int32_t *succ_off = calloc((size_t)n_tasks + 1, sizeof *succ_off);
+  int32_t *succ = malloc((size_t)(n_edges ? n_edges : 1) * sizeof *succ);
+  int32_t *fill = calloc((size_t)n_tasks + 1, sizeof *fill);
+  if (!pred) pred = malloc(sizeof *pred); /* no edge: a vector never grown */
+  memset(out, 0, sizeof *out);
+  if (!succ_off || !succ || !fill || !pred) {
+    free(succ_off), free(succ), free(fill), free(pred_off), free(pred);
+    return ND_ENOMEM;
+  }
+  /* successors: the transpose */
+  for (int32_t e = 0; e < n_edges; e++) succ_off[pred[e] + 1]++;
+  for (int32_t t = 0; t < n_tasks; t++) succ_off[t + 1] += succ_off[t];
+  for (int32_t t = 0; t < n_tasks; t++)
+    for (int32_t e = pred_off[t]; e < pred_off[t + 1]; e++) {
+      int32_t p = pred[e];
+      succ[succ_off[p] + fill[p]++] = t;
+    }
+  free(fill);
+  *out = (nd_edges){pred_off, pred, succ_off, succ, n_edges};
+  return 0;
 }
 
 void nd_edges_free(nd_edges *e) {

@@ -381,6 +381,12 @@ typedef struct nd_edges {
   int64_t n_edges;
 } nd_edges;
 int nd_graph_edges(const nd_graph *g, nd_edges *out);
+/* The dependencies that go through the tensors k with through[k] set: the
+ * step's, where g holds every task that accesses those tensors. */
+int nd_graph_edges_through(const nd_graph *g, const uint8_t *through, nd_edges *out);
+/* The edges of n_tasks tasks from their predecessors (CSR: pred_off[n_tasks
+ * + 1], pred), both malloc'ed and taken over, freed on failure too. */
+int nd_edges_from_preds(nd_edges *out, int32_t n_tasks, int32_t *pred_off, int32_t *pred);
 void nd_edges_free(nd_edges *e);
 
 #endif

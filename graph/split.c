@@ -33,3 +33,14 @@ int nd_stage_split(int p, int L, const double *other, const double *per_layer, i
   free(choice);
   return 0;
 }
+
+void nd_stage_times(const nd_graph *g, const double *us, double *layer_us, double *other_us) {
+  for (int s = 0; s < g->pp; s++) layer_us[s] = other_us[s] = 0;
+  for (int32_t i = 0; i < g->n_tasks; i++) {
+    const nd_task *t = &g->tasks[i];
+    if (t->layer >= 0 && t->layer < g->L)
+      layer_us[t->rank.pp] += us[i];
+    else
+      other_us[t->rank.pp] += us[i];
+  }
+}

@@ -46,3 +46,7 @@ TESTS += tests/test_cluster tests/test_cluster.sh
 tests_test_cluster_SOURCES = tests/test_cluster.c tests/tap.h
 tests_test_cluster_LDADD = $(ND_TEST_LIBS)
 EXTRA_DIST += tests/test_cluster.sh bench/megatron configs/clusters/dgx-a100.yaml configs/clusters/dgx-h100.yaml
+check_PROGRAMS += tests/test_stage_share
+TESTS += tests/test_stage_share
+tests_test_stage_share_SOURCES = tests/test_stage_share.c tests/tap.h
+tests_test_stage_share_LDADD = $(ND_TEST_LIBS)

@@ -2,7 +2,8 @@
 # Each process builds only its share (docs/nodes.md): under `mpirun -np 4`
 # the losses, gradient norms and evaluation losses are those of one process,
 # bit for bit, and the processes' step graphs hold fewer tasks than the
-# whole step: every process's at dp 2 x pp 2 and dp 2 x tp 2 x pp 2; at
+# whole step: every process's at dp 2 x pp 2 (also with stage_layers auto,
+# whose times each process sums over its own tasks) and dp 2 x tp 2 x pp 2; at
 # tp 2 x pp 2 (split tensor groups) the last stage's, since a share is cut
 # at (replica, stage) pairs and the first stage's needs the next stage's
 # work for its hand-overs. The run's summary gives process 0's count and
@@ -19,7 +20,8 @@ tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=2 --set mod
 # name|the processes whose graphs are below the step's|--set arguments
 for case in "dp=2 pp=2|0 1 2 3|--set parallelism.data_parallel_size=2" \
   "dp=2 tp=2 pp=2|0 1 2 3|--set parallelism.data_parallel_size=2 --set parallelism.tensor_parallel_size=2" \
-  "tp=2 pp=2|2 3|--set parallelism.tensor_parallel_size=2 --set runtime.split_tensor_groups=true"; do
+  "tp=2 pp=2|2 3|--set parallelism.tensor_parallel_size=2 --set runtime.split_tensor_groups=true" \
+  "dp=2 pp=2 stage_layers auto|0 1 2 3|--set parallelism.data_parallel_size=2 --set parallelism.stage_layers=auto"; do
   IFS='|' read -r name below sets <<<"$case"
   sets=($sets)
   "$ndgraph" run "$cfg" "${tiny[@]}" "${sets[@]}" --metrics "$tmp/one.jsonl" >"$tmp/one.out" 2>&1

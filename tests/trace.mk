@@ -10,3 +10,7 @@ tests_test_trace_path_SOURCES = tests/test_trace_path.c tests/tap.h
 tests_test_trace_path_LDADD = $(ND_TEST_LIBS)
 TESTS += tests/test_plot.sh
 EXTRA_DIST += tests/test_plot.sh
+check_PROGRAMS += tests/test_trace_share
+TESTS += tests/test_trace_share
+tests_test_trace_share_SOURCES = tests/test_trace_share.c tests/tap.h
+tests_test_trace_share_LDADD = $(ND_TEST_LIBS)

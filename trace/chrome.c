@@ -45,7 +45,7 @@ static void metadata(cJSON *events, const char *name, int pid, int tid, const ch
 }
 
 static void task_event(cJSON *events, const nd_trace_run *run, int32_t i, const nd_trace_time *t, long long step) {
-  const nd_task *k = &run->g->tasks[i];
+  const nd_trace_task *k = &run->tasks[i];
   cJSON *e = event(events, "X", nd_task_kind_name(k->kind), pid_of(run, t->worker), t->worker);
   if (!e) return;
   double s = ns_round(t->start);
@@ -112,7 +112,6 @@ static void transfers(cJSON *events, const nd_trace_step *st) {
 }
 
 cJSON *nd_trace_chrome_build(const nd_trace_run *run) {
-  const nd_graph *g = run->g;
   cJSON *doc = cJSON_CreateObject();
   cJSON *events = doc ? cJSON_AddArrayToObject(doc, "traceEvents") : NULL;
   if (!events) {
@@ -132,12 +131,12 @@ cJSON *nd_trace_chrome_build(const nd_trace_run *run) {
   }
   for (int s = 0; s < run->n_steps; s++) {
     const nd_trace_step *st = &run->steps[s];
-    for (int32_t i = 0; i < g->n_tasks; i++)
+    for (int32_t i = 0; i < run->n_tasks; i++)
       if (st->times[i].worker >= 0) task_event(events, run, i, &st->times[i], st->step);
     for (int i = 0; i < st->n_helps; i++) help_event(events, run, &st->helps[i], st->step);
     transfers(events, st);
     if (!run->edges) continue;
-    for (int32_t i = 0; i < g->n_tasks; i++)
+    for (int32_t i = 0; i < run->n_tasks; i++)
       for (int32_t k = run->edges->succ_off[i]; k < run->edges->succ_off[i + 1]; k++) {
         const nd_trace_time *from = &st->times[i], *to = &st->times[run->edges->succ[k]];
         if (from->worker < 0 || to->worker < 0) continue;

@@ -7,6 +7,7 @@
 #define ND_TRACE_CHROME_H
 
 #include "graph/ir.h"
+#include "trace/job.h"
 #include "trace/model.h" /* ND_TRACE_NAME_MAX */
 
 typedef struct cJSON cJSON;
@@ -27,7 +28,7 @@ typedef struct nd_trace_transfer {
 
 typedef struct nd_trace_step {
   long long step;
-  nd_trace_time *times; /* [g->n_tasks] */
+  nd_trace_time *times; /* [n_tasks of the run] */
   double begin_us, end_us;
   nd_trace_transfer *transfers;
   int n_transfers;
@@ -38,8 +39,9 @@ typedef struct nd_trace_step {
 } nd_trace_step;
 
 typedef struct nd_trace_run {
-  const nd_graph *g;
-  const nd_edges *edges; /* NULL: no arrows */
+  const nd_trace_task *tasks; /* the job's: the step's on one process (trace/job.h) */
+  int32_t n_tasks;
+  const nd_edges *edges; /* between the tasks; NULL: no arrows */
   const nd_trace_step *steps;
   int n_steps;
   int n_workers;

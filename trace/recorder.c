@@ -1,9 +1,10 @@
-/* The recorder: a slot per task of the step graph, filled from the
+/* The recorder: a slot per task this process runs, filled from the
  * executor's observer on the worker that ran the task (each task writes only
  * its own slot, so no lock), read after the step has been waited for. Under
  * mpirun every process records its own tasks and process 0 gathers them
- * after the step: one trace, a process per node, workers numbered across
- * the nodes (process p's after those of processes 0 to p - 1). The
+ * after the step into the job's tasks (trace/job.h: each process built only
+ * its share of the step): one trace, a process per node, workers numbered
+ * across the nodes (process p's after those of processes 0 to p - 1). The
  * stretches an idle worker spent in another worker's kernel come from the
  * kernels' observer (common/share.h), on the helper's thread, under a
  * mutex; only this process's are kept. */
@@ -22,12 +23,14 @@
 #include "common/share.h"
 #include "tasks/mpi.h"
 #include "trace/chrome.h"
+#include "trace/job.h"
 #include "trace/model.h"
 #include "trace/svg.h"
 
 struct nd_trace_recorder {
-  const nd_graph *g;
-  nd_edges edges;
+  int32_t *local;   /* [n_tasks of the graph]: the slot of each task this process runs, -1 elsewhere */
+  nd_trace_job job; /* at process 0: every process's tasks, its own first */
+  int32_t n_slots;  /* the job's tasks at process 0, this process's elsewhere */
   int flows;
   nd_trace_step *steps;
   int n_steps;
@@ -77,10 +80,28 @@ static int gather_workers(nd_trace_recorder *r) {
   return 0;
 }
 
+/* This process's part to process 0, which joins the job (a collective: a
+ * process that fails sends an empty part, so that none waits forever). */
+static int gather_job(nd_trace_recorder *r, const nd_graph *g, nd_error *err) {
+  char *part = NULL, *all = NULL;
+  int64_t size = 0, *off = NULL, empty[2] = {0, 0};
+  int rc = nd_trace_part_make(g, r->procs, nd_mpi_rank(), &part, &size, &r->local);
+  for (int32_t i = 0; !rc && i < g->n_tasks; i++) r->n_slots += r->local[i] >= 0;
+  if (nd_mpi_gather(rc ? (const char *)empty : part, rc ? (int64_t)sizeof empty : size, &all, &off)) rc = ND_ENOMEM;
+  free(part);
+  if (rc) {
+    nd__fail(err, rc, "trace: out of memory");
+  } else if (all) {
+    rc = nd_trace_job_join(&r->job, all, off, r->procs, err);
+    r->n_slots = r->job.n_tasks;
+  }
+  free(all), free(off);
+  return rc;
+}
+
 int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, const nd_kernels *k, int flows, nd_error *err) {
   nd_trace_recorder *r = calloc(1, sizeof *r);
   if (!r) return nd__fail(err, ND_ENOMEM, "trace: out of memory");
-  r->g = g;
   r->flows = flows;
   pthread_mutex_init(&r->help_mu, NULL);
   for (int kind = 0; kind < ND_TASK_KIND_COUNT; kind++) {
@@ -89,16 +110,19 @@ int nd_trace_recorder_new(nd_trace_recorder **out, const nd_graph *g, const nd_k
   }
   r->n_workers = (int)starpu_worker_get_count();
   r->names = calloc((size_t)(r->n_workers ? r->n_workers : 1), sizeof *r->names);
-  /* the edges also serve to make the times consistent, flows or not */
-  if (!r->names || nd_graph_edges(g, &r->edges)) {
+  r->procs = nd_mpi_size();
+  if (!r->names) {
     nd_trace_recorder_free(r);
     return nd__fail(err, ND_ENOMEM, "trace: out of memory");
   }
   for (int w = 0; w < r->n_workers; w++) starpu_worker_get_name(w, r->names[w], sizeof r->names[w]);
-  r->procs = nd_mpi_size();
-  if (r->procs > 1 && gather_workers(r)) {
+  /* the job's arrows also serve to make the times consistent, flows or not;
+   * both gathers are collectives: every process takes part in each */
+  int rc = gather_job(r, g, err);
+  if (r->procs > 1 && gather_workers(r) && !rc) rc = nd__fail(err, ND_ENOMEM, "trace: out of memory");
+  if (rc) {
     nd_trace_recorder_free(r);
-    return nd__fail(err, ND_ENOMEM, "trace: out of memory");
+    return rc;
   }
   *out = r;
   return 0;
@@ -120,7 +144,8 @@ void nd_trace_recorder_free(nd_trace_recorder *r) {
   free(r->names);
   free(r->first_worker);
   free(r->worker_node);
-  nd_edges_free(&r->edges);
+  free(r->local);
+  nd_trace_job_free(&r->job);
   pthread_mutex_destroy(&r->help_mu);
   free(r);
 }
@@ -157,7 +182,7 @@ static void keep_helps_between_tasks(const nd_trace_recorder *r, nd_trace_step *
   for (int h = 0; h < st->n_helps; h++) {
     nd_trace_time x = st->helps[h];
     if (x.start < st->begin_us) continue;
-    for (int32_t i = 0; i < r->g->n_tasks && x.start < x.end; i++) {
+    for (int32_t i = 0; i < r->n_slots && x.start < x.end; i++) {
       const nd_trace_time *t = &st->times[i];
       if (t->worker != x.worker || t->end <= x.start || t->start >= x.end) continue;
       if (t->start <= x.start)
@@ -172,8 +197,8 @@ static void keep_helps_between_tasks(const nd_trace_recorder *r, nd_trace_step *
 
 static void on_task(void *user, int graph, int32_t task, double start_us, double end_us, int worker) {
   nd_trace_recorder *r = user;
-  if (graph != 0 || !r->cur) return;
-  r->cur->times[task] = (nd_trace_time){start_us, end_us, worker};
+  if (graph != 0 || !r->cur || r->local[task] < 0) return;
+  r->cur->times[r->local[task]] = (nd_trace_time){start_us, end_us, worker};
 }
 
 /* Reading a bus's counters resets them: called at the start to forget what
@@ -197,9 +222,9 @@ int nd_trace_begin(nd_trace_recorder *r, nd_exec *ex, long long step, nd_error *
   r->steps = steps;
   nd_trace_step *st = &steps[r->n_steps];
   *st = (nd_trace_step){.step = step};
-  st->times = malloc((size_t)(r->g->n_tasks ? r->g->n_tasks : 1) * sizeof *st->times);
+  st->times = malloc((size_t)(r->n_slots ? r->n_slots : 1) * sizeof *st->times);
   if (!st->times) return nd__fail(err, ND_ENOMEM, "trace: out of memory");
-  for (int32_t i = 0; i < r->g->n_tasks; i++) st->times[i] = (nd_trace_time){0, 0, -1};
+  for (int32_t i = 0; i < r->n_slots; i++) st->times[i] = (nd_trace_time){0, 0, -1};
   r->cur = st;
   nd_exec_observe(ex, &(nd_exec_observer){on_task, r});
   bus_totals(st, 0);
@@ -226,8 +251,8 @@ static int cmp_start(const void *a, const void *b) {
  * overlap and every edge reads forwards. Pushes can cascade; a few passes
  * reach the fixed point. */
 static int make_consistent(const nd_trace_recorder *r, nd_trace_time *t) {
-  const nd_graph *g = r->g;
-  int32_t *order = malloc((size_t)(g->n_tasks ? g->n_tasks : 1) * sizeof *order);
+  const nd_edges *e = &r->job.edges;
+  int32_t *order = malloc((size_t)(r->n_slots ? r->n_slots : 1) * sizeof *order);
   double *worker_end = malloc((size_t)(r->n_workers ? r->n_workers : 1) * sizeof *worker_end);
   if (!order || !worker_end) {
     free(order);
@@ -235,7 +260,7 @@ static int make_consistent(const nd_trace_recorder *r, nd_trace_time *t) {
     return ND_ENOMEM;
   }
   int32_t n = 0;
-  for (int32_t i = 0; i < g->n_tasks; i++)
+  for (int32_t i = 0; i < r->n_slots; i++)
     if (t[i].worker >= 0 && t[i].worker < r->n_workers) order[n++] = i;
   sort_times = t;
   qsort(order, (size_t)n, sizeof *order, cmp_start);
@@ -245,8 +270,8 @@ static int make_consistent(const nd_trace_recorder *r, nd_trace_time *t) {
     for (int32_t k = 0; k < n; k++) {
       nd_trace_time *x = &t[order[k]];
       double s = fmax(x->start, worker_end[x->worker]);
-      for (int32_t p = r->edges.pred_off[order[k]]; p < r->edges.pred_off[order[k] + 1]; p++)
-        if (t[r->edges.pred[p]].worker >= 0) s = fmax(s, t[r->edges.pred[p]].end);
+      for (int32_t p = e->pred_off[order[k]]; p < e->pred_off[order[k] + 1]; p++)
+        if (t[e->pred[p]].worker >= 0) s = fmax(s, t[e->pred[p]].end);
       if (s > x->start) {
         moved = 1;
         x->start = s;
@@ -260,7 +285,7 @@ static int make_consistent(const nd_trace_recorder *r, nd_trace_time *t) {
   return 0;
 }
 
-/* A task as one process sends it to process 0. */
+/* A task as one process sends it to process 0: task is its slot there. */
 typedef struct remote_time {
   int32_t task, worker;
   double start, end;
@@ -268,16 +293,16 @@ typedef struct remote_time {
 
 /* The other processes' tasks into process 0's step, on its clock (a
  * collective after the step). The clocks agree to a barrier's latency:
- * the times are made consistent again across the nodes' edges. */
+ * process 0 then makes the times consistent across the nodes' edges. */
 static int gather_times(nd_trace_recorder *r, nd_trace_step *st) {
   int32_t n = 0;
-  for (int32_t i = 0; i < r->g->n_tasks; i++) n += st->times[i].worker >= 0;
+  for (int32_t i = 0; i < r->n_slots; i++) n += st->times[i].worker >= 0;
   remote_time *mine = malloc(sizeof(remote_time) * ((size_t)n + 1)), *all = NULL;
   int64_t *off = NULL;
   if (!mine) return ND_ENOMEM;
   /* the first entry carries the clock at the barrier */
   mine[0] = (remote_time){-1, -1, r->sync_us, 0};
-  for (int32_t i = 0, k = 1; i < r->g->n_tasks; i++)
+  for (int32_t i = 0, k = 1; i < r->n_slots; i++)
     if (st->times[i].worker >= 0)
       mine[k++] = (remote_time){i, st->times[i].worker, st->times[i].start, st->times[i].end};
   int rc = nd_mpi_gather(mine, (int64_t)sizeof *mine * (n + 1), (char **)&all, &off);
@@ -286,13 +311,14 @@ static int gather_times(nd_trace_recorder *r, nd_trace_step *st) {
   for (int p = 1; p < r->procs; p++) {
     remote_time *x = (remote_time *)((char *)all + off[p]), *end = (remote_time *)((char *)all + off[p + 1]);
     double shift = r->sync_us - x[0].start;
+    int32_t first = r->job.first[p], slots = r->job.first[p + 1] - first;
     for (x++; x < end; x++)
-      if (x->task >= 0 && x->task < r->g->n_tasks)
-        st->times[x->task] = (nd_trace_time){x->start + shift, x->end + shift, r->first_worker[p] + x->worker};
+      if (x->task >= 0 && x->task < slots)
+        st->times[first + x->task] = (nd_trace_time){x->start + shift, x->end + shift, r->first_worker[p] + x->worker};
   }
   free(all);
   free(off);
-  return make_consistent(r, st->times);
+  return 0;
 }
 
 int nd_trace_end(nd_trace_recorder *r, nd_exec *ex, nd_error *err) {
@@ -305,9 +331,10 @@ int nd_trace_end(nd_trace_recorder *r, nd_exec *ex, nd_error *err) {
   if (!st) return 0;
   st->end_us = starpu_timing_now();
   r->n_steps++;
-  int bad = bus_totals(st, 1) || make_consistent(r, st->times);
+  int bad = bus_totals(st, 1);
   /* the gather is collective: every process takes part, failed or not */
   if (r->procs > 1 && gather_times(r, st)) bad = 1;
+  if (r->job.tasks && make_consistent(r, st->times)) bad = 1;
   keep_helps_between_tasks(r, st);
   return bad ? nd__fail(err, ND_ENOMEM, "trace: out of memory") : 0;
 }
@@ -315,18 +342,17 @@ int nd_trace_end(nd_trace_recorder *r, nd_exec *ex, nd_error *err) {
 int32_t nd_trace_recorded(const nd_trace_recorder *r) {
   int32_t n = 0;
   if (r->n_steps == 0) return 0;
-  for (int32_t i = 0; i < r->g->n_tasks; i++) n += r->steps[r->n_steps - 1].times[i].worker >= 0;
+  for (int32_t i = 0; i < r->n_slots; i++) n += r->steps[r->n_steps - 1].times[i].worker >= 0;
   return n;
 }
 
 int nd_trace_save(const nd_trace_recorder *r, const char *json_path, const char *svg_path, nd_error *err) {
   int want_json = json_path && json_path[0], want_svg = svg_path && svg_path[0];
   if (!want_json && !want_svg) return 0;
-  nd_trace_run run = {r->g,           r->flows ? &r->edges : NULL,
-                      r->steps,       r->n_steps,
-                      r->n_workers,   r->names,
-                      r->worker_node, r->procs,
-                      r->impl,        r->impl_origin};
+  nd_trace_run run = {r->job.tasks, r->job.n_tasks, r->flows ? &r->job.edges : NULL,
+                      r->steps,     r->n_steps,     r->n_workers,
+                      r->names,     r->worker_node, r->procs,
+                      r->impl,      r->impl_origin};
   cJSON *doc = nd_trace_chrome_build(&run);
   char *text = NULL;
   int rc = 0;

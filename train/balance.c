@@ -9,9 +9,10 @@
  * workers alone (timed here too), no split keeps the devices, and the split
  * stays even: what runs is then the even split on the CPU workers, as
  * without `auto`, rather than a split made for a device left unused.
- * Under mpirun each process knows the devices and times of its own stages:
- * process 0 gathers them, decides, and sends every process its decision,
- * so all build the same graph. */
+ * Under mpirun each process knows the devices of its own stages and the
+ * times of its own tasks, summed per stage (each built only its share of
+ * the step): process 0 gathers the kinds and adds up the sums, decides,
+ * and sends every process its decision, so all build the same graph. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,9 +34,9 @@ static void task_done(void *user, int graph, int32_t task, double start, double 
   if (graph == 0) ((durations *)user)->us[task] = end - start;
 }
 
-/* Process 0's view of n_tasks doubles (or ints with `ints`), each known on
- * the one process that ran (or owns) it and 0 (-1) elsewhere: their sum
- * (maximum), exact, since the others add nothing. Elsewhere: v unchanged. */
+/* Process 0's view of n doubles (or ints with `ints`), each process's part
+ * of each (0, or -1 for ints, where it has none): their sum (maximum), in
+ * process order. Elsewhere: v unchanged. */
 static int gather_known(void *v, int64_t n, int ints) {
   char *all;
   int64_t *off;
@@ -105,22 +106,14 @@ int nd__balance_stages(nd_trainer *tr, nd_balance *out, nd_error *err) {
     rc = nd_trainer_step(tr, &res, err);
   }
   nd_exec_observe(ex, NULL);
-  /* each process timed its own tasks: process 0 adds them up */
-  if (!rc && procs > 1 && gather_known(d.us, g->n_tasks, 0))
-    rc = nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
-  if (rc) {
-    free(d.us);
-    return rc;
-  }
-  double layer_us[ND_MAX_STAGES] = {0}, *other_us = out->other_us, *per_layer = out->layer_us;
-  for (int32_t i = 0; i < g->n_tasks; i++) {
-    const nd_task *t = &g->tasks[i];
-    if (t->layer >= 0 && t->layer < L)
-      layer_us[t->rank.pp] += d.us[i];
-    else
-      other_us[t->rank.pp] += d.us[i];
-  }
+  /* each process timed its own tasks and sums them per stage: process 0 adds the sums up */
+  double sums[2 * ND_MAX_STAGES], *layer_us = sums, *other_us = out->other_us, *per_layer = out->layer_us;
+  nd_stage_times(g, d.us, layer_us, sums + p);
   free(d.us);
+  if (!rc && procs > 1 && gather_known(sums, 2 * p, 0))
+    rc = nd__fail(err, ND_ENOMEM, "stage_layers auto: out of memory");
+  if (rc) return rc;
+  memcpy(other_us, sums + p, (size_t)p * sizeof *other_us);
   for (int s = 0; s < p; s++) per_layer[s] = layer_us[s] / g->stage_layers[s];
   int layers[ND_MAX_STAGES];
   if (nd_stage_split(p, L, other_us, per_layer, layers))

@@ -198,15 +198,6 @@ int nd__trainer_restart(nd_trainer *tr, nd_error *err) {
   return rc ? rc : nd__trainer_rewind(tr, &(nd_device_trial){0}, err);
 }
 
-/* Under mpirun each process builds its share of the step alone, unless the
- * run needs the whole step's task numbers: a trace (process 0 places every
- * process's tasks in its graph) or stage_layers: auto (process 0 adds up
- * every process's task times) (docs/nodes.md). */
-static int builds_share(const nd_config *c) {
-  return nd_mpi_size() > 1 && !c->trace.path[0] && !c->trace.svg[0] &&
-         !(c->parallelism.stage_layers_auto && c->parallelism.pipeline_parallel_size > 1);
-}
-
 /* The model's flops of the tasks of this process's ranks. */
 static int64_t own_model_flops(const nd_graph *g) {
   int64_t flops = 0;
@@ -220,7 +211,8 @@ static int64_t own_model_flops(const nd_graph *g) {
 /* The step and evaluation graphs, costed by the kernels that will run them. */
 static int build_graphs(nd_trainer *tr, nd_error *err) {
   int rc;
-  if (builds_share(&tr->cfg))
+  /* under mpirun each process builds its share of the step alone (docs/nodes.md) */
+  if (nd_mpi_size() > 1)
     rc = nd_mpi_build_share(&tr->cfg, nd_mpi_size(), nd_mpi_rank(), &tr->step_graph, &tr->eval_graph, err);
   else if (!(rc = nd_graph_build_pairs(&tr->step_graph, &tr->cfg, 0, NULL, nd_mpi_size(), err)))
     rc = nd_graph_build_pairs(&tr->eval_graph, &tr->cfg, 1, NULL, nd_mpi_size(), err);
@@ -280,7 +272,7 @@ int nd_trainer_open(nd_trainer **out, const nd_config *cfg, nd_error *err) {
   }
   if ((rc = nd_mpi_agree(rc, err))) goto fail;
   /* a share's graph holds its neighbours' work too: each process counts its own ranks' */
-  if (builds_share(c)) tr->model_flops = nd_mpi_sum(own_model_flops(tr->step_graph));
+  if (nd_mpi_size() > 1) tr->model_flops = nd_mpi_sum(own_model_flops(tr->step_graph));
   tr->seqs_per_step = c->parallelism.data_parallel_size * c->parallelism.micro_batches * c->train.micro_batch_size;
   tr->runtime_started = !(rc = nd_runtime_start(c, err));
   if (!rc && !(rc = nd_sched_check_memory(tr->step_graph, c, err))) rc = bind(tr, err);
