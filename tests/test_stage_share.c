@@ -69,7 +69,7 @@ static void check(const char *sets, int procs) {
   nd_error err = {0};
   double wl[ND_MAX_STAGES] = {0}, wo[ND_MAX_STAGES] = {0}, sl[ND_MAX_STAGES] = {0}, so[ND_MAX_STAGES] = {0};
   int ws[ND_MAX_STAGES] = {0}, ss[ND_MAX_STAGES] = {1}, summed = 0, even = 1;
-  if (!cfg || nd_graph_build(&whole, cfg, 0, &err) || add_times(whole, 1, -1, wl, wo)) goto done;
+  if (!cfg || nd_graph_build_pairs(&whole, cfg, 0, NULL, procs, &err) || add_times(whole, 1, -1, wl, wo)) goto done;
   for (int p = 0; p < procs; p++) {
     nd_graph *share = NULL, *eval = NULL;
     int rc = nd_mpi_build_share(cfg, procs, p, &share, &eval, &err);

@@ -100,7 +100,7 @@ static void check(const char *sets, int procs) {
   nd_edges e = {0};
   nd_error err = {0};
   int joined = 0, smaller = 0;
-  if (!cfg || nd_graph_build(&whole, cfg, 0, &err) || nd_graph_edges(whole, &e)) goto done;
+  if (!cfg || nd_graph_build_pairs(&whole, cfg, 0, NULL, procs, &err) || nd_graph_edges(whole, &e)) goto done;
   for (int p = 0; p < procs; p++) {
     nd_graph *eval = NULL;
     graphs[p] = whole;
