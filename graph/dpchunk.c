@@ -18,7 +18,7 @@ static int32_t new_chunk(nd__builder *b, int32_t whole, int c, int64_t n) {
   /* a name too long would be cut, and two chunks would share a tag: the
    * executor refuses that (names are the Hugging Face one, at most 47
    * characters, after a short prefix) */
-  char name[ND_TENSOR_NAME_MAX + 16];
+  char name[ND_TENSOR_NAME_MAX + 24];
   snprintf(name, sizeof name, "%s.chunk%d", w->name, c);
   memcpy(t.name, name, sizeof t.name - 1);
   t.kind = ND_TENSOR_DP_CHUNK;

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # A trace under mpirun with each process building only its share
-# (docs/nodes.md, docs/tracing.md): pp 2 on 2 processes and dp 2 x pp 2 on
+# (docs/nodes.md, docs/tracing.md): pp 2 on 2 processes and tp 2 x pp 3 on
 # 3, where some process's graph is below the step's (a trace no longer
 # builds the whole step). Process 0's file holds the same task events (name,
 # phase, rank, micro-batch, layer, FLOPs, bytes, step) as the trace of the
 # layout in one process, which builds the step, and as many arrows, each
 # between tasks that one of that trace's arrows joins; a process per node with its worker; each node's tasks are those
 # `plan --nodes N` says it runs; `trace summarize` counts the same tasks per
-# kind and phase.
+# kind and phase. A data-parallel group across processes sums in chunks, a
+# step one process does not run, so these layouts have none; tests/test_trace_share
+# checks those against the step built for the process count.
 . "${ND_SRCDIR:-.}/tests/tap.sh"
 . "${ND_SRCDIR:-.}/tests/mpirun.sh"
 cfg="$srcdir/configs/quickstart.yaml"
@@ -16,7 +18,7 @@ tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=2 --set mod
   --set parallelism.micro_batches=2 --set parallelism.activation_slots=2 --set runtime.workers=1
   --set parallelism.pipeline_parallel_size=2)
 
-for case in "2|pp=2|--set parallelism.data_parallel_size=1" "3|dp=2 pp=2|--set parallelism.data_parallel_size=2"; do
+for case in "2|pp=2|--set parallelism.data_parallel_size=1" "3|tp=2 pp=3|--set parallelism.tensor_parallel_size=2 --set parallelism.pipeline_parallel_size=3 --set model.n_layer=3"; do
   IFS='|' read -r np name sets <<<"$case"
   sets=($sets)
   "$ndgraph" run "$cfg" "${tiny[@]}" "${sets[@]}" --trace "$tmp/one.json" >"$tmp/one.out" 2>&1
