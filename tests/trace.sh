@@ -268,6 +268,12 @@ ok $? "trace summarize: nested slices refused in one line, exit 2 ($msg)"
 msg=$("$ND" trace svg "$TMP/nested.json" -o "$TMP/nested.svg" 2>&1 >/dev/null)
 [ $? -eq 2 ] && [ "$msg" = "$want" ] && [ ! -e "$TMP/nested.svg" ]
 ok $? "trace svg: nested slices refused, no file written"
+# a zero-length slice at the start of the next one (the job trace of processes squeezes a remote task
+# to its successor's start): one task after the other, in whichever order the file lists them
+echo '{"traceEvents": [{"ph": "X", "name": "b", "pid": 0, "tid": 0, "ts": 30, "dur": 10},
+  {"ph": "X", "name": "a", "pid": 0, "tid": 0, "ts": 30, "dur": 0}]}' >"$TMP/stacked.json"
+"$ND" trace summarize "$TMP/stacked.json" >"$TMP/stacked.out" 2>&1
+ok $? "trace summarize: a zero-length slice at the next one's start is not nested ($(head -c 200 "$TMP/stacked.out"))"
 # the event's name is shown on the same line: its control characters become '?' (found by scripts/fuzz-trace.sh)
 printf '{"traceEvents": [{"ph": "X", "name": "a\\nb\\u0001c", "pid": 0, "tid": 0, "ts": 0, "dur": 1e999}]}' \
   >"$TMP/bad-name.json"

@@ -213,10 +213,15 @@ static int sort_threads(nd_trace_model *m, flow_end *ends, int32_t n_ends) {
   return 0;
 }
 
+/* At one start the shorter slice first: a zero-length slice at the start of
+ * the next one (a remote task squeezed to its successor's start in a job's
+ * trace) comes before it, not inside it; then the file's order. */
 static int cmp_slice(const void *a, const void *b) {
   const nd_trace_slice *x = a, *y = b;
   if (x->thread != y->thread) return x->thread - y->thread;
-  return (x->ts > y->ts) - (x->ts < y->ts);
+  if (x->ts != y->ts) return (x->ts > y->ts) - (x->ts < y->ts);
+  if (x->dur != y->dur) return (x->dur > y->dur) - (x->dur < y->dur);
+  return (x->event > y->event) - (x->event < y->event);
 }
 
 /* A thread's slices one after another: the summary's busy and idle times,
