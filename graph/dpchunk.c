@@ -38,6 +38,16 @@ static int32_t new_chunk(nd__builder *b, int32_t whole, int c, int64_t n) {
  * memory. */
 static int chunks_of(nd__builder *b, int32_t whole, int k, int32_t *ids) {
   nd_graph *g = b->g;
+  if (whole >= b->n_state) { /* a bucket's flat copy: cut once */
+    int count = 0;
+    for (int c = 0; c < k; c++) {
+      int64_t begin, n;
+      nd_dp_range(g->tensors[whole].bytes / 4, k, c, &begin, &n);
+      if (n == 0) break;
+      if ((ids[count++] = new_chunk(b, whole, c, n)) < 0) return -1;
+    }
+    return count;
+  }
   if (!b->chunk0) {
     if (!(b->chunk0 = malloc((size_t)b->n_state * sizeof *b->chunk0))) return -1;
     for (int32_t i = 0; i < b->n_state; i++) b->chunk0[i] = -1;
@@ -90,20 +100,67 @@ static int column(const int32_t *ch, const int *count, int n, int k, int c, int3
   return n;
 }
 
-void nd__dp_chunked_allreduce(nd__builder *b, const int32_t *parts, int n, int layer) {
+/* Replica d's m gradients as one flat tensor on its rank (the gradient
+ * itself where m is 1): named after the bucket's first gradient, unique. */
+static int32_t flatten(nd__builder *b, const int32_t *grads, int m, int k) {
+  if (m == 1) return grads[0];
+  const nd_tensor *g0 = &b->g->tensors[grads[0]];
+  int64_t numel = 0;
+  for (int i = 0; i < m; i++) numel += b->g->tensors[grads[i]].bytes / 4;
+  nd_tensor t = {0};
+  char name[ND_TENSOR_NAME_MAX + 8];
+  snprintf(name, sizeof name, "%s.bucket", g0->name);
+  memcpy(t.name, name, sizeof t.name - 1);
+  t.kind = ND_TENSOR_DP_CHUNK;
+  t.dtype = ND_F32;
+  t.ndim = 1;
+  t.shape[0] = numel;
+  t.home = g0->home;
+  t.layer = g0->layer;
+  t.slot = -1;
+  t.param = -1;
+  int32_t flat = nd__add_tensor(b, &t);
+  if (flat >= 0) join(b, flat, grads, m, k, 0);
+  return flat;
+}
+
+/* The summed flat tensor back into replica d's m gradients, in order. */
+static void unflatten(nd__builder *b, int32_t flat, const int32_t *grads, int m) {
+  int64_t offset = 0;
+  for (int i = 0; i < m && m > 1; i++) {
+    const nd_tensor *t = &b->g->tensors[grads[i]];
+    nd__task_spec s;
+    nd__spec_init(&s, ND_TASK_SENDRECV, ND_PHASE_COLLECTIVE, t->home, -1, t->layer);
+    s.t.group = ND_GROUP_DP;
+    s.t.a.send = (struct nd_send_args){t->bytes / 4, offset};
+    nd__acc(&s, flat, ND_ACCESS_R);
+    nd__acc(&s, grads[i], ND_ACCESS_W);
+    nd__emit(b, &s);
+    offset += t->bytes / 4;
+  }
+}
+
+void nd__dp_chunked_allreduce(nd__builder *b, const int32_t *grads, int n, int m, int layer) {
   nd_graph *g = b->g;
   int32_t *ch = malloc((size_t)n * n * sizeof *ch), *col = malloc((size_t)n * sizeof *col);
+  int32_t *flat = calloc((size_t)n, sizeof *flat);
   int *count = malloc((size_t)n * sizeof *count);
-  if (!ch || !col || !count || cut(b, parts, n, n, ch, count, -1, layer)) {
-    b->oom = 1;
-    goto done;
-  }
+  if (!ch || !col || !flat || !count) goto oom;
+  for (int d = 0; d < n; d++)
+    if ((flat[d] = flatten(b, grads + (size_t)d * m, m, n)) < 0) goto oom;
+  if (cut(b, flat, n, n, ch, count, -1, layer)) goto oom;
   for (int c = 0; c < n; c++)
-    if (column(ch, count, n, n, c, col)) nd__allreduce_on(b, g->tensors[parts[c]].home, ND_GROUP_DP, col, n, -1, layer);
-  /* the summed chunks, in order, back into each whole gradient: all on its rank */
-  for (int d = 0; d < n; d++) join(b, parts[d], ch + (size_t)d * n, count[d], n, 0);
+    if (column(ch, count, n, n, c, col)) nd__allreduce_on(b, g->tensors[flat[c]].home, ND_GROUP_DP, col, n, -1, layer);
+  /* the summed chunks, in order, back into each flat tensor, then its gradients: all on its rank */
+  for (int d = 0; d < n; d++) {
+    join(b, flat[d], ch + (size_t)d * n, count[d], n, 0);
+    unflatten(b, flat[d], grads + (size_t)d * m, m);
+  }
+  goto done;
+oom:
+  b->oom = 1;
 done:
-  free(ch), free(col), free(count);
+  free(ch), free(col), free(flat), free(count);
 }
 
 void nd__dp_chunked_reduce_scatter(nd__builder *b, const int32_t *parts, const int32_t *outs, int n, int shards, int mb,

@@ -1,8 +1,9 @@
 /* Data-parallel sums across processes, in chunks. StarPU-MPI moves whole
  * handles, so a sum run as one task gathers whole gradients on one process
  * and sends the sum back to each. Where a data-parallel group spans
- * processes, each replica's gradient is instead copied into chunks, tensors
- * of their own (contiguous ranges of graph/shard.h, on the replica's rank);
+ * processes, each replica's gradients of a bucket (a layer's, on one rank)
+ * are instead copied into chunks, tensors of their own (contiguous ranges of
+ * graph/shard.h, on the replica's rank);
  * chunk c is summed in replica order, as the whole sum is, by one task on
  * member c's process; then every replica copies the summed chunks back into
  * its gradient. Each member then sends about 2 (P - 1) / P of its gradient,
@@ -15,9 +16,12 @@
 #include "graph/state.h"
 
 /* Where nd_dp_spans(g, st, t, g->procs): */
-/* the all-reduce of n replicas' whole gradients parts[] in chunks, one per
- * replica: every part ends as the sum, in replica order. */
-void nd__dp_chunked_allreduce(nd__builder *b, const int32_t *parts, int n, int layer);
+/* the all-reduce of a bucket, m whole gradients of each of n replicas
+ * (grads[d * m + i]), in chunks, one per replica: every gradient ends as
+ * the sum, in replica order. A bucket of several is copied into one flat
+ * tensor per replica first, and back after, so that its chunks are summed by
+ * n tasks, not n per gradient. */
+void nd__dp_chunked_allreduce(nd__builder *b, const int32_t *grads, int n, int m, int layer);
 /* nd__reduce_scatter's sum in chunks: shard c of `shards` of the n parts
  * (the replicas' gradient buffers) is summed by member c's process into
  * the ranges outs[p] with p % shards == c. mb: as nd__reduce_scatter's. */

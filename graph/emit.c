@@ -109,16 +109,63 @@ void nd__emit(nd__builder *b, nd__task_spec *s) {
   if (s->acc != s->fixed) free(s->acc);
 }
 
+/* A flushed task's place: W tasks of one (rank, micro-batch, layer) are
+ * brought together behind the first of them, so that they make one chain
+ * (tasks/chain.h) where the builders interleave the ranks of a tensor group
+ * or an all-reduce; anything else (a collective) stays where it is and none
+ * moves across it. */
+typedef struct w_place {
+  int32_t seg, solo, dp, tp, mb, layer, first, pos;
+} w_place;
+
+static int cmp_key(const void *pa, const void *pb) {
+  const w_place *a = pa, *b = pb;
+  const int32_t ka[] = {a->seg, a->solo, a->dp, a->tp, a->mb, a->layer, a->pos};
+  const int32_t kb[] = {b->seg, b->solo, b->dp, b->tp, b->mb, b->layer, b->pos};
+  for (size_t i = 0; i < sizeof ka / sizeof ka[0]; i++)
+    if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
+  return 0;
+}
+
+static int cmp_place(const void *pa, const void *pb) {
+  const w_place *a = pa, *b = pb;
+  if (a->seg != b->seg) return a->seg < b->seg ? -1 : 1;
+  if (a->first != b->first) return a->first < b->first ? -1 : 1;
+  return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Where two W tasks write one gradient they are of one rank and layer
+ * (micro-batches apart: their groups keep the order), or the tied embedding's
+ * two uses, whose groups keep their order too: the sums are unchanged. */
 void nd__flush_w(nd__builder *b, int st, int mb) {
-  int kept = 0;
+  w_place *o = malloc((size_t)(b->n_deferred ? b->n_deferred : 1) * sizeof *o);
+  if (!o) {
+    b->oom = 1;
+    return;
+  }
+  int n = 0, seg = 0, kept = 0;
   for (int k = 0; k < b->n_deferred; k++) {
-    nd__task_spec *s = &b->deferred[k];
-    if (s->t.rank.pp == st && s->t.micro_batch <= mb) {
-      if (nd__graph_add_task(b->g, &s->t, s->acc ? s->acc : s->fixed, s->n) < 0) b->oom = 1;
-      free(s->acc); /* NULL when the accesses were in `fixed` */
-    } else if (kept++ != k) {
-      b->deferred[kept - 1] = *s;
-    }
+    const nd_task *t = &b->deferred[k].t;
+    if (t->rank.pp != st || t->micro_batch > mb) continue;
+    int solo = t->phase != ND_PHASE_W || t->group != ND_GROUP_NONE;
+    o[n++] = (w_place){seg, solo ? k + 1 : 0, t->rank.dp, t->rank.tp, t->micro_batch, t->layer, k, k};
+    seg += solo;
+  }
+  qsort(o, (size_t)n, sizeof *o, cmp_key);
+  for (int i = 1; i < n; i++)
+    if (o[i].seg == o[i - 1].seg && !o[i].solo && !o[i - 1].solo && o[i].dp == o[i - 1].dp && o[i].tp == o[i - 1].tp &&
+        o[i].mb == o[i - 1].mb && o[i].layer == o[i - 1].layer)
+      o[i].first = o[i - 1].first;
+  qsort(o, (size_t)n, sizeof *o, cmp_place);
+  for (int i = 0; i < n; i++) {
+    nd__task_spec *s = &b->deferred[o[i].pos];
+    if (nd__graph_add_task(b->g, &s->t, s->acc ? s->acc : s->fixed, s->n) < 0) b->oom = 1;
+    free(s->acc); /* NULL when the accesses were in `fixed` */
+  }
+  free(o);
+  for (int k = 0; k < b->n_deferred; k++) {
+    const nd_task *t = &b->deferred[k].t;
+    if ((t->rank.pp != st || t->micro_batch > mb) && kept++ != k) b->deferred[kept - 1] = b->deferred[k];
   }
   b->n_deferred = kept;
 }

@@ -1,7 +1,7 @@
 /* Internal to graph/'s model builders: the task emitters any transformer
  * uses. A task is a spec (the task and its accesses in the order of its kind's
  * row, graph/kinds.c) appended to the graph by nd__emit; W tasks may be held
- * back and appended later in the same order (nd__flush_w). Tensor ids are
+ * back and appended later, a layer's of one rank together (nd__flush_w). Tensor ids are
  * -1 where a buffer is absent. */
 #ifndef ND_GRAPH_EMIT_H
 #define ND_GRAPH_EMIT_H
@@ -22,7 +22,8 @@ void nd__acc(nd__task_spec *s, int32_t tensor, int mode);
 /* A gradient output: W the first time in the step (beta 0), RW after (beta 1). */
 float nd__gacc(nd__builder *b, nd__task_spec *s, int32_t tensor);
 void nd__emit(nd__builder *b, nd__task_spec *s);
-/* Appends stage st's deferred W tasks of micro-batches up to `mb`, in order. */
+/* Appends stage st's deferred W tasks of micro-batches up to `mb`, in order,
+ * but each (rank, micro-batch, layer)'s together: one chain. */
 void nd__flush_w(nd__builder *b, int st, int mb);
 
 /* The all-reduce of a group's buffers, in place: every part ends as the sum.

@@ -20,6 +20,12 @@ int32_t nd__grad_buffer(nd__builder *b, nd_rank r, const nd__param_spec *spec);
  * data-parallel group (in rank order) into their ranges or, with whole
  * gradients, in place; mb is the micro-batch after whose writes it comes. */
 void nd__reduce_grad(nd__builder *b, int st, int t, int p, int mb);
+/* Are stage st, tensor rank t's whole gradients summed across processes,
+ * in buckets (graph/dpchunk.h)? */
+int nd__dp_buckets(const nd_graph *g, int st, int t);
+/* Then: its gradients summed over the data-parallel group, one bucket per
+ * layer (the embeddings' and final norm's one more), in parameter order. */
+void nd__reduce_buckets(nd__builder *b, int st, int t);
 /* Once micro-batch mb is the step's last: block l's gradients of stage st
  * reduced, so that the pool's next block may write their buffers. */
 void nd__reduce_block(nd__builder *b, int st, int mb, int l);

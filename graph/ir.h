@@ -27,7 +27,7 @@ enum nd_tensor_kind {
   ND_TENSOR_PARAM_COPY, /* train.precision bf16: a GEMM weight's bf16 copy, cast from it every step */
   ND_TENSOR_GATHERED,   /* data_parallel_shard parameters: a block's whole weight, gathered from the ranges before each use */
   ND_TENSOR_GRAD_BUF,   /* data_parallel_shard gradients: a whole gradient, accumulated, then reduce-scattered into ranges */
-  ND_TENSOR_DP_CHUNK, /* a data-parallel group across processes: a chunk of a replica's gradient or parameter, moved apart (graph/dpchunk.h) */
+  ND_TENSOR_DP_CHUNK, /* a data-parallel group across processes: a chunk of a replica's gradient or parameter, or a bucket's flat copy (graph/dpchunk.h) */
   ND_TENSOR_KIND_COUNT
 };
 

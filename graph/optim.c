@@ -140,12 +140,17 @@ void nd__optimizer_tail(nd__builder *b, int tied) {
   /* data parallel: each gradient summed over the replicas, once it is
    * complete; a block's sharded gradients were, after its backward */
   for (int st = 0; st < g->pp; st++)
-    for (int t = 0; t < g->tp; t++)
+    for (int t = 0; t < g->tp; t++) {
+      if (nd__dp_buckets(g, st, t)) {
+        nd__reduce_buckets(b, st, t);
+        continue;
+      }
       for (int p = 0; p < b->nparams; p++) {
         int32_t sum = nd__grad_sum(b, nd__rank(0, st, t), p);
         if (sum >= 0 && !(nd__grad_ranges(g) && g->tensors[sum].layer >= 0))
           nd__reduce_grad(b, st, t, p, g->micro_batches - 1);
       }
+    }
   /* global gradient norm: each rank sums the squares of its primary gradients
    * (none on data-parallel replicas), then all ranks sum the partial sums */
   int n_norm = 0;

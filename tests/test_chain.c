@@ -5,7 +5,7 @@
  * class; two neighbours that could join are in one chain; on the
  * benchmark's layout the chains cut the StarPU tasks by more than half, each
  * rank's AdamW tasks of a layer are one, and so are its weight gradients of
- * a layer and micro-batch. With a fixed order, a chain's tasks are
+ * a layer and micro-batch, with tensor parallelism too. With a fixed order, a chain's tasks are
  * consecutive in their worker's sequence, and the renumbered sequences count
  * each chain once, in the same order; the textbook orders keep each F, B and
  * optimizer chain whole, so they get the chains `ndws` gets but W's. */
@@ -173,6 +173,22 @@ int main(void) {
     int32_t *len = malloc((size_t)g->n_tasks * sizeof *len);
     if (ok(len && nd__chain_plan(g, NULL, NULL, 0, NULL, len) == 0, "tp=2: chains planned"))
       check_chains(g, len, 0, "tp=2");
+    /* the builders interleave the tensor ranks' weight gradients between
+     * all-reduces: still one chain per rank, micro-batch and layer */
+    int w_led = 0, keys = 0;
+    for (int32_t i = 0; len && i < g->n_tasks; i++) {
+      const nd_task *t = &g->tasks[i];
+      if (t->phase != ND_PHASE_W || t->group != ND_GROUP_NONE) continue;
+      w_led += len[i] > 0;
+      int seen = 0; /* an earlier W task of its rank, micro-batch and layer */
+      for (int32_t j = 0; j < i && !seen; j++) {
+        const nd_task *u = &g->tasks[j];
+        seen = u->phase == ND_PHASE_W && u->group == ND_GROUP_NONE && u->micro_batch == t->micro_batch &&
+               u->layer == t->layer && u->rank.dp == t->rank.dp && u->rank.pp == t->rank.pp && u->rank.tp == t->rank.tp;
+      }
+      keys += !seen;
+    }
+    ok(len && w_led == keys, "tp=2: %d W chains, one per rank, micro-batch and layer (%d)", w_led, keys);
     free(len);
   }
   nd_graph_free(g);

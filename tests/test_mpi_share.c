@@ -5,7 +5,7 @@
  * step, and the share is smaller than the step where the cut leaves pairs
  * out, with every task alone and in the run's chains (tasks/chain.h).
  * Where a data-parallel group spans processes its sums go in chunks
- * (graph/dpchunk.h), and only there. Layouts: data, tensor and pipeline
+ * (graph/dpchunk.h), and only there, by buckets of a layer's gradients. Layouts: data, tensor and pipeline
  * parallel, the tied embedding across stages, split tensor groups, context
  * parallel, sharded data parallel, Llama, recomputation and bf16. A process
  * that may hold a copy of another's tensor sees, of the tasks writing it
@@ -159,8 +159,40 @@ done:
   nd_config_free(cfg);
 }
 
+/* Whole gradients summed across processes go by buckets, one per layer of
+ * each (stage, tensor rank) (graph/dpchunk.h): each bucket's chunks are
+ * summed by one task per member, not one per gradient. */
+static void check_buckets(const char *sets, int procs) {
+  nd_config *cfg = config(sets);
+  nd_graph *g = NULL;
+  nd_error err = {0};
+  int sums = 0, buckets = 0, grads = 0;
+  uint8_t *seen = NULL;
+  if (!cfg || nd_graph_build_pairs(&g, cfg, 0, NULL, procs, &err)) goto done;
+  int layers = g->L + 2; /* and -1 (the embeddings, the final norm), L (the head) */
+  if (!(seen = calloc((size_t)g->pp * g->tp * layers, 1))) goto done;
+  for (int32_t k = 0; k < g->n_tensors; k++) {
+    const nd_tensor *t = &g->tensors[k];
+    if (t->kind != ND_TENSOR_GRAD || t->home.dp != 0) continue;
+    grads++;
+    uint8_t *b = &seen[((size_t)t->home.pp * g->tp + t->home.tp) * layers + t->layer + 1];
+    buckets += !*b, *b = 1;
+  }
+  for (int32_t i = 0; i < g->n_tasks; i++) sums += g->tasks[i].kind == ND_TASK_ALLREDUCE && g->tasks[i].group == ND_GROUP_DP;
+done:
+  if (err.msg[0]) diag("%s", err.msg);
+  ok(g && sums == g->dp * buckets,
+     "%s on %d processes: %d data-parallel sums, one per member of each of the %d buckets (%d gradients a replica)",
+     sets, procs, sums, buckets, grads);
+  free(seen);
+  nd_graph_free(g);
+  nd_config_free(cfg);
+}
+
 int main(void) {
   check_visits();
+  check_buckets("parallelism.data_parallel_size=4", 4);
+  check_buckets("parallelism.data_parallel_size=2 parallelism.pipeline_parallel_size=3 parallelism.tensor_parallel_size=2", 4);
   /* chunked sums read no other replica's gradient: each share is its replica's */
   check("parallelism.data_parallel_size=4", 4, 1);
   check("parallelism.data_parallel_size=4", 3, 0);
