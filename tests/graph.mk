@@ -38,7 +38,7 @@ tests_test_attention_memory_LDADD = $(ND_TEST_LIBS)
 check_PROGRAMS += tests/test_mpi_share
 TESTS += tests/test_mpi_share tests/test_plan_share.sh tests/test_dp_ring.sh
 EXTRA_DIST += tests/test_plan_share.sh tests/test_dp_ring.sh
-tests_test_mpi_share_SOURCES = tests/test_mpi_share.c tests/tap.h
+tests_test_mpi_share_SOURCES = tests/test_mpi_share.c tests/share_config.h tests/tap.h
 tests_test_mpi_share_LDADD = $(ND_TEST_LIBS)
 # the cluster simulator: cluster files, roofline and collective costs, plan --cluster, bench/megatron's rows
 check_PROGRAMS += tests/test_cluster
@@ -48,5 +48,5 @@ tests_test_cluster_LDADD = $(ND_TEST_LIBS)
 EXTRA_DIST += tests/test_cluster.sh bench/megatron configs/clusters/dgx-a100.yaml configs/clusters/dgx-h100.yaml
 check_PROGRAMS += tests/test_stage_share
 TESTS += tests/test_stage_share
-tests_test_stage_share_SOURCES = tests/test_stage_share.c tests/tap.h
+tests_test_stage_share_SOURCES = tests/test_stage_share.c tests/share_config.h tests/tap.h
 tests_test_stage_share_LDADD = $(ND_TEST_LIBS)

@@ -20,36 +20,14 @@
 #include "graph/ir.h"
 #include "tasks/mpi.h"
 #include "tasks/schedule.h"
+#include "tests/share_config.h"
 #include "tests/tap.h"
-
-static nd_config *config(const char *sets) {
-  nd_config *cfg;
-  nd_error err = {0};
-  char buf[512], *save = NULL;
-  if (nd_config_new(&cfg)) return NULL;
-  snprintf(buf, sizeof buf,
-           "model.n_layer=6 model.n_embd=32 model.n_head=4 model.seq_len=16 model.vocab_size=256 "
-           "train.micro_batch_size=2 parallelism.micro_batches=3 parallelism.activation_slots=2 %s",
-           sets);
-  for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
-    if (nd_config_set_assignment(cfg, kv, &err)) {
-      diag("%s: %s", kv, err.msg);
-      nd_config_free(cfg);
-      return NULL;
-    }
-  if (nd_config_validate(cfg, &err)) {
-    diag("%s: %s", sets, err.msg);
-    nd_config_free(cfg);
-    return NULL;
-  }
-  return cfg;
-}
 
 /* Every process of `procs` against the whole step; `less`: every share
  * leaves pairs out (a process that sums a gradient sees every task that
  * writes it: with data parallelism alone, every replica's backward). */
 static void check(const char *sets, int procs, int less) {
-  nd_config *cfg = config(sets);
+  nd_config *cfg = share_config(sets);
   nd_graph *whole = NULL, *tail = NULL;
   nd_error err = {0};
   int *tail_on = NULL, same = 0, smaller = 0, chained = 0, spans = 0, chunks = 0;
@@ -117,7 +95,7 @@ done:
  * gradients and reads the other replica's copy, which 3 W tasks there
  * accumulate a step; it sees one of them per read of its own. */
 static void check_visits(void) {
-  nd_config *cfg = config("parallelism.data_parallel_size=2");
+  nd_config *cfg = share_config("parallelism.data_parallel_size=2");
   nd_graph *g = NULL;
   nd_error err = {0};
   int procs = 2, *run_on = NULL, *owner = NULL, fewer = 1, some = 0;
@@ -163,7 +141,7 @@ done:
  * each (stage, tensor rank) (graph/dpchunk.h): each bucket's chunks are
  * summed by one task per member, not one per gradient. */
 static void check_buckets(const char *sets, int procs) {
-  nd_config *cfg = config(sets);
+  nd_config *cfg = share_config(sets);
   nd_graph *g = NULL;
   nd_error err = {0};
   int sums = 0, buckets = 0, grads = 0;

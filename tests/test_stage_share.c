@@ -13,30 +13,8 @@
 #include "graph/ir.h"
 #include "graph/split.h"
 #include "tasks/mpi.h"
+#include "tests/share_config.h"
 #include "tests/tap.h"
-
-static nd_config *config(const char *sets) {
-  nd_config *cfg;
-  nd_error err = {0};
-  char buf[512], *save = NULL;
-  if (nd_config_new(&cfg)) return NULL;
-  snprintf(buf, sizeof buf,
-           "model.n_layer=8 model.n_embd=32 model.n_head=4 model.seq_len=16 model.vocab_size=256 "
-           "train.micro_batch_size=2 parallelism.micro_batches=3 parallelism.activation_slots=2 %s",
-           sets);
-  for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
-    if (nd_config_set_assignment(cfg, kv, &err)) {
-      diag("%s: %s", kv, err.msg);
-      nd_config_free(cfg);
-      return NULL;
-    }
-  if (nd_config_validate(cfg, &err)) {
-    diag("%s: %s", sets, err.msg);
-    nd_config_free(cfg);
-    return NULL;
-  }
-  return cfg;
-}
 
 /* A task's time, the same in every graph that holds it: stage s runs s + 1 times slower. */
 static double time_of(const nd_task *t) { return (double)((1 + t->flops % 997 + t->kind) * (1 + t->rank.pp)); }
@@ -64,7 +42,7 @@ static int split_of(const nd_graph *g, const double *layer_us, const double *oth
 }
 
 static void check(const char *sets, int procs) {
-  nd_config *cfg = config(sets);
+  nd_config *cfg = share_config(sets);
   nd_graph *whole = NULL;
   nd_error err = {0};
   double wl[ND_MAX_STAGES] = {0}, wo[ND_MAX_STAGES] = {0}, sl[ND_MAX_STAGES] = {0}, so[ND_MAX_STAGES] = {0};

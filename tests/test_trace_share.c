@@ -10,31 +10,9 @@
 #include "configs/config.h"
 #include "graph/ir.h"
 #include "tasks/mpi.h"
+#include "tests/share_config.h"
 #include "tests/tap.h"
 #include "trace/job.h"
-
-static nd_config *config(const char *sets) {
-  nd_config *cfg;
-  nd_error err = {0};
-  char buf[512], *save = NULL;
-  if (nd_config_new(&cfg)) return NULL;
-  snprintf(buf, sizeof buf,
-           "model.n_layer=6 model.n_embd=32 model.n_head=4 model.seq_len=16 model.vocab_size=256 "
-           "train.micro_batch_size=2 parallelism.micro_batches=3 parallelism.activation_slots=2 %s",
-           sets);
-  for (char *kv = strtok_r(buf, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
-    if (nd_config_set_assignment(cfg, kv, &err)) {
-      diag("%s: %s", kv, err.msg);
-      nd_config_free(cfg);
-      return NULL;
-    }
-  if (nd_config_validate(cfg, &err)) {
-    diag("%s: %s", sets, err.msg);
-    nd_config_free(cfg);
-    return NULL;
-  }
-  return cfg;
-}
 
 /* The job of `procs` processes whose graphs are graphs[p] (all the same: the whole step). */
 static int join(nd_graph *const *graphs, int procs, nd_trace_job *job, nd_error *err) {
@@ -94,7 +72,7 @@ static int is_step(const nd_trace_job *job, const nd_graph *g, const nd_edges *e
 }
 
 static void check(const char *sets, int procs) {
-  nd_config *cfg = config(sets);
+  nd_config *cfg = share_config(sets);
   nd_graph *whole = NULL, *graphs[16] = {0}, *shares[16] = {0};
   nd_trace_job from_whole = {0}, from_shares = {0};
   nd_edges e = {0};

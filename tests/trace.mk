@@ -12,5 +12,5 @@ TESTS += tests/test_plot.sh
 EXTRA_DIST += tests/test_plot.sh
 check_PROGRAMS += tests/test_trace_share
 TESTS += tests/test_trace_share
-tests_test_trace_share_SOURCES = tests/test_trace_share.c tests/tap.h
+tests_test_trace_share_SOURCES = tests/test_trace_share.c tests/share_config.h tests/tap.h
 tests_test_trace_share_LDADD = $(ND_TEST_LIBS)
