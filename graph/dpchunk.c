@@ -11,15 +11,15 @@
 #include "graph/emit.h"
 #include "graph/shard.h"
 
-/* Chunk c of `whole`, a new tensor of its n elements on its rank. */
-static int32_t new_chunk(nd__builder *b, int32_t whole, int c, int64_t n) {
-  const nd_tensor *w = &b->g->tensors[whole];
+/* A flat f32 tensor of n elements beside state tensor `like` (its rank,
+ * layer), named after it with `suffix`. A name too long would be cut, and two
+ * tensors would share a tag: the executor refuses that (names are the
+ * Hugging Face one, at most 47 characters, after a short prefix). */
+static int32_t dp_tensor(nd__builder *b, int32_t like, const char *suffix, int64_t n) {
+  const nd_tensor *w = &b->g->tensors[like];
   nd_tensor t = {0};
-  /* a name too long would be cut, and two chunks would share a tag: the
-   * executor refuses that (names are the Hugging Face one, at most 47
-   * characters, after a short prefix) */
   char name[ND_TENSOR_NAME_MAX + 24];
-  snprintf(name, sizeof name, "%s.chunk%d", w->name, c);
+  snprintf(name, sizeof name, "%s.%s", w->name, suffix);
   memcpy(t.name, name, sizeof t.name - 1);
   t.kind = ND_TENSOR_DP_CHUNK;
   t.dtype = ND_F32;
@@ -30,6 +30,13 @@ static int32_t new_chunk(nd__builder *b, int32_t whole, int c, int64_t n) {
   t.slot = -1;
   t.param = -1;
   return nd__add_tensor(b, &t);
+}
+
+/* Chunk c of `whole`, a new tensor of its n elements on its rank. */
+static int32_t new_chunk(nd__builder *b, int32_t whole, int c, int64_t n) {
+  char suffix[24];
+  snprintf(suffix, sizeof suffix, "chunk%d", c);
+  return dp_tensor(b, whole, suffix, n);
 }
 
 /* The non-empty chunks of k of state tensor `whole` (a gradient or a pool's
@@ -104,22 +111,9 @@ static int column(const int32_t *ch, const int *count, int n, int k, int c, int3
  * itself where m is 1): named after the bucket's first gradient, unique. */
 static int32_t flatten(nd__builder *b, const int32_t *grads, int m, int k) {
   if (m == 1) return grads[0];
-  const nd_tensor *g0 = &b->g->tensors[grads[0]];
   int64_t numel = 0;
   for (int i = 0; i < m; i++) numel += b->g->tensors[grads[i]].bytes / 4;
-  nd_tensor t = {0};
-  char name[ND_TENSOR_NAME_MAX + 8];
-  snprintf(name, sizeof name, "%s.bucket", g0->name);
-  memcpy(t.name, name, sizeof t.name - 1);
-  t.kind = ND_TENSOR_DP_CHUNK;
-  t.dtype = ND_F32;
-  t.ndim = 1;
-  t.shape[0] = numel;
-  t.home = g0->home;
-  t.layer = g0->layer;
-  t.slot = -1;
-  t.param = -1;
-  int32_t flat = nd__add_tensor(b, &t);
+  int32_t flat = dp_tensor(b, grads[0], "bucket", numel);
   if (flat >= 0) join(b, flat, grads, m, k, 0);
   return flat;
 }
