@@ -22,6 +22,14 @@ expect() {
 metric_losses() {
   python3 -c 'import json,sys; print(" ".join(repr(json.loads(l)["loss"]) for l in open(sys.argv[1]) if "\"loss\"" in l))' "$1" 2>/dev/null
 }
+# same A B: the losses and gradient norms of two metrics files are the same bits
+same() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+a, b = ([(l["step"], l["loss"], l["grad_norm"]) for l in map(json.loads, open(p)) if "loss" in l] for p in sys.argv[1:3])
+sys.exit(0 if a == b and len(a) > 0 else 1)
+PY
+}
 # wait_or_kill PID TENTHS: PID's exit status once it ends; one still running
 # after TENTHS tenths of a second is killed (a test cannot hang) and gives 137
 wait_or_kill() {

@@ -20,14 +20,6 @@ small=(--set model.n_layer=2 --set model.n_embd=64 --set model.n_head=2 --set mo
   --set train.eval_every=0 --set train.warmup_steps=2 --set train.save_every=5 --set runtime.workers=2)
 llama=(--set model.n_kv_head=1)
 
-# same A B: the losses and gradient norms of two metrics files are the same bits
-same() {
-  python3 - "$1" "$2" <<'PY'
-import json, sys
-a, b = ([(l["step"], l["loss"], l["grad_norm"]) for l in map(json.loads, open(p)) if "loss" in l] for p in sys.argv[1:3])
-sys.exit(0 if a == b and len(a) > 0 else 1)
-PY
-}
 
 # run NAME [llama] ARGS...: 10 steps of the quick start (or llama-tiny), metrics in $tmp/NAME.jsonl,
 # checkpoints of steps 5 and 10 in $tmp/NAME

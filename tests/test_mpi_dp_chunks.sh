@@ -12,14 +12,6 @@ tiny=(--set model.n_layer=2 --set model.n_embd=64 --set model.n_head=2 --set mod
   --set parallelism.micro_batches=2 --set train.micro_batch_size=2 --set runtime.workers=1
   --set parallelism.tensor_parallel_size=1)
 
-# same A B: the losses and gradient norms of two metrics files are the same bits
-same() {
-  python3 - "$1" "$2" <<'PY'
-import json, sys
-a, b = ([(l["step"], l["loss"], l["grad_norm"]) for l in map(json.loads, open(p)) if "loss" in l] for p in sys.argv[1:3])
-sys.exit(0 if a == b and len(a) > 0 else 1)
-PY
-}
 
 # processes, dp, pp, shard option, whether a ring bounds its bytes (a
 # sharded optimizer all-reduces whole gradients, then gathers ranges: 1.5 x)

@@ -14,14 +14,6 @@ tiny=(--set model.n_layer=3 --set model.n_embd=32 --set model.n_head=2 --set mod
 # layout DP PP TP: the --set arguments of that layout
 layout() { echo "--set parallelism.data_parallel_size=$1 --set parallelism.pipeline_parallel_size=$2 --set parallelism.tensor_parallel_size=$3"; }
 
-# same A B: the losses and gradient norms of two metrics files are the same bits
-same() {
-  python3 - "$1" "$2" <<'PY'
-import json, sys
-a, b = ([(l["step"], l["loss"], l["grad_norm"]) for l in map(json.loads, open(p)) if "loss" in l] for p in sys.argv[1:3])
-sys.exit(0 if a == b and len(a) > 0 else 1)
-PY
-}
 
 # near A B: losses within 1e-4 (relative) of the reference's
 near() {

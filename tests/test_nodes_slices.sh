@@ -13,14 +13,6 @@ tiny=(--set model.n_layer=2 --set model.n_embd=32 --set model.n_head=4 --set mod
   --set parallelism.micro_batches=2 --set parallelism.activation_slots=2 --set runtime.workers=1
   --set parallelism.pipeline_parallel_size=2)
 
-# same A B: the losses and gradient norms of two metrics files are the same bits
-same() {
-  python3 - "$1" "$2" <<'PY'
-import json, sys
-a, b = ([(l["step"], l["loss"], l["grad_norm"]) for l in map(json.loads, open(p)) if "loss" in l] for p in sys.argv[1:3])
-sys.exit(0 if a == b and len(a) > 0 else 1)
-PY
-}
 
 # one process: slices and gathers against whole copies (split_tensor_groups sends those)
 "$ndgraph" run "$cfg" "${tiny[@]}" --set parallelism.tensor_parallel_size=2 --metrics "$tmp/slices.jsonl" >/dev/null 2>&1
